@@ -1,0 +1,152 @@
+"""The one analysis both shells call.
+
+A staged pipeline per file: reading (size, encoding) → syntax → structure (schema)
+→ meaning (cross-file facts). A stage runs only on what the one before it could
+read, so a schema error is never reported against a broken parse. The language
+server and ``rag-lsp check`` both call :func:`analyze_file`; neither repeats it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Any, Iterable
+
+from . import rules as registry
+from .contexts import DatasetContext, RowContext, SuiteContext, YamlContext
+from .findings import Finding, Severity
+from .settings import OFF
+from .text import Range
+from .workspace import (
+    DATASET_FILE,
+    MANIFEST_FILE,
+    SUITE_FILE,
+    TARGETS_FILE,
+    ParsedDataset,
+    SourceText,
+    Workspace,
+)
+
+log = logging.getLogger(__name__)
+
+_YAML_STAGES = {
+    SUITE_FILE: registry.SUITE_FILE,
+    MANIFEST_FILE: registry.MANIFEST,
+    TARGETS_FILE: registry.TARGETS,
+}
+
+
+def analyze_file(workspace: Workspace, path: str, kind: str | None = None, source: SourceText | None = None) -> list[Finding]:
+    """Every finding of one workspace file (``path`` relative to the root)."""
+    source = source or workspace.read(path)
+    if source is None:
+        return []
+    kind = kind or workspace.kind_of(path)
+    if kind is None:
+        return []
+    if source.refused:
+        findings = [_refused(source.refused)]
+    elif kind == DATASET_FILE:
+        findings = analyze_dataset(workspace, path, source)
+    else:
+        findings = _analyze_yaml(workspace, path, kind, source)
+    return finish(workspace, path, findings)
+
+
+def analyze_workspace(workspace: Workspace, paths: Iterable[str] | None = None) -> dict[str, list[Finding]]:
+    """Findings of every file we check (or of ``paths``), by relative path."""
+    targets = workspace.discover() if paths is None else {path: workspace.kind_of(path) for path in paths}
+    return {path: analyze_file(workspace, path, kind) for path, kind in targets.items() if kind is not None}
+
+
+def finish(workspace: Workspace, path: str, findings: list[Finding]) -> list[Finding]:
+    """Apply severity overrides, attach the path, and sort."""
+    overrides = workspace.settings.severity
+    result = []
+    for finding in findings:
+        override = overrides.get(finding.code)
+        if override == OFF:
+            continue
+        if isinstance(override, Severity):
+            finding = replace(finding, severity=override)
+        result.append(finding.at(path))
+    result.sort(key=Finding.sort_key)
+    return result
+
+
+def _refused(message: str) -> Finding:
+    rule = registry.all_rules()["RAG005"]
+    return rule.finding(Range.of(0, 0), f"{message}: the file is not checked (raise maxFileBytes to check it)")
+
+
+def _run(scope: str, context: Any) -> list[Finding]:
+    findings: list[Finding] = []
+    for rule, check in registry.checks_for(scope):
+        try:
+            findings.extend(check(context))
+        except Exception:  # one failing rule must never hide the others
+            log.exception("rule %s failed on %s", rule.code, getattr(context, "path", "?"))
+    return findings
+
+
+# ---------------------------------------------------------------- YAML files
+
+
+def _analyze_yaml(workspace: Workspace, path: str, kind: str, source: SourceText) -> list[Finding]:
+    parsed = workspace.parsed_yaml(path, source)
+    if parsed is None:
+        return []
+    context = YamlContext(workspace, path, parsed)
+    findings = _run(registry.YAML, context)
+    if parsed.decode_error or not parsed.document.well_formed or parsed.too_large is not None:
+        return findings
+    if parsed.document.root is None:
+        return findings
+    findings += _run(_YAML_STAGES[kind], context)
+    if kind == SUITE_FILE:
+        for suite in workspace.suites_of(path):
+            findings += _run(registry.SUITE, SuiteContext(workspace, path, parsed, suite))
+    return findings
+
+
+# ---------------------------------------------------------------- datasets
+
+
+def analyze_dataset(workspace: Workspace, path: str, source: SourceText | None = None) -> list[Finding]:
+    parsed = workspace.parsed_dataset(path, source)
+    if parsed is None:
+        return []
+    use = workspace.dataset_use(path)
+    shape = workspace.dataset_shape(path)
+    findings: list[Finding] = []
+    if parsed.decode_error is not None:
+        offset, message = parsed.decode_error
+        rule = registry.all_rules()["RAG002"]
+        findings.append(rule.finding(parsed.lines.range(offset, offset + 1), f"{message}: datasets are UTF-8 text"))
+    for line, row in parsed.rows:
+        findings.extend(finding_moved(finding, line) for finding in check_row(RowContext(workspace, path, row, use, shape)))
+    findings += _run(registry.DATASET, DatasetContext(workspace, path, parsed, use, shape))
+    return findings
+
+
+def check_row(context: RowContext) -> list[Finding]:
+    """Findings of one row, on line 0."""
+    return _run(registry.ROW, context)
+
+
+def finding_moved(finding: Finding, line: int) -> Finding:
+    """A row finding (on line 0) moved to the row's line, with its related places
+    (which are on the same row) and fix edits."""
+    if line == 0:
+        return finding
+    return replace(
+        finding,
+        range=finding.range.shifted(line),
+        related=tuple(replace(item, range=item.range.shifted(line)) for item in finding.related),
+        fixes=tuple(
+            replace(fix, edits=tuple(replace(edit, range=edit.range.shifted(line)) for edit in fix.edits))
+            for fix in finding.fixes
+        ),
+    )
+
+

@@ -1,0 +1,84 @@
+"""Findings: what a check reports, with the fixes that resolve it.
+
+A finding carries its quick fixes as ready text edits, so an editor's code action
+is a lookup, never a second analysis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import IntEnum
+
+from .text import Range
+
+SOURCE = "rag-lsp"
+
+
+class Severity(IntEnum):
+    """Severities, numbered as LSP's ``DiagnosticSeverity``."""
+
+    ERROR = 1
+    WARNING = 2
+    INFORMATION = 3
+    HINT = 4
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        """``"error"``, ``"warning"``, ``"information"`` (or ``"info"``), ``"hint"``."""
+        key = text.strip().lower()
+        if key == "info":
+            key = "information"
+        try:
+            return cls[key.upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r}: use error, warning, information or hint") from None
+
+
+@dataclass(frozen=True, slots=True)
+class TextEdit:
+    """Replace ``range`` of the finding's file with ``new_text``."""
+
+    range: Range
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A quick fix: edits to the finding's file, or a file to create."""
+
+    title: str
+    edits: tuple[TextEdit, ...] = ()
+    # A workspace-relative path to create (empty), e.g. a missing dataset.
+    create_file: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    """Another place that explains a finding (e.g. the first of two duplicate ids)."""
+
+    path: str
+    range: Range
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One diagnostic: a code, where, how bad, and what to do about it."""
+
+    code: str
+    severity: Severity
+    range: Range
+    message: str
+    path: str = ""
+    fixes: tuple[Fix, ...] = ()
+    related: tuple[Related, ...] = field(default=())
+
+    def at(self, path: str) -> Finding:
+        return replace(self, path=path)
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.range.start, self.range.end, self.code, self.message)

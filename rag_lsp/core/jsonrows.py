@@ -1,0 +1,233 @@
+"""JSON Lines rows with positions.
+
+Each line is decoded by the standard library's C decoder, which is fast and gives
+the column of the first error. Spans of keys and values inside a line come from
+tree-sitter's JSON grammar, asked only when a finding needs to point inside the
+line, so a 100k-line dataset costs one ``json.loads`` per line and nothing more.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+# JSON pointer-like path of a value inside a row: ("expect", "relevant", 1).
+Path = tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Code-point columns of a key (if any) and its value on a row's line."""
+
+    value_start: int
+    value_end: int
+    key_start: int | None = None
+    key_end: int | None = None
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+class _BadConstant(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise _BadConstant(name)
+
+
+class Row:
+    """One non-blank dataset line, decoded."""
+
+    __slots__ = ("text", "value", "error", "has_duplicate_keys", "refused", "_spans")
+
+    def __init__(self, text: str, refused: str | None = None) -> None:
+        self.text = text
+        # Set when the line was not decoded at all (too long): the RAG005 message.
+        self.refused = refused
+        self.value: Any = None
+        # (column, message) of the first JSON error, or None.
+        self.error: tuple[int, str] | None = None
+        # Whether an object of this row repeats a key (see duplicate_key_spans).
+        self.has_duplicate_keys = False
+        self._spans: dict[Path, Span] | None = None
+        if refused is None:
+            self._decode()
+
+    @classmethod
+    def too_long(cls, text: str, limit: int) -> Row:
+        return cls(text, refused=f"line is {len(text):,} characters, above the limit of {limit:,}; it is not read")
+
+    def _decode(self) -> None:
+        try:
+            self.value = json.loads(self.text, parse_constant=_reject_constant)
+        except _BadConstant as bad:
+            column = _constant_column(self.text, str(bad))
+            self.error = (column, f"{bad} is not valid JSON; use null or a number")
+            return
+        except json.JSONDecodeError as error:
+            self.error = (error.pos, _json_message(error))
+            return
+        except RecursionError:
+            self.error = (0, "nesting is too deep")
+            return
+        if isinstance(self.value, (dict, list)) and ('": ' in self.text or '":' in self.text):
+            self._find_duplicates()
+
+    def _find_duplicates(self) -> None:
+        # A second, slower decode only for rows that hold objects: it notes keys the
+        # plain decoder would silently overwrite.
+        def hook(pairs: list[tuple[str, Any]]) -> dict:
+            result = dict(pairs)
+            if len(result) != len(pairs):
+                self.has_duplicate_keys = True
+            return result
+
+        json.loads(self.text, object_pairs_hook=hook)
+
+    @property
+    def is_object(self) -> bool:
+        return isinstance(self.value, dict)
+
+    def get(self, *path: Any) -> Any:
+        """The value at ``path`` or None."""
+        value = self.value
+        for part in path:
+            if isinstance(value, dict) and isinstance(part, str):
+                value = value.get(part)
+            elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
+                value = value[part]
+            else:
+                return None
+        return value
+
+    def span(self, *path: Any) -> Span:
+        """Where the value at ``path`` is, or the nearest enclosing value that exists."""
+        if self._spans is None:
+            self._spans = _spans(self.text)
+        while path and path not in self._spans:
+            path = path[:-1]
+        return self._spans.get(path) or Span(0, len(self.text))
+
+    def key_span(self, *path: Any) -> tuple[int, int]:
+        """The span of the key of ``path`` (or of the nearest enclosing value that
+        exists); the value's span for array elements, which have no key."""
+        span = self.span(*path)
+        if span.key_start is not None and span.key_end is not None:
+            return span.key_start, span.key_end
+        return span.value_start, span.value_end
+
+
+def _json_message(error: json.JSONDecodeError) -> str:
+    message = error.msg
+    if message == "Extra data":
+        return "extra data after the JSON value: one JSON object per line"
+    if message.startswith("Expecting value") and error.pos >= len(error.doc.rstrip()):
+        return "the line ends before the JSON value is complete"
+    return message[0].lower() + message[1:]
+
+
+# tree-sitter reports byte columns; rows work in code points.
+def _char_column(text: str, data: bytes, byte: int) -> int:
+    if len(data) == len(text):
+        return byte
+    return len(data[:byte].decode("utf-8", "ignore"))
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Any:
+    import tree_sitter
+    import tree_sitter_json
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_json.language()))
+
+
+def _string_value(node: Any) -> str:
+    # The key node is a JSON string; decode it exactly as json would.
+    try:
+        return json.loads(node.text.decode("utf-8", "replace"))
+    except ValueError:
+        return node.text.decode("utf-8", "replace").strip('"')
+
+
+def _walk_values(text: str):
+    """Yield ``(path, key node or None, value node)`` for every value in the row."""
+    data = text.encode("utf-8", "surrogatepass")
+    tree = _parser().parse(data)
+    root = tree.root_node
+    top = next((child for child in root.named_children if child.type not in ("comment", "ERROR")), None)
+    if top is None:
+        return data, []
+    out = []
+    pending: list[tuple[Path, Any, Any]] = [((), None, top)]
+    while pending:
+        path, key, node = pending.pop()
+        out.append((path, key, node))
+        if node.type == "object":
+            for pair in node.named_children:
+                if pair.type != "pair":
+                    continue
+                key_node = pair.child_by_field_name("key")
+                value_node = pair.child_by_field_name("value")
+                if key_node is None or value_node is None:
+                    continue
+                pending.append((path + (_string_value(key_node),), key_node, value_node))
+        elif node.type == "array":
+            index = 0
+            for child in node.named_children:
+                if child.type in ("comment", "ERROR"):
+                    continue
+                pending.append((path + (index,), None, child))
+                index += 1
+    return data, out
+
+
+def _spans(text: str) -> dict[Path, Span]:
+    data, values = _walk_values(text)
+    spans: dict[Path, Span] = {}
+    # In line order, so that for a repeated key the last one wins, as in JSON.
+    for path, key, node in sorted(values, key=lambda item: item[2].start_byte):
+        spans[path] = Span(
+            _char_column(text, data, node.start_byte),
+            _char_column(text, data, node.end_byte),
+            _char_column(text, data, key.start_byte) if key is not None else None,
+            _char_column(text, data, key.end_byte) if key is not None else None,
+        )
+    return spans
+
+
+def duplicate_key_spans(row: Row) -> list[tuple[Path, int, int, int, int]]:
+    """For each repeated key: (path, start, end of the repeat, start, end of the first)."""
+    data, values = _walk_values(row.text)
+    first: dict[Path, tuple[int, int]] = {}
+    result = []
+    for path, key, node in sorted(values, key=lambda item: item[2].start_byte):
+        if key is None:
+            continue
+        span = (_char_column(row.text, data, key.start_byte), _char_column(row.text, data, key.end_byte))
+        if path in first:
+            result.append((path, *span, *first[path]))
+        else:
+            first[path] = span
+    return result
+
+
+def _constant_column(text: str, name: str) -> int:
+    """The column of the first ``name`` (NaN, Infinity, -Infinity) outside strings."""
+    in_string = escaped = False
+    for column, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif text.startswith(name, column):
+            return column
+    return 0

@@ -1,0 +1,176 @@
+"""Metric and engine manifests: the built-ins, plus those of the workspace.
+
+A manifest says what a metric is (direction, range, documentation) and which
+options it takes (``config_schema``). Engines list the metrics they emit. The
+registry answers the questions the checks ask: is this engine known, what is this
+metric's range, is it a counter, which row shapes does it accept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import yaml
+
+from .resources import builtin_manifest_paths
+
+HIGHER = "higher_is_better"
+LOWER = "lower_is_better"
+
+RAG_CASE = "rag_case_v1"
+GDI_TEXT = "gdi_text_v1"
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    name: str
+    display_name: str
+    description: str
+    direction: str = HIGHER
+    minimum: float | None = None
+    maximum: float | None = None
+    counter: bool = False
+    # The manifest that defines it (a metric's own, or the engine emitting it).
+    manifest: str = ""
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.direction != LOWER
+
+    def range_text(self) -> str:
+        low = "-inf" if self.minimum is None else _number(self.minimum)
+        high = "inf" if self.maximum is None else _number(self.maximum)
+        return f"{low}..{high}"
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    name: str
+    kind: str  # "metric" or "engine"
+    data: dict[str, Any]
+    # Workspace-relative path, or None for a built-in.
+    path: str | None = None
+    metrics: tuple[MetricInfo, ...] = ()
+
+    @property
+    def config_schema(self) -> dict[str, Any] | None:
+        schema = self.data.get("config_schema")
+        return schema if isinstance(schema, dict) else None
+
+    @property
+    def accepts(self) -> frozenset[str]:
+        accepts = self.data.get("accepts")
+        if not isinstance(accepts, list):
+            return frozenset()
+        return frozenset(item["name"] for item in accepts if isinstance(item, dict) and isinstance(item.get("name"), str))
+
+    @property
+    def builtin(self) -> bool:
+        return self.path is None
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _default_of(schema: Any, key: str) -> Any:
+    if isinstance(schema, dict):
+        prop = schema.get("properties", {}).get(key)
+        if isinstance(prop, dict):
+            return prop.get("default")
+    return None
+
+
+def manifest_from(data: dict[str, Any], path: str | None = None) -> Manifest | None:
+    """A manifest from its parsed YAML, or None when it has no usable name/kind."""
+    name, kind = data.get("name"), data.get("kind")
+    if not isinstance(name, str) or kind not in ("metric", "engine"):
+        return None
+    metrics: list[MetricInfo] = []
+    if kind == "engine":
+        for entry in data.get("metrics") or []:
+            if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                metrics.append(
+                    MetricInfo(
+                        name=entry["name"],
+                        display_name=str(entry.get("display_name") or entry["name"]),
+                        description=str(entry.get("description") or ""),
+                        direction=LOWER if entry.get("direction") == LOWER else HIGHER,
+                        minimum=_float(entry.get("minimum")),
+                        maximum=_float(entry.get("maximum")),
+                        counter=entry.get("counter") is True,
+                        manifest=name,
+                    )
+                )
+    else:
+        # A metric's range: its declared range, else the scoring metadata defaults
+        # (``min``/``max`` in the seed manifest's config).
+        declared = data.get("range") if isinstance(data.get("range"), dict) else {}
+        schema = data.get("config_schema")
+        metadata = data.get("metric_metadata") if isinstance(data.get("metric_metadata"), dict) else {}
+        metrics.append(
+            MetricInfo(
+                name=name,
+                display_name=str(data.get("display_name") or name),
+                description=str(data.get("description") or metadata.get("summary") or ""),
+                direction=LOWER if data.get("direction") == LOWER else HIGHER,
+                minimum=_float(declared.get("minimum", _default_of(schema, "min"))),
+                maximum=_float(declared.get("maximum", _default_of(schema, "max"))),
+                manifest=name,
+            )
+        )
+    return Manifest(name=name, kind=kind, data=data, path=path, metrics=tuple(metrics))
+
+
+@dataclass
+class ManifestRegistry:
+    """Manifests by name; workspace manifests override built-ins of the same name."""
+
+    manifests: dict[str, Manifest] = field(default_factory=dict)
+
+    @classmethod
+    def builtins(cls) -> ManifestRegistry:
+        return cls({manifest.name: manifest for manifest in _builtin_manifests()})
+
+    def add(self, manifest: Manifest) -> None:
+        self.manifests[manifest.name] = manifest
+
+    def engine(self, name: str) -> Manifest | None:
+        manifest = self.manifests.get(name)
+        return manifest if manifest is not None and manifest.kind == "engine" else None
+
+    def metric_manifest(self, name: str) -> Manifest | None:
+        manifest = self.manifests.get(name)
+        return manifest if manifest is not None and manifest.kind == "metric" else None
+
+    @property
+    def engines(self) -> list[str]:
+        return sorted(name for name, manifest in self.manifests.items() if manifest.kind == "engine")
+
+    def metrics(self) -> dict[str, MetricInfo]:
+        """Every metric name a suite can threshold: metric manifests and engine outputs."""
+        found: dict[str, MetricInfo] = {}
+        for manifest in self.manifests.values():
+            for metric in manifest.metrics:
+                found.setdefault(metric.name, metric)
+        return found
+
+    def metric(self, name: str) -> MetricInfo | None:
+        return self.metrics().get(name)
+
+
+@lru_cache(maxsize=1)
+def _builtin_manifests() -> tuple[Manifest, ...]:
+    """The manifests shipped with the package, read once per process."""
+    loaded = []
+    for path in builtin_manifest_paths():
+        manifest = manifest_from(yaml.safe_load(path.read_text(encoding="utf-8")))
+        if manifest is not None:
+            loaded.append(manifest)
+    return tuple(loaded)

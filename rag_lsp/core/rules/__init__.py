@@ -1,0 +1,91 @@
+"""The rule registry.
+
+A rule is one code with its severity and documentation (the module docstring of
+its file, in the sections *What it does*, *Why is this bad?*, *Example* and *How
+to fix*), and one or more small check functions, each bound to the scope it looks
+at. ``rag-lsp check --explain CODE`` prints the documentation.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Callable, Iterable
+
+from ..findings import Finding, Fix, Related, Severity
+from ..text import Range
+
+# What a check looks at. Each scope has its context type in ``core.contexts``.
+YAML = "yaml"  # any YAML file we read: syntax, duplicate keys, safety
+SUITE_FILE = "suite_file"  # a whole suite file
+SUITE = "suite"  # one suite of a suite file
+TARGETS = "targets"  # the targets config
+MANIFEST = "manifest"  # one manifest file
+ROW = "row"  # one dataset line, with the facts of the suites that use the file
+DATASET = "dataset"  # facts across the lines of one dataset
+
+SCOPES = (YAML, SUITE_FILE, SUITE, TARGETS, MANIFEST, ROW, DATASET)
+
+Check = Callable[[Any], Iterable[Finding]]
+
+
+@dataclass
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    doc: str
+    checks: dict[str, Check] = field(default_factory=dict)
+
+    @property
+    def summary(self) -> str:
+        return self.doc.strip().splitlines()[0].rstrip(".") if self.doc.strip() else self.name
+
+    def check(self, scope: str) -> Callable[[Check], Check]:
+        """Register the decorated function as this rule's check for ``scope``."""
+        if scope not in SCOPES:
+            raise ValueError(f"unknown scope {scope!r}")
+
+        def register(function: Check) -> Check:
+            self.checks[scope] = function
+            return function
+
+        return register
+
+    def finding(
+        self,
+        range: Range,
+        message: str,
+        fixes: Iterable[Fix] = (),
+        related: Iterable[Related] = (),
+    ) -> Finding:
+        return Finding(self.code, self.severity, range, message, fixes=tuple(fixes), related=tuple(related))
+
+
+@lru_cache(maxsize=1)
+def all_rules() -> dict[str, Rule]:
+    """Every rule, by code, from the modules of this package (``ragNNN_*.py``)."""
+    rules: dict[str, Rule] = {}
+    for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
+        if not module_info.name.startswith("rag"):
+            continue
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        rule = getattr(module, "RULE", None)
+        if not isinstance(rule, Rule):
+            raise TypeError(f"{module.__name__} defines no RULE")
+        if rule.code in rules:
+            raise ValueError(f"code {rule.code} is defined twice")
+        rules[rule.code] = rule
+    return rules
+
+
+@lru_cache(maxsize=None)
+def checks_for(scope: str) -> tuple[tuple[Rule, Check], ...]:
+    return tuple((rule, rule.checks[scope]) for rule in all_rules().values() if scope in rule.checks)
+
+
+def rule_of(module_doc: str | None, code: str, name: str, severity: Severity) -> Rule:
+    """The rule of a rule module; its docstring is the rule's documentation."""
+    return Rule(code, name, severity, (module_doc or "").strip())

@@ -1,0 +1,96 @@
+"""Value does not match the schema.
+
+## What it does
+Validates suite files, the targets config and dataset rows against the JSON
+Schemas shipped in `schemas/` (draft 2020-12): a wrong type, a missing required
+key, a value outside its enum or range, an unknown key. The finding lands on the
+offending node: an unknown key is underlined itself, a wrong value is underlined
+as a value, and a missing key is reported on the key of the object that lacks it.
+A dataset row whose shape differs from the rest of its file (a gdi_text_v1 row
+among rag cases) is reported here too.
+
+## Why is this bad?
+A misspelled key (`tresholds:`) is not a setting: it is silently ignored by a
+lenient reader, and the suite gates on nothing.
+
+## Example
+```yaml
+suites:
+  - id: rag-code
+    dataset: .punica/evals/rag-code.jsonl
+    engines: [rag]
+    tresholds: {rag.recall: 0.8}
+```
+
+## How to fix
+Use the key or value the message names; the schemas' descriptions (shown on hover)
+say what each key means.
+"""
+
+from ..findings import Severity
+from ..manifests import GDI_TEXT, RAG_CASE
+from ..schemacheck import schema_issues, validator_for
+from ..workspace import row_shape
+from . import ROW, SUITE_FILE, TARGETS, YAML, rule_of
+
+RULE = rule_of(__doc__, "RAG004", "schema", Severity.ERROR)
+
+_ROW_SCHEMAS = {RAG_CASE: "rag-case", GDI_TEXT: "gdi-text-v1"}
+_SHAPE_NAMES = {RAG_CASE: "rag case", GDI_TEXT: "gdi_text_v1 row"}
+
+# Missing keys that dedicated rules report with a better message.
+_OWNED_BY_OTHER_RULES = {
+    (RAG_CASE, (), "expect"),  # RAG201
+    (RAG_CASE, ("expect",), "relevant"),  # RAG201
+    (GDI_TEXT, (), "reference_contexts"),  # RAG208
+}
+
+
+@RULE.check(YAML)
+def extra_documents(context):
+    for problem in context.parsed.document.problems:
+        if problem.code == "RAG004":
+            yield RULE.finding(context.range(problem.start, problem.end), problem.message)
+
+
+@RULE.check(SUITE_FILE)
+def suite_file_schema(context):
+    for issue in schema_issues(validator_for("suite"), context.parsed.value):
+        yield RULE.finding(context.issue_range(issue), issue.message)
+
+
+@RULE.check(TARGETS)
+def targets_schema(context):
+    for issue in schema_issues(validator_for("targets"), context.parsed.value):
+        yield RULE.finding(context.issue_range(issue), issue.message)
+
+
+@RULE.check(ROW)
+def row_schema(context):
+    row = context.row
+    if row.error is not None or row.refused:
+        return
+    if not row.is_object:
+        yield RULE.finding(context.line_range(), "a dataset row must be a JSON object ({...})")
+        return
+    own_shape = row_shape(row.value)
+    shape = context.shape or own_shape or RAG_CASE
+    if own_shape is not None and own_shape != shape:
+        yield RULE.finding(
+            context.line_range(),
+            f"this row is a {_SHAPE_NAMES[own_shape]}, but the file holds {_SHAPE_NAMES[shape]}s: "
+            "keep one row shape per dataset",
+        )
+        return
+    for issue in schema_issues(validator_for(_ROW_SCHEMAS[shape]), row.value):
+        if issue.keyword == "required" and _missing_key(issue.message) and (shape, issue.path, _missing_key(issue.message)) in _OWNED_BY_OTHER_RULES:
+            continue
+        if issue.anchor == "key":
+            yield RULE.finding(context.key_range(*issue.path), issue.message)
+        else:
+            yield RULE.finding(context.value_range(*issue.path), issue.message)
+
+
+def _missing_key(message: str) -> str | None:
+    prefix = "missing required key "
+    return message[len(prefix):].strip("'\"") if message.startswith(prefix) else None

@@ -1,0 +1,35 @@
+"""Case declares nothing relevant.
+
+## What it does
+Finds a rag case whose `expect.relevant` is an empty list.
+
+## Why is this bad?
+Recall of nothing is undefined. The scorer reports such a case as broken rather
+than as a zero or a perfect score, and a suite with a broken case fails: better to
+find it while writing the case than when CI runs.
+
+## Example
+```json
+{"id": "gateway-approval", "input": {"query": "approval"}, "expect": {"relevant": []}}
+```
+
+## How to fix
+List the paths (or ids, or corpora, per the suite's `match`) that a good retrieval
+must return for this question.
+"""
+
+from ..findings import Severity
+from . import ROW, rule_of
+
+RULE = rule_of(__doc__, "RAG200", "nothing-relevant", Severity.ERROR)
+
+
+@RULE.check(ROW)
+def nothing_relevant(context):
+    relevant = context.row.get("expect", "relevant")
+    if isinstance(relevant, list) and not relevant:
+        yield RULE.finding(
+            context.value_range("expect", "relevant"),
+            "the case declares nothing relevant: list what a good retrieval must return "
+            "(an empty list makes the case broken, not zero)",
+        )

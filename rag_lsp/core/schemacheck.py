@@ -1,0 +1,167 @@
+"""JSON Schema validation whose errors land on the exact offending node.
+
+jsonschema reports an error as a path into the instance. :class:`SchemaIssue`
+keeps that path and says whether the finding belongs on a key (an unknown key, a
+missing property reported on the key of the object that lacks it) or on a value.
+Each document type maps a path to a span itself (YAML nodes, JSON rows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Iterator
+
+import jsonschema
+from jsonschema.exceptions import ValidationError
+from rapidfuzz import process
+
+from .resources import load_schema
+
+_TYPE_NAMES = {
+    "string": "a string",
+    "number": "a number",
+    "integer": "an integer",
+    "boolean": "true or false",
+    "object": "a mapping",
+    "array": "a list",
+    "null": "null",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaIssue:
+    path: tuple[Any, ...]
+    message: str
+    # "value": underline the value at path; "key": underline the key at path.
+    anchor: str = "value"
+    # The validator keyword, so callers can leave some to dedicated rules.
+    keyword: str = ""
+
+
+@lru_cache(maxsize=None)
+def validator_for(name: str) -> jsonschema.protocols.Validator:
+    return _validator(load_schema(name))
+
+
+def _validator(schema: dict) -> jsonschema.protocols.Validator:
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def validator_of(schema: dict) -> jsonschema.protocols.Validator:
+    """A validator for a schema given inline (a manifest's ``config_schema``)."""
+    return _validator(schema)
+
+
+def schema_issues(validator: jsonschema.protocols.Validator, instance: Any) -> list[SchemaIssue]:
+    issues: list[SchemaIssue] = []
+    for error in validator.iter_errors(instance):
+        issues.extend(_issues_of(error))
+    issues.sort(key=lambda issue: (len(issue.path), [str(part) for part in issue.path]))
+    return issues
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return "a mapping" if isinstance(value, dict) else "a list"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _expected_types(types: Any) -> str:
+    names = [types] if isinstance(types, str) else list(types)
+    return " or ".join(_TYPE_NAMES.get(name, name) for name in names)
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    match = process.extractOne(word, choices, score_cutoff=70) if choices else None
+    return f" (did you mean {match[0]!r}?)" if match else ""
+
+
+def _issues_of(error: ValidationError) -> Iterator[SchemaIssue]:
+    path = tuple(error.absolute_path)
+    keyword = error.validator
+    value = error.validator_value
+    instance = error.instance
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if keyword == "required":
+        missing = [name for name in value if isinstance(instance, dict) and name not in instance]
+        for name in missing:
+            yield SchemaIssue(path, f"missing required key {name!r}", "key", keyword)
+    elif keyword in ("additionalProperties", "unevaluatedProperties") and isinstance(instance, dict):
+        allowed = list(schema.get("properties", {}))
+        patterns = list(schema.get("patternProperties", {}))
+        import re
+
+        for key in instance:
+            if key in allowed or any(re.search(pattern, str(key)) for pattern in patterns):
+                continue
+            hint = _suggest(str(key), allowed)
+            known = ", ".join(allowed)
+            yield SchemaIssue(path + (key,), f"unknown key {key!r}{hint}; expected one of: {known}", "key", keyword)
+    elif keyword == "dependentRequired":
+        for trigger, needed in value.items():
+            if isinstance(instance, dict) and trigger in instance:
+                for name in needed:
+                    if name not in instance:
+                        yield SchemaIssue(path + (trigger,), f"{trigger!r} needs {name!r}: add a {name!r} key", "key", keyword)
+    elif keyword == "type":
+        yield SchemaIssue(path, f"expected {_expected_types(value)}, got {_describe(instance)}", "value", keyword)
+    elif keyword == "enum":
+        choices = ", ".join(str(choice) for choice in value)
+        hint = _suggest(str(instance), [str(choice) for choice in value]) if isinstance(instance, str) else ""
+        yield SchemaIssue(path, f"{_describe(instance)} is not allowed{hint}; use one of: {choices}", "value", keyword)
+    elif keyword == "const":
+        yield SchemaIssue(path, f"expected {value!r}, got {_describe(instance)}", "value", keyword)
+    elif keyword in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        relation = {
+            "minimum": "at least",
+            "exclusiveMinimum": "greater than",
+            "maximum": "at most",
+            "exclusiveMaximum": "less than",
+        }[keyword]
+        yield SchemaIssue(path, f"{_describe(instance)} is out of range: must be {relation} {value}", "value", keyword)
+    elif keyword == "minItems":
+        yield SchemaIssue(path, f"needs at least {value} item{'s' if value != 1 else ''}", "value", keyword)
+    elif keyword == "maxItems":
+        yield SchemaIssue(path, f"allows at most {value} item{'s' if value != 1 else ''}", "value", keyword)
+    elif keyword == "minLength":
+        yield SchemaIssue(path, "must not be empty" if value == 1 else f"must be at least {value} characters", "value", keyword)
+    elif keyword == "uniqueItems":
+        yield SchemaIssue(path, "items must be unique", "value", keyword)
+    elif keyword in ("anyOf", "oneOf"):
+        yield _alternatives(error, path, keyword)
+    else:
+        yield SchemaIssue(path, error.message, "value", keyword)
+
+
+def _alternatives(error: ValidationError, path: tuple, keyword: str) -> SchemaIssue:
+    """One readable message for anyOf / oneOf instead of jsonschema's generic one."""
+    branches = error.validator_value
+    instance = error.instance
+    # Every branch only demands keys: say which keys would do.
+    if all(isinstance(branch, dict) and set(branch) <= {"required"} for branch in branches):
+        options = [" + ".join(branch["required"]) for branch in branches]
+        if keyword == "oneOf" and isinstance(instance, dict):
+            present = [option for option, branch in zip(options, branches) if all(k in instance for k in branch["required"])]
+            if len(present) > 1:
+                return SchemaIssue(path, f"use exactly one of: {', '.join(options)} (found {', '.join(present)})", "key", keyword)
+            return SchemaIssue(path, f"needs exactly one of: {', '.join(options)}", "key", keyword)
+        return SchemaIssue(path, f"needs at least one of: {', '.join(options)}", "key", keyword)
+    # Every branch is a type: say which types would do.
+    types = [branch.get("type") for branch in branches if isinstance(branch, dict)]
+    if error.context and all(sub.validator == "type" and not sub.relative_path for sub in error.context):
+        expected = " or ".join(_expected_types(kind) for kind in types if kind)
+        return SchemaIssue(path, f"expected {expected}, got {_describe(instance)}", "value", keyword)
+    # Otherwise the deepest branch error explains best.
+    best = jsonschema.exceptions.best_match(error.context or [])
+    if best is not None:
+        nested = list(_issues_of(best))
+        if nested:
+            return nested[0]
+    return SchemaIssue(path, error.message, "value", keyword)

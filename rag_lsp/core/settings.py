@@ -1,0 +1,139 @@
+"""Settings: one typed, defaulted object shared by the CLI and the server.
+
+Values come from the server's initialization options and ``workspace/configuration``
+(section ``ragLsp``), or from CLI flags. :func:`settings_from` never fails: a bad
+value is reported and replaced by its default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Mapping
+
+from .findings import Severity
+
+DEFAULT_SUITE_GLOBS = (".punica/**/*.yaml", ".punica/**/*.yml", "**/*.suite.yaml", "**/*.suite.yml")
+DEFAULT_DATASET_GLOBS = (".punica/evals/**/*.jsonl",)
+DEFAULT_MANIFEST_GLOBS = (".punica/metrics/*.yaml", ".punica/metrics/*.yml")
+
+OFF = "off"
+
+
+@dataclass(frozen=True)
+class Settings:
+    suite_globs: tuple[str, ...] = DEFAULT_SUITE_GLOBS
+    dataset_globs: tuple[str, ...] = DEFAULT_DATASET_GLOBS
+    manifest_globs: tuple[str, ...] = DEFAULT_MANIFEST_GLOBS
+    # Code -> severity, or "off" to silence the code.
+    severity: Mapping[str, Severity | str] = field(default_factory=dict)
+    # Files above this size are refused with RAG005 instead of being read.
+    max_file_bytes: int = 64 * 1024 * 1024
+    # YAML files are composed into a tree; they get a lower ceiling.
+    max_yaml_bytes: int = 4 * 1024 * 1024
+    # A single dataset line above this size is refused with RAG005.
+    max_line_bytes: int = 1024 * 1024
+    max_yaml_depth: int = 64
+    max_yaml_nodes: int = 200_000
+    trusted: bool = False
+    run_timeout_s: float = 60.0
+    baseline: str | None = None
+
+
+# camelCase names used by editors -> field names.
+_ALIASES = {
+    "suiteGlobs": "suite_globs",
+    "datasetGlobs": "dataset_globs",
+    "manifestGlobs": "manifest_globs",
+    "maxFileBytes": "max_file_bytes",
+    "maxYamlBytes": "max_yaml_bytes",
+    "maxLineBytes": "max_line_bytes",
+    "maxYamlDepth": "max_yaml_depth",
+    "maxYamlNodes": "max_yaml_nodes",
+    "runTimeout": "run_timeout_s",
+    "runTimeoutS": "run_timeout_s",
+}
+
+
+def _glob_list(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(item, str) and item for item in value):
+        raise ValueError("expected a list of glob strings")
+    return tuple(value)
+
+
+def _positive_int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError("expected a positive integer")
+    return value
+
+
+def _positive_number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError("expected a positive number")
+    return float(value)
+
+
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("expected true or false")
+    return value
+
+
+def _severities(value: Any) -> dict[str, Severity | str]:
+    if not isinstance(value, dict):
+        raise ValueError("expected a mapping of code to severity")
+    result: dict[str, Severity | str] = {}
+    for code, level in value.items():
+        if not isinstance(code, str) or not isinstance(level, str):
+            raise ValueError(f"severity of {code!r}: expected error, warning, information, hint or off")
+        result[code.upper()] = OFF if level.strip().lower() == OFF else Severity.parse(level)
+    return result
+
+
+def _optional_text(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ValueError("expected a path")
+    return value
+
+
+_PARSERS = {
+    "suite_globs": _glob_list,
+    "dataset_globs": _glob_list,
+    "manifest_globs": _glob_list,
+    "severity": _severities,
+    "max_file_bytes": _positive_int,
+    "max_yaml_bytes": _positive_int,
+    "max_line_bytes": _positive_int,
+    "max_yaml_depth": _positive_int,
+    "max_yaml_nodes": _positive_int,
+    "trusted": _boolean,
+    "run_timeout_s": _positive_number,
+    "baseline": _optional_text,
+}
+
+
+def settings_from(options: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
+    """Settings from a client's options, and a message for each value replaced by its default."""
+    settings = base or Settings()
+    problems: list[str] = []
+    if options is None:
+        return settings, problems
+    if not isinstance(options, dict):
+        return settings, [f"ragLsp settings must be an object, got {type(options).__name__}; using defaults"]
+    known = {f.name for f in fields(Settings)}
+    changes: dict[str, Any] = {}
+    for key, value in options.items():
+        name = _ALIASES.get(key, key)
+        if name not in known:
+            problems.append(f"unknown ragLsp setting {key!r} is ignored")
+            continue
+        if value is None:
+            continue
+        try:
+            changes[name] = _PARSERS[name](value)
+        except ValueError as error:
+            problems.append(f"ragLsp setting {key!r}: {error}; using the default")
+    return replace(settings, **changes), problems

@@ -1,0 +1,624 @@
+"""The workspace: its root, its files, and the facts that cross files.
+
+All reading goes through a :class:`FileSource`, so the language server can put the
+editor's unsaved text in front of the disk and the core never knows the difference.
+Facts that several files need (the suites and the datasets they use, the manifests,
+the targets, the index of workspace files) are computed once and kept until
+:meth:`Workspace.invalidate` says a file changed.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Protocol
+
+import pathspec
+
+from .jsonrows import Row
+from .manifests import GDI_TEXT, RAG_CASE, ManifestRegistry, manifest_from
+from .settings import Settings
+from .text import LineIndex
+from .yamltree import TooLarge, YamlDocument, YamlLimits, YamlProblem, YNode, parse_yaml
+
+# Folders that never hold workspace files: VCS, virtualenvs, dependencies, caches.
+SKIPPED_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".jj", "node_modules", ".venv", "venv", ".tox", ".nox",
+        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages",
+        ".eggs", ".cache", ".idea", ".vscode",
+    }
+)
+
+SUITE_FILE = "suite"
+DATASET_FILE = "dataset"
+MANIFEST_FILE = "manifest"
+TARGETS_FILE = "targets"
+
+TARGETS_PATHS = (".punica/targets.yaml", ".punica/targets.yml")
+DEFAULT_TARGET = "vectors.query"
+BUILTIN_FIELDS = frozenset({"path", "id", "corpus", "score", "text"})
+MATCH_FIELDS = ("path", "id", "corpus")
+
+
+# ---------------------------------------------------------------- roots
+
+
+def find_root(start: Path) -> Path:
+    """The nearest folder upwards holding ``.punica/``, else the git root, else ``start``."""
+    start = start.resolve()
+    folder = start if start.is_dir() else start.parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".punica").is_dir():
+            return candidate
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return folder
+
+
+# ---------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True)
+class SourceText:
+    """A file's text, or why it was not read in full."""
+
+    text: str
+    # Set when the file was refused (too large): the message of the RAG005.
+    refused: str | None = None
+    # (offset, message) of a byte that is not UTF-8; the text holds U+FFFD there.
+    decode_error: tuple[int, str] | None = None
+
+
+class FileSource(Protocol):
+    def read(self, path: Path) -> SourceText | None:
+        """The text of ``path``, or None when it is missing or not a file."""
+
+
+class DiskSource:
+    """Reads files from disk, refusing those above the size limit."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+
+    def read(self, path: Path) -> SourceText | None:
+        try:
+            size = path.stat().st_size
+            if not path.is_file():
+                return None
+            if size > self.max_bytes:
+                return SourceText("", refused=f"file is {size:,} bytes, above the limit of {self.max_bytes:,}")
+            data = path.read_bytes()
+        except OSError:
+            return None
+        return decode(data)
+
+
+class OverlaySource:
+    """Texts held in memory (an editor's open documents) in front of another source."""
+
+    def __init__(self, base: FileSource) -> None:
+        self.base = base
+        self.texts: dict[Path, str] = {}
+
+    def read(self, path: Path) -> SourceText | None:
+        text = self.texts.get(path)
+        return SourceText(text) if text is not None else self.base.read(path)
+
+
+def decode(data: bytes) -> SourceText:
+    """UTF-8 text; a byte that is not UTF-8 is kept as U+FFFD and reported."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        offset = len(data[: error.start].decode("utf-8", "replace"))
+        text = data.decode("utf-8", "replace")
+        return SourceText(_strip_bom(text), decode_error=(offset, f"byte 0x{data[error.start]:02x} is not valid UTF-8"))
+    return SourceText(_strip_bom(text))
+
+
+def _strip_bom(text: str) -> str:
+    # A BOM is not content; keep columns true by replacing it with nothing only at 0.
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+# ---------------------------------------------------------------- facts
+
+
+@dataclass
+class SuiteInfo:
+    """What other files need to know about one suite."""
+
+    id: str | None
+    file: str
+    node: YNode
+    dataset: str | None  # normalized workspace-relative path, when inside
+    match: str = "path"
+    k: int | None = None
+    engines: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+    target: str | None = None
+
+
+@dataclass(frozen=True)
+class DatasetUse:
+    """How the suites that reference a dataset read it."""
+
+    matches: frozenset[str] = frozenset({"path"})
+    ks: frozenset[int] = frozenset()
+    suites: tuple[str, ...] = ()
+    # Row shapes the referencing suites accept (empty: not referenced).
+    accepts: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class TargetInfo:
+    id: str
+    kind: str  # builtin | command | http | recorded
+    config: dict[str, Any]
+    fields: frozenset[str] | None = None
+    corpora: tuple[str, ...] | None = None
+
+
+@dataclass
+class ParsedYaml:
+    text: str
+    lines: LineIndex
+    document: YamlDocument
+    value: Any = None
+    too_large: TooLarge | None = None
+    # (offset, message) of a byte that was not UTF-8.
+    decode_error: tuple[int, str] | None = None
+
+
+@dataclass
+class ParsedDataset:
+    text: str
+    lines: LineIndex
+    # (line number, row) for every non-blank line, in order.
+    rows: list[tuple[int, Row]] = field(default_factory=list)
+    decode_error: tuple[int, str] | None = None
+
+
+def normalize_relative(value: str) -> str | None:
+    """A workspace-relative path in normal form, or None when it leaves the workspace."""
+    candidate = value.replace("\\", "/")
+    if candidate.startswith("/") or (len(candidate) > 1 and candidate[1] == ":"):
+        return None
+    normal = posixpath.normpath(candidate)
+    if normal == ".." or normal.startswith("../"):
+        return None
+    return "" if normal == "." else normal
+
+
+class Workspace:
+    """One workspace root, its settings, and its cross-file facts."""
+
+    def __init__(self, root: Path, settings: Settings | None = None, source: FileSource | None = None) -> None:
+        self.root = root.resolve()
+        self.settings = settings or Settings()
+        self.source: FileSource = source or DiskSource(self.settings.max_file_bytes)
+        self._yaml: dict[str, ParsedYaml] = {}
+        self._datasets: dict[str, ParsedDataset] = {}
+        self._facts: dict[str, Any] = {}
+
+    # -------------------------------------------------- paths
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the root, "/"-separated (absolute when outside)."""
+        try:
+            return path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return path.resolve().as_posix()
+
+    def absolute(self, relative: str) -> Path:
+        return self.root / relative
+
+    def contains(self, path: Path) -> bool:
+        """Whether ``path``, with symlinks resolved, is inside the workspace."""
+        try:
+            path.resolve().relative_to(self.root)
+        except (ValueError, OSError, RuntimeError):
+            return False
+        return True
+
+    def read(self, relative: str) -> SourceText | None:
+        path = self.absolute(relative)
+        if not self.contains(path):
+            return None
+        return self.source.read(path)
+
+    @property
+    def yaml_limits(self) -> YamlLimits:
+        return YamlLimits(self.settings.max_yaml_depth, self.settings.max_yaml_nodes)
+
+    # -------------------------------------------------- invalidation
+
+    def invalidate(self, relative: str | None = None) -> None:
+        """Forget what was derived from ``relative`` (from every file when None)."""
+        if relative is None:
+            self._yaml.clear()
+            self._datasets.clear()
+        else:
+            self._yaml.pop(relative, None)
+            self._datasets.pop(relative, None)
+        self._facts.clear()
+
+    def _fact(self, name: str, compute: Any) -> Any:
+        if name not in self._facts:
+            self._facts[name] = compute()
+        return self._facts[name]
+
+    # -------------------------------------------------- parsing (cached by text)
+
+    def parsed_yaml(self, relative: str, source: SourceText | None = None) -> ParsedYaml | None:
+        source = source or self.read(relative)
+        if source is None or source.refused:
+            return None
+        cached = self._yaml.get(relative)
+        if cached is not None and cached.text == source.text:
+            return cached
+        text = source.text
+        if len(text) > self.settings.max_yaml_bytes:
+            limit = self.settings.max_yaml_bytes
+            message = f"YAML file is {len(text):,} characters, above the limit of {limit:,}"
+            document = YamlDocument(None, [YamlProblem("RAG005", 0, 0, message)])
+        else:
+            document = parse_yaml(text, self.yaml_limits)
+        parsed = ParsedYaml(text, LineIndex(text), document, decode_error=source.decode_error)
+        if document.root is not None and document.well_formed:
+            try:
+                parsed.value = document.to_python(self.yaml_limits)
+            except TooLarge as too_large:
+                parsed.too_large = too_large
+        self._yaml[relative] = parsed
+        return parsed
+
+    def parsed_dataset(self, relative: str, source: SourceText | None = None) -> ParsedDataset | None:
+        source = source or self.read(relative)
+        if source is None or source.refused:
+            return None
+        cached = self._datasets.get(relative)
+        if cached is not None and cached.text == source.text:
+            return cached
+        text = source.text
+        lines = LineIndex(text)
+        parsed = ParsedDataset(text, lines, decode_error=source.decode_error)
+        limit = self.settings.max_line_bytes
+        for number in range(lines.line_count):
+            line = lines.line_text(number)
+            if not line.strip():
+                continue
+            parsed.rows.append((number, Row(line) if len(line) <= limit else Row.too_long(line, limit)))
+        self._datasets[relative] = parsed
+        return parsed
+
+    # -------------------------------------------------- classification
+
+    def _matches(self, relative: str, globs: Iterable[str]) -> bool:
+        return any(_glob_regex(pattern).fullmatch(relative) for pattern in globs)
+
+    def kind_of(self, relative: str, parsed: ParsedYaml | None = None) -> str | None:
+        """What ``relative`` is to us: suite, dataset, manifest, targets, or None."""
+        name = relative.rsplit("/", 1)[-1]
+        if relative in TARGETS_PATHS:
+            return TARGETS_FILE
+        if name.endswith(".jsonl"):
+            if relative in self.recordings():
+                return None
+            return DATASET_FILE
+        if not name.endswith((".yaml", ".yml")):
+            return None
+        if self._matches(relative, self.settings.manifest_globs):
+            return MANIFEST_FILE
+        if name.endswith((".suite.yaml", ".suite.yml")):
+            return SUITE_FILE
+        parsed = parsed or self.parsed_yaml(relative)
+        top = parsed.document.root if parsed is not None else None
+        if top is not None and top.is_map:
+            if top.get("manifest_version") is not None and top.get("kind") is not None:
+                return MANIFEST_FILE
+            if top.entry("suites") is not None:
+                return SUITE_FILE
+            if top.entry("targets") is not None and relative.startswith(".punica/"):
+                return TARGETS_FILE
+            return None
+        # Unreadable YAML where suites live is still reported (as RAG001).
+        if self._matches(relative, self.settings.suite_globs) and (parsed is None or not parsed.document.well_formed):
+            return SUITE_FILE
+        return None
+
+    # -------------------------------------------------- discovery
+
+    def files(self) -> list[str]:
+        """Every workspace file (relative), skipping VCS, environments, dependencies and ignored files."""
+        return self._fact("files", self._list_files)
+
+    def file_set(self) -> frozenset[str]:
+        return self._fact("file_set", lambda: frozenset(self.files()))
+
+    def _list_files(self) -> list[str]:
+        found: list[str] = []
+        ignores: list[tuple[str, pathspec.PathSpec]] = []
+        for folder, dirs, names in os.walk(self.root):
+            relative_folder = Path(folder).relative_to(self.root).as_posix()
+            prefix = "" if relative_folder == "." else relative_folder + "/"
+            if ".gitignore" in names:
+                ignores.append((prefix, _gitignore(Path(folder) / ".gitignore")))
+            kept = []
+            for name in sorted(dirs):
+                relative = prefix + name
+                if name in SKIPPED_DIRS or _ignored(ignores, relative + "/"):
+                    continue
+                if (Path(folder) / name).is_symlink() and not self.contains(Path(folder) / name):
+                    continue
+                kept.append(name)
+            dirs[:] = kept
+            for name in sorted(names):
+                relative = prefix + name
+                if not _ignored(ignores, relative):
+                    found.append(relative)
+        return found
+
+    def discover(self) -> dict[str, str]:
+        """Every file of the workspace we check, with its kind."""
+        return self._fact("discovered", self._discover)
+
+    def _discover(self) -> dict[str, str]:
+        found: dict[str, str] = {}
+        yaml_globs = (*self.settings.suite_globs, *self.settings.manifest_globs)
+        for relative in self.files():
+            if relative in TARGETS_PATHS:
+                found[relative] = TARGETS_FILE
+            elif relative.endswith((".yaml", ".yml")) and self._matches(relative, yaml_globs):
+                kind = self.kind_of(relative)
+                if kind is not None:
+                    found[relative] = kind
+        for suite in self.suites():
+            if suite.dataset is not None and suite.dataset in self.file_set():
+                found.setdefault(suite.dataset, DATASET_FILE)
+        for relative in self.files():
+            if relative.endswith(".jsonl") and self._matches(relative, self.settings.dataset_globs):
+                if relative not in self.recordings():
+                    found.setdefault(relative, DATASET_FILE)
+        return dict(sorted(found.items()))
+
+    # -------------------------------------------------- facts
+
+    def suites(self) -> list[SuiteInfo]:
+        """Every suite of every suite file, in file order."""
+        return self._fact("suites", self._collect_suites)
+
+    def _collect_suites(self) -> list[SuiteInfo]:
+        suites: list[SuiteInfo] = []
+        yaml_globs = self.settings.suite_globs
+        candidates = [r for r in self.files() if r.endswith((".yaml", ".yml")) and self._matches(r, yaml_globs)]
+        for relative in candidates:
+            if relative in TARGETS_PATHS or self.kind_of(relative) != SUITE_FILE:
+                continue
+            suites.extend(self.suites_of(relative))
+        return suites
+
+    def suites_of(self, relative: str) -> list[SuiteInfo]:
+        parsed = self.parsed_yaml(relative)
+        if parsed is None or parsed.document.root is None:
+            return []
+        suites_node = parsed.document.root.get("suites") if parsed.document.root.is_map else None
+        if suites_node is None:
+            return []
+        return [suite_info(node, relative) for node in suites_node.elements() if node.is_map]
+
+    def suites_by_id(self) -> dict[str, list[SuiteInfo]]:
+        def collect() -> dict[str, list[SuiteInfo]]:
+            by_id: dict[str, list[SuiteInfo]] = {}
+            for suite in self.suites():
+                if suite.id is not None:
+                    by_id.setdefault(suite.id, []).append(suite)
+            return by_id
+
+        return self._fact("suites_by_id", collect)
+
+    def manifests(self) -> ManifestRegistry:
+        return self._fact("manifests", self._collect_manifests)
+
+    def manifest_files(self) -> list[str]:
+        return [relative for relative, kind in self.discover().items() if kind == MANIFEST_FILE]
+
+    def _collect_manifests(self) -> ManifestRegistry:
+        registry = ManifestRegistry.builtins()
+        for relative in self.manifest_files():
+            parsed = self.parsed_yaml(relative)
+            if parsed is not None and isinstance(parsed.value, dict):
+                manifest = manifest_from(parsed.value, relative)
+                if manifest is not None:
+                    registry.add(manifest)
+        return registry
+
+    def targets_file(self) -> str | None:
+        for relative in TARGETS_PATHS:
+            if self.read(relative) is not None:
+                return relative
+        return None
+
+    def targets(self) -> dict[str, TargetInfo]:
+        return self._fact("targets", self._collect_targets)
+
+    def _collect_targets(self) -> dict[str, TargetInfo]:
+        targets: dict[str, TargetInfo] = {}
+        relative = self.targets_file()
+        parsed = self.parsed_yaml(relative) if relative else None
+        configured = parsed.value.get("targets") if parsed is not None and isinstance(parsed.value, dict) else None
+        if isinstance(configured, dict):
+            for target_id, config in configured.items():
+                if isinstance(config, dict):
+                    info = target_info(str(target_id), config)
+                    if info is not None:
+                        targets[str(target_id)] = info
+        if DEFAULT_TARGET not in targets:
+            targets[DEFAULT_TARGET] = TargetInfo(
+                DEFAULT_TARGET, "builtin", {"corpora": {"code": ["**"]}}, BUILTIN_FIELDS, ("code",)
+            )
+        return targets
+
+    def recordings(self) -> frozenset[str]:
+        """Files that recorded targets replay: JSON Lines, but not datasets."""
+
+        def collect() -> frozenset[str]:
+            found = set()
+            for target in self.targets().values():
+                if target.kind == "recorded" and isinstance(target.config.get("recorded"), str):
+                    normal = normalize_relative(target.config["recorded"])
+                    if normal:
+                        found.add(normal)
+            return frozenset(found)
+
+        return self._fact("recordings", collect)
+
+    def dataset_use(self, relative: str) -> DatasetUse:
+        """The matches, ks and accepted shapes of the suites that use ``relative``."""
+        users = [suite for suite in self.suites() if suite.dataset == relative]
+        if not users:
+            return DatasetUse()
+        registry = self.manifests()
+        accepts: set[str] = set()
+        for suite in users:
+            for engine in suite.engines:
+                manifest = registry.engine(engine)
+                if manifest is not None:
+                    accepts |= manifest.accepts
+            for metric in suite.metrics:
+                manifest = registry.metric_manifest(metric)
+                if manifest is not None:
+                    accepts |= manifest.accepts
+        return DatasetUse(
+            matches=frozenset(suite.match for suite in users),
+            ks=frozenset(suite.k for suite in users if suite.k is not None),
+            suites=tuple(suite.id or "?" for suite in users),
+            accepts=frozenset(accepts),
+        )
+
+    def dataset_shape(self, relative: str) -> str | None:
+        """The shape most parseable rows of the dataset have: rag case or gdi_text_v1."""
+        parsed = self.parsed_dataset(relative)
+        return shape_of_rows(row for _, row in parsed.rows) if parsed is not None else None
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def row_shape(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return None
+    if "input_id" in value or "retrieved_context" in value or "reference_contexts" in value:
+        return GDI_TEXT
+    if "input" in value or "expect" in value:
+        return RAG_CASE
+    return None
+
+
+def shape_of_rows(rows: Iterable[Row]) -> str | None:
+    counts = {RAG_CASE: 0, GDI_TEXT: 0}
+    for row in rows:
+        shape = row_shape(row.value)
+        if shape is not None:
+            counts[shape] += 1
+    if not any(counts.values()):
+        return None
+    # A tie reads as rag cases: the engine format is the primary one.
+    return RAG_CASE if counts[RAG_CASE] >= counts[GDI_TEXT] else GDI_TEXT
+
+
+def suite_info(node: YNode, file: str) -> SuiteInfo:
+    dataset = node.get("dataset")
+    dataset_text = dataset.text() if dataset is not None else None
+    options = node.get("options")
+    rag = options.get("rag") if options is not None and options.is_map else None
+    match_node = rag.get("match") if rag is not None and rag.is_map else None
+    match = match_node.text() if match_node is not None else None
+    k_node = rag.get("k") if rag is not None and rag.is_map else None
+    k = k_node.scalar() if k_node is not None else None
+    engines = node.get("engines")
+    metrics = node.get("metrics")
+    target = node.get("target")
+    target_id = target.get("id") if target is not None and target.is_map else None
+    return SuiteInfo(
+        id=_text(node.get("id")),
+        file=file,
+        node=node,
+        dataset=normalize_relative(dataset_text) if dataset_text else None,
+        # An invalid match is reported on the suite (RAG108); its dataset is read
+        # with the default meanwhile.
+        match=match if match in MATCH_FIELDS else "path",
+        k=k if isinstance(k, int) and not isinstance(k, bool) and k >= 1 else None,
+        engines=tuple(t for t in (e.text() for e in engines.elements()) if t) if engines is not None else (),
+        metrics=tuple(str(key.scalar()) for key, _ in metrics.items()) if metrics is not None else (),
+        target=_text(target_id),
+    )
+
+
+def _text(node: YNode | None) -> str | None:
+    if node is None:
+        return None
+    value = node.scalar()
+    return str(value) if value is not None and not isinstance(value, (dict, list)) else None
+
+
+def target_info(target_id: str, config: dict[str, Any]) -> TargetInfo | None:
+    kinds = [kind for kind in ("builtin", "command", "http", "recorded") if kind in config]
+    if len(kinds) != 1:
+        return None
+    fields_value = config.get("fields")
+    corpora_value = config.get("corpora")
+    kind = kinds[0]
+    if kind == "builtin":
+        builtin = config.get("builtin") if isinstance(config.get("builtin"), dict) else {}
+        corpora = builtin.get("corpora")
+        return TargetInfo(target_id, kind, config, BUILTIN_FIELDS, tuple(corpora) if isinstance(corpora, dict) else ("code",))
+    return TargetInfo(
+        target_id,
+        kind,
+        config,
+        frozenset(f for f in fields_value if isinstance(f, str)) if isinstance(fields_value, list) else None,
+        tuple(c for c in corpora_value if isinstance(c, str)) if isinstance(corpora_value, list) else None,
+    )
+
+
+def _gitignore(path: Path) -> pathspec.PathSpec:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _ignored(ignores: list[tuple[str, pathspec.PathSpec]], relative: str) -> bool:
+    for prefix, spec in ignores:
+        if relative.startswith(prefix) and spec.match_file(relative[len(prefix):]):
+            return True
+    return False
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """A workspace glob as a regex: ``*`` and ``?`` stay inside a folder, ``**/``
+    spans any number of folders (none included), as in editors' file globs."""
+    regex = ""
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if pattern.startswith("**/", index):
+            regex += "(?:.*/)?"
+            index += 3
+            continue
+        if pattern.startswith("**", index):
+            regex += ".*"
+            index += 2
+            continue
+        regex += "[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char)
+        index += 1
+    return re.compile(regex)
