@@ -1,0 +1,61 @@
+"""The ``rag-lsp`` command line.
+
+Exit codes: 0 clean, 1 findings at or above ``--fail-on`` (or a failed run), 2 usage
+or internal errors. Nothing escapes as a traceback: an unexpected error is reported
+in one line (with ``RAG_LSP_DEBUG=1`` for the full trace).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+
+from .. import __version__
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+
+
+class UsageError(Exception):
+    """A problem with how the command was called; exit code 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import check
+
+    parser = argparse.ArgumentParser(
+        prog="rag-lsp",
+        description="Check retrieval eval suites, datasets and metric manifests; serve them to editors.",
+    )
+    parser.add_argument("--version", action="version", version=f"rag-lsp {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+    check.add_parser(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        arguments = parser.parse_args(argv)
+    except SystemExit as exit:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exit.code or 0)
+    try:
+        return arguments.handler(arguments)
+    except UsageError as error:
+        print(f"rag-lsp: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("rag-lsp: interrupted", file=sys.stderr)
+        return EXIT_ERROR
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`); nothing more to say.
+        return EXIT_ERROR
+    except Exception as error:  # noqa: BLE001 - the last line of defence
+        if os.environ.get("RAG_LSP_DEBUG"):
+            traceback.print_exc()
+        print(f"rag-lsp: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        return EXIT_ERROR

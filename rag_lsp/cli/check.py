@@ -1,0 +1,87 @@
+"""``rag-lsp check``: the server's checks, for CI and pre-commit."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..core.analyze import analyze_file
+from ..core.findings import Finding, Severity
+from ..core.rules import all_rules
+from ..core.workspace import Workspace, find_root
+from . import EXIT_FINDINGS, EXIT_OK, UsageError
+from .formats import FORMATS, Checked
+
+FAIL_LEVELS = ("error", "warning", "information", "hint", "never")
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "check",
+        help="check suites, datasets, manifests and the targets config",
+        description="Check suites, datasets, manifests and the targets config, with the same checks as the "
+        "language server. PATHs are files or folders (default: the workspace of the current folder).",
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to check")
+    parser.add_argument("--format", choices=sorted(FORMATS), default="text", help="output format (default: text)")
+    parser.add_argument(
+        "--fail-on",
+        choices=FAIL_LEVELS,
+        default="error",
+        help="exit 1 when a finding has this severity or worse (default: error)",
+    )
+    parser.add_argument("--explain", metavar="CODE", help="print the documentation of a rule and exit")
+    parser.set_defaults(handler=run_check)
+
+
+def run_check(arguments: argparse.Namespace) -> int:
+    if arguments.explain:
+        return explain(arguments.explain)
+    checked = check_paths([Path(path) for path in arguments.paths] or [Path.cwd()])
+    sys.stdout.write(FORMATS[arguments.format](checked))
+    return EXIT_FINDINGS if fails(checked.findings, arguments.fail_on) else EXIT_OK
+
+
+def explain(code: str) -> int:
+    rule = all_rules().get(code.strip().upper())
+    if rule is None:
+        known = ", ".join(all_rules())
+        raise UsageError(f"unknown code {code!r}; known codes: {known}")
+    print(f"{rule.code} ({rule.name}, {rule.severity.label})\n")
+    print(rule.doc)
+    return EXIT_OK
+
+
+def fails(findings: list[Finding], level: str) -> bool:
+    if level == "never":
+        return False
+    threshold = Severity.parse(level)
+    return any(finding.severity <= threshold for finding in findings)
+
+
+def check_paths(paths: list[Path]) -> Checked:
+    """Check files and folders; each is checked in the workspace it belongs to."""
+    workspaces: dict[Path, Workspace] = {}
+    selected: dict[tuple[Path, str], tuple[Workspace, str | None]] = {}
+    for path in paths:
+        if not path.exists():
+            raise UsageError(f"{path}: no such file or folder")
+        root = find_root(path)
+        workspace = workspaces.get(root) or workspaces.setdefault(root, Workspace(root))
+        if path.is_dir():
+            prefix = workspace.relative(path)
+            prefix = "" if prefix in ("", ".") else prefix + "/"
+            for relative, kind in workspace.discover().items():
+                if relative.startswith(prefix):
+                    selected[(root, relative)] = (workspace, kind)
+        else:
+            relative = workspace.relative(path)
+            # Files that are none of ours (pre-commit passes every YAML file) are skipped.
+            kind = workspace.kind_of(relative)
+            if kind is not None:
+                selected[(root, relative)] = (workspace, kind)
+    checked = Checked()
+    for (root, relative), (workspace, kind) in sorted(selected.items(), key=lambda item: (str(item[0][0]), item[0][1])):
+        checked.add(workspace, relative, analyze_file(workspace, relative, kind))
+    return checked

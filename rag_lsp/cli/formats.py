@@ -1,0 +1,239 @@
+"""Output formats of ``rag-lsp check``: text, json, sarif, github.
+
+Text and GitHub annotations count columns in characters, 1-based, as compilers
+and GitHub do. JSON and SARIF give LSP ranges: 0-based, columns in UTF-16 code
+units (LSP's default and SARIF's ``utf16CodeUnits``), so they match what an editor
+shows for the same finding.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .. import __version__
+from ..core.findings import Finding, Severity
+from ..core.rules import all_rules
+from ..core.text import LineIndex, Range, utf16_character
+from ..core.workspace import Workspace
+
+
+@dataclass
+class Checked:
+    """What a check saw: each file with its findings and its workspace."""
+
+    files: list[tuple[Workspace, str, list[Finding]]] = field(default_factory=list)
+    _lines: dict[tuple[Path, str], LineIndex] = field(default_factory=dict)
+
+    def add(self, workspace: Workspace, path: str, findings: list[Finding]) -> None:
+        self.files.append((workspace, path, findings))
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [finding for _, _, findings in self.files for finding in findings]
+
+    def each(self):
+        for workspace, path, findings in self.files:
+            for finding in findings:
+                yield workspace, finding
+
+    def lines(self, workspace: Workspace, path: str) -> LineIndex:
+        key = (workspace.root, path)
+        if key not in self._lines:
+            source = workspace.read(path)
+            self._lines[key] = LineIndex(source.text if source is not None else "")
+        return self._lines[key]
+
+    def utf16(self, workspace: Workspace, path: str, range: Range) -> dict:
+        lines = self.lines(workspace, path)
+
+        def position(line: int, character: int) -> dict:
+            return {"line": line, "character": utf16_character(lines.line_text(line), character)}
+
+        return {"start": position(*_pair(range.start)), "end": position(*_pair(range.end))}
+
+
+def _pair(position) -> tuple[int, int]:
+    return position.line, position.character
+
+
+def _display_path(workspace: Workspace, path: str) -> str:
+    """The path as a person at this shell would type it."""
+    absolute = workspace.absolute(path)
+    try:
+        relative = os.path.relpath(absolute)
+    except ValueError:  # another drive on Windows
+        return str(absolute)
+    return relative if not relative.startswith("../../..") else str(absolute)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def summary(checked: Checked) -> str:
+    counts = {severity: 0 for severity in Severity}
+    for finding in checked.findings:
+        counts[finding.severity] += 1
+    checked_files = _plural(len(checked.files), "file")
+    if not any(counts.values()):
+        return f"All checks passed ({checked_files} checked)."
+    parts = [
+        _plural(counts[severity], label)
+        for severity, label in (
+            (Severity.ERROR, "error"),
+            (Severity.WARNING, "warning"),
+            (Severity.INFORMATION, "note"),
+            (Severity.HINT, "hint"),
+        )
+        if counts[severity]
+    ]
+    with_findings = sum(1 for _, _, findings in checked.files if findings)
+    return f"Found {', '.join(parts)} in {_plural(with_findings, 'file')} ({checked_files} checked)."
+
+
+def format_text(checked: Checked) -> str:
+    out = []
+    for workspace, finding in checked.each():
+        start = finding.range.start
+        out.append(
+            f"{_display_path(workspace, finding.path)}:{start.line + 1}:{start.character + 1}: "
+            f"{finding.severity.label} {finding.code} {finding.message}"
+        )
+        for related in finding.related:
+            where = related.range.start
+            out.append(f"    {_display_path(workspace, related.path)}:{where.line + 1}:{where.character + 1}: {related.message}")
+    out.append(summary(checked))
+    return "\n".join(out) + "\n"
+
+
+def format_json(checked: Checked) -> str:
+    items = [
+        {
+            "path": finding.path,
+            "range": checked.utf16(workspace, finding.path, finding.range),
+            "severity": finding.severity.label,
+            "code": finding.code,
+            "message": finding.message,
+        }
+        for workspace, finding in checked.each()
+    ]
+    return json.dumps(items, indent=2, ensure_ascii=False) + "\n"
+
+
+_SARIF_LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note", Severity.HINT: "note"}
+
+
+def format_sarif(checked: Checked) -> str:
+    rules = all_rules()
+    roots = sorted({str(workspace.root) for workspace, _, _ in checked.files})
+    base_ids = {root: ("%SRCROOT%" if index == 0 else f"ROOT{index}") for index, root in enumerate(roots)}
+
+    def region(workspace: Workspace, path: str, range: Range) -> dict:
+        lsp = checked.utf16(workspace, path, range)
+        return {
+            "startLine": lsp["start"]["line"] + 1,
+            "startColumn": lsp["start"]["character"] + 1,
+            "endLine": lsp["end"]["line"] + 1,
+            "endColumn": lsp["end"]["character"] + 1,
+        }
+
+    def location(workspace: Workspace, path: str, range: Range, message: str | None = None) -> dict:
+        found = {
+            "physicalLocation": {
+                "artifactLocation": {"uri": path, "uriBaseId": base_ids[str(workspace.root)]},
+                "region": region(workspace, path, range),
+            }
+        }
+        if message:
+            found["message"] = {"text": message}
+        return found
+
+    results = []
+    for workspace, finding in checked.each():
+        result = {
+            "ruleId": finding.code,
+            "ruleIndex": list(rules).index(finding.code) if finding.code in rules else -1,
+            "level": _SARIF_LEVELS[finding.severity],
+            "message": {"text": finding.message},
+            "locations": [location(workspace, finding.path, finding.range)],
+        }
+        if finding.related:
+            result["relatedLocations"] = [
+                {"id": index, **location(workspace, item.path, item.range, item.message)}
+                for index, item in enumerate(finding.related)
+            ]
+        results.append(result)
+    sarif = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "rag-lsp",
+                        "version": __version__,
+                        "informationUri": "https://github.com/rag-lsp/rag-lsp",
+                        "rules": [
+                            {
+                                "id": rule.code,
+                                "name": rule.name,
+                                "shortDescription": {"text": rule.summary},
+                                "fullDescription": {"text": rule.summary},
+                                "help": {"text": rule.doc, "markdown": rule.doc},
+                                "defaultConfiguration": {"level": _SARIF_LEVELS[rule.severity]},
+                            }
+                            for rule in rules.values()
+                        ],
+                    }
+                },
+                "originalUriBaseIds": {base_ids[root]: {"uri": Path(root).as_uri() + "/"} for root in roots},
+                "columnKind": "utf16CodeUnits",
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(sarif, indent=2, ensure_ascii=False) + "\n"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+_GITHUB_COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "notice", Severity.HINT: "notice"}
+
+
+def format_github(checked: Checked) -> str:
+    """GitHub Actions workflow commands: one annotation per finding."""
+    out = []
+    for workspace, finding in checked.each():
+        start, end = finding.range.start, finding.range.end
+        properties = ",".join(
+            f"{key}={_escape_property(str(value))}"
+            for key, value in (
+                ("file", _display_path(workspace, finding.path)),
+                ("line", start.line + 1),
+                ("col", start.character + 1),
+                ("endLine", end.line + 1),
+                ("endColumn", end.character + 1),
+                ("title", f"{finding.code} ({all_rules()[finding.code].name})" if finding.code in all_rules() else finding.code),
+            )
+        )
+        out.append(f"::{_GITHUB_COMMANDS[finding.severity]} {properties}::{_escape_data(finding.message)}")
+    out.append(summary(checked))
+    return "\n".join(out) + "\n"
+
+
+FORMATS: dict[str, Callable[[Checked], str]] = {
+    "text": format_text,
+    "json": format_json,
+    "sarif": format_sarif,
+    "github": format_github,
+}

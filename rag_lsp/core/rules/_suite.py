@@ -1,0 +1,101 @@
+"""Helpers shared by the suite rules (RAG100–RAG111).
+
+Not a rule module (its name does not start with ``rag``): suggestions for
+misspelled names, the text edits that rename a key or value while keeping its
+quotes, and the layout facts (line endings, indentation, where a block ends) that
+edits inserting lines need.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from rapidfuzz import process
+
+from ..findings import Fix, TextEdit
+from ..yamltree import MAP, SCALAR, SEQ, YNode
+
+# rapidfuzz WRatio scores, 0..100. Below the cutoff a "did you mean" misleads more
+# than it helps; within the margin of the best score a name is as likely a match.
+_CUTOFF = 65
+_MARGIN = 10
+
+
+def closest(word: str, choices: Iterable[str], limit: int = 3) -> list[str]:
+    """Up to ``limit`` names of ``choices`` close to ``word``, best first."""
+    names = sorted({choice for choice in choices if choice != word})
+    if not word or not names:
+        return []
+    found = process.extract(word, names, limit=limit, score_cutoff=_CUTOFF)
+    if not found:
+        return []
+    best = found[0][1]
+    return [name for name, score, _ in found if score >= best - _MARGIN]
+
+
+def did_you_mean(names: list[str]) -> str:
+    """`` (did you mean 'a' or 'b'?)``, or nothing without names."""
+    if not names:
+        return ""
+    quoted = [repr(name) for name in names]
+    listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    return f" (did you mean {listed}?)"
+
+
+def rename_fixes(context: Any, node: YNode, names: list[str]) -> list[Fix]:
+    """One "Change to 'x'" fix per name, replacing ``node``'s text (quotes kept)."""
+    written = context.parsed.text[node.start:node.end]
+    quote = written[0] if written[:1] in ("'", '"') else ""
+    return [
+        Fix(f"Change to {name!r}", edits=(TextEdit(context.node_range(node), f"{quote}{name}{quote}"),))
+        for name in names
+    ]
+
+
+def scalar_text(node: YNode | None) -> str | None:
+    """A scalar node's value when it is a non-empty string."""
+    if node is None:
+        return None
+    value = node.text()
+    return value if value else None
+
+
+def string_keys(node: YNode | None) -> list[tuple[str, YNode, YNode]]:
+    """``(name, key node, value node)`` of a mapping's string keys (none otherwise)."""
+    if node is None or not node.is_map:
+        return []
+    found = []
+    for key, value in node.items():
+        name = key.text() if key.kind == SCALAR else None
+        if name:
+            found.append((name, key, value))
+    return found
+
+
+def newline_of(text: str) -> str:
+    """The file's line ending: CRLF when it uses CRLF, else LF."""
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def is_flow(text: str, node: YNode) -> bool:
+    """Whether a mapping or sequence is written in flow style (``{...}``/``[...]``)."""
+    node = node.resolve()
+    return node.kind in (MAP, SEQ) and text[node.start:node.start + 1] in ("{", "[")
+
+
+def content_end(text: str, node: YNode) -> int:
+    """The offset after the last character that belongs to ``node``.
+
+    A block collection's own end is where the next token starts, past trailing
+    blank lines and comments; its content ends with its last child.
+    """
+    if node.kind in (MAP, SEQ) and not is_flow(text, node):
+        children: list[YNode] = (
+            [value for _, value in node.value] if node.kind == MAP else list(node.value)
+        )
+        return content_end(text, children[-1]) if children else node.start
+    return node.end
+
+
+def column_of(context: Any, offset: int) -> int:
+    return context.parsed.lines.position(offset).character

@@ -1,0 +1,52 @@
+"""Case has no `expect.relevant`.
+
+## What it does
+Finds a rag case that does not say what should come back: it has no `expect`, its
+`expect` is not an object, or its `expect` has no `relevant` list.
+
+## Why is this bad?
+A case without expected values cannot be scored: recall of nothing is undefined,
+so the scorer reports the case as broken and the suite fails. Usually the key was
+misspelled or the case was copied from a template and never finished.
+
+## Example
+```json
+{"id": "gateway-approval", "input": {"query": "how does the gateway decide an approval"}}
+```
+
+## How to fix
+Add what a good retrieval must return, as values of the suite's `match` field
+(workspace paths by default):
+```json
+{"id": "gateway-approval", "input": {"query": "how does the gateway decide an approval"}, "expect": {"relevant": ["src/gateway.ts"]}}
+```
+"""
+
+from ..findings import Severity
+from . import ROW, rule_of
+from ._rows import rag_case
+
+RULE = rule_of(__doc__, "RAG201", "no-relevant", Severity.ERROR)
+
+_ADD_EXPECT = 'add "expect": {"relevant": [...]} listing what a good retrieval must return'
+
+
+@RULE.check(ROW)
+def no_relevant(context):
+    case = rag_case(context.row, context.shape)
+    if case is None:
+        return
+    expect = case.get("expect")
+    if isinstance(expect, dict) and "relevant" in expect:
+        # A `relevant` of the wrong type is a schema error (RAG004); an empty one is RAG200.
+        return
+    if "expect" in case:
+        if isinstance(expect, dict):
+            message = 'expect has no "relevant": add "relevant": [...] listing what a good retrieval must return'
+        else:
+            message = f'expect must be an object holding "relevant": {_ADD_EXPECT}'
+        yield RULE.finding(context.key_range("expect"), message)
+        return
+    anchor = "id" if "id" in case else next(iter(case), None)
+    where = context.key_range(anchor) if anchor is not None else context.line_range()
+    yield RULE.finding(where, f"the case has no expect, so it cannot be scored: {_ADD_EXPECT}")

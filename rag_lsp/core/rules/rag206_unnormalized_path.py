@@ -1,0 +1,52 @@
+"""Expected path is not normalized.
+
+## What it does
+With `match: path` (the default), finds a value of a case's `expect.relevant`
+that is not written the way hits carry paths: workspace-relative, `/`-separated,
+without `./`, `\`, `//`, `/./`, `..` or a trailing `/`.
+
+## Why is this bad?
+Matching is exact string equality: `./src/app.py` never equals the hit's
+`src/app.py`, so the file is counted as missed even when it comes back first.
+
+## Example
+```json
+{"id": "app", "input": {"query": "entry point"}, "expect": {"relevant": ["./src/app.py", "src\\util.py"]}}
+```
+
+## How to fix
+Write the path relative to the workspace root with `/` between folders:
+`src/app.py`. The quick fix does that.
+"""
+
+import json
+
+from ..findings import Fix, Severity, TextEdit
+from ..workspace import normalize_relative
+from . import ROW, rule_of
+from ._rows import expected_strings, rag_case
+
+RULE = rule_of(__doc__, "RAG206", "unnormalized-path", Severity.WARNING)
+
+
+@RULE.check(ROW)
+def unnormalized_path(context):
+    if "path" not in context.use.matches:
+        return
+    case = rag_case(context.row, context.shape)
+    if case is None:
+        return
+    for index, value in expected_strings(case):
+        normal = normalize_relative(value)
+        # A path leaving the workspace (or naming its root) is RAG203's.
+        if not normal or normal == value:
+            continue
+        where = context.value_range("expect", "relevant", index)
+        # Replace the whole JSON string token, so escapes in the old text cannot survive.
+        fix = Fix(f"Normalize to {normal!r}", edits=(TextEdit(where, json.dumps(normal, ensure_ascii=False)),))
+        yield RULE.finding(
+            where,
+            f"{value!r} is not a normalized path and hits carry {normal!r}: matching is exact, "
+            f"so write {normal!r}",
+            fixes=[fix],
+        )

@@ -1,0 +1,50 @@
+"""Option `k` exceeds the case's `topK`.
+
+## What it does
+Compares the `k` option of the suites that use a dataset (`options: {rag: {k: N}}`)
+with each case's `input.topK`, and points at a `topK` smaller than `k`.
+
+## Why is this bad?
+`k` says how many hits are scored; `topK` says how many the target is asked for.
+With `topK` below `k` the suite never sees the hits it means to score: precision
+and `rag.retrieved` are computed over fewer hits than the suite claims, and a
+relevant document ranked between `topK` and `k` is reported missed.
+
+## Example
+```yaml
+options:
+  rag: {match: path, k: 10}
+```
+```json
+{"id": "gateway", "input": {"query": "gateway", "topK": 5}, "expect": {"relevant": ["src/gateway.ts"]}}
+```
+
+## How to fix
+Raise the case's `topK` to at least `k`, or lower `k` in the suite's options.
+"""
+
+from ..findings import Severity
+from . import ROW, rule_of
+from ._rows import rag_case
+
+RULE = rule_of(__doc__, "RAG207", "k-above-top-k", Severity.HINT)
+
+
+@RULE.check(ROW)
+def k_above_top_k(context):
+    if not context.use.ks:
+        return
+    case = rag_case(context.row, context.shape)
+    if case is None or not isinstance(case.get("input"), dict):
+        return
+    top_k = case["input"].get("topK")
+    # A topK that is not a positive integer is a schema error (RAG004).
+    if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
+        return
+    # One hint for the largest k: raising topK to it settles every suite.
+    k = max(context.use.ks)
+    if k > top_k:
+        yield RULE.finding(
+            context.value_range("input", "topK"),
+            f"the suite scores the first {k} hits (k: {k}) but this case asks for topK {top_k}: raise topK or lower k",
+        )

@@ -1,0 +1,88 @@
+"""A `default` violates its own property schema.
+
+## What it does
+For each property of a manifest's `config_schema` (nested `properties` included)
+that declares a `default`, checks the default against that property's own schema
+and reports the default value when it does not fit: a default below the
+property's `minimum`, outside its `enum`, or of the wrong type. Only a valid
+`config_schema` is checked (an invalid one is RAG301).
+
+## Why is this bad?
+A suite that leaves the option out runs with the default, so a default the schema
+forbids is a config nobody could have written by hand: the scorer runs on a value
+that is out of range, and hover and completion advertise it as the normal choice.
+
+## Example
+```yaml
+config_schema:
+  type: object
+  properties:
+    k: {type: integer, minimum: 1, default: 0}
+```
+
+## How to fix
+Change the default to a value the property accepts (`default: 5`), or widen the
+property's schema if the default is right.
+"""
+
+import jsonschema
+from referencing.exceptions import Unresolvable  # jsonschema's own dependency
+
+from ..findings import Severity
+from ..schemacheck import schema_issues, validator_of
+from . import MANIFEST, rule_of
+
+RULE = rule_of(__doc__, "RAG302", "invalid-default", Severity.ERROR)
+
+
+@RULE.check(MANIFEST)
+def invalid_default(context):
+    value = context.parsed.value
+    schema = value.get("config_schema") if isinstance(value, dict) else None
+    node = context.root.get("config_schema") if context.root is not None else None
+    if not isinstance(schema, dict) or node is None or not node.is_map or not _valid_schema(schema):
+        return
+    # One validator over the whole config_schema, narrowed to each property, so a
+    # property's `$ref: '#/$defs/...'` resolves against the config_schema itself.
+    root_validator = validator_of(schema)
+    for name, property_schema, property_node in _properties_with_defaults(schema, node):
+        default_node = property_node.get("default")
+        if default_node is None:
+            continue
+        default = property_schema["default"]
+        try:
+            issues = schema_issues(root_validator.evolve(schema=property_schema), default)
+        except Unresolvable:  # a `$ref` that resolves nowhere: not this rule's concern
+            continue
+        for issue in issues:
+            yield RULE.finding(
+                context.issue_range(issue, root=default_node),
+                f"the default of {name!r} does not fit its own schema: {issue.message}; "
+                "change the default or the property's schema",
+            )
+
+
+def _valid_schema(schema: dict) -> bool:
+    try:
+        dialect = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        dialect.check_schema(schema)
+    except (jsonschema.exceptions.SchemaError, TypeError):
+        return False
+    return True
+
+
+def _properties_with_defaults(schema: dict, node, prefix: str = ""):
+    """``(dotted name, property schema, property node)`` for every property under
+    ``properties`` (nested objects included) whose schema has a ``default``."""
+    properties = schema.get("properties")
+    properties_node = node.get("properties")
+    if not isinstance(properties, dict) or properties_node is None:
+        return
+    for name, property_schema in properties.items():
+        property_node = properties_node.get(name) if isinstance(name, str) else None
+        if not isinstance(property_schema, dict) or property_node is None or not property_node.is_map:
+            continue
+        dotted = f"{prefix}{name}"
+        if "default" in property_schema:
+            yield dotted, property_schema, property_node
+        yield from _properties_with_defaults(property_schema, property_node, dotted + ".")

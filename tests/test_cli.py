@@ -1,0 +1,176 @@
+"""``rag-lsp check`` through the real command line."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).parent.parent
+EXAMPLES = REPO / "examples"
+
+GOOD_SUITE = """\
+suites:
+  - id: code
+    target: {kind: capability, id: vectors.query}
+    dataset: .punica/evals/code.jsonl
+    engines: [rag]
+    thresholds:
+      rag.recall: 0.8
+      rag.mode.semantic: 1
+"""
+GOOD_CASE = '{"id": "app", "input": {"query": "app"}, "expect": {"relevant": ["src/app.py"]}}\n'
+EMPTY_CASE = '{"id": "a", "input": {"query": "x"}, "expect": {"relevant": []}}'
+EMPTY_COLUMN = EMPTY_CASE.index("[]") + 1  # 1-based column of the empty list
+
+
+def rag_lsp(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # Run from outside the checkout so the installed package is what runs.
+    return subprocess.run(
+        [sys.executable, "-m", "rag_lsp", *args], cwd=cwd, capture_output=True, text=True, encoding="utf-8", timeout=120
+    )
+
+
+def make_workspace(root: Path, suite: str = GOOD_SUITE, dataset: str = GOOD_CASE) -> Path:
+    (root / ".punica" / "evals").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("print('app')\n")
+    (root / ".punica" / "evals" / "code.suite.yaml").write_text(suite, encoding="utf-8")
+    (root / ".punica" / "evals" / "code.jsonl").write_text(dataset, encoding="utf-8")
+    return root
+
+
+def test_clean_workspace_passes(tmp_path: Path) -> None:
+    """A workspace without findings exits 0 and says all checks passed."""
+    make_workspace(tmp_path)
+    result = rag_lsp("check", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip() == "All checks passed (2 files checked)."
+
+
+def test_examples_text_output_reads_like_a_compiler(tmp_path: Path) -> None:
+    """Findings print as path:line:col: severity CODE message, then a summary; exit 1."""
+    result = rag_lsp("check", str(EXAMPLES), cwd=tmp_path)
+    assert result.returncode == 1
+    lines = result.stdout.strip().splitlines()
+    pattern = re.compile(r"^\S+:\d+:\d+: (error|warning|information|hint) RAG\d{3} .+$")
+    findings = [line for line in lines[:-1] if not line.startswith("    ")]
+    assert findings and all(pattern.match(line) for line in findings), lines
+    assert re.match(r"^Found \d+ errors?.* in \d+ files? \(\d+ files checked\)\.$", lines[-1])
+    assert "broken.jsonl" in result.stdout
+    assert "gateway.jsonl" not in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_json_output_follows_the_spec(tmp_path: Path) -> None:
+    """--format json prints one array of {path, range, severity, code, message}, paths relative to the root."""
+    result = rag_lsp("check", str(EXAMPLES), "--format", "json", cwd=tmp_path)
+    findings = json.loads(result.stdout)
+    assert findings
+    for finding in findings:
+        assert set(finding) == {"path", "range", "severity", "code", "message"}
+        assert finding["path"].startswith(".punica/")
+        assert finding["severity"] in ("error", "warning", "information", "hint")
+        assert re.fullmatch(r"RAG\d{3}", finding["code"])
+        assert set(finding["range"]) == {"start", "end"}
+
+
+def test_json_columns_are_utf16(tmp_path: Path) -> None:
+    """A finding after an astral character is placed in UTF-16 units, as LSP ranges are."""
+    make_workspace(tmp_path, dataset='{"id": "😀", "input": {"query": "x"}, "expect": {"relevant": []}}\n')
+    result = rag_lsp("check", "--format", "json", cwd=tmp_path)
+    (finding,) = json.loads(result.stdout)
+    line = '{"id": "😀", "input": {"query": "x"}, "expect": {"relevant": []}}'
+    code_points = line.index("[]")
+    assert finding["code"] == "RAG200"
+    assert finding["range"]["start"] == {"line": 0, "character": code_points + 1}
+
+
+def test_sarif_output(tmp_path: Path) -> None:
+    """--format sarif is SARIF 2.1.0 with rule metadata and 1-based regions."""
+    make_workspace(tmp_path, dataset=EMPTY_CASE + "\n")
+    result = rag_lsp("check", "--format", "sarif", cwd=tmp_path)
+    sarif = json.loads(result.stdout)
+    assert sarif["version"] == "2.1.0"
+    run = sarif["runs"][0]
+    assert run["tool"]["driver"]["name"] == "rag-lsp"
+    assert any(rule["id"] == "RAG200" for rule in run["tool"]["driver"]["rules"])
+    (found,) = run["results"]
+    assert found["ruleId"] == "RAG200" and found["level"] == "error"
+    region = found["locations"][0]["physicalLocation"]["region"]
+    assert region["startLine"] == 1 and region["startColumn"] == EMPTY_COLUMN
+    assert region["endColumn"] == EMPTY_COLUMN + 2
+    assert found["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == ".punica/evals/code.jsonl"
+
+
+def test_github_annotations(tmp_path: Path) -> None:
+    """--format github prints one workflow command per finding."""
+    make_workspace(tmp_path, dataset=EMPTY_CASE + "\n")
+    result = rag_lsp("check", "--format", "github", cwd=tmp_path)
+    first = result.stdout.splitlines()[0]
+    expected = (
+        f"::error file=.punica/evals/code.jsonl,line=1,col={EMPTY_COLUMN},endLine=1,endColumn={EMPTY_COLUMN + 2},"
+        "title=RAG200 (nothing-relevant)::the case declares nothing relevant"
+    )
+    assert first.startswith(expected)
+    assert result.returncode == 1
+
+
+def test_fail_on_levels(tmp_path: Path) -> None:
+    """Warnings fail only with --fail-on warning (or lower); never never fails."""
+    make_workspace(tmp_path, suite=GOOD_SUITE.replace("      rag.mode.semantic: 1\n", ""))
+    assert rag_lsp("check", cwd=tmp_path).returncode == 0
+    assert rag_lsp("check", "--fail-on", "warning", cwd=tmp_path).returncode == 1
+    assert rag_lsp("check", "--fail-on", "hint", cwd=tmp_path).returncode == 1
+    make_workspace(tmp_path / "broken", dataset="{not json\n")
+    assert rag_lsp("check", "--fail-on", "never", cwd=tmp_path / "broken").returncode == 0
+
+
+def test_explain_prints_the_rule_documentation(tmp_path: Path) -> None:
+    """--explain CODE prints the rule's documented sections; an unknown code exits 2."""
+    result = rag_lsp("check", "--explain", "rag200", cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout.startswith("RAG200 (nothing-relevant, error)")
+    assert "## Why is this bad?" in result.stdout
+    unknown = rag_lsp("check", "--explain", "RAG999", cwd=tmp_path)
+    assert unknown.returncode == 2 and "unknown code" in unknown.stderr
+
+
+def test_missing_path_is_a_usage_error(tmp_path: Path) -> None:
+    """A path that does not exist exits 2 with one clear line, no traceback."""
+    result = rag_lsp("check", str(tmp_path / "nope"), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"rag-lsp: {tmp_path / 'nope'}: no such file or folder"
+
+
+def test_files_that_are_not_ours_are_skipped(tmp_path: Path) -> None:
+    """pre-commit passes every YAML file: one that is no suite, dataset or manifest is skipped."""
+    make_workspace(tmp_path)
+    (tmp_path / "docker-compose.yaml").write_text("services: {web: {image: nginx}}\n")
+    result = rag_lsp("check", "docker-compose.yaml", ".punica/evals/code.suite.yaml", cwd=tmp_path)
+    assert result.returncode == 0
+    assert "1 file checked" in result.stdout
+
+
+def test_bad_bytes_get_findings_not_tracebacks(tmp_path: Path) -> None:
+    """Invalid UTF-8 and binary data are findings with exit 1, never a crash."""
+    make_workspace(tmp_path)
+    (tmp_path / ".punica" / "evals" / "code.jsonl").write_bytes(b'{"id": "\xff"}\n\x00\x01\x02\n')
+    (tmp_path / ".punica" / "evals" / "code.suite.yaml").write_bytes(GOOD_SUITE.encode() + b"# \xfe\n")
+    result = rag_lsp("check", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    codes = {finding["code"] for finding in json.loads(result.stdout)}
+    assert {"RAG001", "RAG002"} <= codes
+    assert "Traceback" not in result.stderr
+
+
+def test_pre_commit_hook_runs_check() -> None:
+    """The pre-commit hook calls rag-lsp check on YAML and JSON Lines files."""
+    (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "rag-lsp-check"
+    assert hook["entry"] == "rag-lsp check"
+    assert re.search(hook["files"], "a/b.suite.yaml") and re.search(hook["files"], "x.jsonl")
