@@ -202,16 +202,20 @@ def _spans(text: str) -> dict[Path, Span]:
 def duplicate_key_spans(row: Row) -> list[tuple[Path, int, int, int, int]]:
     """For each repeated key: (path, start, end of the repeat, start, end of the first)."""
     data, values = _walk_values(row.text)
-    first: dict[Path, tuple[int, int]] = {}
+    first: dict[tuple[int, Any], tuple[int, int]] = {}
     result = []
     for path, key, node in sorted(values, key=lambda item: item[2].start_byte):
         if key is None:
             continue
         span = (_char_column(row.text, data, key.start_byte), _char_column(row.text, data, key.end_byte))
-        if path in first:
-            result.append((path, *span, *first[path]))
+        # A key repeats only within one object (key -> pair -> object): under two
+        # copies of a repeated key, the same inner keys share a path but are no repeat.
+        owner = key.parent.parent if key.parent is not None else None
+        identity = (owner.start_byte if owner is not None else -1, path[-1])
+        if identity in first:
+            result.append((path, *span, *first[identity]))
         else:
-            first[path] = span
+            first[identity] = span
     return result
 
 

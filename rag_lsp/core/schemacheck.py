@@ -18,6 +18,10 @@ from rapidfuzz import process
 
 from .resources import load_schema
 
+# Keywords that only document a schema; a branch made of these and `required`
+# still only demands keys.
+_ANNOTATIONS = frozenset({"title", "description", "$comment", "examples"})
+
 _TYPE_NAMES = {
     "string": "a string",
     "number": "a number",
@@ -39,27 +43,58 @@ class SchemaIssue:
     keyword: str = ""
 
 
+class SchemaChecker:
+    """A schema's validators: jsonschema-rs answers "is it valid?" in well under a
+    microsecond, so the Python validator, which explains, runs only on invalid
+    values. That keeps a 100k-row dataset check fast."""
+
+    def __init__(self, schema: dict) -> None:
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        self.explainer = cls(schema, format_checker=cls.FORMAT_CHECKER)
+        self.fast = _fast_validator(schema)
+
+    def issues(self, instance: Any) -> list[SchemaIssue]:
+        if self.fast is not None:
+            try:
+                if self.fast.is_valid(instance):
+                    return []
+            except (ValueError, TypeError, OverflowError):  # values jsonschema-rs cannot take
+                pass
+        issues: list[SchemaIssue] = []
+        for error in self.explainer.iter_errors(instance):
+            issues.extend(_issues_of(error))
+        # jsonschema raises one "required" error per missing key, each carrying the
+        # whole list, so the same missing key would be described once per missing key.
+        issues = list(dict.fromkeys(issues))
+        issues.sort(key=lambda issue: (len(issue.path), [str(part) for part in issue.path]))
+        return issues
+
+
+def _fast_validator(schema: dict) -> Any:
+    try:
+        import jsonschema_rs
+    except ImportError:  # pragma: no cover - a declared dependency
+        return None
+    try:
+        return jsonschema_rs.validator_for(schema, validate_formats=True)
+    except Exception:  # noqa: BLE001 - an invalid schema is explained by the other validator
+        return None
+
+
 @lru_cache(maxsize=None)
-def validator_for(name: str) -> jsonschema.protocols.Validator:
-    return _validator(load_schema(name))
+def validator_for(name: str) -> SchemaChecker:
+    """The checker of a shipped schema, e.g. ``validator_for("suite")``."""
+    return SchemaChecker(load_schema(name))
 
 
-def _validator(schema: dict) -> jsonschema.protocols.Validator:
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+def validator_of(schema: dict) -> SchemaChecker:
+    """A checker for a schema given inline (a manifest's ``config_schema``)."""
+    return SchemaChecker(schema)
 
 
-def validator_of(schema: dict) -> jsonschema.protocols.Validator:
-    """A validator for a schema given inline (a manifest's ``config_schema``)."""
-    return _validator(schema)
-
-
-def schema_issues(validator: jsonschema.protocols.Validator, instance: Any) -> list[SchemaIssue]:
-    issues: list[SchemaIssue] = []
-    for error in validator.iter_errors(instance):
-        issues.extend(_issues_of(error))
-    issues.sort(key=lambda issue: (len(issue.path), [str(part) for part in issue.path]))
-    return issues
+def schema_issues(checker: SchemaChecker, instance: Any) -> list[SchemaIssue]:
+    """Every way ``instance`` fails the schema, each with its path; [] when valid."""
+    return checker.issues(instance)
 
 
 def _describe(value: Any) -> str:
@@ -144,8 +179,8 @@ def _alternatives(error: ValidationError, path: tuple, keyword: str) -> SchemaIs
     """One readable message for anyOf / oneOf instead of jsonschema's generic one."""
     branches = error.validator_value
     instance = error.instance
-    # Every branch only demands keys: say which keys would do.
-    if all(isinstance(branch, dict) and set(branch) <= {"required"} for branch in branches):
+    # Every branch only demands keys (annotations aside): say which keys would do.
+    if all(isinstance(branch, dict) and "required" in branch and set(branch) <= _ANNOTATIONS | {"required"} for branch in branches):
         options = [" + ".join(branch["required"]) for branch in branches]
         if keyword == "oneOf" and isinstance(instance, dict):
             present = [option for option, branch in zip(options, branches) if all(k in instance for k in branch["required"])]

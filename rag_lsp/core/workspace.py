@@ -361,8 +361,12 @@ class Workspace:
             dirs[:] = kept
             for name in sorted(names):
                 relative = prefix + name
-                if not _ignored(ignores, relative):
-                    found.append(relative)
+                if _ignored(ignores, relative):
+                    continue
+                # A symlink to a file outside the workspace is not a workspace file.
+                if os.path.islink(os.path.join(folder, name)) and not self.contains(Path(folder) / name):
+                    continue
+                found.append(relative)
         return found
 
     def discover(self) -> dict[str, str]:

@@ -21,12 +21,12 @@ _CUTOFF = 65
 _MARGIN = 10
 
 
-def closest(word: str, choices: Iterable[str], limit: int = 3) -> list[str]:
+def closest(word: str, choices: Iterable[str], limit: int = 3, cutoff: float = _CUTOFF) -> list[str]:
     """Up to ``limit`` names of ``choices`` close to ``word``, best first."""
     names = sorted({choice for choice in choices if choice != word})
     if not word or not names:
         return []
-    found = process.extract(word, names, limit=limit, score_cutoff=_CUTOFF)
+    found = process.extract(word, names, limit=limit, score_cutoff=cutoff)
     if not found:
         return []
     best = found[0][1]

@@ -1,4 +1,4 @@
-"""Expected path is not normalized.
+r"""Expected path is not normalized.
 
 ## What it does
 With `match: path` (the default), finds a value of a case's `expect.relevant`

@@ -30,7 +30,7 @@ Use a JSON Schema type (`string`, `number`, `integer`, `boolean`, `object`,
 import jsonschema
 
 from ..findings import Severity
-from ..schemacheck import schema_issues
+from ..schemacheck import schema_issues, validator_of
 from . import MANIFEST, rule_of
 
 RULE = rule_of(__doc__, "RAG301", "invalid-config-schema", Severity.ERROR)
@@ -58,9 +58,9 @@ def metaschema_issues(schema: dict) -> list:
         dialect = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     except TypeError:  # an unhashable `$schema` value: the metaschema reports it below
         dialect = jsonschema.Draft202012Validator
-    checker_class = jsonschema.validators.validator_for(dialect.META_SCHEMA, default=dialect)
-    checker = checker_class(dialect.META_SCHEMA, format_checker=checker_class.FORMAT_CHECKER)
-    return schema_issues(checker, schema)
+    # A checker of the metaschema is built the way check_schema builds it: the
+    # metaschema's own dialect, with its format checks (`pattern` is a regex).
+    return schema_issues(validator_of(dialect.META_SCHEMA), schema)
 
 
 def _readable(message: str, keyword: str) -> str:

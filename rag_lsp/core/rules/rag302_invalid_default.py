@@ -42,16 +42,12 @@ def invalid_default(context):
     node = context.root.get("config_schema") if context.root is not None else None
     if not isinstance(schema, dict) or node is None or not node.is_map or not _valid_schema(schema):
         return
-    # One validator over the whole config_schema, narrowed to each property, so a
-    # property's `$ref: '#/$defs/...'` resolves against the config_schema itself.
-    root_validator = validator_of(schema)
     for name, property_schema, property_node in _properties_with_defaults(schema, node):
         default_node = property_node.get("default")
         if default_node is None:
             continue
-        default = property_schema["default"]
         try:
-            issues = schema_issues(root_validator.evolve(schema=property_schema), default)
+            issues = schema_issues(_property_checker(schema, property_schema), property_schema["default"])
         except Unresolvable:  # a `$ref` that resolves nowhere: not this rule's concern
             continue
         for issue in issues:
@@ -60,6 +56,18 @@ def invalid_default(context):
                 f"the default of {name!r} does not fit its own schema: {issue.message}; "
                 "change the default or the property's schema",
             )
+
+
+# What a property's schema needs from the config_schema around it: the dialect
+# and the definitions its `$ref`s point into.
+_CONTEXT_KEYS = ("$schema", "$id", "$defs", "definitions")
+
+
+def _property_checker(config_schema: dict, property_schema: dict):
+    """A checker for one property's schema that still resolves ``#/$defs/...``."""
+    wrapper = {key: config_schema[key] for key in _CONTEXT_KEYS if key in config_schema}
+    wrapper["allOf"] = [property_schema]
+    return validator_of(wrapper)
 
 
 def _valid_schema(schema: dict) -> bool:

@@ -1,0 +1,51 @@
+"""``rag-lsp serve``: the language server, over stdio (default) or TCP."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from . import EXIT_OK, UsageError
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "serve",
+        help="run the language server (stdio by default)",
+        description="Run the language server. Editors start it over stdio; --tcp serves one client on a socket.",
+    )
+    parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on HOST:PORT instead of stdio")
+    parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
+    parser.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="debug" if os.environ.get("RAG_LSP_DEBUG") else "warning",
+        help="level of the log written to stderr (default: warning)",
+    )
+    parser.set_defaults(handler=run_serve)
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) as a host and a port."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"--tcp expects HOST:PORT, got {text!r}")
+    return host.strip("[]"), int(port)
+
+
+def run_serve(arguments: argparse.Namespace) -> int:
+    if arguments.tcp and arguments.stdio:
+        raise UsageError("choose one of --stdio and --tcp")
+    address = parse_address(arguments.tcp) if arguments.tcp else None
+    # stdout carries the protocol: logs go to stderr only.
+    logging.basicConfig(stream=sys.stderr, level=getattr(logging, arguments.log_level.upper()))
+    from ..server import create_server
+
+    server = create_server()
+    if address is not None:
+        server.start_tcp(*address)
+    else:
+        server.start_io()
+    return EXIT_OK

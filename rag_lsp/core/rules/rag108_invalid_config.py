@@ -1,0 +1,94 @@
+"""Engine options or metric config fail the manifest's `config_schema`.
+
+## What it does
+Validates each `options.<engine>` of a suite against that engine manifest's
+`config_schema`, and each `metrics.<name>` config against that metric manifest's
+`config_schema`: a wrong type, a value outside its enum or range, an unknown
+option. The finding lands on the offending value or key. A `null` or empty
+metric config means the manifest's defaults and is valid. Unknown engines and
+metrics are RAG100 and RAG101.
+
+## Why is this bad?
+An option the engine does not understand is ignored or crashes the run:
+`match: url` would make every expected value match nothing, and a misspelled
+`kk: 5` scores every hit instead of the first five.
+
+## Example
+```yaml
+options:
+  rag: {match: url, k: 0}
+metrics:
+  rag.hit_at_k: {t1: 2}
+```
+
+## How to fix
+Use a value the message allows; hover an option to read its documentation.
+For `rag`: `match` is `path`, `id` or `corpus`, `k` an integer of at least 1.
+"""
+
+from typing import Any
+
+import jsonschema
+
+from ..contexts import locate
+from ..findings import Severity
+from ..schemacheck import schema_issues, validator_of
+from ..yamltree import TooLarge, to_python
+from . import SUITE, rule_of
+from ._suite import string_keys
+
+RULE = rule_of(__doc__, "RAG108", "invalid-config", Severity.ERROR)
+
+
+@RULE.check(SUITE)
+def invalid_config(context):
+    yield from _engine_options(context)
+    yield from _metric_configs(context)
+
+
+def _engine_options(context):
+    registry = context.workspace.manifests()
+    for name, key, value in string_keys(context.node.get("options")):
+        manifest = registry.engine(name)
+        # Not a mapping: RAG004 says so from the suite schema.
+        if manifest is not None and value.is_map:
+            yield from _check(context, f"engine {name!r}", manifest.config_schema, key, value)
+
+
+def _metric_configs(context):
+    registry = context.workspace.manifests()
+    for name, key, value in string_keys(context.node.get("metrics")):
+        manifest = registry.metric_manifest(name)
+        # null means the defaults; any other non-mapping is RAG004's.
+        if manifest is not None and value.is_map:
+            yield from _check(context, f"metric {name!r}", manifest.config_schema, key, value)
+
+
+def _check(context, owner: str, schema: dict[str, Any] | None, key, value):
+    if schema is None:
+        return
+    try:
+        jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator).check_schema(schema)
+        validator = validator_of(schema)
+        instance = to_python(value.resolve(), context.workspace.yaml_limits)
+        issues = schema_issues(validator, instance)
+    except (jsonschema.SchemaError, TooLarge):
+        return  # an invalid config_schema is the manifest's finding (RAG301)
+    # A value of the wrong type also fails its enum or range: say it once.
+    mistyped = {issue.path for issue in issues if issue.keyword == "type"}
+    for issue in issues:
+        if issue.path in mistyped and issue.keyword != "type":
+            continue
+        if not issue.path and issue.anchor == "key":
+            # A key missing from the whole config: underline the engine / metric name.
+            start, end = key.start, key.end
+        else:
+            start, end = locate(value, issue.path, issue.anchor)
+        yield RULE.finding(context.range(start, end), _message(owner, issue))
+
+
+def _message(owner: str, issue) -> str:
+    if issue.path and issue.anchor != "key":
+        option = ".".join(str(part) for part in issue.path)
+        return f"{owner} option {option!r}: {issue.message}"
+    return f"{owner} options: {issue.message}"

@@ -1,0 +1,107 @@
+"""Findings to LSP diagnostics: the one place positions leave code points.
+
+The core counts columns in code points. The client counts them in the position
+encoding negotiated at ``initialize`` (UTF-16 unless it offered something else), so
+every range is converted here, against the text the finding was computed from.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from lsprotocol import types
+
+from ..core.findings import SOURCE, Finding, Fix
+from ..core.text import LineIndex, Position, Range, utf8_character, utf16_character
+
+UTF8 = "utf-8"
+UTF16 = "utf-16"
+UTF32 = "utf-32"
+
+
+def encoding_name(kind: Any) -> str:
+    """The negotiated encoding as a plain string ("utf-16" when unknown)."""
+    value = getattr(kind, "value", kind)
+    return value if value in (UTF8, UTF16, UTF32) else UTF16
+
+
+def _column(encoding: str) -> Callable[[str, int], int]:
+    if encoding == UTF8:
+        return utf8_character
+    if encoding == UTF32:
+        return lambda line_text, character: character
+    return utf16_character
+
+
+class Positions:
+    """Converts core ranges of one text to client ranges in one encoding."""
+
+    __slots__ = ("lines", "_column")
+
+    def __init__(self, lines: LineIndex, encoding: str) -> None:
+        self.lines = lines
+        self._column = _column(encoding)
+
+    def position(self, position: Position) -> types.Position:
+        line_text = self.lines.line_text(position.line)
+        return types.Position(line=position.line, character=self._column(line_text, position.character))
+
+    def range(self, range: Range) -> types.Range:
+        return types.Range(start=self.position(range.start), end=self.position(range.end))
+
+
+def range_json(range: types.Range) -> dict[str, Any]:
+    return {
+        "start": {"line": range.start.line, "character": range.start.character},
+        "end": {"line": range.end.line, "character": range.end.character},
+    }
+
+
+def fix_json(fix: Fix, positions: Positions) -> dict[str, Any]:
+    """A fix as plain JSON, ranges already in the client's encoding, so a code
+    action can build its edit from the diagnostic alone."""
+    item: dict[str, Any] = {
+        "title": fix.title,
+        "edits": [{"range": range_json(positions.range(edit.range)), "newText": edit.new_text} for edit in fix.edits],
+    }
+    if fix.create_file is not None:
+        item["createFile"] = fix.create_file
+    return item
+
+
+def to_diagnostic(
+    finding: Finding,
+    positions: Positions,
+    related_positions: Callable[[str], Positions],
+    uri_of: Callable[[str], str],
+    related_information: bool = True,
+) -> types.Diagnostic:
+    """One finding as an LSP diagnostic.
+
+    ``related_positions`` and ``uri_of`` map a workspace-relative path to the
+    converter of its text and to its URI (related places may be in other files).
+    """
+    related = None
+    if related_information and finding.related:
+        related = [
+            types.DiagnosticRelatedInformation(
+                location=types.Location(uri=uri_of(item.path), range=related_positions(item.path).range(item.range)),
+                message=item.message,
+            )
+            for item in finding.related
+        ]
+    data = {"fixes": [fix_json(fix, positions) for fix in finding.fixes]} if finding.fixes else None
+    return types.Diagnostic(
+        range=positions.range(finding.range),
+        message=finding.message,
+        severity=types.DiagnosticSeverity(int(finding.severity)),
+        code=finding.code,
+        source=SOURCE,
+        related_information=related,
+        data=data,
+    )
+
+
+def file_uri(path: Path) -> str:
+    return path.as_uri()

@@ -1,0 +1,258 @@
+"""Scheduling checks and publishing their diagnostics, on the message loop.
+
+Every open, change or close bumps a generation and (after a short debounce)
+starts a check pass on the worker thread; the loop keeps reading messages
+meanwhile. When a pass ends, each file's diagnostics are published only if they
+were computed for the document version the editor has now, and only if they differ
+from what the editor was last told. A newer version always gets a pass of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from ..core.settings import Settings
+from .checker import Checker, FileDiagnostics, OpenDocument, PassResult, Snapshot
+from .convert import encoding_name
+
+if TYPE_CHECKING:
+    from .server import RagLanguageServer
+
+log = logging.getLogger(__name__)
+
+# Quiet time after a keystroke before checking: typing bursts cost one pass.
+DEBOUNCE_S = 0.1
+
+
+@dataclass
+class Published:
+    uri: str
+    version: int | None
+    diagnostics: list[types.Diagnostic]
+    root: Path
+
+
+def path_of(uri: str) -> Path | None:
+    """The file system path of a ``file:`` URI, resolved; None for other schemes."""
+    if not uri.startswith("file:"):
+        return None
+    path = to_fs_path(uri)
+    if not path:
+        return None
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):
+        return Path(path)
+
+
+class Session:
+    """The server's diagnostics state: what is scheduled, checked and published."""
+
+    def __init__(self, server: RagLanguageServer) -> None:
+        self.server = server
+        self.settings = Settings()
+        self.checker = Checker()
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-lsp-check")
+        self.published: dict[Path, Published] = {}
+        self.generation = 0
+        self._checked = 0
+        self._full = False
+        self._deadline = 0.0
+        self._task: asyncio.Task[None] | None = None
+        self._ready: asyncio.Event | None = None
+        self._idle: asyncio.Event | None = None
+        self._progress_token: types.ProgressToken | None = None
+        self._progress_percent = -1
+
+    # -------------------------------------------------- events (loop thread)
+
+    def _events(self) -> tuple[asyncio.Event, asyncio.Event]:
+        # Created lazily: they belong to the loop the server runs in.
+        if self._ready is None or self._idle is None:
+            self._ready, self._idle = asyncio.Event(), asyncio.Event()
+            self._idle.set()
+        return self._ready, self._idle
+
+    def start(self) -> None:
+        """Initialization is over: settings are known, checks may run."""
+        ready, _ = self._events()
+        ready.set()
+
+    def changed(self, *, delay: float = 0.0, full: bool = False) -> None:
+        """Something the diagnostics depend on changed: schedule a pass."""
+        _, idle = self._events()
+        loop = asyncio.get_running_loop()
+        self.generation += 1
+        self._full |= full
+        self._deadline = loop.time() + delay
+        idle.clear()
+        if self._task is None or self._task.done():
+            self._task = loop.create_task(self._run())
+
+    async def settled(self) -> None:
+        """Wait until every scheduled pass has run and been published."""
+        _, idle = self._events()
+        await idle.wait()
+
+    def shutdown(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+    # -------------------------------------------------- passes
+
+    async def _run(self) -> None:
+        ready, idle = self._events()
+        loop = asyncio.get_running_loop()
+        try:
+            await ready.wait()
+            while self._checked != self.generation:
+                # Debounce: a newer change pushes the deadline back.
+                while (wait := self._deadline - loop.time()) > 0:
+                    await asyncio.sleep(wait)
+                snapshot = self._snapshot()
+                self._full = False
+                try:
+                    result = await loop.run_in_executor(self.executor, self.checker.run, snapshot, self._progress_from_thread(loop))
+                except Exception:  # a failed pass is logged; the next change retries
+                    log.exception("check pass failed")
+                    result = None
+                self._checked = snapshot.generation
+                if result is not None:
+                    try:
+                        self._publish(snapshot, result)
+                    except Exception:
+                        log.exception("publishing diagnostics failed")
+        finally:
+            # Done, or cancelled at shutdown: nobody should wait for more.
+            idle.set()
+
+    def _snapshot(self) -> Snapshot:
+        workspace = self.server.workspace
+        documents: dict[Path, OpenDocument] = {}
+        for uri, document in workspace.text_documents.items():
+            path = path_of(uri)
+            if path is not None:
+                documents[path] = OpenDocument(uri, document.version, document.source)
+        folders = []
+        for folder in workspace.folders.values():
+            path = path_of(folder.uri)
+            if path is not None:
+                folders.append(path)
+        if not folders and workspace.root_uri:
+            path = path_of(workspace.root_uri)
+            if path is not None:
+                folders.append(path)
+        capabilities = self.server.client_capabilities
+        publish = capabilities.text_document.publish_diagnostics if capabilities.text_document else None
+        return Snapshot(
+            generation=self.generation,
+            documents=documents,
+            folders=tuple(folders),
+            settings=self.settings,
+            encoding=encoding_name(workspace.position_encoding),
+            related_information=bool(publish and publish.related_information),
+            full=self._full,
+        )
+
+    def _open_versions(self) -> dict[Path, int | None]:
+        versions = {}
+        for uri, document in self.server.workspace.text_documents.items():
+            path = path_of(uri)
+            if path is not None:
+                versions[path] = document.version
+        return versions
+
+    def _publish(self, snapshot: Snapshot, result: PassResult) -> None:
+        now = self._open_versions()
+        for path, file in result.files.items():
+            was = snapshot.documents.get(path)
+            if (was is not None or path in now) and (was is None or path not in now or now[path] != was.version):
+                continue  # computed for a superseded version (or open state): a newer pass follows
+            self._send(path, file)
+        for path, last in list(self.published.items()):
+            if last.root in result.checked_roots and path not in result.files and path not in now:
+                del self.published[path]
+                if last.diagnostics:
+                    self._notify(last.uri, None, [])
+
+    def _send(self, path: Path, file: FileDiagnostics) -> None:
+        last = self.published.get(path)
+        if last is not None and last.uri != file.uri and last.diagnostics:
+            self._notify(last.uri, None, [])  # the editor now names the file differently
+            last = None
+        if last is None:
+            needed = bool(file.diagnostics) or file.version is not None
+        else:
+            needed = (last.version, last.diagnostics) != (file.version, file.diagnostics)
+        self.published[path] = Published(file.uri, file.version, file.diagnostics, file.root)
+        if needed:
+            self._notify(file.uri, file.version, file.diagnostics)
+
+    def _notify(self, uri: str, version: int | None, diagnostics: list[types.Diagnostic]) -> None:
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        )
+
+    def diagnostics_for(self, uri: str) -> list[types.Diagnostic]:
+        path = path_of(uri)
+        last = self.published.get(path) if path is not None else None
+        return list(last.diagnostics) if last is not None else []
+
+    # -------------------------------------------------- progress
+
+    async def scan(self) -> None:
+        """Check the whole workspace, with work-done progress when the client has it."""
+        token = await self._create_progress()
+        if token is not None:
+            self._progress_token, self._progress_percent = token, 0
+            self.server.work_done_progress.begin(
+                token,
+                types.WorkDoneProgressBegin(title="rag-lsp: checking the workspace", percentage=0, cancellable=False),
+            )
+        try:
+            self.changed(full=True)
+            await self.settled()
+        finally:
+            if token is not None:
+                self._progress_token = None
+                self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message="workspace checked"))
+
+    async def _create_progress(self) -> types.ProgressToken | None:
+        capabilities = self.server.client_capabilities
+        if not (capabilities.window and capabilities.window.work_done_progress):
+            return None
+        token = f"rag-lsp/scan/{uuid.uuid4()}"
+        try:
+            await self.server.work_done_progress.create_async(token)
+        except Exception:  # the client refused: scan without a progress bar
+            log.warning("the client refused a progress token", exc_info=True)
+            return None
+        return token
+
+    def _progress_from_thread(self, loop: asyncio.AbstractEventLoop):
+        def report(done: int, total: int) -> None:
+            loop.call_soon_threadsafe(self._report, done, total)
+
+        return report
+
+    def _report(self, done: int, total: int) -> None:
+        token = self._progress_token
+        if token is None or total <= 0:
+            return
+        percent = min(100, done * 100 // total)
+        if percent == self._progress_percent:
+            return
+        self._progress_percent = percent
+        self.server.work_done_progress.report(
+            token, types.WorkDoneProgressReport(message=f"{done}/{total} files", percentage=percent)
+        )

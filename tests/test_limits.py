@@ -1,0 +1,88 @@
+"""Size and safety limits: input past them is refused with RAG005, quickly, where it happened."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rag_lsp.core.analyze import analyze_workspace
+from rag_lsp.core.settings import Settings
+from rag_lsp.core.text import Range
+from rag_lsp.core.workspace import Workspace
+
+FIXTURES = Path(__file__).parent / "fixtures" / "rules" / "RAG005"
+
+SUITE = """\
+suites:
+  - id: code
+    target: {kind: capability, id: vectors.query}
+    dataset: .punica/evals/code.jsonl
+    engines: [rag]
+    thresholds:
+      rag.mode.semantic: 1
+"""
+
+SHORT_ROW = '{"id": "app", "input": {"query": "app"}, "expect": {"relevant": ["src/app.py"]}}'
+
+
+def _workspace(root: Path, dataset: str, settings: Settings) -> Workspace:
+    (root / ".punica" / "evals").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("print('hi')\n", encoding="utf-8")
+    (root / ".punica" / "evals" / "code.suite.yaml").write_text(SUITE, encoding="utf-8")
+    (root / ".punica" / "evals" / "code.jsonl").write_text(dataset, encoding="utf-8")
+    return Workspace(root, settings)
+
+
+def _codes(findings: dict, path: str) -> list[tuple[str, str]]:
+    return [(finding.code, str(finding.range)) for finding in findings[path]]
+
+
+def test_alias_bomb_is_refused_on_the_alias() -> None:
+    """The billion laughs (nine levels of nine aliases) yields one RAG005 on an alias, not an expansion."""
+    findings = analyze_workspace(Workspace(FIXTURES / "alias-bomb"))
+    (finding,) = findings[".punica/evals/code.suite.yaml"]
+    assert finding.code == "RAG005"
+    assert "alias bomb" in finding.message
+    assert finding.range == Range.of(6, 20, 6, 25)  # a `*lol5` on the line of `lol6`
+
+
+def test_alias_bomb_stops_at_the_node_budget() -> None:
+    """A lower node budget refuses the bomb earlier, on an earlier line."""
+    findings = analyze_workspace(Workspace(FIXTURES / "alias-bomb", Settings(max_yaml_nodes=100)))
+    (finding,) = findings[".punica/evals/code.suite.yaml"]
+    assert finding.code == "RAG005" and "more than 100 nodes" in finding.message
+    assert finding.range.start.line < 6
+
+
+def test_deep_nesting_is_refused_at_the_first_level_too_deep() -> None:
+    """Nesting past maxYamlDepth is refused on the one bracket that goes too deep."""
+    findings = analyze_workspace(Workspace(FIXTURES / "deep-nesting", Settings(max_yaml_depth=10)))
+    assert _codes(findings, ".punica/evals/deep.suite.yaml") == [("RAG005", "4:26-4:27")]
+
+
+def test_long_dataset_line_is_refused_on_that_line(tmp_path: Path) -> None:
+    """A dataset line above maxLineBytes gets RAG005 over the line (its first 200 characters) and is not read."""
+    long_row = '{"id": "long", "input": {"query": "' + "x" * 300 + '"}, "expect": {"relevant": ["src/app.py"]}}'
+    workspace = _workspace(tmp_path, f"{SHORT_ROW}\n{long_row}\n", Settings(max_line_bytes=100))
+    findings = analyze_workspace(workspace)
+    assert _codes(findings, ".punica/evals/code.jsonl") == [("RAG005", "1:0-1:200")]
+    (finding,) = findings[".punica/evals/code.jsonl"]
+    assert "above the limit of 100" in finding.message
+    assert findings[".punica/evals/code.suite.yaml"] == []
+
+
+def test_line_at_the_limit_is_read(tmp_path: Path) -> None:
+    """A dataset line exactly maxLineBytes long is read and checked as usual."""
+    workspace = _workspace(tmp_path, SHORT_ROW + "\n", Settings(max_line_bytes=len(SHORT_ROW)))
+    assert analyze_workspace(workspace)[".punica/evals/code.jsonl"] == []
+
+
+def test_file_above_max_file_bytes_is_refused_whole(tmp_path: Path) -> None:
+    """A dataset above maxFileBytes gets one RAG005 at its start and none of its rows are read."""
+    rows = "\n".join(SHORT_ROW.replace('"app"', f'"app-{n}"', 1) for n in range(40)) + "\n"
+    workspace = _workspace(tmp_path, rows, Settings(max_file_bytes=1000))
+    findings = analyze_workspace(workspace)
+    (finding,) = findings[".punica/evals/code.jsonl"]
+    assert (finding.code, str(finding.range)) == ("RAG005", "0:0-0:0")
+    assert f"file is {len(rows.encode()):,} bytes, above the limit of 1,000" in finding.message
+    assert findings[".punica/evals/code.suite.yaml"] == []

@@ -1,0 +1,122 @@
+"""Parsing with positions: YAML trees and JSON Lines rows."""
+
+from __future__ import annotations
+
+from rag_lsp.core.jsonrows import Row, duplicate_key_spans
+from rag_lsp.core.text import LineIndex, Range, apply_edits, character_from_utf16, utf16_character
+from rag_lsp.core.yamltree import TooLarge, YamlLimits, parse_yaml, to_python
+
+
+def span_text(text: str, node) -> str:
+    return text[node.start : node.end]
+
+
+def test_yaml_nodes_keep_their_code_point_spans() -> None:
+    """Every key and value knows where it is, in code points, after non-ASCII text."""
+    text = 'title: "é😀"\nsuites:\n  - id: rag-code\n    k: 5\n'
+    document = parse_yaml(text)
+    suite = document.root.get("suites").elements()[0]
+    key, value = suite.entry("id")
+    assert span_text(text, key) == "id" and span_text(text, value) == "rag-code"
+    assert LineIndex(text).position(value.start) == LineIndex(text).position(text.index("rag-code"))
+    assert suite.get("k").scalar() == 5
+
+
+def test_yaml_scalars_resolve_like_yaml_but_dates_stay_text() -> None:
+    """Numbers, booleans and nulls resolve; dates stay the text that was written."""
+    document = parse_yaml("a: 1\nb: 0.5\nc: true\nd: ~\ne: 2024-01-01\nf: '1'\n")
+    assert document.to_python() == {"a": 1, "b": 0.5, "c": True, "d": None, "e": "2024-01-01", "f": "1"}
+
+
+def test_yaml_duplicate_keys_are_reported_with_both_spans() -> None:
+    """A repeated key is a RAG003 problem pointing at the repeat and the first."""
+    text = "a: 1\nb: 2\na: 3\n"
+    (problem,) = parse_yaml(text).problems
+    assert problem.code == "RAG003"
+    assert (problem.start, problem.end) == (10, 11) and problem.first == (0, 1)
+
+
+def test_yaml_syntax_error_is_at_the_parser_position() -> None:
+    """A syntax error is RAG001 at the position libyaml stopped."""
+    text = "suites:\n  - id: a\n    engines: [rag\n"
+    (problem,) = parse_yaml(text).problems
+    assert problem.code == "RAG001"
+    assert LineIndex(text).position(problem.start).line == 3
+
+
+def test_yaml_alias_bomb_is_refused_on_a_budget() -> None:
+    """Aliases are not expanded while parsing; turning them into values stops at the node budget."""
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for level in range(1, 10):
+        lines.append(f"a{level}: &a{level} [" + ", ".join([f"*a{level - 1}"] * 9) + "]")
+    document = parse_yaml("\n".join(lines) + "\n")
+    assert document.problems == []
+    try:
+        to_python(document.root, YamlLimits(max_nodes=10_000))
+    except TooLarge as refused:
+        assert refused.node.kind == "alias"
+    else:
+        raise AssertionError("the alias bomb was expanded")
+
+
+def test_yaml_deep_nesting_is_refused() -> None:
+    """Nesting past the depth limit is RAG005, before any tree is built."""
+    (problem,) = parse_yaml("[" * 500 + "]" * 500, YamlLimits(max_depth=64)).problems
+    assert problem.code == "RAG005"
+
+
+def test_yaml_recursive_alias_is_refused() -> None:
+    """An alias to an anchor that is not finished (a cycle) is refused."""
+    (problem,) = parse_yaml("a: &x [*x]\n").problems
+    assert problem.code == "RAG005"
+
+
+def test_json_row_error_column() -> None:
+    """A JSON error is reported at the decoder's column."""
+    row = Row('{"id": "a", "input": {"query": "x"}, "expect": {"relevant": ["a"],}}')
+    column, message = row.error
+    assert row.value is None and column == row.text.index(",}") + 1
+    assert message
+
+
+def test_json_row_rejects_nan_at_its_column() -> None:
+    """NaN is not JSON: the error points at it, not at a string that spells it."""
+    row = Row('{"NaN": NaN}')
+    assert row.error[0] == row.text.rindex("NaN")
+
+
+def test_json_row_spans_are_code_points() -> None:
+    """Spans of keys and values inside a line count code points, after emoji too."""
+    row = Row('{"id": "😀", "expect": {"relevant": ["a.md", "b.md"]}}')
+    span = row.span("expect", "relevant", 1)
+    assert row.text[span.value_start : span.value_end] == '"b.md"'
+    start, end = row.key_span("expect")
+    assert row.text[start:end] == '"expect"'
+
+
+def test_json_row_span_of_missing_path_falls_back_to_parent() -> None:
+    """A path that does not exist resolves to the nearest value that does."""
+    row = Row('{"expect": {}}')
+    span = row.span("expect", "relevant")
+    assert row.text[span.value_start : span.value_end] == "{}"
+
+
+def test_json_duplicate_keys_are_found_with_spans() -> None:
+    """A repeated key in a row is found, with the repeat and the first occurrence."""
+    row = Row('{"id": "a", "expect": {"relevant": []}, "id": "b"}')
+    assert row.has_duplicate_keys
+    ((path, start, end, first_start, first_end),) = duplicate_key_spans(row)
+    assert path == ("id",) and row.text[start:end] == '"id"' and (first_start, first_end) == (1, 5)
+
+
+def test_utf16_columns_round_trip() -> None:
+    """Code-point columns convert to UTF-16 and back, astral characters counting two units."""
+    line = "a😀b"
+    assert utf16_character(line, 2) == 3
+    assert character_from_utf16(line, 3) == 2
+
+
+def test_apply_edits_changes_only_the_ranges() -> None:
+    """Edits replace exactly their ranges, the rest of the text is untouched."""
+    text = "a: 1  # keep\nb: 2\n"
+    assert apply_edits(text, [(Range.of(1, 3, 1, 4), "3")]) == "a: 1  # keep\nb: 3\n"

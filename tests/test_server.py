@@ -1,0 +1,345 @@
+"""The language server, end to end: a real client talks to ``rag-lsp serve`` over stdio.
+
+Each test starts its own server and initializes it with the capabilities it needs.
+Nothing sleeps: tests wait for the notifications the server sends (with a timeout,
+so a missing notification fails instead of hanging).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pygls.protocol import default_converter
+from pygls.uris import to_fs_path
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+from rag_lsp.cli import main as cli_main
+from rag_lsp.core.workspace import Workspace
+
+RULE_FIXTURES = Path(__file__).parent / "fixtures" / "rules"
+TIMEOUT_S = 20
+
+SUITE = """\
+suites:
+  - id: code
+    target: {kind: capability, id: vectors.query}
+    dataset: .punica/evals/code.jsonl
+    engines: [rga]
+    thresholds:
+      rag.recall: 0.8
+      rag.mode.semantic: 1
+"""
+
+DATASET_LINES = [
+    '{"id": "ok", "input": {"query": "app"}, "expect": {"relevant": ["src/app.py"]}}',
+    '{"id": "empty", "input": {"query": "nothing"}, "expect": {"relevant": []}}',
+    '{"id": "ok", "input": {"query": "main"}, "expect": {"relevant": ["./src/app.py"]}}',
+]
+DATASET = "\n".join(DATASET_LINES) + "\n"
+
+
+# ---------------------------------------------------------------- client
+
+
+def make_client() -> LanguageClient:
+    """The pytest-lsp client, also keeping the last publishDiagnostics (with its
+    version) per URI and every version ever published."""
+    client = LanguageClient(converter_factory=default_converter)
+    client.published = {}  # type: ignore[attr-defined]
+    client.history = []  # type: ignore[attr-defined]
+
+    def publish(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
+        client.diagnostics[params.uri] = params.diagnostics
+        client.published[params.uri] = params  # type: ignore[attr-defined]
+        client.history.append(params)  # type: ignore[attr-defined]
+
+    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish})
+    return client
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "rag_lsp", "serve"], client_factory=make_client)
+)
+async def client(lsp_client: LanguageClient):
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def start(
+    client: LanguageClient,
+    root: Path | None,
+    *,
+    options: Any = None,
+    encodings: list[str] | None = None,
+    pull: bool = False,
+) -> types.InitializeResult:
+    capabilities = client_capabilities("visual-studio-code")
+    if encodings is not None:
+        capabilities.general = types.GeneralClientCapabilities(position_encodings=encodings)
+    if pull:
+        capabilities.text_document.diagnostic = types.DiagnosticClientCapabilities(related_document_support=False)
+    folders = [types.WorkspaceFolder(uri=root.as_uri(), name=root.name)] if root is not None else None
+    return await client.initialize_session(
+        types.InitializeParams(capabilities=capabilities, workspace_folders=folders, initialization_options=options)
+    )
+
+
+async def until(client: LanguageClient, method: str, predicate: Callable[[], bool]) -> None:
+    """Wait for notifications of ``method`` until ``predicate`` holds."""
+
+    async def wait() -> None:
+        while not predicate():
+            await client.wait_for_notification(method)
+
+    await asyncio.wait_for(wait(), TIMEOUT_S)
+
+
+async def diagnostics(client: LanguageClient, uri: str, version: int | None) -> list[types.Diagnostic]:
+    """The diagnostics published for ``uri`` at ``version`` (None: a file not open)."""
+
+    def arrived() -> bool:
+        params = client.published.get(uri)  # type: ignore[attr-defined]
+        return params is not None and params.version == version
+
+    await until(client, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, arrived)
+    return list(client.published[uri].diagnostics)  # type: ignore[attr-defined]
+
+
+def open_file(client: LanguageClient, path: Path, text: str | None = None, version: int = 1) -> str:
+    uri = path.as_uri()
+    language = "yaml" if path.suffix in (".yaml", ".yml") else "jsonl"
+    text = path.read_text(encoding="utf-8") if text is None else text
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id=language, version=version, text=text))
+    )
+    return uri
+
+
+def edit(client: LanguageClient, uri: str, version: int, line: int, start: int, end: int, text: str) -> None:
+    change = types.TextDocumentContentChangePartial(
+        range=types.Range(types.Position(line, start), types.Position(line, end)), text=text
+    )
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=[change]
+        )
+    )
+
+
+def spans(items: list[types.Diagnostic]) -> list[tuple[str, str]]:
+    """Diagnostics as (code, "line:col-line:col"), sorted."""
+    return sorted(
+        (str(d.code), f"{d.range.start.line}:{d.range.start.character}-{d.range.end.line}:{d.range.end.character}")
+        for d in items
+    )
+
+
+def span(line: int, start: int, end: int) -> str:
+    return f"{line}:{start}-{line}:{end}"
+
+
+def make_workspace(root: Path, dataset: str = DATASET, suite: str = SUITE) -> tuple[Path, Path]:
+    (root / ".punica" / "evals").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("print('hi')\n", encoding="utf-8")
+    suite_path = root / ".punica" / "evals" / "code.suite.yaml"
+    dataset_path = root / ".punica" / "evals" / "code.jsonl"
+    suite_path.write_text(suite, encoding="utf-8")
+    dataset_path.write_text(dataset, encoding="utf-8")
+    return suite_path, dataset_path
+
+
+def value_span(line: str, value: str, occurrence: int = 1) -> tuple[int, int]:
+    index = -1
+    for _ in range(occurrence):
+        index = line.index(value, index + 1)
+    return index, index + len(value)
+
+
+# ---------------------------------------------------------------- tests
+
+
+async def test_open_broken_suite_and_dataset(client: LanguageClient, tmp_path: Path) -> None:
+    """Opening a broken suite and dataset publishes each finding with its code, exact range, version, fix and related place."""
+    suite_path, dataset_path = make_workspace(tmp_path)
+    await start(client, tmp_path)
+    suite_uri = open_file(client, suite_path)
+    dataset_uri = open_file(client, dataset_path)
+
+    suite_diagnostics = await diagnostics(client, suite_uri, 1)
+    assert spans(suite_diagnostics) == [("RAG100", span(4, *value_span(SUITE.splitlines()[4], "rga")))]
+    assert suite_diagnostics[0].source == "rag-lsp"
+    assert suite_diagnostics[0].severity == types.DiagnosticSeverity.Error
+
+    found = await diagnostics(client, dataset_uri, 1)
+    assert spans(found) == sorted(
+        [
+            ("RAG200", span(1, *value_span(DATASET_LINES[1], "[]"))),
+            ("RAG202", span(2, *value_span(DATASET_LINES[2], '"ok"'))),
+            ("RAG206", span(2, *value_span(DATASET_LINES[2], '"./src/app.py"'))),
+        ]
+    )
+    duplicate = next(d for d in found if d.code == "RAG202")
+    assert duplicate.related_information is not None
+    assert duplicate.related_information[0].location.uri == dataset_path.as_uri()
+    assert duplicate.related_information[0].location.range.start.line == 0
+    unnormalized = next(d for d in found if d.code == "RAG206")
+    assert unnormalized.severity == types.DiagnosticSeverity.Warning
+    assert unnormalized.data["fixes"][0]["edits"][0]["newText"] == '"src/app.py"'
+
+
+async def test_incremental_edits_publish_the_edited_version(client: LanguageClient, tmp_path: Path) -> None:
+    """An incremental edit is checked and published with its version; closing a workspace file shows its on-disk findings."""
+    _, dataset_path = make_workspace(tmp_path)
+    await start(client, tmp_path)
+    uri = open_file(client, dataset_path)
+    assert "RAG200" in [d.code for d in await diagnostics(client, uri, 1)]
+
+    # Fill the empty list on line 1: its RAG200 goes away.
+    start_column = DATASET_LINES[1].index("[]") + 1
+    edit(client, uri, 2, 1, start_column, start_column, '"src/app.py"')
+    assert "RAG200" not in [d.code for d in await diagnostics(client, uri, 2)]
+
+    # Two edits in a row: empty line 0's list, then rename its id to end the duplicate.
+    line0 = DATASET_LINES[0]
+    list_start, list_end = value_span(line0, '["src/app.py"]')
+    edit(client, uri, 3, 0, list_start, list_end, "[]")
+    id_start, id_end = value_span(line0, '"ok"')
+    edit(client, uri, 4, 0, id_start, id_end, '"first"')
+    final = await diagnostics(client, uri, 4)
+    renamed = line0[:id_start] + '"first"' + line0[id_end:list_start] + "[]"
+    assert spans(final) == sorted(
+        [
+            ("RAG200", span(0, len(renamed) - 2, len(renamed))),
+            ("RAG206", span(2, *value_span(DATASET_LINES[2], '"./src/app.py"'))),
+        ]
+    )
+    versions = [p.version for p in client.history if p.uri == uri]  # type: ignore[attr-defined]
+    assert versions == sorted(versions), "an older version was published after a newer one"
+
+    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+    on_disk = await diagnostics(client, uri, None)
+    assert [d.code for d in on_disk if d.code == "RAG200"] == ["RAG200"]
+
+
+async def test_closing_a_file_outside_the_scan_clears_its_diagnostics(client: LanguageClient, tmp_path: Path) -> None:
+    """A suite file that the workspace scan does not cover loses its diagnostics when closed."""
+    make_workspace(tmp_path, dataset=DATASET_LINES[0] + "\n", suite=SUITE.replace("[rga]", "[rag]"))
+    loose = tmp_path / "notes" / "extra.yaml"
+    loose.parent.mkdir()
+    loose.write_text(SUITE.replace("id: code", "id: extra"), encoding="utf-8")
+    await start(client, tmp_path)
+    uri = open_file(client, loose)
+    assert [d.code for d in await diagnostics(client, uri, 1)] == ["RAG100"]
+    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+    assert await diagnostics(client, uri, None) == []
+
+
+async def test_workspace_scan_reports_unopened_files(client: LanguageClient, tmp_path: Path) -> None:
+    """On start the server scans the workspace with progress and publishes findings of files nobody opened."""
+    suite_path, dataset_path = make_workspace(tmp_path)
+    await start(client, tmp_path)
+    found = await diagnostics(client, dataset_path.as_uri(), None)
+    assert sorted({str(d.code) for d in found}) == ["RAG200", "RAG202", "RAG206"]
+    assert [d.code for d in await diagnostics(client, suite_path.as_uri(), None)] == ["RAG100"]
+
+    def ended() -> bool:
+        return any(
+            isinstance(report, types.WorkDoneProgressEnd) for reports in client.progress_reports.values() for report in reports
+        )
+
+    await until(client, types.PROGRESS, ended)
+    (reports,) = client.progress_reports.values()
+    assert isinstance(reports[0], types.WorkDoneProgressBegin)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
+async def test_columns_follow_the_negotiated_encoding(client: LanguageClient, tmp_path: Path, encoding: str) -> None:
+    """A client that offers UTF-8 gets byte columns; a default client gets UTF-16 columns, on a line with non-ASCII text."""
+    line = '{"input": {"query": "café 🚀 naïve"}, "id": "ok", "expect": {"relevant": ["src/app.py"]}}'
+    _, dataset_path = make_workspace(tmp_path, dataset=DATASET_LINES[0] + "\n" + line + "\n")
+    result = await start(client, tmp_path, encodings=["utf-8"] if encoding == "utf-8" else None)
+    assert (result.capabilities.position_encoding or "utf-16") == encoding
+    uri = open_file(client, dataset_path)
+    (duplicate,) = [d for d in await diagnostics(client, uri, 1) if d.code == "RAG202"]
+
+    start_cp, end_cp = value_span(line, '"ok"')
+    codec = "utf-8" if encoding == "utf-8" else "utf-16-le"
+    width = 1 if encoding == "utf-8" else 2
+    expected = [len(line[:column].encode(codec)) // width for column in (start_cp, end_cp)]
+    assert [duplicate.range.start.character, duplicate.range.end.character] == expected
+    assert expected != [start_cp, end_cp]  # the line really tells the encodings apart
+
+
+async def test_bad_setting_is_reported_and_good_settings_apply(client: LanguageClient, tmp_path: Path) -> None:
+    """A bad initialization option is shown as a warning and replaced by its default; workspace/configuration applies."""
+    _, dataset_path = make_workspace(tmp_path)
+    client.set_configuration({"severity": {"RAG200": "warning"}}, section="ragLsp")
+    await start(client, tmp_path, options={"ragLsp": {"maxFileBytes": "big"}})
+    await until(client, types.WINDOW_SHOW_MESSAGE, lambda: bool(client.messages))
+    (message,) = client.messages
+    assert message.type == types.MessageType.Warning
+    assert "maxFileBytes" in message.message
+
+    uri = open_file(client, dataset_path)
+    found = await diagnostics(client, uri, 1)
+    assert {str(d.code): d.severity for d in found}["RAG200"] == types.DiagnosticSeverity.Warning
+
+
+async def test_pull_diagnostics_answer_the_same_findings(client: LanguageClient, tmp_path: Path) -> None:
+    """A client that declares pull diagnostics gets textDocument/diagnostic answered with the pushed findings."""
+    _, dataset_path = make_workspace(tmp_path)
+    result = await start(client, tmp_path, pull=True)
+    assert result.capabilities.diagnostic_provider is not None
+    uri = open_file(client, dataset_path)
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert spans(report.items) == spans(await diagnostics(client, uri, 1))
+
+
+def check_json(case: Path) -> list[dict[str, Any]]:
+    """``rag-lsp check --format json CASE``, run in this process."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        cli_main(["check", "--format", "json", str(case)])
+    return json.loads(out.getvalue())
+
+
+async def test_server_diagnostics_equal_check_on_every_rule_fixture(client: LanguageClient) -> None:
+    """For every rule fixture, the diagnostics of the opened files equal `rag-lsp check --format json`'s findings."""
+    cases = sorted(path for path in RULE_FIXTURES.glob("RAG*/*") if path.is_dir())
+    assert cases
+    await start(client, None)
+    labels = {1: "error", 2: "warning", 3: "information", 4: "hint"}
+    expected: dict[str, list[tuple]] = {}
+    for case in cases:
+        for relative in Workspace(case).discover():
+            expected[(case / relative).as_uri()] = []
+        for item in check_json(case):
+            r = item["range"]
+            where = (r["start"]["line"], r["start"]["character"], r["end"]["line"], r["end"]["character"])
+            expected[(case / item["path"]).as_uri()].append((item["code"], where, item["severity"], item["message"]))
+    for uri in expected:
+        open_file(client, Path(to_fs_path(uri)))
+    for uri, findings in expected.items():
+        got = [
+            (
+                str(d.code),
+                (d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character),
+                labels[int(d.severity or 1)],
+                d.message,
+            )
+            for d in await diagnostics(client, uri, 1)
+        ]
+        assert sorted(got) == sorted(findings), uri

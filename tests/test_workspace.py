@@ -1,0 +1,108 @@
+"""The workspace: roots, the file index, classification and cross-file facts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rag_lsp.core.workspace import DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace, find_root, normalize_relative
+
+SUITE = """\
+suites:
+  - id: code
+    target: {kind: capability, id: vectors.query}
+    dataset: .punica/evals/code.jsonl
+    engines: [rag]
+    options: {rag: {match: id, k: 3}}
+    thresholds: {rag.recall: 0.8, rag.mode.semantic: 1}
+"""
+
+
+def write(root: Path, relative: str, text: str = "x\n") -> None:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_root_is_the_nearest_folder_with_punica(tmp_path: Path) -> None:
+    """The root is the nearest folder upwards holding .punica/, before the git root."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "project" / ".punica").mkdir(parents=True)
+    (tmp_path / "project" / "src").mkdir()
+    assert find_root(tmp_path / "project" / "src") == (tmp_path / "project").resolve()
+    (tmp_path / "other").mkdir()
+    assert find_root(tmp_path / "other") == tmp_path.resolve()
+
+
+def test_file_index_skips_vcs_environments_dependencies_and_ignored(tmp_path: Path) -> None:
+    """The index holds workspace files, not .git, virtualenvs, node_modules or git-ignored files."""
+    (tmp_path / ".punica").mkdir()
+    for relative in ("src/a.py", ".git/config", ".venv/lib/x.py", "node_modules/p/index.js", "build/out.txt", "docs/b.md", "docs/tmp.log"):
+        write(tmp_path, relative)
+    write(tmp_path, ".gitignore", "build/\n")
+    write(tmp_path, "docs/.gitignore", "*.log\n")
+    files = set(Workspace(tmp_path).files())
+    assert {"src/a.py", "docs/b.md", ".gitignore", "docs/.gitignore"} <= files
+    assert not files & {".git/config", ".venv/lib/x.py", "node_modules/p/index.js", "build/out.txt", "docs/tmp.log"}
+
+
+def test_files_are_classified_by_path_and_content(tmp_path: Path) -> None:
+    """Suites, datasets, manifests and the targets config are told apart; other YAML is not ours."""
+    write(tmp_path, ".punica/evals/a.suite.yaml", SUITE)
+    write(tmp_path, ".punica/evals/code.jsonl", "")
+    write(tmp_path, ".punica/other.yaml", SUITE)
+    write(tmp_path, ".punica/metrics/m.yaml", "name: m\n")
+    write(tmp_path, ".punica/targets.yaml", "targets: {}\n")
+    write(tmp_path, "tools/manifest.yaml", "manifest_version: '1'\nkind: metric\n")
+    write(tmp_path, "compose.yaml", "services: {}\n")
+    workspace = Workspace(tmp_path)
+    assert workspace.discover() == {
+        ".punica/evals/a.suite.yaml": SUITE_FILE,
+        ".punica/evals/code.jsonl": DATASET_FILE,
+        ".punica/metrics/m.yaml": MANIFEST_FILE,
+        ".punica/other.yaml": SUITE_FILE,
+        ".punica/targets.yaml": TARGETS_FILE,
+    }
+    assert workspace.kind_of("tools/manifest.yaml") == MANIFEST_FILE
+    assert workspace.kind_of("compose.yaml") is None
+
+
+def test_dataset_use_collects_match_and_k_of_every_suite(tmp_path: Path) -> None:
+    """A dataset is read with the match and k of each suite that references it."""
+    write(tmp_path, ".punica/evals/a.suite.yaml", SUITE)
+    write(tmp_path, ".punica/evals/b.suite.yaml", SUITE.replace("id: code", "id: other").replace("match: id, k: 3", "k: 7"))
+    use = Workspace(tmp_path).dataset_use(".punica/evals/code.jsonl")
+    assert use.matches == {"id", "path"} and use.ks == {3, 7}
+    assert set(use.suites) == {"code", "other"} and "rag_case_v1" in use.accepts
+
+
+def test_recordings_are_not_datasets(tmp_path: Path) -> None:
+    """The file a recorded target replays is JSON Lines but not a dataset."""
+    write(tmp_path, ".punica/targets.yaml", "targets:\n  rec: {recorded: .punica/evals/run.jsonl}\n")
+    write(tmp_path, ".punica/evals/run.jsonl", '{"id": "a", "hits": [], "mode": "semantic"}\n')
+    workspace = Workspace(tmp_path)
+    assert workspace.kind_of(".punica/evals/run.jsonl") is None
+    assert ".punica/evals/run.jsonl" not in workspace.discover()
+
+
+def test_normalize_relative_refuses_escapes() -> None:
+    """Paths that leave the workspace normalize to None; others to their normal form."""
+    assert normalize_relative("./src//a.py") == "src/a.py"
+    assert normalize_relative("src\\a.py") == "src/a.py"
+    assert normalize_relative("../a.py") is None
+    assert normalize_relative("/etc/passwd") is None
+    assert normalize_relative("C:/x") is None
+
+
+def test_symlinks_out_of_the_workspace_are_not_workspace_files(tmp_path: Path) -> None:
+    """A symlink pointing outside the root is neither indexed nor read."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret\n")
+    root = tmp_path / "ws"
+    (root / ".punica").mkdir(parents=True)
+    (root / "link.txt").symlink_to(outside / "secret.txt")
+    (root / "linkdir").symlink_to(outside, target_is_directory=True)
+    workspace = Workspace(root)
+    assert "link.txt" not in workspace.files() and "linkdir/secret.txt" not in workspace.files()
+    assert workspace.read("link.txt") is None
+    assert workspace.read("../outside/secret.txt") is None
