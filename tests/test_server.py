@@ -172,7 +172,10 @@ def value_span(line: str, value: str, occurrence: int = 1) -> tuple[int, int]:
 async def test_open_broken_suite_and_dataset(client: LanguageClient, tmp_path: Path) -> None:
     """Opening a broken suite and dataset publishes each finding with its code, exact range, version, fix and related place."""
     suite_path, dataset_path = make_workspace(tmp_path)
-    await start(client, tmp_path)
+    result = await start(client, tmp_path)
+    assert result.server_info is not None and result.server_info.name == "rag-lsp"
+    assert result.capabilities.text_document_sync.change == types.TextDocumentSyncKind.Incremental
+    assert result.capabilities.diagnostic_provider is None  # this client does not pull
     suite_uri = open_file(client, suite_path)
     dataset_uri = open_file(client, dataset_path)
 
@@ -330,6 +333,7 @@ async def test_server_diagnostics_equal_check_on_every_rule_fixture(client: Lang
             r = item["range"]
             where = (r["start"]["line"], r["start"]["character"], r["end"]["line"], r["end"]["character"])
             expected[(case / item["path"]).as_uri()].append((item["code"], where, item["severity"], item["message"]))
+    assert sum(len(findings) for findings in expected.values()) >= len(cases) // 2
     for uri in expected:
         open_file(client, Path(to_fs_path(uri)))
     for uri, findings in expected.items():
@@ -343,3 +347,9 @@ async def test_server_diagnostics_equal_check_on_every_rule_fixture(client: Lang
             for d in await diagnostics(client, uri, 1)
         ]
         assert sorted(got) == sorted(findings), uri
+
+
+def test_serve_rejects_a_malformed_tcp_address(capsys: pytest.CaptureFixture[str]) -> None:
+    """`rag-lsp serve --tcp` without HOST:PORT is a usage error (exit 2), not a crash."""
+    assert cli_main(["serve", "--tcp", "localhost"]) == 2
+    assert "HOST:PORT" in capsys.readouterr().err

@@ -72,6 +72,7 @@ class Session:
         self._idle: asyncio.Event | None = None
         self._progress_token: types.ProgressToken | None = None
         self._progress_percent = -1
+        self._shut_down = False
 
     # -------------------------------------------------- events (loop thread)
 
@@ -89,6 +90,8 @@ class Session:
 
     def changed(self, *, delay: float = 0.0, full: bool = False) -> None:
         """Something the diagnostics depend on changed: schedule a pass."""
+        if self._shut_down:
+            return
         _, idle = self._events()
         loop = asyncio.get_running_loop()
         self.generation += 1
@@ -104,6 +107,7 @@ class Session:
         await idle.wait()
 
     def shutdown(self) -> None:
+        self._shut_down = True
         if self._task is not None:
             self._task.cancel()
         self.executor.shutdown(wait=False, cancel_futures=True)

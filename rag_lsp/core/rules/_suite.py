@@ -20,6 +20,8 @@ from ..yamltree import MAP, SCALAR, SEQ, YNode
 _CUTOFF = 65
 _MARGIN = 10
 
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
 
 def closest(word: str, choices: Iterable[str], limit: int = 3, cutoff: float = _CUTOFF) -> list[str]:
     """Up to ``limit`` names of ``choices`` close to ``word``, best first."""
@@ -67,7 +69,8 @@ def string_keys(node: YNode | None) -> list[tuple[str, YNode, YNode]]:
     found = []
     for key, value in node.items():
         name = key.text() if key.kind == SCALAR else None
-        if name:
+        # A merge key (`<<: *defaults`) is YAML's, not a name of ours.
+        if name and key.tag != MERGE_TAG:
             found.append((name, key, value))
     return found
 
@@ -98,4 +101,5 @@ def content_end(text: str, node: YNode) -> int:
 
 
 def column_of(context: Any, offset: int) -> int:
+    """The code-point column of ``offset`` in the context's file."""
     return context.parsed.lines.position(offset).character

@@ -64,7 +64,7 @@ def _addition(context, pair):
     """The edit that adds the threshold, or None when the layout is too odd to edit."""
     text = context.parsed.text
     newline = newline_of(text)
-    suite = context.node
+    suite = context.node.resolve()  # an aliased suite is edited where it is written
     if pair is None:
         return _add_thresholds_key(context, suite, text, newline)
     key, value = pair

@@ -72,8 +72,10 @@ def _check(context, owner: str, schema: dict[str, Any] | None, key, value):
         validator = validator_of(schema)
         instance = to_python(value.resolve(), context.workspace.yaml_limits)
         issues = schema_issues(validator, instance)
-    except (jsonschema.SchemaError, TooLarge):
-        return  # an invalid config_schema is the manifest's finding (RAG301)
+    except TooLarge:
+        return  # RAG005's
+    except Exception:  # noqa: BLE001 - e.g. an unresolvable $ref: a config_schema
+        return  # the validator cannot use is the manifest's finding (RAG301)
     # A value of the wrong type also fails its enum or range: say it once.
     mistyped = {issue.path for issue in issues if issue.keyword == "type"}
     for issue in issues:
