@@ -47,7 +47,7 @@ def test_fixture_fixes(case: Path) -> None:
         relative = fixed.relative_to(case).as_posix()[: -len(".fixed")]
         source = OverlaySource(DiskSource(1 << 30))
         workspace = Workspace(case, source=source)
-        text = (case / relative).read_text(encoding="utf-8")
+        text = _read_exactly(case / relative)
         applied = 0
         # One fix at a time, re-checking in between, as a person clicking them would.
         for _ in range(20):
@@ -59,7 +59,13 @@ def test_fixture_fixes(case: Path) -> None:
             text = apply_edits(text, [(edit.range, edit.new_text) for edit in fixes[0].edits])
             applied += 1
         assert applied, f"no {code} fix for {relative}"
-        assert text == fixed.read_text(encoding="utf-8")
+        assert text == _read_exactly(fixed)
+
+
+def _read_exactly(path: Path) -> str:
+    # Line endings as written: a fix must keep CRLF files CRLF.
+    with open(path, encoding="utf-8", newline="") as file:
+        return file.read()
 
 
 @pytest.mark.parametrize("code", SPEC_CODES)

@@ -9,6 +9,7 @@ line, so a 100k-line dataset costs one ``json.loads`` per line and nothing more.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -27,8 +28,19 @@ class Span:
     key_end: int | None = None
 
 
-class _DuplicateKey(Exception):
-    pass
+_KEY_END = re.compile(r'"\s*:')
+
+
+def _count_keys(value: Any) -> int:
+    pending, count = [value], 0
+    while pending:
+        current = pending.pop()
+        if isinstance(current, dict):
+            count += len(current)
+            pending.extend(item for item in current.values() if isinstance(item, (dict, list)))
+        elif isinstance(current, list):
+            pending.extend(item for item in current if isinstance(item, (dict, list)))
+    return count
 
 
 class _BadConstant(ValueError):
@@ -74,8 +86,11 @@ class Row:
         except RecursionError:
             self.error = (0, "nesting is too deep")
             return
-        if isinstance(self.value, (dict, list)) and ('": ' in self.text or '":' in self.text):
-            self._find_duplicates()
+        if isinstance(self.value, (dict, list)) and _KEY_END.search(self.text):
+            # Every key ends in `"` then `:`; a count of those above the keys the
+            # decoder kept means a key may be repeated (or a string holds `":`).
+            if len(_KEY_END.findall(self.text)) != _count_keys(self.value):
+                self._find_duplicates()
 
     def _find_duplicates(self) -> None:
         # A second, slower decode only for rows that hold objects: it notes keys the

@@ -49,6 +49,8 @@ class Rule:
             raise ValueError(f"unknown scope {scope!r}")
 
         def register(function: Check) -> Check:
+            if scope in self.checks:
+                raise ValueError(f"{self.code} already has a check for scope {scope!r}")
             self.checks[scope] = function
             return function
 

@@ -21,6 +21,7 @@ that no case of the file uses yet.
 """
 
 from ..findings import Fix, Related, Severity, TextEdit
+from ..jsonrows import Row
 from ..text import Position, Range
 from . import DATASET, rule_of
 from ._rows import rag_case
@@ -38,14 +39,17 @@ def duplicate_case_id(context):
         if isinstance(case_id, str) and case_id:
             cases.append((line, row, case_id))
     taken = {case_id for _, _, case_id in cases}
-    first_use: dict[str, tuple[int, Range]] = {}
+    first_use: dict[str, tuple[int, Row]] = {}
     for line, row, case_id in cases:
-        span = row.span("id")
-        where = Range(Position(line, span.value_start), Position(line, span.value_end))
         if case_id not in first_use:
-            first_use[case_id] = (line, where)
+            # Only the line: spans are computed for repeats alone, which keeps a
+            # 100k-case dataset without repeats at one pass over the ids.
+            first_use[case_id] = (line, row)
             continue
-        first_line, first_where = first_use[case_id]
+        first_line, first_row = first_use[case_id]
+        first_where = _id_range(first_line, first_row)
+        where = _id_range(line, row)
+        span = row.span("id")
         suffix = _free_suffix(case_id, taken)
         # Reserve it, so that two repeats of one id are not offered the same new id.
         taken.add(case_id + suffix)
@@ -59,6 +63,11 @@ def duplicate_case_id(context):
             fixes=[fix],
             related=[Related(context.path, first_where, f"first used on line {first_line + 1}")],
         )
+
+
+def _id_range(line: int, row: Row) -> Range:
+    span = row.span("id")
+    return Range(Position(line, span.value_start), Position(line, span.value_end))
 
 
 def _free_suffix(case_id: str, taken: set[str]) -> str:
