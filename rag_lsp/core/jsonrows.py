@@ -140,8 +140,10 @@ def _json_message(error: json.JSONDecodeError) -> str:
     message = error.msg
     if message == "Extra data":
         return "extra data after the JSON value: one JSON object per line"
-    if message.startswith("Expecting value") and error.pos >= len(error.doc.rstrip()):
-        return "the line ends before the JSON value is complete"
+    if error.pos >= len(error.doc.rstrip()):
+        # Decoders stop at the end with "expecting ',' delimiter" and the like:
+        # what a person has to know is that something is left open.
+        return "the line ends before the JSON value is complete: close every '{', '[' and '\"' on this line"
     return message[0].lower() + message[1:]
 
 
