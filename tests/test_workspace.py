@@ -106,3 +106,15 @@ def test_symlinks_out_of_the_workspace_are_not_workspace_files(tmp_path: Path) -
     assert "link.txt" not in workspace.files() and "linkdir/secret.txt" not in workspace.files()
     assert workspace.read("link.txt") is None
     assert workspace.read("../outside/secret.txt") is None
+
+
+def test_suite_globs_take_editor_style_patterns(tmp_path: Path) -> None:
+    """Configured globs understand **, * and {a,b} as editors do."""
+    from rag_lsp.core.settings import Settings
+
+    write(tmp_path, ".punica/keep", "")
+    write(tmp_path, "evals/deep/x.yml", SUITE)
+    write(tmp_path, "evals/y.yaml", SUITE.replace("id: code", "id: y"))
+    write(tmp_path, "other/z.yaml", SUITE.replace("id: code", "id: z"))
+    workspace = Workspace(tmp_path, Settings(suite_globs=("evals/**/*.y{a,}ml",)))
+    assert {suite.id for suite in workspace.suites()} == {"code", "y"}

@@ -610,7 +610,8 @@ def _ignored(ignores: list[tuple[str, pathspec.PathSpec]], relative: str) -> boo
 @lru_cache(maxsize=256)
 def _glob_regex(pattern: str) -> re.Pattern[str]:
     """A workspace glob as a regex: ``*`` and ``?`` stay inside a folder, ``**/``
-    spans any number of folders (none included), as in editors' file globs."""
+    spans any number of folders (none included), ``{a,b}`` is either, as in
+    editors' file globs."""
     regex = ""
     index = 0
     while index < len(pattern):
@@ -622,6 +623,13 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
         if pattern.startswith("**", index):
             regex += ".*"
             index += 2
+            continue
+        if char == "{" and "}" in pattern[index:]:
+            # Editors' brace alternatives: "*.y{a,}ml" is "*.yaml" or "*.yml".
+            close = pattern.index("}", index)
+            options = pattern[index + 1 : close].split(",")
+            regex += "(?:" + "|".join(re.escape(option) for option in options) + ")"
+            index = close + 1
             continue
         regex += "[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char)
         index += 1
