@@ -9,21 +9,11 @@ import sys
 from pathlib import Path
 
 import yaml
+from workspaces import GOOD_SUITE, make_workspace
 
 REPO = Path(__file__).parent.parent
 EXAMPLES = REPO / "examples"
 
-GOOD_SUITE = """\
-suites:
-  - id: code
-    target: {kind: capability, id: vectors.query}
-    dataset: .punica/evals/code.jsonl
-    engines: [rag]
-    thresholds:
-      rag.recall: 0.8
-      rag.mode.semantic: 1
-"""
-GOOD_CASE = '{"id": "app", "input": {"query": "app"}, "expect": {"relevant": ["src/app.py"]}}\n'
 EMPTY_CASE = '{"id": "a", "input": {"query": "x"}, "expect": {"relevant": []}}'
 EMPTY_COLUMN = EMPTY_CASE.index("[]") + 1  # 1-based column of the empty list
 
@@ -33,15 +23,6 @@ def rag_lsp(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "rag_lsp", *args], cwd=cwd, capture_output=True, text=True, encoding="utf-8", timeout=120
     )
-
-
-def make_workspace(root: Path, suite: str = GOOD_SUITE, dataset: str = GOOD_CASE) -> Path:
-    (root / ".punica" / "evals").mkdir(parents=True)
-    (root / "src").mkdir()
-    (root / "src" / "app.py").write_text("print('app')\n")
-    (root / ".punica" / "evals" / "code.suite.yaml").write_text(suite, encoding="utf-8")
-    (root / ".punica" / "evals" / "code.jsonl").write_text(dataset, encoding="utf-8")
-    return root
 
 
 def test_clean_workspace_passes(tmp_path: Path) -> None:

@@ -8,29 +8,15 @@ from rag_lsp.core.analyze import analyze_workspace
 from rag_lsp.core.settings import Settings
 from rag_lsp.core.text import Range
 from rag_lsp.core.workspace import Workspace
+from workspaces import GOOD_CASE, make_workspace
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rules" / "RAG005"
 
-SUITE = """\
-suites:
-  - id: code
-    target: {kind: capability, id: vectors.query}
-    dataset: .punica/evals/code.jsonl
-    engines: [rag]
-    thresholds:
-      rag.mode.semantic: 1
-"""
-
-SHORT_ROW = '{"id": "app", "input": {"query": "app"}, "expect": {"relevant": ["src/app.py"]}}'
+SHORT_ROW = GOOD_CASE
 
 
 def _workspace(root: Path, dataset: str, settings: Settings) -> Workspace:
-    (root / ".punica" / "evals").mkdir(parents=True)
-    (root / "src").mkdir()
-    (root / "src" / "app.py").write_text("print('hi')\n", encoding="utf-8")
-    (root / ".punica" / "evals" / "code.suite.yaml").write_text(SUITE, encoding="utf-8")
-    (root / ".punica" / "evals" / "code.jsonl").write_text(dataset, encoding="utf-8")
-    return Workspace(root, settings)
+    return Workspace(make_workspace(root, dataset=dataset), settings)
 
 
 def _codes(findings: dict, path: str) -> list[tuple[str, str]]:
