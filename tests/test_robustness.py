@@ -1,0 +1,105 @@
+"""No input makes the analysis raise: random text and bytes in every kind of file."""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rag_lsp.core.analyze import analyze_file
+from rag_lsp.core.workspace import DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, SourceText, Workspace, decode
+
+FILES = {
+    ".punica/evals/code.suite.yaml": SUITE_FILE,
+    ".punica/evals/code.jsonl": DATASET_FILE,
+    ".punica/metrics/m.yaml": MANIFEST_FILE,
+    ".punica/targets.yaml": TARGETS_FILE,
+}
+SUITE = (
+    "suites:\n  - id: code\n    target: {kind: capability, id: vectors.query}\n"
+    "    dataset: .punica/evals/code.jsonl\n    engines: [rag]\n"
+    "    thresholds: {rag.recall: 0.8, rag.mode.semantic: 1}\n"
+)
+CASE = '{"id": "a", "input": {"query": "q", "corpora": ["code"], "topK": 3}, "expect": {"relevant": ["src/a.py"]}}\n'
+
+
+# The files exist on disk (empty) so the workspace discovers them; their content
+# comes from memory, a fresh example each time.
+ROOT = Path(tempfile.mkdtemp(prefix="rag-lsp-robustness-")).resolve()
+for _relative in (*FILES, "src/a.py"):
+    (ROOT / _relative).parent.mkdir(parents=True, exist_ok=True)
+    (ROOT / _relative).touch()
+
+
+class RuleFailures(logging.Handler):
+    """Collects the errors the analysis logs when a rule raises (it goes on with the others)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+class MemorySource:
+    """Files held in memory, as bytes, decoded the way files on disk are."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        self.files = {ROOT / relative: data for relative, data in files.items()}
+
+    def read(self, path: Path) -> SourceText | None:
+        data = self.files.get(path)
+        return decode(data) if data is not None else None
+
+
+def analyze_all(files: dict[str, bytes]) -> None:
+    base = {".punica/evals/code.suite.yaml": SUITE.encode(), ".punica/evals/code.jsonl": CASE.encode()}
+    workspace = Workspace(ROOT, source=MemorySource({**base, **files}))
+    failures = RuleFailures()
+    logger = logging.getLogger("rag_lsp.core.analyze")
+    logger.addHandler(failures)
+    try:
+        for relative, kind in FILES.items():
+            for finding in analyze_file(workspace, relative, kind):
+                assert finding.code.startswith("RAG") and finding.range.start <= finding.range.end
+    finally:
+        logger.removeHandler(failures)
+    # A rule that raised is a bug even though the analysis carried on without it.
+    assert not failures.records, [record.getMessage() + str(record.exc_info) for record in failures.records]
+
+
+YAMLISH = st.text(alphabet=st.sampled_from(list("abc:-[]{},&*!|>'\"#\n\t  0123.~?%@`é😀\r")), max_size=300)
+JSONISH = st.text(alphabet=st.sampled_from(list('{}[]":,. abc01-eE\\ntfu\nNaé😀')), max_size=300)
+KINDS = st.sampled_from(sorted(FILES))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=KINDS, text=st.one_of(YAMLISH, JSONISH, st.text(max_size=300)))
+def test_random_text_never_raises(kind: str, text: str) -> None:
+    """Random text in a suite, dataset, manifest or targets file yields findings, never an exception."""
+    analyze_all({kind: text.encode("utf-8", "surrogatepass")})
+
+
+@settings(max_examples=200, deadline=None)
+@given(kind=KINDS, data=st.binary(max_size=300))
+def test_random_bytes_never_raise(kind: str, data: bytes) -> None:
+    """Random bytes (invalid UTF-8, NULs, binary) yield findings, never an exception."""
+    analyze_all({kind: data})
+
+
+@settings(max_examples=200, deadline=None)
+@given(prefix=st.integers(0, len(SUITE)), junk=YAMLISH)
+def test_mutated_suites_never_raise(prefix: int, junk: str) -> None:
+    """A real suite cut anywhere and continued with junk yields findings, never an exception."""
+    analyze_all({".punica/evals/code.suite.yaml": (SUITE[:prefix] + junk).encode("utf-8", "surrogatepass")})
+
+
+@settings(max_examples=200, deadline=None)
+@given(prefix=st.integers(0, len(CASE)), junk=JSONISH)
+def test_mutated_cases_never_raise(prefix: int, junk: str) -> None:
+    """A real case cut anywhere and continued with junk yields findings, never an exception."""
+    analyze_all({".punica/evals/code.jsonl": (CASE[:prefix] + junk).encode("utf-8", "surrogatepass")})
