@@ -120,3 +120,11 @@ def test_apply_edits_changes_only_the_ranges() -> None:
     """Edits replace exactly their ranges, the rest of the text is untouched."""
     text = "a: 1  # keep\nb: 2\n"
     assert apply_edits(text, [(Range.of(1, 3, 1, 4), "3")]) == "a: 1  # keep\nb: 3\n"
+
+
+def test_json_rows_keep_big_integers_and_find_spaced_repeats() -> None:
+    """Integers beyond 64 bits stay integers; a key repeated with spaces before its colon is found."""
+    assert Row('{"x": 123456789012345678901234567890}').value == {"x": 123456789012345678901234567890}
+    assert Row('{"a" : 1, "a": 2}').has_duplicate_keys
+    assert not Row('{"a\\\\":": 1, "b": "\\\\":"}').has_duplicate_keys
+    assert not Row('{"e": {"r": 1}, "f": {"r": 2}}').has_duplicate_keys

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any, Iterable
 
 from . import rules as registry
-from .contexts import DatasetContext, RowContext, SuiteContext, YamlContext
+from .contexts import DatasetContext, RowContext, RowsContext, SuiteContext, YamlContext
 from .findings import Finding, Severity
 from .settings import OFF
 from .text import Range
@@ -25,6 +25,7 @@ from .workspace import (
     ParsedDataset,
     SourceText,
     Workspace,
+    gc_paused,
 )
 
 log = logging.getLogger(__name__)
@@ -123,30 +124,28 @@ def analyze_dataset(workspace: Workspace, path: str, source: SourceText | None =
         offset, message = parsed.decode_error
         rule = registry.all_rules()["RAG002"]
         findings.append(rule.finding(parsed.lines.range(offset, offset + 1), f"{message}: datasets are UTF-8 text"))
-    for line, row in parsed.rows:
-        findings.extend(finding_moved(finding, line) for finding in check_row(RowContext(workspace, path, row, use, shape)))
-    findings += _run(registry.DATASET, DatasetContext(workspace, path, parsed, use, shape))
+    with gc_paused():
+        contexts = [RowContext(workspace, path, row, use, shape, line) for line, row in parsed.rows]
+        rows = RowsContext(workspace, path, use, shape, contexts)
+        findings += check_rows(rows)
+        findings += _run(registry.DATASET, DatasetContext(workspace, path, parsed, rows))
     return findings
 
 
-def check_row(context: RowContext) -> list[Finding]:
-    """Findings of one row, on line 0."""
-    return _run(registry.ROW, context)
-
-
-def finding_moved(finding: Finding, line: int) -> Finding:
-    """A row finding (on line 0) moved to the row's line, with its related places
-    (which are on the same row) and fix edits."""
-    if line == 0:
-        return finding
-    return replace(
-        finding,
-        range=finding.range.shifted(line),
-        related=tuple(replace(item, range=item.range.shifted(line)) for item in finding.related),
-        fixes=tuple(
-            replace(fix, edits=tuple(replace(edit, range=edit.range.shifted(line)) for edit in fix.edits))
-            for fix in finding.fixes
-        ),
-    )
-
-
+def check_rows(batch: RowsContext) -> list[Finding]:
+    """The row rules' findings on a batch of lines (each depends on its line alone)."""
+    findings: list[Finding] = []
+    for rule, check in registry.checks_for(registry.ROW):
+        try:
+            findings.extend(check(batch))
+        except Exception:
+            # A rule that fails on one line must not lose its findings on the
+            # others: retry line by line, so only the offending line goes without.
+            log.exception("rule %s failed on %s; checking line by line", rule.code, batch.path)
+            for row in batch.rows:
+                single = RowsContext(batch.workspace, batch.path, batch.use, batch.shape, [row])
+                try:
+                    findings.extend(check(single))
+                except Exception:
+                    log.exception("rule %s failed on %s:%d", rule.code, batch.path, row.line + 1)
+    return findings

@@ -7,12 +7,14 @@ document's line index, built once per version.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from .jsonrows import Row
+from .manifests import GDI_TEXT, RAG_CASE
 from .schemacheck import SchemaIssue
 from .text import Position, Range
-from .workspace import DatasetUse, ParsedDataset, ParsedYaml, SuiteInfo, Workspace
+from .workspace import DatasetUse, ParsedDataset, ParsedYaml, SuiteInfo, Workspace, row_shape
 from .yamltree import YNode
 
 
@@ -59,17 +61,17 @@ class SuiteContext(YamlContext):
 
 @dataclass
 class RowContext:
-    """One dataset line. Ranges are on line 0: the dataset analysis moves them to
-    the row's line, so a row's findings can be cached by its text alone."""
+    """One dataset line, at ``line`` of its file."""
 
     workspace: Workspace
     path: str
     row: Row
     use: DatasetUse
     shape: str | None
+    line: int = 0
 
     def columns(self, start: int, end: int) -> Range:
-        return Range(Position(0, start), Position(0, end))
+        return Range(Position(self.line, start), Position(self.line, end))
 
     def value_range(self, *path: Any) -> Range:
         span = self.row.span(*path)
@@ -83,14 +85,71 @@ class RowContext:
 
 
 @dataclass
+class RowsContext:
+    """A batch of dataset lines for the row rules.
+
+    A row rule's findings on a line depend only on that line's text and the
+    dataset's facts (``use``, ``shape``), never on other lines: so the server can
+    check only the lines an edit touched, and a rule loops over a whole batch
+    itself, which keeps a 100k-line dataset fast.
+    """
+
+    workspace: Workspace
+    path: str
+    use: DatasetUse
+    shape: str | None
+    rows: list[RowContext]
+
+    @cached_property
+    def readable(self) -> list[RowContext]:
+        """Rows that decoded to a JSON object."""
+        return [context for context in self.rows if context.row.error is None and not context.row.refused and context.row.is_object]
+
+    @cached_property
+    def cases(self) -> list[tuple[RowContext, dict[str, Any]]]:
+        """Rag case rows, with their objects."""
+        return self._of_shape(RAG_CASE)
+
+    @cached_property
+    def expected(self) -> list[tuple[RowContext, list[tuple[int, str]]]]:
+        """Rag cases with ``(index, value)`` of each string in ``expect.relevant``
+        (other elements are RAG004's), for the rules about expected values."""
+        found = []
+        for context, case in self.cases:
+            expect = case.get("expect")
+            relevant = expect.get("relevant") if type(expect) is dict else None
+            if type(relevant) is list and relevant:
+                found.append((context, [(index, value) for index, value in enumerate(relevant) if type(value) is str]))
+        return found
+
+    @cached_property
+    def gdi_rows(self) -> list[tuple[RowContext, dict[str, Any]]]:
+        """gdi_text_v1 rows, with their objects."""
+        return self._of_shape(GDI_TEXT)
+
+    def _of_shape(self, wanted: str) -> list[tuple[RowContext, dict[str, Any]]]:
+        # A row is checked as the shape RAG004 validates it against (the file's
+        # shape, else its own), and only when its own keys do not say it is the
+        # other shape: a gdi row among rag cases is reported once, by RAG004.
+        found = []
+        for context in self.readable:
+            value = context.row.value
+            own_shape = row_shape(value)
+            if own_shape not in (None, wanted):
+                continue
+            if (self.shape or own_shape or RAG_CASE) == wanted:
+                found.append((context, value))
+        return found
+
+
+@dataclass
 class DatasetContext:
     """All lines of one dataset, for facts that cross lines."""
 
     workspace: Workspace
     path: str
     parsed: ParsedDataset
-    use: DatasetUse
-    shape: str | None
+    rows: RowsContext
 
 
 def locate(root: YNode | None, path: tuple[Any, ...], anchor: str = "value") -> tuple[int, int]:

@@ -1,18 +1,20 @@
 """JSON Lines rows with positions.
 
-Each line is decoded by the standard library's C decoder, which is fast and gives
-the column of the first error. Spans of keys and values inside a line come from
-tree-sitter's JSON grammar, asked only when a finding needs to point inside the
-line, so a 100k-line dataset costs one ``json.loads`` per line and nothing more.
+Each line is decoded by orjson, the fastest strict decoder; a line it refuses is
+decoded again by the standard library's, which says where and why it fails.
+Spans of keys and values inside a line come from tree-sitter's JSON grammar,
+asked only when a finding needs to point inside the line, so a 100k-line dataset
+costs one decode per line and nothing more.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+
+import orjson
 
 # JSON pointer-like path of a value inside a row: ("expect", "relevant", 1).
 Path = tuple[Any, ...]
@@ -28,18 +30,27 @@ class Span:
     key_end: int | None = None
 
 
-_KEY_END = re.compile(r'"\s*:')
+# orjson reads integers beyond 64 bits as floats; floats at least this large are
+# read again by the standard decoder.
+_WIDENED = 1.8e19
 
 
-def _count_keys(value: Any) -> int:
-    pending, count = [value], 0
+def _key_count(value: Any) -> int | None:
+    """The number of keys in every object of ``value``; None when a number in it
+    may be an integer that orjson widened to a float."""
+    count = 0
+    pending = [value]
     while pending:
         current = pending.pop()
-        if isinstance(current, dict):
+        if type(current) is dict:
             count += len(current)
-            pending.extend(item for item in current.values() if isinstance(item, (dict, list)))
-        elif isinstance(current, list):
-            pending.extend(item for item in current if isinstance(item, (dict, list)))
+            current = current.values()
+        for item in current:
+            kind = type(item)
+            if kind is dict or kind is list:
+                pending.append(item)
+            elif kind is float and not -_WIDENED < item < _WIDENED:
+                return None
     return count
 
 
@@ -75,6 +86,26 @@ class Row:
 
     def _decode(self) -> None:
         try:
+            self.value = orjson.loads(self.text)
+        except orjson.JSONDecodeError:
+            # orjson is strict and fast; the standard decoder says where and why a
+            # line fails, and reads what orjson refuses but JSON allows.
+            self._decode_exactly()
+            return
+        if type(self.value) is dict or type(self.value) is list:
+            keys = _key_count(self.value)
+            if keys is None:
+                # A float this large may be an integer beyond 64 bits, which orjson
+                # widens; the standard decoder keeps it an integer, as written.
+                self._decode_exactly()
+            elif keys != self.text.count('":') or '" ' in self.text or '"\t' in self.text:
+                # Every key is written `"…":`, so more of those than keys kept means
+                # a key may be repeated (or a string holds `":`, or a key is spaced
+                # from its colon): then look exactly.
+                self._find_duplicates()
+
+    def _decode_exactly(self) -> None:
+        try:
             self.value = json.loads(self.text, parse_constant=_reject_constant)
         except _BadConstant as bad:
             column = _constant_column(self.text, str(bad))
@@ -86,11 +117,8 @@ class Row:
         except RecursionError:
             self.error = (0, "nesting is too deep")
             return
-        if isinstance(self.value, (dict, list)) and _KEY_END.search(self.text):
-            # Every key ends in `"` then `:`; a count of those above the keys the
-            # decoder kept means a key may be repeated (or a string holds `":`).
-            if len(_KEY_END.findall(self.text)) != _count_keys(self.value):
-                self._find_duplicates()
+        if isinstance(self.value, (dict, list)):
+            self._find_duplicates()
 
     def _find_duplicates(self) -> None:
         # A second, slower decode only for rows that hold objects: it notes keys the

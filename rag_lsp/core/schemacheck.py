@@ -9,7 +9,7 @@ Each document type maps a path to a span itself (YAML nodes, JSON rows).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, Iterator
 
 import jsonschema
@@ -49,9 +49,16 @@ class SchemaChecker:
     values. That keeps a 100k-row dataset check fast."""
 
     def __init__(self, schema: dict) -> None:
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        self.explainer = cls(schema, format_checker=cls.FORMAT_CHECKER)
+        self.schema = schema
         self.fast = _fast_validator(schema)
+
+    @cached_property
+    def explainer(self) -> Any:
+        # Built on first use: most values are valid and never need it.
+        import jsonschema
+
+        cls = jsonschema.validators.validator_for(self.schema, default=jsonschema.Draft202012Validator)
+        return cls(self.schema, format_checker=cls.FORMAT_CHECKER)
 
     def issues(self, instance: Any) -> list[SchemaIssue]:
         if self.fast is not None:

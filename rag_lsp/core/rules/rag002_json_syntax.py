@@ -25,9 +25,10 @@ RULE = rule_of(__doc__, "RAG002", "json-syntax", Severity.ERROR)
 
 
 @RULE.check(ROW)
-def json_syntax(context):
-    if context.row.error is None:
-        return
-    column, message = context.row.error
-    end = column + 1 if column < len(context.row.text) else column
-    yield RULE.finding(context.columns(column, end), f"not valid JSON: {message}")
+def json_syntax(rows):
+    for context in rows.rows:
+        if context.row.error is None:
+            continue
+        column, message = context.row.error
+        end = column + 1 if column < len(context.row.text) else column
+        yield RULE.finding(context.columns(column, end), f"not valid JSON: {message}")

@@ -38,15 +38,14 @@ def duplicate_yaml_key(context):
 
 
 @RULE.check(ROW)
-def duplicate_json_key(context):
-    if context.row.error is not None or not context.row.has_duplicate_keys:
-        return
-    for path, start, end, first_start, first_end in duplicate_key_spans(context.row):
-        key = path[-1]
-        # The related range is moved to the row's line with the finding itself.
-        related = Related(context.path, context.columns(first_start, first_end), "first defined here")
-        yield RULE.finding(
-            context.columns(start, end),
-            f"key {key!r} is repeated; JSON keeps only the last value",
-            related=[related],
-        )
+def duplicate_json_key(rows):
+    for context in rows.rows:
+        if context.row.error is not None or not context.row.has_duplicate_keys:
+            continue
+        for path, start, end, first_start, first_end in duplicate_key_spans(context.row):
+            related = Related(context.path, context.columns(first_start, first_end), "first defined here")
+            yield RULE.finding(
+                context.columns(start, end),
+                f"key {path[-1]!r} is repeated; JSON keeps only the last value",
+                related=[related],
+            )

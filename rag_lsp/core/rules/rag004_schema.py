@@ -66,7 +66,12 @@ def targets_schema(context):
 
 
 @RULE.check(ROW)
-def row_schema(context):
+def row_schema(rows):
+    for context in rows.rows:
+        yield from _row_schema(context)
+
+
+def _row_schema(context):
     row = context.row
     if row.error is not None or row.refused:
         return
@@ -83,7 +88,8 @@ def row_schema(context):
         )
         return
     for issue in schema_issues(validator_for(_ROW_SCHEMAS[shape]), row.value):
-        if issue.keyword == "required" and _missing_key(issue.message) and (shape, issue.path, _missing_key(issue.message)) in _OWNED_BY_OTHER_RULES:
+        missing = _missing_key(issue.message) if issue.keyword == "required" else None
+        if missing is not None and (shape, issue.path, missing) in _OWNED_BY_OTHER_RULES:
             continue
         if issue.anchor == "key":
             yield RULE.finding(context.key_range(*issue.path), issue.message)

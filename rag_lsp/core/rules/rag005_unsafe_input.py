@@ -45,6 +45,7 @@ def unsafe_yaml(context):
 
 
 @RULE.check(ROW)
-def line_too_long(context):
-    if context.row.refused:
-        yield RULE.finding(context.columns(0, min(len(context.row.text), 200)), f"input refused: {context.row.refused}")
+def line_too_long(rows):
+    for context in rows.rows:
+        if context.row.refused:
+            yield RULE.finding(context.columns(0, min(len(context.row.text), 200)), f"input refused: {context.row.refused}")

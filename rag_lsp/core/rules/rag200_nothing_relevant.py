@@ -25,11 +25,13 @@ RULE = rule_of(__doc__, "RAG200", "nothing-relevant", Severity.ERROR)
 
 
 @RULE.check(ROW)
-def nothing_relevant(context):
-    relevant = context.row.get("expect", "relevant")
-    if isinstance(relevant, list) and not relevant:
-        yield RULE.finding(
-            context.value_range("expect", "relevant"),
-            "the case declares nothing relevant: list what a good retrieval must return "
-            "(an empty list makes the case broken, not zero)",
-        )
+def nothing_relevant(rows):
+    for context, case in rows.cases:
+        expect = case.get("expect")
+        relevant = expect.get("relevant") if isinstance(expect, dict) else None
+        if isinstance(relevant, list) and not relevant:
+            yield RULE.finding(
+                context.value_range("expect", "relevant"),
+                "the case declares nothing relevant: list what a good retrieval must return "
+                "(an empty list makes the case broken, not zero)",
+            )

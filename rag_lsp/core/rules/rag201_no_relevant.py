@@ -24,7 +24,7 @@ Add what a good retrieval must return, as values of the suite's `match` field
 
 from ..findings import Severity
 from . import ROW, rule_of
-from ._rows import rag_case
+
 
 RULE = rule_of(__doc__, "RAG201", "no-relevant", Severity.ERROR)
 
@@ -32,21 +32,19 @@ _ADD_EXPECT = 'add "expect": {"relevant": [...]} listing what a good retrieval m
 
 
 @RULE.check(ROW)
-def no_relevant(context):
-    case = rag_case(context.row, context.shape)
-    if case is None:
-        return
-    expect = case.get("expect")
-    if isinstance(expect, dict) and "relevant" in expect:
-        # A `relevant` of the wrong type is a schema error (RAG004); an empty one is RAG200.
-        return
-    if "expect" in case:
-        if isinstance(expect, dict):
-            message = 'expect has no "relevant": add "relevant": [...] listing what a good retrieval must return'
-        else:
-            message = f'expect must be an object holding "relevant": {_ADD_EXPECT}'
-        yield RULE.finding(context.key_range("expect"), message)
-        return
-    anchor = "id" if "id" in case else next(iter(case), None)
-    where = context.key_range(anchor) if anchor is not None else context.line_range()
-    yield RULE.finding(where, f"the case has no expect, so it cannot be scored: {_ADD_EXPECT}")
+def no_relevant(rows):
+    for context, case in rows.cases:
+        expect = case.get("expect")
+        if isinstance(expect, dict) and "relevant" in expect:
+            # A `relevant` of the wrong type is a schema error (RAG004); an empty one is RAG200.
+            continue
+        if "expect" in case:
+            if isinstance(expect, dict):
+                message = 'expect has no "relevant": add "relevant": [...] listing what a good retrieval must return'
+            else:
+                message = f'expect must be an object holding "relevant": {_ADD_EXPECT}'
+            yield RULE.finding(context.key_range("expect"), message)
+            continue
+        anchor = "id" if "id" in case else next(iter(case), None)
+        where = context.key_range(anchor) if anchor is not None else context.line_range()
+        yield RULE.finding(where, f"the case has no expect, so it cannot be scored: {_ADD_EXPECT}")

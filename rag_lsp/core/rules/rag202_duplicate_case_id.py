@@ -21,10 +21,9 @@ that no case of the file uses yet.
 """
 
 from ..findings import Fix, Related, Severity, TextEdit
-from ..jsonrows import Row
+from ..contexts import RowContext
 from ..text import Position, Range
 from . import DATASET, rule_of
-from ._rows import rag_case
 
 RULE = rule_of(__doc__, "RAG202", "duplicate-case-id", Severity.ERROR)
 
@@ -32,42 +31,35 @@ RULE = rule_of(__doc__, "RAG202", "duplicate-case-id", Severity.ERROR)
 @RULE.check(DATASET)
 def duplicate_case_id(context):
     cases = []
-    for line, row in context.parsed.rows:
-        case = rag_case(row, context.shape)
-        case_id = case.get("id") if case is not None else None
+    for row, case in context.rows.cases:
+        case_id = case.get("id")
         # A missing, empty or non-string id is a schema error (RAG004).
         if isinstance(case_id, str) and case_id:
-            cases.append((line, row, case_id))
-    taken = {case_id for _, _, case_id in cases}
-    first_use: dict[str, tuple[int, Row]] = {}
-    for line, row, case_id in cases:
+            cases.append((row, case_id))
+    taken = {case_id for _, case_id in cases}
+    first_use: dict[str, RowContext] = {}
+    for row, case_id in cases:
         if case_id not in first_use:
-            # Only the line: spans are computed for repeats alone, which keeps a
-            # 100k-case dataset without repeats at one pass over the ids.
-            first_use[case_id] = (line, row)
+            # Spans are computed for repeats alone, which keeps a 100k-case
+            # dataset without repeats at one pass over the ids.
+            first_use[case_id] = row
             continue
-        first_line, first_row = first_use[case_id]
-        first_where = _id_range(first_line, first_row)
-        where = _id_range(line, row)
-        span = row.span("id")
+        first = first_use[case_id]
+        first_where = first.value_range("id")
+        where = row.value_range("id")
         suffix = _free_suffix(case_id, taken)
         # Reserve it, so that two repeats of one id are not offered the same new id.
         taken.add(case_id + suffix)
         # Insert before the closing quote: the id's own text (escapes included) stays.
-        closing_quote = Position(line, span.value_end - 1)
+        closing_quote = Position(row.line, where.end.character - 1)
         fix = Fix("Make the id unique", edits=(TextEdit(Range(closing_quote, closing_quote), suffix),))
         yield RULE.finding(
             where,
-            f"case id {case_id!r} is already used on line {first_line + 1}: give each case its own id "
+            f"case id {case_id!r} is already used on line {first.line + 1}: give each case its own id "
             f"(results and --case name cases by id)",
             fixes=[fix],
-            related=[Related(context.path, first_where, f"first used on line {first_line + 1}")],
+            related=[Related(context.path, first_where, f"first used on line {first.line + 1}")],
         )
-
-
-def _id_range(line: int, row: Row) -> Range:
-    span = row.span("id")
-    return Range(Position(line, span.value_start), Position(line, span.value_end))
 
 
 def _free_suffix(case_id: str, taken: set[str]) -> str:

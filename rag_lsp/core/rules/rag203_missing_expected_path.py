@@ -28,7 +28,6 @@ from rapidfuzz import fuzz, process
 from ..findings import Severity
 from ..workspace import normalize_relative
 from . import ROW, rule_of
-from ._rows import expected_strings, rag_case
 
 RULE = rule_of(__doc__, "RAG203", "missing-expected-path", Severity.WARNING)
 
@@ -37,20 +36,18 @@ _SUGGESTION_CUTOFF = 80
 
 
 @RULE.check(ROW)
-def missing_expected_path(context):
-    if "path" not in context.use.matches:
+def missing_expected_path(rows):
+    if "path" not in rows.use.matches:
         return
-    case = rag_case(context.row, context.shape)
-    if case is None:
-        return
-    workspace = context.workspace
+    workspace = rows.workspace
     files = workspace.file_set()
-    for index, value in expected_strings(case):
-        normal = normalize_relative(value)
-        if normal in files:
-            continue  # a path that is not in normal form is RAG206's
-        message = _problem(workspace, value, normal)
-        yield RULE.finding(context.value_range("expect", "relevant", index), message)
+    for context, expected in rows.expected:
+        for index, value in expected:
+            normal = normalize_relative(value)
+            if normal in files:
+                continue  # a path that is not in normal form is RAG206's
+            message = _problem(workspace, value, normal)
+            yield RULE.finding(context.value_range("expect", "relevant", index), message)
 
 
 def _problem(workspace, value: str, normal: str | None) -> str:

@@ -22,27 +22,25 @@ Add the corpus to `input.corpora`, or expect a corpus the case searches.
 
 from ..findings import Severity
 from . import ROW, rule_of
-from ._rows import expected_strings, rag_case
 
 RULE = rule_of(__doc__, "RAG204", "corpus-not-searched", Severity.WARNING)
 
 
 @RULE.check(ROW)
-def corpus_not_searched(context):
-    if "corpus" not in context.use.matches:
+def corpus_not_searched(rows):
+    if "corpus" not in rows.use.matches:
         return
-    case = rag_case(context.row, context.shape)
-    if case is None:
-        return
-    corpora = case["input"].get("corpora") if isinstance(case.get("input"), dict) else None
-    if not isinstance(corpora, list):
-        return
-    searched = [corpus for corpus in corpora if isinstance(corpus, str)]
-    listed = ", ".join(repr(corpus) for corpus in searched) or "none"
-    for index, value in expected_strings(case):
-        if value not in searched:
-            yield RULE.finding(
-                context.value_range("expect", "relevant", index),
-                f"expected corpus {value!r} is not searched by this case (input.corpora: {listed}): "
-                "add it to input.corpora or expect a corpus the case searches",
-            )
+    for context, expected in rows.expected:
+        case_input = context.row.value.get("input")
+        corpora = case_input.get("corpora") if isinstance(case_input, dict) else None
+        if not isinstance(corpora, list):
+            continue
+        searched = [corpus for corpus in corpora if isinstance(corpus, str)]
+        listed = ", ".join(repr(corpus) for corpus in searched) or "none"
+        for index, value in expected:
+            if value not in searched:
+                yield RULE.finding(
+                    context.value_range("expect", "relevant", index),
+                    f"expected corpus {value!r} is not searched by this case (input.corpora: {listed}): "
+                    "add it to input.corpora or expect a corpus the case searches",
+                )

@@ -21,28 +21,27 @@ removes it.
 
 from ..findings import Fix, Severity, TextEdit
 from . import ROW, rule_of
-from ._rows import expected_strings, rag_case
 
 RULE = rule_of(__doc__, "RAG205", "repeated-expected-value", Severity.WARNING)
 
 
 @RULE.check(ROW)
-def repeated_expected_value(context):
-    case = rag_case(context.row, context.shape)
-    if case is None:
-        return
-    first_index: dict[str, int] = {}
-    for index, value in expected_strings(case):
-        if value not in first_index:
-            first_index[value] = index
+def repeated_expected_value(rows):
+    for context, expected in rows.expected:
+        if len(expected) < 2:
             continue
-        # The repeat is never the first element, so removing it with the comma
-        # before it (from the end of the previous element) keeps the list valid.
-        previous = context.row.span("expect", "relevant", index - 1)
-        repeat = context.row.span("expect", "relevant", index)
-        removal = TextEdit(context.columns(previous.value_end, repeat.value_end), "")
-        yield RULE.finding(
-            context.value_range("expect", "relevant", index),
-            f"{value!r} is already listed (element {first_index[value] + 1} of expect.relevant): remove the repeat",
-            fixes=[Fix(f"Remove the repeated {value!r}", edits=(removal,))],
-        )
+        first_index: dict[str, int] = {}
+        for index, value in expected:
+            if value not in first_index:
+                first_index[value] = index
+                continue
+            # The repeat is never the first element, so removing it with the comma
+            # before it (from the end of the previous element) keeps the list valid.
+            previous = context.row.span("expect", "relevant", index - 1)
+            repeat = context.row.span("expect", "relevant", index)
+            removal = TextEdit(context.columns(previous.value_end, repeat.value_end), "")
+            yield RULE.finding(
+                context.value_range("expect", "relevant", index),
+                f"{value!r} is already listed (element {first_index[value] + 1} of expect.relevant): remove the repeat",
+                fixes=[Fix(f"Remove the repeated {value!r}", edits=(removal,))],
+            )

@@ -24,29 +24,26 @@ import json
 from ..findings import Fix, Severity, TextEdit
 from ..workspace import normalize_relative
 from . import ROW, rule_of
-from ._rows import expected_strings, rag_case
 
 RULE = rule_of(__doc__, "RAG206", "unnormalized-path", Severity.WARNING)
 
 
 @RULE.check(ROW)
-def unnormalized_path(context):
-    if "path" not in context.use.matches:
+def unnormalized_path(rows):
+    if "path" not in rows.use.matches:
         return
-    case = rag_case(context.row, context.shape)
-    if case is None:
-        return
-    for index, value in expected_strings(case):
-        normal = normalize_relative(value)
-        # A path leaving the workspace (or naming its root) is RAG203's.
-        if not normal or normal == value:
-            continue
-        where = context.value_range("expect", "relevant", index)
-        # Replace the whole JSON string token, so escapes in the old text cannot survive.
-        fix = Fix(f"Normalize to {normal!r}", edits=(TextEdit(where, json.dumps(normal, ensure_ascii=False)),))
-        yield RULE.finding(
-            where,
-            f"{value!r} is not a normalized path and hits carry {normal!r}: matching is exact, "
-            f"so write {normal!r}",
-            fixes=[fix],
-        )
+    for context, expected in rows.expected:
+        for index, value in expected:
+            normal = normalize_relative(value)
+            # A path leaving the workspace (or naming its root) is RAG203's.
+            if not normal or normal == value:
+                continue
+            where = context.value_range("expect", "relevant", index)
+            # Replace the whole JSON string token, so escapes in the old text cannot survive.
+            fix = Fix(f"Normalize to {normal!r}", edits=(TextEdit(where, json.dumps(normal, ensure_ascii=False)),))
+            yield RULE.finding(
+                where,
+                f"{value!r} is not a normalized path and hits carry {normal!r}: matching is exact, "
+                f"so write {normal!r}",
+                fixes=[fix],
+            )

@@ -25,26 +25,24 @@ Raise the case's `topK` to at least `k`, or lower `k` in the suite's options.
 
 from ..findings import Severity
 from . import ROW, rule_of
-from ._rows import rag_case
+
 
 RULE = rule_of(__doc__, "RAG207", "k-above-top-k", Severity.HINT)
 
 
 @RULE.check(ROW)
-def k_above_top_k(context):
-    if not context.use.ks:
-        return
-    case = rag_case(context.row, context.shape)
-    if case is None or not isinstance(case.get("input"), dict):
-        return
-    top_k = case["input"].get("topK")
-    # A topK that is not a positive integer is a schema error (RAG004).
-    if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
+def k_above_top_k(rows):
+    if not rows.use.ks:
         return
     # One hint for the largest k: raising topK to it settles every suite.
-    k = max(context.use.ks)
-    if k > top_k:
-        yield RULE.finding(
-            context.value_range("input", "topK"),
-            f"the suite scores the first {k} hits (k: {k}) but this case asks for topK {top_k}: raise topK or lower k",
-        )
+    k = max(rows.use.ks)
+    for context, case in rows.cases:
+        top_k = case["input"].get("topK") if isinstance(case.get("input"), dict) else None
+        # A topK that is not a positive integer is a schema error (RAG004).
+        if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
+            continue
+        if k > top_k:
+            yield RULE.finding(
+                context.value_range("input", "topK"),
+                f"the suite scores the first {k} hits (k: {k}) but this case asks for topK {top_k}: raise topK or lower k",
+            )

@@ -20,7 +20,7 @@ List the reference chunks of text a good retrieval should return for the prompt.
 
 from ..findings import Severity
 from . import ROW, rule_of
-from ._rows import gdi_row
+
 
 RULE = rule_of(__doc__, "RAG208", "no-reference-contexts", Severity.ERROR)
 
@@ -28,16 +28,14 @@ _WHAT_TO_DO = "list the reference chunks a good retrieval should return (without
 
 
 @RULE.check(ROW)
-def no_reference_contexts(context):
-    row = gdi_row(context.row, context.shape)
-    if row is None:
-        return
-    if "reference_contexts" in row:
-        references = row["reference_contexts"]
-        # A value of the wrong type is a schema error (RAG004).
-        if isinstance(references, list) and not references:
-            yield RULE.finding(context.value_range("reference_contexts"), f"reference_contexts is empty: {_WHAT_TO_DO}")
-        return
-    anchor = "input_id" if "input_id" in row else next(iter(row), None)
-    where = context.key_range(anchor) if anchor is not None else context.line_range()
-    yield RULE.finding(where, f"the row has no reference_contexts: {_WHAT_TO_DO}")
+def no_reference_contexts(rows):
+    for context, row in rows.gdi_rows:
+        if "reference_contexts" in row:
+            references = row["reference_contexts"]
+            # A value of the wrong type is a schema error (RAG004).
+            if isinstance(references, list) and not references:
+                yield RULE.finding(context.value_range("reference_contexts"), f"reference_contexts is empty: {_WHAT_TO_DO}")
+            continue
+        anchor = "input_id" if "input_id" in row else next(iter(row), None)
+        where = context.key_range(anchor) if anchor is not None else context.line_range()
+        yield RULE.finding(where, f"the row has no reference_contexts: {_WHAT_TO_DO}")
