@@ -108,7 +108,7 @@ class RowsContext:
     @cached_property
     def cases(self) -> list[tuple[RowContext, dict[str, Any]]]:
         """Rag case rows, with their objects."""
-        return self._of_shape(RAG_CASE)
+        return self._by_shape[RAG_CASE]
 
     @cached_property
     def expected(self) -> list[tuple[RowContext, list[tuple[int, str]]]]:
@@ -125,20 +125,20 @@ class RowsContext:
     @cached_property
     def gdi_rows(self) -> list[tuple[RowContext, dict[str, Any]]]:
         """gdi_text_v1 rows, with their objects."""
-        return self._of_shape(GDI_TEXT)
+        return self._by_shape[GDI_TEXT]
 
-    def _of_shape(self, wanted: str) -> list[tuple[RowContext, dict[str, Any]]]:
+    @cached_property
+    def _by_shape(self) -> dict[str, list[tuple[RowContext, dict[str, Any]]]]:
         # A row is checked as the shape RAG004 validates it against (the file's
         # shape, else its own), and only when its own keys do not say it is the
         # other shape: a gdi row among rag cases is reported once, by RAG004.
-        found = []
+        found: dict[str, list[tuple[RowContext, dict[str, Any]]]] = {RAG_CASE: [], GDI_TEXT: []}
         for context in self.readable:
             value = context.row.value
             own_shape = row_shape(value)
-            if own_shape not in (None, wanted):
-                continue
-            if (self.shape or own_shape or RAG_CASE) == wanted:
-                found.append((context, value))
+            checked_as = self.shape or own_shape or RAG_CASE
+            if own_shape in (None, checked_as):
+                found[checked_as].append((context, value))
         return found
 
 

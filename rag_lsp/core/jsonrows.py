@@ -30,30 +30,6 @@ class Span:
     key_end: int | None = None
 
 
-# orjson reads integers beyond 64 bits as floats; floats at least this large are
-# read again by the standard decoder.
-_WIDENED = 1.8e19
-
-
-def _key_count(value: Any) -> int | None:
-    """The number of keys in every object of ``value``; None when a number in it
-    may be an integer that orjson widened to a float."""
-    count = 0
-    pending = [value]
-    while pending:
-        current = pending.pop()
-        if type(current) is dict:
-            count += len(current)
-            current = current.values()
-        for item in current:
-            kind = type(item)
-            if kind is dict or kind is list:
-                pending.append(item)
-            elif kind is float and not -_WIDENED < item < _WIDENED:
-                return None
-    return count
-
-
 class _BadConstant(ValueError):
     pass
 
@@ -93,15 +69,16 @@ class Row:
             self._decode_exactly()
             return
         if type(self.value) is dict or type(self.value) is list:
-            keys = _key_count(self.value)
-            if keys is None:
-                # A float this large may be an integer beyond 64 bits, which orjson
-                # widens; the standard decoder keeps it an integer, as written.
+            compact = orjson.dumps(self.value)
+            if b"e+" in compact:
+                # orjson widens integers beyond 64 bits to floats, which it writes
+                # with an exponent: read such a line again with the standard
+                # decoder, which keeps them integers, as written.
                 self._decode_exactly()
-            elif keys != self.text.count('":') or '" ' in self.text or '"\t' in self.text:
-                # Every key is written `"…":`, so more of those than keys kept means
-                # a key may be repeated (or a string holds `":`, or a key is spaced
-                # from its colon): then look exactly.
+            elif compact.count(b'":') != self.text.count('":') or '" ' in self.text or '"\t' in self.text:
+                # Every key is written `"…":`, once per key kept in the compact
+                # form; more in the line means a key may be repeated (or a key is
+                # spaced from its colon): then look exactly.
                 self._find_duplicates()
 
     def _decode_exactly(self) -> None:

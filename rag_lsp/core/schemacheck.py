@@ -60,13 +60,17 @@ class SchemaChecker:
         cls = jsonschema.validators.validator_for(self.schema, default=jsonschema.Draft202012Validator)
         return cls(self.schema, format_checker=cls.FORMAT_CHECKER)
 
-    def issues(self, instance: Any) -> list[SchemaIssue]:
+    def is_valid(self, instance: Any) -> bool:
         if self.fast is not None:
             try:
-                if self.fast.is_valid(instance):
-                    return []
+                return self.fast.is_valid(instance)
             except (ValueError, TypeError, OverflowError):  # values jsonschema-rs cannot take
                 pass
+        return self.explainer.is_valid(instance)
+
+    def issues(self, instance: Any) -> list[SchemaIssue]:
+        if self.is_valid(instance):
+            return []
         issues: list[SchemaIssue] = []
         for error in self.explainer.iter_errors(instance):
             issues.extend(_issues_of(error))

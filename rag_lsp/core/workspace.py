@@ -178,6 +178,9 @@ class ParsedYaml:
     decode_error: tuple[int, str] | None = None
 
 
+_UNKNOWN = object()
+
+
 @dataclass
 class ParsedDataset:
     text: str
@@ -185,6 +188,8 @@ class ParsedDataset:
     # (line number, row) for every non-blank line, in order.
     rows: list[tuple[int, Row]] = field(default_factory=list)
     decode_error: tuple[int, str] | None = None
+    # The majority row shape, computed once (see Workspace.dataset_shape).
+    shape: Any = _UNKNOWN
 
 
 @contextmanager
@@ -532,7 +537,11 @@ class Workspace:
     def dataset_shape(self, relative: str) -> str | None:
         """The shape most parseable rows of the dataset have: rag case or gdi_text_v1."""
         parsed = self.parsed_dataset(relative)
-        return shape_of_rows(row for _, row in parsed.rows) if parsed is not None else None
+        if parsed is None:
+            return None
+        if parsed.shape is _UNKNOWN:
+            parsed.shape = shape_of_rows(row for _, row in parsed.rows)
+        return parsed.shape
 
 
 # ---------------------------------------------------------------- helpers

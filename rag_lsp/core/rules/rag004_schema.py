@@ -67,7 +67,13 @@ def targets_schema(context):
 
 @RULE.check(ROW)
 def row_schema(rows):
+    checkers = {shape: validator_for(name) for shape, name in _ROW_SCHEMAS.items()}
+    default_shape = rows.shape or RAG_CASE
     for context in rows.rows:
+        value = context.row.value
+        # Most rows are valid: one call into jsonschema-rs settles them.
+        if type(value) is dict and row_shape(value) in (None, default_shape) and checkers[default_shape].is_valid(value):
+            continue
         yield from _row_schema(context)
 
 
