@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any, Iterable
 
 from . import rules as registry
-from .contexts import DatasetContext, RowContext, RowsContext, SuiteContext, YamlContext
+from .contexts import DatasetContext, RowsContext, SuiteContext, YamlContext
 from .findings import Finding, Severity
 from .settings import OFF
 from .text import Range
@@ -125,10 +125,9 @@ def analyze_dataset(workspace: Workspace, path: str, source: SourceText | None =
         rule = registry.all_rules()["RAG002"]
         findings.append(rule.finding(parsed.lines.range(offset, offset + 1), f"{message}: datasets are UTF-8 text"))
     with gc_paused():
-        contexts = [RowContext(workspace, path, row, use, shape, line) for line, row in parsed.rows]
-        rows = RowsContext(workspace, path, use, shape, contexts)
+        rows = RowsContext.of(workspace, path, use, shape, parsed.rows)
         findings += check_rows(rows)
-        findings += _run(registry.DATASET, DatasetContext(workspace, path, parsed, rows))
+        findings += _run(registry.DATASET, DatasetContext.of(workspace, path, rows))
     return findings
 
 

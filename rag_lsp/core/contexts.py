@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Container, Iterable
 
 from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE
 from .schemacheck import SchemaIssue
 from .text import Position, Range
-from .workspace import DatasetUse, ParsedDataset, ParsedYaml, SuiteInfo, Workspace, row_shape
+from .workspace import DatasetUse, ParsedYaml, SuiteInfo, Workspace, row_shape
 from .yamltree import YNode
 
 
@@ -59,16 +59,15 @@ class SuiteContext(YamlContext):
         return self.suite.node
 
 
-@dataclass
 class RowContext:
     """One dataset line, at ``line`` of its file."""
 
-    workspace: Workspace
-    path: str
-    row: Row
-    use: DatasetUse
-    shape: str | None
-    line: int = 0
+    __slots__ = ("path", "row", "line")
+
+    def __init__(self, path: str, row: Row, line: int) -> None:
+        self.path = path
+        self.row = row
+        self.line = line
 
     def columns(self, start: int, end: int) -> Range:
         return Range(Position(self.line, start), Position(self.line, end))
@@ -99,6 +98,10 @@ class RowsContext:
     use: DatasetUse
     shape: str | None
     rows: list[RowContext]
+
+    @classmethod
+    def of(cls, workspace: Workspace, path: str, use: DatasetUse, shape: str | None, rows: Iterable[tuple[int, Row]]) -> RowsContext:
+        return cls(workspace, path, use, shape, [RowContext(path, row, line) for line, row in rows])
 
     @cached_property
     def readable(self) -> list[RowContext]:
@@ -144,12 +147,42 @@ class RowsContext:
 
 @dataclass
 class DatasetContext:
-    """All lines of one dataset, for facts that cross lines."""
+    """Facts across the lines of one dataset: which case ids repeat.
+
+    ``repeated`` holds the ids to report, each with its rows in line order; a full
+    check lists every repeated id, an incremental one only the ids an edit touched.
+    """
 
     workspace: Workspace
     path: str
-    parsed: ParsedDataset
-    rows: RowsContext
+    repeated: dict[str, list[RowContext]]
+    # All case ids of the file, to pick a new id that is free.
+    ids: Container[str]
+
+    @classmethod
+    def of(cls, workspace: Workspace, path: str, rows: RowsContext) -> DatasetContext:
+        index = case_id_index(rows.cases)
+        return cls(workspace, path, {key: group for key, group in index.items() if len(group) > 1}, index)
+
+
+def case_id(case: dict[str, Any]) -> str | None:
+    """The id of a rag case, when it is usable (a non-empty string; else RAG004's)."""
+    value = case.get("id")
+    return value if type(value) is str and value else None
+
+
+def case_id_index(cases: Iterable[tuple[RowContext, dict[str, Any]]]) -> dict[str, list[RowContext]]:
+    """Case id -> the rows that use it, in line order."""
+    index: dict[str, list[RowContext]] = {}
+    for context, case in cases:
+        key = case_id(case)
+        if key is not None:
+            group = index.get(key)
+            if group is None:
+                index[key] = [context]
+            else:
+                group.append(context)
+    return index
 
 
 def locate(root: YNode | None, path: tuple[Any, ...], anchor: str = "value") -> tuple[int, int]:

@@ -80,5 +80,26 @@ class Finding:
     def at(self, path: str) -> Finding:
         return replace(self, path=path)
 
+    def moved(self, lines: int, below: int = 0) -> Finding:
+        """The same finding with each of its places (its range, related places and
+        fix edits) on line ``below`` or further down moved by ``lines`` lines."""
+        if lines == 0:
+            return self
+
+        def move(range: Range) -> Range:
+            return range.shifted(lines) if range.start.line >= below else range
+
+        # Built directly: dataclasses.replace costs several times more, and an
+        # edit above many findings moves all of them.
+        return Finding(
+            self.code,
+            self.severity,
+            move(self.range),
+            self.message,
+            self.path,
+            tuple(Fix(fix.title, tuple(TextEdit(move(edit.range), edit.new_text) for edit in fix.edits), fix.create_file) for fix in self.fixes),
+            tuple(Related(item.path, move(item.range), item.message) for item in self.related),
+        )
+
     def sort_key(self) -> tuple:
         return (self.path, self.range.start, self.range.end, self.code, self.message)

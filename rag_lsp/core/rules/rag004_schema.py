@@ -74,10 +74,10 @@ def row_schema(rows):
         # Most rows are valid: one call into jsonschema-rs settles them.
         if type(value) is dict and row_shape(value) in (None, default_shape) and checkers[default_shape].is_valid(value):
             continue
-        yield from _row_schema(context)
+        yield from _row_schema(context, rows.shape)
 
 
-def _row_schema(context):
+def _row_schema(context, file_shape):
     row = context.row
     if row.error is not None or row.refused:
         return
@@ -85,7 +85,7 @@ def _row_schema(context):
         yield RULE.finding(context.line_range(), "a dataset row must be a JSON object ({...})")
         return
     own_shape = row_shape(row.value)
-    shape = context.shape or own_shape or RAG_CASE
+    shape = file_shape or own_shape or RAG_CASE
     if own_shape is not None and own_shape != shape:
         yield RULE.finding(
             context.line_range(),

@@ -21,7 +21,6 @@ that no case of the file uses yet.
 """
 
 from ..findings import Fix, Related, Severity, TextEdit
-from ..contexts import RowContext
 from ..text import Position, Range
 from . import DATASET, rule_of
 
@@ -30,40 +29,30 @@ RULE = rule_of(__doc__, "RAG202", "duplicate-case-id", Severity.ERROR)
 
 @RULE.check(DATASET)
 def duplicate_case_id(context):
-    cases = []
-    for row, case in context.rows.cases:
-        case_id = case.get("id")
-        # A missing, empty or non-string id is a schema error (RAG004).
-        if isinstance(case_id, str) and case_id:
-            cases.append((row, case_id))
-    taken = {case_id for _, case_id in cases}
-    first_use: dict[str, RowContext] = {}
-    for row, case_id in cases:
-        if case_id not in first_use:
-            # Spans are computed for repeats alone, which keeps a 100k-case
-            # dataset without repeats at one pass over the ids.
-            first_use[case_id] = row
-            continue
-        first = first_use[case_id]
+    # New ids offered by fixes are reserved, so two repeats are not offered the same.
+    reserved: set[str] = set()
+    for case_id, group in context.repeated.items():
+        first = group[0]
         first_where = first.value_range("id")
-        where = row.value_range("id")
-        suffix = _free_suffix(case_id, taken)
-        # Reserve it, so that two repeats of one id are not offered the same new id.
-        taken.add(case_id + suffix)
-        # Insert before the closing quote: the id's own text (escapes included) stays.
-        closing_quote = Position(row.line, where.end.character - 1)
-        fix = Fix("Make the id unique", edits=(TextEdit(Range(closing_quote, closing_quote), suffix),))
-        yield RULE.finding(
-            where,
-            f"case id {case_id!r} is already used on line {first.line + 1}: give each case its own id "
-            f"(results and --case name cases by id)",
-            fixes=[fix],
-            related=[Related(context.path, first_where, f"first used on line {first.line + 1}")],
-        )
+        for row in group[1:]:
+            suffix = _free_suffix(case_id, context.ids, reserved)
+            reserved.add(case_id + suffix)
+            where = row.value_range("id")
+            # Insert before the closing quote: the id's own text (escapes included) stays.
+            closing_quote = Position(row.line, where.end.character - 1)
+            fix = Fix("Make the id unique", edits=(TextEdit(Range(closing_quote, closing_quote), suffix),))
+            # No line numbers in the texts: they would go stale as lines move above.
+            yield RULE.finding(
+                where,
+                f"case id {case_id!r} is already used by an earlier case: give each case its own id "
+                f"(results and --case name cases by id)",
+                fixes=[fix],
+                related=[Related(context.path, first_where, f"{case_id!r} first used here")],
+            )
 
 
-def _free_suffix(case_id: str, taken: set[str]) -> str:
+def _free_suffix(case_id: str, ids, reserved: set[str]) -> str:
     number = 2
-    while f"{case_id}-{number}" in taken:
+    while f"{case_id}-{number}" in ids or f"{case_id}-{number}" in reserved:
         number += 1
     return f"-{number}"

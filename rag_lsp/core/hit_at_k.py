@@ -1,0 +1,389 @@
+"""``rag.hit_at_k``: does the right evidence appear among the top k retrieved chunks?
+
+Pure functions, no I/O; the metric of the seed manifest (``schemas/manifests/
+rag.hit_at_k.yaml``). On a gdi_text_v1 row it takes the first ``k`` chunks of
+``retrieved_context`` and compares each with each of ``reference_contexts`` by a
+two-stage gate, with both strings through ``rapidfuzz.utils.default_process``:
+
+* stage 1: ``token_set_ratio(chunk, reference) >= t1``;
+* stage 2: ``partial_ratio(chunk, reference) >= t2`` or
+  ``overlap(chunk, reference) >= coverage``, where overlap is the share of the
+  reference's distinct lower-cased word tokens found in the chunk.
+
+Ratios are rapidfuzz's, on 0..1. The score is 1.0 when any pair passes, else 0.0;
+a row without reference contexts is broken (no score). The result names the
+matching pair with its three figures (or, on a miss, the closest pair), in the
+configured language. ``inverted``, ``min``, ``max``, ``weight`` and ``metric_name``
+are scoring metadata: validated and carried into the result, not applied.
+
+Many rows are scored with ``rapidfuzz.process.cpdist`` (the pairwise sibling of
+``cdist``) over every pair at once, on all cores; a few rows pair by pair, stopping
+at the first hit. Both give the same figures: the same functions on the same
+pre-processed strings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Mapping, Sequence
+
+import numpy
+from rapidfuzz import fuzz, process
+from rapidfuzz.utils import default_process
+
+NAME = "rag.hit_at_k"
+
+# Pairs in a batch from which the vectorised path pays off.
+VECTORISE_FROM_PAIRS = 2_000
+
+_OPTIONS = ("k", "t1", "t2", "coverage", "language", "inverted", "min", "max", "weight", "metric_name")
+METADATA = ("inverted", "min", "max", "weight", "metric_name")
+
+
+class ConfigError(ValueError):
+    """The metric config fails the manifest's ``config_schema``; one message per problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True, slots=True)
+class HitAtKConfig:
+    k: int = 5
+    t1: float = 0.7
+    t2: float = 0.65
+    coverage: float = 0.5
+    language: str = "en"
+    inverted: bool = False
+    min: float = 0.0
+    max: float = 1.0
+    weight: float = 1.0
+    metric_name: str = "hit_at_k"
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any] | None, schema: Mapping[str, Any] | None = None) -> HitAtKConfig:
+        """The config of a suite's ``metrics: {rag.hit_at_k: ...}``, validated.
+
+        ``schema`` is the manifest's ``config_schema`` (the built-in one when None):
+        its defaults fill what ``config`` leaves out, and every key is checked
+        against it. A key the schema accepts but this implementation does not know
+        is refused too: an option that is not honoured must not look as if it were.
+        """
+        schema = dict(schema) if schema is not None else builtin_schema()
+        config = dict(config or {})
+        problems: list[str] = []
+        from .schemacheck import schema_issues, validator_of
+
+        try:
+            issues = schema_issues(validator_of(schema), config)
+        except Exception as error:  # noqa: BLE001 - an unusable config_schema is RAG301's
+            raise ConfigError([f"the manifest's config_schema cannot be used: {error}"]) from None
+        for issue in issues:
+            where = ".".join(str(part) for part in issue.path)
+            problems.append(f"option {where!r}: {issue.message}" if where and issue.anchor != "key" else issue.message)
+        for key in config:
+            if key not in _OPTIONS and not any(key in problem for problem in problems):
+                problems.append(f"option {key!r} is not one rag.hit_at_k implements ({', '.join(_OPTIONS)})")
+        if problems:
+            raise ConfigError(problems)
+        values: dict[str, Any] = {}
+        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        for key in _OPTIONS:
+            if key in config:
+                values[key] = config[key]
+            elif isinstance(properties.get(key), dict) and "default" in properties[key]:
+                values[key] = properties[key]["default"]
+        try:
+            made = cls(**values)
+            _check_types(made)
+        except (TypeError, ValueError) as error:
+            raise ConfigError([f"config is not usable: {error}"]) from None
+        return made
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in METADATA}
+
+
+def _check_types(config: HitAtKConfig) -> None:
+    # A workspace manifest may loosen the schema; the scorer still needs these.
+    if isinstance(config.k, bool) or not isinstance(config.k, int) or config.k < 1:
+        raise ValueError(f"k must be an integer of at least 1, got {config.k!r}")
+    for name in ("t1", "t2", "coverage"):
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{name} must be a number, got {value!r}")
+    if config.language not in _MESSAGES:
+        raise ValueError(f"language must be one of {', '.join(_MESSAGES)}, got {config.language!r}")
+
+
+def builtin_schema() -> dict[str, Any]:
+    from .manifests import ManifestRegistry
+
+    manifest = ManifestRegistry.builtins().metric_manifest(NAME)
+    schema = manifest.config_schema if manifest is not None else None
+    return dict(schema) if schema else {"type": "object", "properties": {}}
+
+
+# ---------------------------------------------------------------- figures
+
+
+def tokens(processed: str) -> frozenset[str]:
+    """The distinct word tokens of a string already through ``default_process``."""
+    return frozenset(processed.split())
+
+
+def overlap_of(chunk_tokens: frozenset[str], reference_tokens: frozenset[str]) -> float:
+    """Share of the reference's distinct tokens found in the chunk (0 for no tokens)."""
+    if not reference_tokens:
+        return 0.0
+    return len(reference_tokens & chunk_tokens) / len(reference_tokens)
+
+
+def overlap(chunk: str, reference: str) -> float:
+    """Share of ``reference``'s distinct lower-cased word tokens found in ``chunk``."""
+    return overlap_of(tokens(default_process(chunk)), tokens(default_process(reference)))
+
+
+@dataclass(frozen=True, slots=True)
+class PairFigures:
+    """The three figures of one (chunk, reference) pair; indexes are 0-based."""
+
+    chunk: int
+    reference: int
+    token_set_ratio: float
+    partial_ratio: float
+    overlap: float
+
+
+@dataclass(frozen=True)
+class HitAtKResult:
+    """One row's Hit@K: its score (None when broken), the pair that decided it, and why."""
+
+    score: float | None
+    config: HitAtKConfig
+    broken: str | None = None
+    # (chunk index, reference index) of the first matching pair, or of the closest
+    # pair on a miss; None when nothing was compared.
+    pair: tuple[int, int] | None = None
+    # How many chunks were compared (the first k that exist).
+    compared: int = 0
+    # The processed strings of the pair, to compute its figures when asked.
+    _strings: tuple[str, str] | None = field(default=None, repr=False, compare=False)
+    _known: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def hit(self) -> bool:
+        return self.score == 1.0
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return self.config.metadata
+
+    @cached_property
+    def figures(self) -> PairFigures | None:
+        """The pair's token-set ratio, partial ratio and overlap (computed on first use:
+        a bulk run needs only the verdict, partial_ratio is the costly figure)."""
+        if self.pair is None or self._strings is None:
+            return None
+        chunk, reference = self._strings
+        known = self._known
+        return PairFigures(
+            self.pair[0],
+            self.pair[1],
+            known["tsr"] if "tsr" in known else fuzz.token_set_ratio(chunk, reference) / 100.0,
+            known["pr"] if "pr" in known else fuzz.partial_ratio(chunk, reference) / 100.0,
+            known["ov"] if "ov" in known else overlap_of(tokens(chunk), tokens(reference)),
+        )
+
+    @cached_property
+    def explanation(self) -> str:
+        return explain(self)
+
+
+def hit_at_k(
+    reference_contexts: Sequence[str],
+    retrieved_context: Sequence[str],
+    config: HitAtKConfig | None = None,
+) -> HitAtKResult:
+    """Hit@K of one row, pair by pair, stopping at the first hit."""
+    config = config or HitAtKConfig()
+    if not reference_contexts:
+        return _broken(config)
+    chunks = [default_process(chunk) for chunk in retrieved_context[: config.k]]
+    references = [default_process(reference) for reference in reference_contexts]
+    reference_tokens = [tokens(reference) for reference in references]
+    best: tuple[float, int, int] | None = None
+    for i, chunk in enumerate(chunks):
+        chunk_tokens = None
+        for j, reference in enumerate(references):
+            tsr = fuzz.token_set_ratio(chunk, reference) / 100.0
+            if best is None or tsr > best[0]:
+                best = (tsr, i, j)
+            if tsr < config.t1:
+                continue
+            if chunk_tokens is None:
+                chunk_tokens = tokens(chunk)
+            decided = _stage_two(chunk, reference, chunk_tokens, reference_tokens[j], config)
+            if decided is not None:
+                return HitAtKResult(1.0, config, None, (i, j), len(chunks), (chunk, reference), {"tsr": tsr, **decided})
+    return _miss(config, chunks, references, best)
+
+
+def hit_at_k_many(
+    rows: Sequence[tuple[Sequence[str], Sequence[str]]],
+    config: HitAtKConfig | None = None,
+    *,
+    vectorise: bool | None = None,
+    workers: int = -1,
+) -> list[HitAtKResult]:
+    """Hit@K of many ``(reference_contexts, retrieved_context)`` rows.
+
+    With many pairs (or ``vectorise=True``) every stage-1 ratio is computed at
+    once by ``rapidfuzz.process.cpdist`` on ``workers`` threads (-1: all cores);
+    the figures are those of :func:`hit_at_k`.
+    """
+    config = config or HitAtKConfig()
+    k = config.k
+    pairs = sum(min(len(chunks), k) * len(references) for references, chunks in rows)
+    if vectorise is None:
+        vectorise = pairs >= VECTORISE_FROM_PAIRS
+    if not vectorise:
+        return [hit_at_k(references, chunks, config) for references, chunks in rows]
+    processed: list[tuple[list[str], list[str]]] = []
+    left: list[str] = []
+    right: list[str] = []
+    for references, chunks in rows:
+        row_chunks = [default_process(chunk) for chunk in chunks[:k]]
+        row_references = [default_process(reference) for reference in references]
+        processed.append((row_chunks, row_references))
+        for chunk in row_chunks:
+            for reference in row_references:
+                left.append(chunk)
+                right.append(reference)
+    # float64, as the scalar path's figures are (cpdist defaults to float32).
+    ratios = process.cpdist(left, right, scorer=fuzz.token_set_ratio, workers=workers, dtype=numpy.float64) if left else []
+    results: list[HitAtKResult] = []
+    at = 0
+    for (row_chunks, row_references), (references, _) in zip(processed, rows):
+        if not references:
+            results.append(_broken(config))
+            continue
+        reference_tokens = [tokens(reference) for reference in row_references]
+        best: tuple[float, int, int] | None = None
+        found: HitAtKResult | None = None
+        for i, chunk in enumerate(row_chunks):
+            chunk_tokens = None
+            for j, reference in enumerate(row_references):
+                tsr = float(ratios[at + i * len(row_references) + j]) / 100.0
+                if best is None or tsr > best[0]:
+                    best = (tsr, i, j)
+                if found is not None or tsr < config.t1:
+                    continue
+                if chunk_tokens is None:
+                    chunk_tokens = tokens(chunk)
+                decided = _stage_two(chunk, reference, chunk_tokens, reference_tokens[j], config)
+                if decided is not None:
+                    found = HitAtKResult(1.0, config, None, (i, j), len(row_chunks), (chunk, reference), {"tsr": tsr, **decided})
+        at += len(row_chunks) * len(row_references)
+        results.append(found if found is not None else _miss(config, row_chunks, row_references, best))
+    return results
+
+
+def _stage_two(
+    chunk: str, reference: str, chunk_tokens: frozenset[str], reference_tokens: frozenset[str], config: HitAtKConfig
+) -> dict[str, float] | None:
+    """The figures that passed stage 2, or None. Overlap first: it is cheap."""
+    shared = overlap_of(chunk_tokens, reference_tokens)
+    if shared >= config.coverage:
+        return {"ov": shared}
+    partial = fuzz.partial_ratio(chunk, reference) / 100.0
+    if partial >= config.t2:
+        return {"ov": shared, "pr": partial}
+    return None
+
+
+def _broken(config: HitAtKConfig) -> HitAtKResult:
+    return HitAtKResult(None, config, _MESSAGES[config.language]["broken"])
+
+
+def _miss(config: HitAtKConfig, chunks: list[str], references: list[str], best: tuple[float, int, int] | None) -> HitAtKResult:
+    if best is None:
+        return HitAtKResult(0.0, config, None, None, len(chunks))
+    tsr, i, j = best
+    return HitAtKResult(0.0, config, None, (i, j), len(chunks), (chunks[i], references[j]), {"tsr": tsr})
+
+
+# ---------------------------------------------------------------- explanations
+
+_MESSAGES: dict[str, dict[str, str]] = {
+    "en": {
+        "hit": "hit: retrieved chunk {chunk} of the top {k} matches reference context {reference} "
+        "(token-set ratio {tsr} ≥ {t1}; partial ratio {pr}, token overlap {ov}; "
+        "stage 2 needs partial ratio ≥ {t2} or overlap ≥ {coverage})",
+        "miss": "no hit in the top {k}: the closest pair, retrieved chunk {chunk} and reference context {reference}, "
+        "has token-set ratio {tsr}, partial ratio {pr}, token overlap {ov} "
+        "(a hit needs token-set ratio ≥ {t1}, then partial ratio ≥ {t2} or overlap ≥ {coverage})",
+        "empty": "no hit: nothing was retrieved, so no chunk can match a reference context",
+        "broken": "no reference contexts: there is nothing to compare the retrieved chunks against; "
+        "add the expected evidence to reference_contexts",
+    },
+    "de": {
+        "hit": "Treffer: abgerufener Abschnitt {chunk} der Top {k} passt zu Referenzkontext {reference} "
+        "(Token-Set-Ratio {tsr} ≥ {t1}; Partial-Ratio {pr}, Token-Überdeckung {ov}; "
+        "Stufe 2 verlangt Partial-Ratio ≥ {t2} oder Überdeckung ≥ {coverage})",
+        "miss": "kein Treffer in den Top {k}: das ähnlichste Paar, abgerufener Abschnitt {chunk} und "
+        "Referenzkontext {reference}, hat Token-Set-Ratio {tsr}, Partial-Ratio {pr}, Token-Überdeckung {ov} "
+        "(ein Treffer verlangt Token-Set-Ratio ≥ {t1}, dann Partial-Ratio ≥ {t2} oder Überdeckung ≥ {coverage})",
+        "empty": "kein Treffer: es wurde nichts abgerufen, also kann kein Abschnitt zu einem Referenzkontext passen",
+        "broken": "keine Referenzkontexte: es gibt nichts, womit die abgerufenen Abschnitte verglichen werden "
+        "könnten; tragen Sie die erwarteten Belege in reference_contexts ein",
+    },
+    "fr": {
+        "hit": "trouvé : le passage récupéré {chunk} du top {k} correspond au contexte de référence {reference} "
+        "(ratio token-set {tsr} ≥ {t1} ; ratio partiel {pr}, recouvrement des mots {ov} ; "
+        "l'étape 2 exige un ratio partiel ≥ {t2} ou un recouvrement ≥ {coverage})",
+        "miss": "aucun passage trouvé dans le top {k} : la paire la plus proche, passage récupéré {chunk} et "
+        "contexte de référence {reference}, a un ratio token-set de {tsr}, un ratio partiel de {pr} et un "
+        "recouvrement des mots de {ov} (il faut un ratio token-set ≥ {t1}, puis un ratio partiel ≥ {t2} "
+        "ou un recouvrement ≥ {coverage})",
+        "empty": "aucun passage trouvé : rien n'a été récupéré, aucun passage ne peut donc correspondre à un "
+        "contexte de référence",
+        "broken": "aucun contexte de référence : rien à quoi comparer les passages récupérés ; ajoutez les "
+        "preuves attendues dans reference_contexts",
+    },
+}
+
+
+def _number(value: float, language: str) -> str:
+    text = f"{value:.2f}"
+    return text.replace(".", ",") if language in ("de", "fr") else text
+
+
+def explain(result: HitAtKResult) -> str:
+    """Why the row scored what it did, in the configured language (en, de or fr)."""
+    config = result.config
+    language = config.language if config.language in _MESSAGES else "en"
+    messages = _MESSAGES[language]
+    if result.broken is not None:
+        return messages["broken"]
+    figures = result.figures
+    if figures is None:
+        return messages["empty"]
+
+    def number(value: float) -> str:
+        return _number(value, language)
+
+    return messages["hit" if result.hit else "miss"].format(
+        chunk=figures.chunk + 1,
+        reference=figures.reference + 1,
+        k=config.k,
+        tsr=number(figures.token_set_ratio),
+        pr=number(figures.partial_ratio),
+        ov=number(figures.overlap),
+        t1=number(config.t1),
+        t2=number(config.t2),
+        coverage=number(config.coverage),
+    )

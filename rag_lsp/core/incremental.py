@@ -1,0 +1,237 @@
+"""An open dataset, re-checked in proportion to each edit.
+
+A dataset line's findings depend on its own text and on a few facts of the whole
+file and workspace (how the suites read it, its row shape, the workspace's files),
+so :class:`DatasetModel` keeps each line's row and findings and, on an edit,
+decodes and checks only the lines the edit replaced. Facts that cross lines are
+kept as indexes updated by the same edit: the case ids (for RAG202) and the count
+of rows of each shape. When a fact changes (a suite now reads the file with
+``match: id``, the workspace gained a file), every line is checked again.
+
+Nothing here walks all lines on an edit: lines below an insertion are not
+visited, only the findings on them are moved. The result is exactly
+:func:`~rag_lsp.core.analyze.analyze_file`'s for the same text (the same rules,
+the same contexts); a property test holds the two together.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from typing import Any
+
+from . import rules as registry
+from .analyze import check_rows, finish
+from .contexts import DatasetContext, RowContext, RowsContext, case_id
+from .findings import Finding
+from .jsonrows import Row
+from .manifests import GDI_TEXT, RAG_CASE
+from .text import Position
+from .workspace import Workspace, gc_paused, row_shape
+
+
+class DatasetModel:
+    """A dataset kept line by line: :meth:`edit` records what changed, and
+    :meth:`findings` checks only that."""
+
+    def __init__(self, workspace: Workspace, path: str, text: str) -> None:
+        self.workspace = workspace
+        self.path = path
+        # Lines without their "\n" (a "\r" stays on the line, as in the text).
+        self.lines: list[str] = text.split("\n")
+        with gc_paused():
+            self.rows: list[Row | None] = [self._row(line) for line in self.lines]
+        # Per line: the row rules' findings, placed on that line; None: not checked.
+        self._placed: list[list[Finding] | None] = [None] * len(self.rows)
+        # Lines whose findings are not empty, ascending; and lines to check.
+        self._lines_with_findings: list[int] = []
+        self._stale: set[int] | None = None  # None: every line
+        self._ids: dict[str, list[Row]] = {}
+        self._shapes: Counter[str] = Counter()
+        for row in self.rows:
+            self._index(row, +1)
+        self._facts: Any = None
+        # RAG202's findings by repeated id; ids whose findings must be redone.
+        self._repeated: dict[str, list[Finding]] = {}
+        self._dirty_ids: set[str] | None = None  # None: every id
+
+    # ------------------------------------------------------------ editing
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def edit(self, start: Position, end: Position, new_text: str) -> None:
+        """Replace the text between two code-point positions."""
+        last = len(self.lines) - 1
+        start_line, end_line = min(start.line, last), min(end.line, last)
+        head = self.lines[start_line][: start.character] if start.line <= last else self.lines[last]
+        tail = self.lines[end_line][end.character :] if end.line <= last else ""
+        self._replace(start_line, end_line - start_line + 1, (head + new_text + tail).split("\n"))
+
+    def _replace(self, start: int, removed: int, lines: list[str]) -> None:
+        stop = start + removed
+        added = len(lines)
+        new_rows = [self._row(line) for line in lines]
+        for row in self.rows[start:stop]:
+            self._touch_id(row)
+            self._index(row, -1)
+        for row in new_rows:
+            self._index(row, +1)
+            self._touch_id(row)
+        self.lines[start:stop] = lines
+        self.rows[start:stop] = new_rows
+        self._placed[start:stop] = [None] * added
+        delta = added - removed
+        self._move_lines(start, stop, delta)
+        if self._stale is not None:
+            self._stale = {line if line < start else line + delta for line in self._stale if not start <= line < stop}
+            self._stale.update(range(start, start + added))
+        if delta:
+            self._move_repeated(stop, delta)
+
+    def _move_lines(self, start: int, stop: int, delta: int) -> None:
+        """Drop the findings of replaced lines and move those of the lines below."""
+        lines = self._lines_with_findings
+        first = bisect.bisect_left(lines, start)
+        after = bisect.bisect_left(lines, stop)
+        moved = [line + delta for line in lines[after:]]
+        if delta:
+            for line in moved:
+                placed = self._placed[line]
+                if placed is not None:
+                    self._placed[line] = [finding.moved(delta) for finding in placed]
+        self._lines_with_findings = lines[:first] + moved
+
+    def _move_repeated(self, boundary: int, delta: int) -> None:
+        # Each place of a RAG202 finding (the repeat, the first use, the fix) moves
+        # only if it is below the edit.
+        for key, found in self._repeated.items():
+            self._repeated[key] = [finding.moved(delta, below=boundary) for finding in found]
+
+    def _row(self, line: str) -> Row | None:
+        if line.endswith("\r"):
+            line = line[:-1]
+        if not line or line.isspace():
+            return None
+        limit = self.workspace.settings.max_line_bytes
+        return Row(line) if len(line) <= limit else Row.too_long(line, limit)
+
+    # ------------------------------------------------------------ indexes
+
+    @staticmethod
+    def _object(row: Row | None) -> dict | None:
+        if row is None or row.error is not None or row.refused or type(row.value) is not dict:
+            return None
+        return row.value
+
+    def _index(self, row: Row | None, step: int) -> None:
+        value = self._object(row)
+        if value is None:
+            return
+        shape = row_shape(value)
+        if shape is not None:
+            self._shapes[shape] += step
+        key = case_id(value)
+        if key is None:
+            return
+        group = self._ids.setdefault(key, [])
+        if step > 0:
+            group.append(row)
+        else:
+            group.remove(row)
+            if not group:
+                del self._ids[key]
+
+    def _touch_id(self, row: Row | None) -> None:
+        value = self._object(row)
+        key = case_id(value) if value is not None else None
+        if key is not None and self._dirty_ids is not None:
+            self._dirty_ids.add(key)
+
+    def _shape(self) -> str | None:
+        # The majority rule of Workspace.dataset_shape.
+        cases, gdi = self._shapes[RAG_CASE], self._shapes[GDI_TEXT]
+        if not cases and not gdi:
+            return None
+        return RAG_CASE if cases >= gdi else GDI_TEXT
+
+    # ------------------------------------------------------------ findings
+
+    def findings(self) -> list[Finding]:
+        """Every finding of the dataset as it is now (as ``analyze_file`` gives)."""
+        workspace = self.workspace
+        use = workspace.dataset_use(self.path)
+        shape = self._shape()
+        facts = (use, shape, id(workspace.file_set()), workspace.settings)
+        if facts != self._facts:
+            self._facts = facts
+            self._stale = None
+            self._dirty_ids = None
+        self._check_stale_lines(use, shape)
+        self._check_repeated_ids(shape)
+        found: list[Finding] = []
+        for line in self._lines_with_findings:
+            found.extend(self._placed[line] or ())
+        for repeated in self._repeated.values():
+            found.extend(repeated)
+        found.sort(key=Finding.sort_key)
+        return found
+
+    def _check_stale_lines(self, use: Any, shape: str | None) -> None:
+        if self._stale is None:
+            stale = range(len(self.rows))
+            self._lines_with_findings = []
+        else:
+            stale = sorted(self._stale)
+        self._stale = set()
+        rows = [(line, self.rows[line]) for line in stale if self.rows[line] is not None]
+        found: dict[int, list[Finding]] = {}
+        if rows:
+            with gc_paused():
+                batch = RowsContext.of(self.workspace, self.path, use, shape, rows)
+                for finding in finish(self.workspace, self.path, check_rows(batch)):
+                    found.setdefault(finding.range.start.line, []).append(finding)
+        for line in stale:
+            placed = found.get(line, [])
+            self._placed[line] = placed
+            if placed:
+                bisect.insort(self._lines_with_findings, line)
+
+    def _check_repeated_ids(self, shape: str | None) -> None:
+        if self._dirty_ids is None:
+            dirty = [key for key, rows in self._ids.items() if len(rows) > 1]
+            self._repeated = {}
+            # Every repeated id at once: one pass gives every row's line.
+            lines = {id(row): line for line, row in enumerate(self.rows) if row is not None}
+            line_of = lambda row: lines[id(row)]  # noqa: E731
+        else:
+            dirty = self._dirty_ids
+            # A few ids: list.index compares by identity here (rows have no
+            # __eq__), a C-speed scan paid only for ids that repeat.
+            line_of = self.rows.index
+        self._dirty_ids = set()
+        groups: dict[str, list[RowContext]] = {}
+        for key in dirty:
+            self._repeated.pop(key, None)
+            rows = [row for row in self._ids.get(key, ()) if _counts_as_case(row, shape)]
+            if len(rows) > 1:
+                placed = sorted((line_of(row), row) for row in rows)
+                groups[key] = [RowContext(self.path, row, line) for line, row in placed]
+        if not groups:
+            return
+        context = DatasetContext(self.workspace, self.path, groups, self._ids)
+        found: list[Finding] = []
+        for _, check in registry.checks_for(registry.DATASET):
+            found.extend(check(context))
+        for finding in finish(self.workspace, self.path, found):
+            row = self.rows[finding.range.start.line]
+            key = case_id(row.value) if row is not None else None
+            self._repeated.setdefault(key or "", []).append(finding)
+
+
+def _counts_as_case(row: Row, shape: str | None) -> bool:
+    # As RowsContext.cases: a row of the other shape is RAG004's, not a case.
+    own = row_shape(row.value)
+    checked_as = shape or own or RAG_CASE
+    return checked_as == RAG_CASE and own in (None, RAG_CASE)

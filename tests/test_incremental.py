@@ -1,0 +1,78 @@
+"""The incremental dataset model gives exactly the findings of a fresh check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rag_lsp.core.analyze import analyze_file
+from rag_lsp.core.incremental import DatasetModel
+from rag_lsp.core.text import LineIndex, Position
+from rag_lsp.core.workspace import DiskSource, OverlaySource, Workspace
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+BROKEN = ".punica/evals/broken.jsonl"
+PIECES = ["x", '"', ",", "}", "{", "\n", "", "é😀", '"id": "dup-case"', '"relevant": []', "./", "\r\n", " "]
+
+
+def fresh_findings(workspace: Workspace, source: OverlaySource, text: str):
+    source.texts[workspace.absolute(BROKEN)] = text
+    workspace.invalidate(BROKEN)
+    return analyze_file(workspace, BROKEN)
+
+
+edits = st.lists(
+    st.tuples(st.integers(0, 10_000), st.integers(0, 10_000), st.integers(0, 200), st.sampled_from(PIECES)),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edits=edits)
+def test_random_edits_match_a_fresh_check(edits) -> None:
+    """After any sequence of edits, the model's findings equal a fresh check of its text."""
+    source = OverlaySource(DiskSource(1 << 30))
+    workspace = Workspace(EXAMPLES, source=source)
+    text = (EXAMPLES / BROKEN).read_text(encoding="utf-8")
+    model = DatasetModel(workspace, BROKEN, text)
+    assert model.findings() == fresh_findings(workspace, source, text)
+    for start_seed, length, column_seed, piece in edits:
+        lines = LineIndex(model.text)
+        start_offset = start_seed % (len(model.text) + 1)
+        end_offset = min(len(model.text), start_offset + length % 40)
+        start, end = lines.position(start_offset), lines.position(end_offset)
+        model.edit(start, end, piece * (1 + column_seed % 3))
+        expected_text = model.text
+        assert model.findings() == fresh_findings(workspace, source, expected_text)
+
+
+def test_model_text_follows_edits() -> None:
+    """Edits in code points, across lines and at the end, give the expected text."""
+    workspace = Workspace(EXAMPLES)
+    model = DatasetModel(workspace, BROKEN, "ab\ncd\nef")
+    model.edit(Position(0, 1), Position(1, 1), "X\nY")
+    assert model.text == "aX\nYd\nef"
+    model.edit(Position(2, 2), Position(2, 2), "\n")
+    assert model.text == "aX\nYd\nef\n"
+    model.edit(Position(0, 0), Position(3, 0), "")
+    assert model.text == ""
+
+
+def test_a_changed_fact_rechecks_every_line(tmp_path: Path) -> None:
+    """Creating a file named in relevant clears its RAG203 through the workspace facts."""
+    (tmp_path / ".punica" / "evals").mkdir(parents=True)
+    (tmp_path / ".punica" / "evals" / "s.suite.yaml").write_text(
+        "suites:\n  - id: s\n    target: {kind: capability, id: vectors.query}\n"
+        "    dataset: .punica/evals/d.jsonl\n    engines: [rag]\n    thresholds: {rag.mode.semantic: 1}\n"
+    )
+    text = '{"id": "a", "input": {"query": "q"}, "expect": {"relevant": ["docs/new.md"]}}\n'
+    workspace = Workspace(tmp_path)
+    model = DatasetModel(workspace, ".punica/evals/d.jsonl", text)
+    assert [finding.code for finding in model.findings()] == ["RAG203"]
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "new.md").write_text("new\n")
+    workspace.invalidate()
+    assert model.findings() == []
