@@ -81,3 +81,17 @@ def test_every_spec_code_has_a_documented_rule_and_a_fixture(code: str) -> None:
     assert any(re.search(rf" {code} ", line) for case in cases for line in (case / "expected.txt").read_text().splitlines()), (
         f"no fixture of {code} shows it firing"
     )
+
+
+@pytest.mark.parametrize("code", SPEC_CODES)
+def test_every_spec_code_has_a_fixture_where_it_does_not_fire(code: str) -> None:
+    """Each code of SPEC §3 up to RAG303 also has a fixture where it must stay
+    silent (a near miss of the firing ones, named ``passes-...``): a rule that
+    fires everywhere would pass every firing fixture."""
+    cases = [case for case in CASES if case.parent.name == code]
+    silent = [
+        case
+        for case in cases
+        if not any(re.search(rf" {code} ", line) for line in (case / "expected.txt").read_text(encoding="utf-8").splitlines())
+    ]
+    assert silent, f"every fixture of {code} shows it firing: add one where it must not fire"

@@ -9,12 +9,13 @@ metric's range, is it a counter, which row shapes does it accept.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import yaml
 
 from .resources import builtin_manifest_paths
+from .schemacheck import SchemaChecker
 
 HIGHER = "higher_is_better"
 LOWER = "lower_is_better"
@@ -62,6 +63,12 @@ class Manifest:
     def config_schema(self) -> dict[str, Any] | None:
         schema = self.data.get("config_schema")
         return schema if isinstance(schema, dict) else None
+
+    @cached_property
+    def config_checker(self) -> SchemaChecker | None:
+        """The checker of this manifest's ``config_schema``, built once."""
+        schema = self.config_schema
+        return SchemaChecker(schema) if schema is not None else None
 
     @property
     def accepts(self) -> frozenset[str]:
@@ -133,6 +140,13 @@ class ManifestRegistry:
     """Manifests by name; workspace manifests override built-ins of the same name."""
 
     manifests: dict[str, Manifest] = field(default_factory=dict)
+    # Workspace manifest files that could not be read: what they define is
+    # unknown, so no name can be called unknown while one of them is broken.
+    unreadable: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return not self.unreadable
 
     @classmethod
     def builtins(cls) -> ManifestRegistry:

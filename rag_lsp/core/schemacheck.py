@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-import jsonschema
-from jsonschema.exceptions import ValidationError
 from rapidfuzz import process
 
 from .resources import load_schema
+
+if TYPE_CHECKING:  # jsonschema is imported on first use: most values are valid
+    from jsonschema.exceptions import ValidationError
 
 # Keywords that only document a schema; a branch made of these and `required`
 # still only demands keys.
@@ -53,12 +54,29 @@ class SchemaChecker:
         self.fast = _fast_validator(schema)
 
     @cached_property
+    def schema_is_valid(self) -> bool:
+        """Whether the schema itself is valid (jsonschema-rs builds only valid ones)."""
+        if self.fast is not None:
+            return True
+        import jsonschema
+
+        cls = jsonschema.validators.validator_for(self.schema, default=jsonschema.Draft202012Validator)
+        try:
+            cls.check_schema(self.schema)
+        except jsonschema.exceptions.SchemaError:
+            return False
+        return True
+
+    @cached_property
     def explainer(self) -> Any:
         # Built on first use: most values are valid and never need it.
         import jsonschema
 
         cls = jsonschema.validators.validator_for(self.schema, default=jsonschema.Draft202012Validator)
-        return cls(self.schema, format_checker=cls.FORMAT_CHECKER)
+        # JSON Schema regexes are ECMA-262, which Python's `re` does not read:
+        # jsonschema-rs judges the "regex" format (see issues()).
+        formats = [name for name in cls.FORMAT_CHECKER.checkers if name != "regex"]
+        return cls(self.schema, format_checker=jsonschema.FormatChecker(formats))
 
     def is_valid(self, instance: Any) -> bool:
         if self.fast is not None:
@@ -74,11 +92,27 @@ class SchemaChecker:
         issues: list[SchemaIssue] = []
         for error in self.explainer.iter_errors(instance):
             issues.extend(_issues_of(error))
+        issues.extend(self._regex_issues(instance))
         # jsonschema raises one "required" error per missing key, each carrying the
         # whole list, so the same missing key would be described once per missing key.
         issues = list(dict.fromkeys(issues))
         issues.sort(key=lambda issue: (len(issue.path), [str(part) for part in issue.path]))
         return issues
+
+
+    def _regex_issues(self, instance: Any) -> list[SchemaIssue]:
+        """Regexes that are not ECMA-262, judged by jsonschema-rs alone."""
+        if self.fast is None:
+            return []
+        try:
+            errors = list(self.fast.iter_errors(instance))
+        except (ValueError, TypeError, OverflowError):  # values jsonschema-rs cannot take
+            return []
+        return [
+            SchemaIssue(tuple(error.instance_path), f"{_describe(error.instance)} is not a valid regular expression", "value", "format")
+            for error in errors
+            if type(error.kind).__name__ == "Format" and error.message.endswith('is not a "regex"')
+        ]
 
 
 def _fast_validator(schema: dict) -> Any:
@@ -205,7 +239,9 @@ def _alternatives(error: ValidationError, path: tuple, keyword: str) -> SchemaIs
         expected = " or ".join(_expected_types(kind) for kind in types if kind)
         return SchemaIssue(path, f"expected {expected}, got {_describe(instance)}", "value", keyword)
     # Otherwise the deepest branch error explains best.
-    best = jsonschema.exceptions.best_match(error.context or [])
+    from jsonschema.exceptions import best_match
+
+    best = best_match(error.context or [])
     if best is not None:
         nested = list(_issues_of(best))
         if nested:

@@ -465,10 +465,11 @@ class Workspace:
         registry = ManifestRegistry.builtins()
         for relative in self.manifest_files():
             parsed = self.parsed_yaml(relative)
-            if parsed is not None and isinstance(parsed.value, dict):
-                manifest = manifest_from(parsed.value, relative)
-                if manifest is not None:
-                    registry.add(manifest)
+            manifest = manifest_from(parsed.value, relative) if parsed is not None and isinstance(parsed.value, dict) else None
+            if manifest is None:
+                registry.unreadable.append(relative)
+            else:
+                registry.add(manifest)
         return registry
 
     def targets_file(self) -> str | None:
@@ -479,6 +480,15 @@ class Workspace:
 
     def targets(self) -> dict[str, TargetInfo]:
         return self._fact("targets", self._collect_targets)
+
+    def targets_readable(self) -> bool:
+        """Whether the targets config, if there is one, could be read: while it
+        cannot, which targets it configures is unknown."""
+        relative = self.targets_file()
+        if relative is None:
+            return True
+        parsed = self.parsed_yaml(relative)
+        return parsed is not None and isinstance(parsed.value, dict)
 
     def _collect_targets(self) -> dict[str, TargetInfo]:
         targets: dict[str, TargetInfo] = {}
@@ -633,10 +643,15 @@ def _gitignore(path: Path) -> pathspec.PathSpec:
 
 
 def _ignored(ignores: list[tuple[str, pathspec.PathSpec]], relative: str) -> bool:
+    # As git: the deepest .gitignore with a pattern for the path decides, so a
+    # nested "!name" re-includes what a parent folder's file ignored.
+    ignored = False
     for prefix, spec in ignores:
-        if relative.startswith(prefix) and spec.match_file(relative[len(prefix):]):
-            return True
-    return False
+        if relative.startswith(prefix):
+            verdict = spec.check_file(relative[len(prefix):]).include
+            if verdict is not None:
+                ignored = verdict
+    return ignored
 
 
 @lru_cache(maxsize=256)
@@ -666,3 +681,8 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
         regex += "[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char)
         index += 1
     return re.compile(regex)
+
+
+def glob_match(relative: str, globs: Iterable[str]) -> bool:
+    """Whether a workspace-relative path matches one of the workspace globs."""
+    return any(_glob_regex(pattern).fullmatch(relative) for pattern in globs)

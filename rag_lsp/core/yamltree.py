@@ -75,8 +75,28 @@ class YNode:
         return self.resolve().kind == SCALAR
 
     def items(self) -> list[tuple[YNode, YNode]]:
+        """The mapping's entries, with those of merge keys (``<<: *base``) after its
+        own and only where it has no key of that name, as YAML reads them."""
         node = self.resolve()
-        return node.value if node.kind == MAP else []
+        if node.kind != MAP:
+            return []
+        if not any(_is_merge(key) for key, _ in node.value):
+            return node.value
+        own = [(key, value) for key, value in node.value if not _is_merge(key)]
+        seen = {key.value for key, _ in own if key.kind == SCALAR and _hashable(key.value)}
+        merged: list[tuple[YNode, YNode]] = []
+        for key, value in node.value:
+            if not _is_merge(key):
+                continue
+            target = value.resolve()
+            sources = target.value if target.kind == SEQ else [target]
+            for source in sources:
+                for merged_key, merged_value in source.items():
+                    name = merged_key.value if merged_key.kind == SCALAR else None
+                    if _hashable(name) and name not in seen:
+                        seen.add(name)
+                        merged.append((merged_key, merged_value))
+        return own + merged
 
     def elements(self) -> list[YNode]:
         node = self.resolve()
@@ -102,6 +122,18 @@ class YNode:
         """The scalar value when it is a string, else ``None``."""
         value = self.scalar()
         return value if isinstance(value, str) else None
+
+
+def _is_merge(key: YNode) -> bool:
+    return key.kind == SCALAR and key.value == "<<" and key.tag == "tag:yaml.org,2002:merge"
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 @dataclass(slots=True)

@@ -35,7 +35,10 @@ RULE = rule_of(__doc__, "RAG100", "unknown-engine", Severity.ERROR)
 
 @RULE.check(SUITE)
 def unknown_engine(context):
-    known = context.workspace.manifests().engines
+    registry = context.workspace.manifests()
+    if not registry.complete:
+        return  # an unreadable manifest may define it: its own findings come first
+    known = registry.engines
     engines = context.node.get("engines")
     for element in engines.elements() if engines is not None else []:
         name = scalar_text(element)

@@ -28,11 +28,9 @@ For `rag`: `match` is `path`, `id` or `corpus`, `k` an integer of at least 1.
 
 from typing import Any
 
-import jsonschema
-
 from ..contexts import locate
 from ..findings import Severity
-from ..schemacheck import schema_issues, validator_of
+from ..schemacheck import schema_issues
 from ..yamltree import TooLarge, to_python
 from . import SUITE, rule_of
 from ._suite import string_keys
@@ -52,7 +50,7 @@ def _engine_options(context):
         manifest = registry.engine(name)
         # Not a mapping: RAG004 says so from the suite schema.
         if manifest is not None and value.is_map:
-            yield from _check(context, f"engine {name!r}", manifest.config_schema, key, value)
+            yield from _check(context, f"engine {name!r}", manifest, key, value)
 
 
 def _metric_configs(context):
@@ -61,17 +59,17 @@ def _metric_configs(context):
         manifest = registry.metric_manifest(name)
         # null means the defaults; any other non-mapping is RAG004's.
         if manifest is not None and value.is_map:
-            yield from _check(context, f"metric {name!r}", manifest.config_schema, key, value)
+            yield from _check(context, f"metric {name!r}", manifest, key, value)
 
 
-def _check(context, owner: str, schema: dict[str, Any] | None, key, value):
-    if schema is None:
+def _check(context, owner: str, manifest, key, value):
+    checker = manifest.config_checker
+    # A config_schema that is not a valid schema is the manifest's finding (RAG301).
+    if checker is None or not checker.schema_is_valid:
         return
     try:
-        jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator).check_schema(schema)
-        validator = validator_of(schema)
         instance = to_python(value.resolve(), context.workspace.yaml_limits)
-        issues = schema_issues(validator, instance)
+        issues = schema_issues(checker, instance)
     except TooLarge:
         return  # RAG005's
     except Exception:  # noqa: BLE001 - e.g. an unresolvable $ref: a config_schema

@@ -46,6 +46,8 @@ def unknown_target(context):
     configured = context.workspace.targets()
     if target_id in configured or _written_in_targets_file(context.workspace, target_id):
         return
+    if not context.workspace.targets_readable():
+        return  # the targets config's own findings come first (RAG001, RAG005)
     suggestions = closest(target_id, configured)
     targets_file = context.workspace.targets_file() or ".punica/targets.yaml"
     if suggestions:

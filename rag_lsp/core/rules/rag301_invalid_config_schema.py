@@ -27,7 +27,6 @@ Use a JSON Schema type (`string`, `number`, `integer`, `boolean`, `object`,
 `k: {type: integer, minimum: 1}`.
 """
 
-import jsonschema
 
 from ..findings import Severity
 from ..schemacheck import schema_issues, validator_of
@@ -47,24 +46,20 @@ def invalid_config_schema(context):
     for issue in metaschema_issues(schema):
         yield RULE.finding(
             context.issue_range(issue, root=node),
-            f"config_schema is not a valid JSON Schema: {_readable(issue.message, issue.keyword)}",
+            f"config_schema is not a valid JSON Schema: {issue.message}",
         )
 
 
 def metaschema_issues(schema: dict) -> list:
     """The metaschema's complaints about ``schema``, as jsonschema's ``check_schema``
     would raise them (same dialect, same format checks), but all of them."""
+    import jsonschema  # only manifests with a config_schema get here
+
     try:
         dialect = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     except TypeError:  # an unhashable `$schema` value: the metaschema reports it below
         dialect = jsonschema.Draft202012Validator
     # A checker of the metaschema is built the way check_schema builds it: the
-    # metaschema's own dialect, with its format checks (`pattern` is a regex).
+    # metaschema's own dialect, with its format checks (`pattern` is an ECMA-262
+    # regex, which SchemaChecker leaves to jsonschema-rs).
     return schema_issues(validator_of(dialect.META_SCHEMA), schema)
-
-
-def _readable(message: str, keyword: str) -> str:
-    # jsonschema says "'(' is not a 'regex'": name the thing a person wrote.
-    if keyword == "format" and message.endswith("is not a 'regex'"):
-        return message[: -len("'regex'")] + "valid regular expression"
-    return message

@@ -25,7 +25,6 @@ Change the default to a value the property accepts (`default: 5`), or widen the
 property's schema if the default is right.
 """
 
-import jsonschema
 from referencing.exceptions import Unresolvable  # jsonschema's own dependency
 
 from ..findings import Severity
@@ -71,12 +70,11 @@ def _property_checker(config_schema: dict, property_schema: dict):
 
 
 def _valid_schema(schema: dict) -> bool:
+    # An invalid config_schema is RAG301's; its defaults cannot be judged.
     try:
-        dialect = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        dialect.check_schema(schema)
-    except (jsonschema.exceptions.SchemaError, TypeError):
+        return validator_of(schema).schema_is_valid
+    except TypeError:  # an unhashable `$schema` value
         return False
-    return True
 
 
 def _properties_with_defaults(schema: dict, node, prefix: str = ""):
