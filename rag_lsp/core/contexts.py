@@ -120,9 +120,15 @@ class RowsContext:
         found = []
         for context, case in self.cases:
             expect = case.get("expect")
-            relevant = expect.get("relevant") if type(expect) is dict else None
-            if type(relevant) is list and relevant:
-                found.append((context, [(index, value) for index, value in enumerate(relevant) if type(value) is str]))
+            if type(expect) is not dict:
+                continue
+            relevant = expect.get("relevant")
+            if type(relevant) is not list or not relevant:
+                continue
+            pairs = list(enumerate(relevant))
+            if not all(type(value) is str for value in relevant):
+                pairs = [(index, value) for index, value in pairs if type(value) is str]
+            found.append((context, pairs))
         return found
 
     @cached_property
