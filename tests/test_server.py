@@ -7,27 +7,23 @@ so a missing notification fails instead of hanging).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import io
 import json
-import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pygls.protocol import default_converter
+from lspclient import SERVER, diagnostics, edit, open_file, span, spans, start, until, value_span
 from pygls.uris import to_fs_path
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+from pytest_lsp import LanguageClient
 
 from rag_lsp.cli import main as cli_main
 from rag_lsp.core.workspace import Workspace
 
 RULE_FIXTURES = Path(__file__).parent / "fixtures" / "rules"
-TIMEOUT_S = 20
 
 SUITE = """\
 suites:
@@ -51,101 +47,10 @@ DATASET = "\n".join(DATASET_LINES) + "\n"
 # ---------------------------------------------------------------- client
 
 
-def make_client() -> LanguageClient:
-    """The pytest-lsp client, also keeping the last publishDiagnostics (with its
-    version) per URI and every version ever published."""
-    client = LanguageClient(converter_factory=default_converter)
-    client.published = {}  # type: ignore[attr-defined]
-    client.history = []  # type: ignore[attr-defined]
-
-    def publish(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
-        client.diagnostics[params.uri] = params.diagnostics
-        client.published[params.uri] = params  # type: ignore[attr-defined]
-        client.history.append(params)  # type: ignore[attr-defined]
-
-    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish})
-    return client
-
-
-@pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "rag_lsp", "serve"], client_factory=make_client)
-)
+@pytest_lsp.fixture(config=SERVER)
 async def client(lsp_client: LanguageClient):
     yield
     await lsp_client.shutdown_session()
-
-
-async def start(
-    client: LanguageClient,
-    root: Path | None,
-    *,
-    options: Any = None,
-    encodings: list[str] | None = None,
-    pull: bool = False,
-) -> types.InitializeResult:
-    capabilities = client_capabilities("visual-studio-code")
-    if encodings is not None:
-        capabilities.general = types.GeneralClientCapabilities(position_encodings=encodings)
-    if pull:
-        capabilities.text_document.diagnostic = types.DiagnosticClientCapabilities(related_document_support=False)
-    folders = [types.WorkspaceFolder(uri=root.as_uri(), name=root.name)] if root is not None else None
-    return await client.initialize_session(
-        types.InitializeParams(capabilities=capabilities, workspace_folders=folders, initialization_options=options)
-    )
-
-
-async def until(client: LanguageClient, method: str, predicate: Callable[[], bool]) -> None:
-    """Wait for notifications of ``method`` until ``predicate`` holds."""
-
-    async def wait() -> None:
-        while not predicate():
-            await client.wait_for_notification(method)
-
-    await asyncio.wait_for(wait(), TIMEOUT_S)
-
-
-async def diagnostics(client: LanguageClient, uri: str, version: int | None) -> list[types.Diagnostic]:
-    """The diagnostics published for ``uri`` at ``version`` (None: a file not open)."""
-
-    def arrived() -> bool:
-        params = client.published.get(uri)  # type: ignore[attr-defined]
-        return params is not None and params.version == version
-
-    await until(client, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, arrived)
-    return list(client.published[uri].diagnostics)  # type: ignore[attr-defined]
-
-
-def open_file(client: LanguageClient, path: Path, text: str | None = None, version: int = 1) -> str:
-    uri = path.as_uri()
-    language = "yaml" if path.suffix in (".yaml", ".yml") else "jsonl"
-    text = path.read_text(encoding="utf-8") if text is None else text
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id=language, version=version, text=text))
-    )
-    return uri
-
-
-def edit(client: LanguageClient, uri: str, version: int, line: int, start: int, end: int, text: str) -> None:
-    change = types.TextDocumentContentChangePartial(
-        range=types.Range(types.Position(line, start), types.Position(line, end)), text=text
-    )
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=[change]
-        )
-    )
-
-
-def spans(items: list[types.Diagnostic]) -> list[tuple[str, str]]:
-    """Diagnostics as (code, "line:col-line:col"), sorted."""
-    return sorted(
-        (str(d.code), f"{d.range.start.line}:{d.range.start.character}-{d.range.end.line}:{d.range.end.character}")
-        for d in items
-    )
-
-
-def span(line: int, start: int, end: int) -> str:
-    return f"{line}:{start}-{line}:{end}"
 
 
 def make_workspace(root: Path, dataset: str = DATASET, suite: str = SUITE) -> tuple[Path, Path]:
@@ -157,13 +62,6 @@ def make_workspace(root: Path, dataset: str = DATASET, suite: str = SUITE) -> tu
     suite_path.write_text(suite, encoding="utf-8")
     dataset_path.write_text(dataset, encoding="utf-8")
     return suite_path, dataset_path
-
-
-def value_span(line: str, value: str, occurrence: int = 1) -> tuple[int, int]:
-    index = -1
-    for _ in range(occurrence):
-        index = line.index(value, index + 1)
-    return index, index + len(value)
 
 
 # ---------------------------------------------------------------- tests
@@ -299,16 +197,41 @@ async def test_bad_setting_is_reported_and_good_settings_apply(client: LanguageC
     assert {str(d.code): d.severity for d in found}["RAG200"] == types.DiagnosticSeverity.Warning
 
 
-async def test_pull_diagnostics_answer_the_same_findings(client: LanguageClient, tmp_path: Path) -> None:
-    """A client that declares pull diagnostics gets textDocument/diagnostic answered with the pushed findings."""
-    _, dataset_path = make_workspace(tmp_path)
+async def test_pull_client_pulls_every_file_and_is_never_pushed(client: LanguageClient, tmp_path: Path) -> None:
+    """A client that pulls gets document and workspace diagnostic reports (unchanged ones by result id), and no publishDiagnostics."""
+    suite_path, dataset_path = make_workspace(tmp_path)
     result = await start(client, tmp_path, pull=True)
-    assert result.capabilities.diagnostic_provider is not None
+    provider = result.capabilities.diagnostic_provider
+    assert provider is not None and provider.workspace_diagnostics and provider.inter_file_dependencies
     uri = open_file(client, dataset_path)
+    expected = sorted(
+        [
+            ("RAG200", span(1, *value_span(DATASET_LINES[1], "[]"))),
+            ("RAG202", span(2, *value_span(DATASET_LINES[2], '"ok"'))),
+            ("RAG206", span(2, *value_span(DATASET_LINES[2], '"./src/app.py"'))),
+        ]
+    )
     report = await client.text_document_diagnostic_async(
         types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )
-    assert spans(report.items) == spans(await diagnostics(client, uri, 1))
+    assert isinstance(report, types.RelatedFullDocumentDiagnosticReport) and spans(report.items) == expected
+    again = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri), previous_result_id=report.result_id)
+    )
+    assert isinstance(again, types.RelatedUnchangedDocumentDiagnosticReport) and again.result_id == report.result_id
+
+    workspace = await client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(previous_result_ids=[]))
+    by_uri = {item.uri: item for item in workspace.items}
+    assert by_uri[uri].version == 1 and spans(by_uri[uri].items) == expected
+    suite_report = by_uri[suite_path.as_uri()]
+    assert suite_report.version is None  # not open: found by the workspace scan
+    assert spans(suite_report.items) == [("RAG100", span(4, *value_span(SUITE.splitlines()[4], "rga")))]
+
+    previous = [types.PreviousResultId(uri=item.uri, value=item.result_id) for item in workspace.items]
+    unchanged = await client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(previous_result_ids=previous))
+    assert {item.uri for item in unchanged.items} == set(by_uri)
+    assert all(isinstance(item, types.WorkspaceUnchangedDocumentDiagnosticReport) for item in unchanged.items)
+    assert client.history == []  # type: ignore[attr-defined]
 
 
 def check_json(case: Path) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ JSON value its quotes, escaped.
 
 from __future__ import annotations
 
+import heapq
 import json
 import re
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from typing import Any
 
 from rapidfuzz import fuzz, process, utils
 
-from .cursor import ITEM, KEY, VALUE, JsonCursor, YamlCursor, json_cursor, yaml_cursor
+from .cursor import ITEM, KEY, JsonCursor, YamlCursor, json_cursor, yaml_cursor
 from .docs import (
     config_properties,
     engine_markdown,
@@ -405,7 +406,7 @@ def fuzzy_paths(query: str, paths: list[str], limit: int = PATH_LIMIT) -> list[s
     with small constants: a few tens of milliseconds for 50k paths.
     """
     if not query:
-        return sorted(paths, key=lambda path: (path.count("/"), path))[:limit]
+        return heapq.nsmallest(limit, paths, key=lambda path: (path.count("/"), path))
     needle = query.lower()
     ranked: list[tuple[int, int, str]] = []
     for path in paths:

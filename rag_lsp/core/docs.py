@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .cursor import ITEM
 from .manifests import LOWER, Manifest, ManifestRegistry, MetricInfo
 
 # ---------------------------------------------------------------- schemas
@@ -222,7 +221,3 @@ def option_markdown(manifest: Manifest, name: str) -> str | None:
         lines.append("- Scoring metadata: validated and carried into the result; it does not change the score")
     return "\n".join(lines).strip()
 
-
-def path_is_options(path: tuple[Any, ...]) -> bool:
-    """Whether ``path`` is a suite's ``options`` or ``metrics`` mapping."""
-    return len(path) == 3 and path[0] == "suites" and path[1] == ITEM and path[2] in ("options", "metrics")

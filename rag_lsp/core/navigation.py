@@ -2,11 +2,12 @@
 
 * **Links**: a suite's ``dataset:`` value and each path in a case's
   ``expect.relevant`` that names a file inside the workspace (nothing outside
-  it is ever pointed at, nor read).
+  it is ever pointed at, nor read); in a dataset, the first ``MAX_DATASET_LINKS``.
 * **Definition**: the file a link under the position names; on a metric or
   engine name, the workspace manifest that declares it.
 * **Symbols**: each suite with its keys (and the entries of ``thresholds``,
-  ``metrics``, ``options`` and ``target``); each dataset case by its id.
+  ``metrics``, ``options`` and ``target``); each dataset case by its id (the
+  first ``MAX_CASE_SYMBOLS``).
 
 A dataset's links and symbols are found with a cheap scan of each line (a regular
 expression and the JSON string scanner), falling back to the row's parse only on
@@ -29,9 +30,11 @@ from .text import LineIndex, Range
 from .workspace import DATASET_FILE, SUITE_FILE, Workspace, normalize_relative
 from .yamltree import YNode, parse_yaml
 
-# Dataset cases listed as symbols at most: an outline of 100k entries helps nobody
-# and costs the editor seconds.
+# Dataset cases listed as symbols, and expected paths returned as links, at most:
+# an outline or a link list of 100k entries helps nobody and costs the editor
+# seconds. Go-to-definition has no limit: it looks at one line.
 MAX_CASE_SYMBOLS = 5000
+MAX_DATASET_LINKS = 5000
 
 SUITE = "suite"
 KEY_SYMBOL = "key"
@@ -167,6 +170,8 @@ def _dataset_links(workspace: Workspace, text: str, only_line: int | None) -> li
             relative = _workspace_file(workspace, value)
             if relative is not None:
                 found.append(Link(Range.of(number, start, number, end), relative, f"Open {relative}"))
+        if len(found) >= MAX_DATASET_LINKS:
+            break
     return found
 
 

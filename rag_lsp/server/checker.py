@@ -46,6 +46,8 @@ class Snapshot:
     related_information: bool = True
     # Re-check every known workspace (start-up scan, new settings).
     full: bool = False
+    # Files created, changed or deleted on disk (watched files) since the last pass.
+    changed_files: tuple[Path, ...] = ()
 
 
 @dataclass
@@ -63,6 +65,16 @@ class PassResult:
     # ``files`` has no findings any more.
     checked_roots: set[Path] = field(default_factory=set)
     files: dict[Path, FileDiagnostics] = field(default_factory=dict)
+
+
+def document_relative(workspace: Workspace, path: Path) -> str:
+    """``path`` relative to the workspace root, its folders resolved but not a
+    symlink in its last part: an editor's document opened through a link to a file
+    is a document of its own (as the scan lists it), not the file it points at."""
+    try:
+        return path.relative_to(workspace.root).as_posix()
+    except ValueError:
+        return workspace.relative(path)
 
 
 def _has_marker(folder: Path) -> bool:
@@ -89,6 +101,10 @@ class Checker:
         holders = [folder for folder in folders if path == folder or folder in path.parents]
         return max(holders, key=lambda folder: len(folder.parts)) if holders else root
 
+    def workspace_for(self, path: Path, folders: tuple[Path, ...], settings: Settings) -> Workspace:
+        """The core workspace holding ``path`` (created when none does yet)."""
+        return self._workspace(self.root_of(path, folders), self.settings or settings)
+
     def _workspace(self, root: Path, settings: Settings) -> Workspace:
         workspace = self.workspaces.get(root)
         if workspace is None:
@@ -107,6 +123,14 @@ class Checker:
             full = True
         folders = snapshot.folders
         affected: set[Path] = set()
+        for path in snapshot.changed_files:
+            # What was derived from the file (and every cross-file fact: the files
+            # index, suites, manifests, targets) is recomputed, and the whole
+            # workspace re-checked, so the files that depend on it follow.
+            for root, workspace in self.workspaces.items():
+                if path == root or root in path.parents:
+                    workspace.invalidate(document_relative(workspace, path))
+                    affected.add(root)
         if full:
             affected |= set(self.workspaces)
             for folder in folders:
@@ -173,16 +197,16 @@ class Checker:
         """Put the open documents of ``workspace`` in front of the disk; whether anything changed."""
         overlay = workspace.source
         assert isinstance(overlay, OverlaySource)
-        wanted = {workspace.absolute(workspace.relative(path)): document.text for path, document in documents.items()}
+        wanted = {workspace.absolute(document_relative(workspace, path)): document.text for path, document in documents.items()}
         changed = False
         for path in [path for path in overlay.texts if path not in wanted]:
             del overlay.texts[path]
-            workspace.invalidate(workspace.relative(path))
+            workspace.invalidate(document_relative(workspace, path))
             changed = True
         for path, text in wanted.items():
             if overlay.texts.get(path) != text:
                 overlay.texts[path] = text
-                workspace.invalidate(workspace.relative(path))
+                workspace.invalidate(document_relative(workspace, path))
                 changed = True
         return changed
 
@@ -200,5 +224,5 @@ class Checker:
                 if owners[folder] == root:
                     targets[relative] = None
         for path in documents:
-            targets[workspace.relative(path)] = None
+            targets[document_relative(workspace, path)] = None
         return list(targets)

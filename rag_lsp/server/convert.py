@@ -13,7 +13,15 @@ from typing import Any, Callable
 from lsprotocol import types
 
 from ..core.findings import SOURCE, Finding, Fix
-from ..core.text import LineIndex, Position, Range, utf8_character, utf16_character
+from ..core.text import (
+    LineIndex,
+    Position,
+    Range,
+    character_from_utf8,
+    character_from_utf16,
+    utf8_character,
+    utf16_character,
+)
 
 UTF8 = "utf-8"
 UTF16 = "utf-16"
@@ -34,14 +42,24 @@ def _column(encoding: str) -> Callable[[str, int], int]:
     return utf16_character
 
 
+def code_point_character(line_text: str, character: int, encoding: str) -> int:
+    """A client's column on ``line_text`` (in ``encoding``) as a code-point column."""
+    if encoding == UTF8:
+        return character_from_utf8(line_text, character)
+    if encoding == UTF32:
+        return min(character, len(line_text))
+    return character_from_utf16(line_text, character)
+
+
 class Positions:
     """Converts core ranges of one text to client ranges in one encoding."""
 
-    __slots__ = ("lines", "_column")
+    __slots__ = ("lines", "_column", "_encoding")
 
     def __init__(self, lines: LineIndex, encoding: str) -> None:
         self.lines = lines
         self._column = _column(encoding)
+        self._encoding = encoding
 
     def position(self, position: Position) -> types.Position:
         line_text = self.lines.line_text(position.line)
@@ -49,6 +67,11 @@ class Positions:
 
     def range(self, range: Range) -> types.Range:
         return types.Range(start=self.position(range.start), end=self.position(range.end))
+
+    def to_core(self, position: types.Position) -> Position:
+        """A client position as a code-point position on this text."""
+        line_text = self.lines.line_text(position.line)
+        return Position(position.line, code_point_character(line_text, position.character, self._encoding))
 
 
 def range_json(range: types.Range) -> dict[str, Any]:

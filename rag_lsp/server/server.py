@@ -1,22 +1,27 @@
-"""The rag-lsp language server: live diagnostics for suites, datasets and manifests.
+"""The rag-lsp language server: live diagnostics for suites, datasets and manifests,
+and completion, hover, links, definitions and symbols to write them.
 
 :func:`create_server` builds a fresh server with its handlers; there is no
 module-global instance. Handlers stay thin: documents are kept by pygls (incremental
 sync), checks are scheduled by the :class:`~rag_lsp.server.session.Session`, and the
-analysis itself is the core's ``analyze_file``, the same as ``rag-lsp check``.
+analysis itself is the core's ``analyze_file``, the same as ``rag-lsp check``; the
+editing features are the core's pure functions behind :mod:`rag_lsp.server.features`.
 """
 
 from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..core.settings import Settings, settings_from
-from .session import DEBOUNCE_S, Session
+from . import features
+from .session import DEBOUNCE_S, Session, path_of
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +58,31 @@ def _supports_configuration(capabilities: types.ClientCapabilities) -> bool:
     return bool(capabilities.workspace and capabilities.workspace.configuration)
 
 
+# Datasets, suites, manifests and the targets config: every change counts. Any
+# other file (one a case names in ``relevant``, a folder): only its creation or
+# deletion. ``.gitignore`` files decide which files are workspace files.
+WATCHERS = (
+    types.FileSystemWatcher(glob_pattern="**/*.{yaml,yml,jsonl}"),
+    types.FileSystemWatcher(glob_pattern="**/*", kind=types.WatchKind.Create | types.WatchKind.Delete),
+    types.FileSystemWatcher(glob_pattern="**/.gitignore"),
+)
+
+
+async def _watch_files(ls: RagLanguageServer) -> None:
+    """Ask the client to report changes of workspace files, when it can register dynamically."""
+    if not get_capability(ls.client_capabilities, "workspace.did_change_watched_files.dynamic_registration", False):
+        return
+    registration = types.Registration(
+        id="rag-lsp/watched-files",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=list(WATCHERS)),
+    )
+    try:
+        await ls.client_register_capability_async(types.RegistrationParams(registrations=[registration]))
+    except Exception:  # a client that refuses still gets diagnostics; it re-checks on edits only
+        log.warning("the client refused to watch files", exc_info=True)
+
+
 async def _load_configuration(ls: RagLanguageServer, pushed: Any = None) -> None:
     """Settings = defaults, then initializationOptions, then the client's ``ragLsp``
     section; a bad value is shown to the user and replaced by its default."""
@@ -86,15 +116,22 @@ def create_server() -> RagLanguageServer:
         ls.initial_settings = ls.session.settings = settings
         ls.setting_problems = problems
         if _supports_pull(params.capabilities):
-            # Registered here so the capability is declared only to clients that pull.
+            # Registered here so the capability is declared only to clients that pull;
+            # they are then never pushed the same diagnostics.
+            ls.session.pull = True
+            ls.session.refresh_support = bool(
+                get_capability(params.capabilities, "workspace.diagnostics.refresh_support", False)
+            )
             ls.feature(
                 types.TEXT_DOCUMENT_DIAGNOSTIC,
-                types.DiagnosticOptions(identifier="rag-lsp", inter_file_dependencies=True, workspace_diagnostics=False),
+                types.DiagnosticOptions(identifier="rag-lsp", inter_file_dependencies=True, workspace_diagnostics=True),
             )(document_diagnostic)
+            ls.feature(types.WORKSPACE_DIAGNOSTIC)(workspace_diagnostic)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: RagLanguageServer, params: types.InitializedParams) -> None:
         await _load_configuration(ls)
+        await _watch_files(ls)
         ls.session.start()
         await ls.session.scan()
 
@@ -114,14 +151,40 @@ def create_server() -> RagLanguageServer:
     def did_close(ls: RagLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.session.changed()
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: RagLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
+        open_documents = ls.workspace.text_documents
+        paths = []
+        for event in params.changes:
+            if event.type == types.FileChangeType.Changed and unquote(event.uri) in open_documents:
+                continue  # the editor's text, not the disk's, is what is checked
+            path = path_of(event.uri)
+            if path is not None:
+                paths.append(path)
+        ls.session.files_changed(paths)
+
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: RagLanguageServer, params: None) -> None:
         ls.session.shutdown()
 
     async def document_diagnostic(
         ls: RagLanguageServer, params: types.DocumentDiagnosticParams
-    ) -> types.RelatedFullDocumentDiagnosticReport:
+    ) -> types.DocumentDiagnosticReport:
         await ls.session.settled()
-        return types.RelatedFullDocumentDiagnosticReport(items=ls.session.diagnostics_for(params.text_document.uri))
+        return ls.session.document_report(params.text_document.uri, params.previous_result_id)
 
+    async def workspace_diagnostic(
+        ls: RagLanguageServer, params: types.WorkspaceDiagnosticParams
+    ) -> types.WorkspaceDiagnosticReport:
+        await ls.session.settled()
+        previous = {item.uri: item.value for item in params.previous_result_ids}
+        return ls.session.workspace_report(previous)
+
+    server.feature(
+        types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=features.TRIGGER_CHARACTERS)
+    )(features.completion)
+    server.feature(types.TEXT_DOCUMENT_HOVER)(features.hover_at)
+    server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK, types.DocumentLinkOptions())(features.document_links)
+    server.feature(types.TEXT_DOCUMENT_DEFINITION)(features.goto_definition)
+    server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)(features.document_symbols)
     return server

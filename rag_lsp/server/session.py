@@ -1,21 +1,33 @@
 """Scheduling checks and publishing their diagnostics, on the message loop.
 
-Every open, change or close bumps a generation and (after a short debounce)
-starts a check pass on the worker thread; the loop keeps reading messages
-meanwhile. When a pass ends, each file's diagnostics are published only if they
-were computed for the document version the editor has now, and only if they differ
-from what the editor was last told. A newer version always gets a pass of its own.
+Every open, change or close (and every watched file created, changed or deleted
+on disk) bumps a generation and (after a short debounce) starts a check pass on
+the worker thread; the loop keeps reading messages meanwhile. When a pass ends,
+each file's diagnostics are kept only if they were computed for the document
+version the editor has now, and sent only if they differ from what the editor was
+last told. A newer version always gets a pass of its own.
+
+A client that pulls diagnostics (it declares ``textDocument.diagnostic``) is
+never also sent them: it asks with ``textDocument/diagnostic`` and
+``workspace/diagnostic``, and is told to ask again (``workspace/diagnostic/refresh``)
+when files it is not editing changed. Other clients get
+``textDocument/publishDiagnostics`` with the document version.
+
+Everything that reads the core's workspaces (checks, and the completion, hover,
+links and symbols of :mod:`rag_lsp.server.features`) runs on the one worker
+thread, since the core's caches are not shared between threads.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -29,6 +41,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 # Quiet time after a keystroke before checking: typing bursts cost one pass.
 DEBOUNCE_S = 0.1
 
@@ -39,19 +53,24 @@ class Published:
     version: int | None
     diagnostics: list[types.Diagnostic]
     root: Path
+    # Names this exact list of diagnostics for pull clients ("unchanged" reports).
+    result_id: str = ""
 
 
 def path_of(uri: str) -> Path | None:
-    """The file system path of a ``file:`` URI, resolved; None for other schemes."""
+    """The file system path of a ``file:`` URI, its folders resolved (a symlink
+    in the last part is kept: it is the document the editor opened); None for
+    other schemes."""
     if not uri.startswith("file:"):
         return None
     path = to_fs_path(uri)
     if not path:
         return None
+    path_ = Path(path)
     try:
-        return Path(path).resolve()
+        return path_.parent.resolve() / path_.name
     except (OSError, RuntimeError):
-        return Path(path)
+        return path_
 
 
 class Session:
@@ -63,6 +82,14 @@ class Session:
         self.checker = Checker()
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-lsp-check")
         self.published: dict[Path, Published] = {}
+        # Pull clients: files whose diagnostics went away since the last workspace
+        # pull (deleted, or closed and not covered by the scan), to report empty once.
+        self.dropped: dict[Path, str] = {}
+        # Set at initialize: the client pulls diagnostics, and may be asked to pull again.
+        self.pull = False
+        self.refresh_support = False
+        self._result_ids = itertools.count(1)
+        self._changed_files: dict[Path, None] = {}
         self.generation = 0
         self._checked = 0
         self._full = False
@@ -77,10 +104,10 @@ class Session:
     # -------------------------------------------------- events (loop thread)
 
     def _events(self) -> tuple[asyncio.Event, asyncio.Event]:
-        # Created lazily: they belong to the loop the server runs in.
+        # Created lazily: they belong to the loop the server runs in. Not idle until
+        # the first pass (the start-up scan) has run: a pull before it must wait.
         if self._ready is None or self._idle is None:
             self._ready, self._idle = asyncio.Event(), asyncio.Event()
-            self._idle.set()
         return self._ready, self._idle
 
     def start(self) -> None:
@@ -100,6 +127,18 @@ class Session:
         idle.clear()
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._run())
+
+    def files_changed(self, paths: list[Path]) -> None:
+        """Watched files were created, changed or deleted on disk: re-check what depends on them."""
+        for path in paths:
+            self._changed_files[path] = None
+        if paths:
+            self.changed(delay=DEBOUNCE_S)
+
+    async def on_worker(self, job: Callable[[Checker], T]) -> T:
+        """Run ``job`` with the checker on the worker thread (after any pass already queued)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, job, self.checker)
 
     async def settled(self) -> None:
         """Wait until every scheduled pass has run and been published."""
@@ -140,32 +179,40 @@ class Session:
             # Done, or cancelled at shutdown: nobody should wait for more.
             idle.set()
 
+    def folders(self) -> tuple[Path, ...]:
+        """The editor's workspace folders (its root when it names no folders)."""
+        workspace = self.server.workspace
+        folders = []
+        for uri in [folder.uri for folder in workspace.folders.values()] or [workspace.root_uri]:
+            path = path_of(uri) if uri else None
+            if path is not None:
+                try:
+                    folders.append(path.resolve())
+                except (OSError, RuntimeError):
+                    folders.append(path)
+        return tuple(folders)
+
     def _snapshot(self) -> Snapshot:
         workspace = self.server.workspace
         documents: dict[Path, OpenDocument] = {}
-        for uri, document in workspace.text_documents.items():
-            path = path_of(uri)
+        for key, document in workspace.text_documents.items():
+            path = path_of(key)
             if path is not None:
-                documents[path] = OpenDocument(uri, document.version, document.source)
-        folders = []
-        for folder in workspace.folders.values():
-            path = path_of(folder.uri)
-            if path is not None:
-                folders.append(path)
-        if not folders and workspace.root_uri:
-            path = path_of(workspace.root_uri)
-            if path is not None:
-                folders.append(path)
+                # pygls keys documents by the unquoted URI; the client knows the one it sent.
+                documents[path] = OpenDocument(document.uri, document.version, document.source)
+        changed_files = tuple(self._changed_files)
+        self._changed_files = {}
         capabilities = self.server.client_capabilities
         publish = capabilities.text_document.publish_diagnostics if capabilities.text_document else None
         return Snapshot(
             generation=self.generation,
             documents=documents,
-            folders=tuple(folders),
+            folders=self.folders(),
             settings=self.settings,
             encoding=encoding_name(workspace.position_encoding),
             related_information=bool(publish and publish.related_information),
             full=self._full,
+            changed_files=changed_files,
         )
 
     def _open_versions(self) -> dict[Path, int | None]:
@@ -178,39 +225,85 @@ class Session:
 
     def _publish(self, snapshot: Snapshot, result: PassResult) -> None:
         now = self._open_versions()
+        # Pull clients are asked to pull again when files they are not editing changed.
+        refresh = False
+        external = snapshot.full or bool(snapshot.changed_files)
         for path, file in result.files.items():
             was = snapshot.documents.get(path)
             if (was is not None or path in now) and (was is None or path not in now or now[path] != was.version):
                 continue  # computed for a superseded version (or open state): a newer pass follows
-            self._send(path, file)
+            if self._send(path, file):
+                refresh |= external or path not in now
         for path, last in list(self.published.items()):
             if last.root in result.checked_roots and path not in result.files and path not in now:
                 del self.published[path]
                 if last.diagnostics:
-                    self._notify(last.uri, None, [])
+                    if self.pull:
+                        self.dropped[path] = last.uri
+                        refresh = True
+                    else:
+                        self._notify(last.uri, None, [])
+        if refresh and self.pull and self.refresh_support:
+            self.server.workspace_diagnostic_refresh(None)
 
-    def _send(self, path: Path, file: FileDiagnostics) -> None:
+    def _send(self, path: Path, file: FileDiagnostics) -> bool:
+        """Keep (and push) a file's diagnostics; whether they changed."""
         last = self.published.get(path)
         if last is not None and last.uri != file.uri and last.diagnostics:
-            self._notify(last.uri, None, [])  # the editor now names the file differently
+            if self.pull:
+                self.dropped[path] = last.uri
+            else:
+                self._notify(last.uri, None, [])  # the editor now names the file differently
             last = None
         if last is None:
             needed = bool(file.diagnostics) or file.version is not None
         else:
             needed = (last.version, last.diagnostics) != (file.version, file.diagnostics)
-        self.published[path] = Published(file.uri, file.version, file.diagnostics, file.root)
-        if needed:
+        unchanged = last is not None and last.diagnostics == file.diagnostics
+        result_id = last.result_id if unchanged and last is not None else str(next(self._result_ids))
+        self.published[path] = Published(file.uri, file.version, file.diagnostics, file.root, result_id)
+        self.dropped.pop(path, None)
+        if needed and not self.pull:
             self._notify(file.uri, file.version, file.diagnostics)
+        return not unchanged and (last is not None or bool(file.diagnostics))
 
     def _notify(self, uri: str, version: int | None, diagnostics: list[types.Diagnostic]) -> None:
         self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
         )
 
-    def diagnostics_for(self, uri: str) -> list[types.Diagnostic]:
+    # -------------------------------------------------- pull diagnostics
+
+    def document_report(self, uri: str, previous_result_id: str | None) -> types.DocumentDiagnosticReport:
+        """The ``textDocument/diagnostic`` answer for ``uri``, as of the last pass."""
         path = path_of(uri)
         last = self.published.get(path) if path is not None else None
-        return list(last.diagnostics) if last is not None else []
+        if last is None:
+            return types.RelatedFullDocumentDiagnosticReport(items=[])
+        if previous_result_id is not None and previous_result_id == last.result_id:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=last.result_id)
+        return types.RelatedFullDocumentDiagnosticReport(items=list(last.diagnostics), result_id=last.result_id)
+
+    def workspace_report(self, previous: dict[str, str]) -> types.WorkspaceDiagnosticReport:
+        """The ``workspace/diagnostic`` answer: every checked file, open or not;
+        "unchanged" for those whose ``previous`` result id is still current, and an
+        empty report for files whose findings went away (deleted, closed)."""
+        items: list[types.WorkspaceDocumentDiagnosticReport] = []
+        for last in self.published.values():
+            if previous.get(last.uri) == last.result_id:
+                items.append(
+                    types.WorkspaceUnchangedDocumentDiagnosticReport(uri=last.uri, version=last.version, result_id=last.result_id)
+                )
+            else:
+                items.append(
+                    types.WorkspaceFullDocumentDiagnosticReport(
+                        uri=last.uri, version=last.version, items=list(last.diagnostics), result_id=last.result_id
+                    )
+                )
+        for uri in self.dropped.values():
+            items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=uri, version=None, items=[]))
+        self.dropped.clear()
+        return types.WorkspaceDiagnosticReport(items=items)
 
     # -------------------------------------------------- progress
 

@@ -1,0 +1,175 @@
+"""The test client for the language server: a pytest-lsp client over stdio that
+keeps what the server sends, and helpers to start a session, open and edit files
+and wait (never sleep) for what comes back."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from lsprotocol import types
+from pygls.protocol import default_converter
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+TIMEOUT_S = 20
+
+
+def make_client() -> LanguageClient:
+    """The pytest-lsp client, also keeping the last publishDiagnostics (with its
+    version) per URI, every version ever published, the capabilities the server
+    registers dynamically, and an event set by each workspace/diagnostic/refresh."""
+    client = LanguageClient(converter_factory=default_converter)
+    client.published = {}  # type: ignore[attr-defined]
+    client.history = []  # type: ignore[attr-defined]
+    client.registrations = []  # type: ignore[attr-defined]
+    client.refreshed = asyncio.Event()  # type: ignore[attr-defined]
+
+    def publish(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
+        client.diagnostics[params.uri] = params.diagnostics
+        client.published[params.uri] = params  # type: ignore[attr-defined]
+        client.history.append(params)  # type: ignore[attr-defined]
+
+    def register_capability(client: LanguageClient, params: types.RegistrationParams) -> None:
+        client.registrations.extend(params.registrations)  # type: ignore[attr-defined]
+
+    def diagnostic_refresh(client: LanguageClient, params: None) -> None:
+        client.diagnostic_refresh_count += 1
+        client.refreshed.set()  # type: ignore[attr-defined]
+
+    register_lsp_features(
+        client,
+        {
+            **DEFAULT_CLIENT_FEATURES,
+            types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish,
+            types.CLIENT_REGISTER_CAPABILITY: register_capability,
+            types.WORKSPACE_DIAGNOSTIC_REFRESH: diagnostic_refresh,
+        },
+    )
+    return client
+
+
+SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "rag_lsp", "serve"], client_factory=make_client)
+
+
+async def start(
+    client: LanguageClient,
+    root: Path | None,
+    *,
+    options: Any = None,
+    encodings: list[str] | None = None,
+    pull: bool = False,
+) -> types.InitializeResult:
+    capabilities = client_capabilities("visual-studio-code")
+    if encodings is not None:
+        capabilities.general = types.GeneralClientCapabilities(position_encodings=encodings)
+    if pull:
+        capabilities.text_document.diagnostic = types.DiagnosticClientCapabilities(related_document_support=False)
+        capabilities.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+    folders = [types.WorkspaceFolder(uri=root.as_uri(), name=root.name)] if root is not None else None
+    return await client.initialize_session(
+        types.InitializeParams(capabilities=capabilities, workspace_folders=folders, initialization_options=options)
+    )
+
+
+async def until(client: LanguageClient, method: str, predicate: Callable[[], bool]) -> None:
+    """Wait for notifications of ``method`` until ``predicate`` holds."""
+
+    async def wait() -> None:
+        while not predicate():
+            await client.wait_for_notification(method)
+
+    await asyncio.wait_for(wait(), TIMEOUT_S)
+
+
+async def published_when(client: LanguageClient, uri: str, predicate: Callable[[list[types.Diagnostic]], bool]) -> list[types.Diagnostic]:
+    """The diagnostics published for ``uri`` once they satisfy ``predicate``."""
+
+    def arrived() -> bool:
+        params = client.published.get(uri)  # type: ignore[attr-defined]
+        return params is not None and predicate(list(params.diagnostics))
+
+    await until(client, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, arrived)
+    return list(client.published[uri].diagnostics)  # type: ignore[attr-defined]
+
+
+async def scanned(client: LanguageClient) -> None:
+    """Wait until the server's start-up scan has ended (its work-done progress ends)."""
+
+    def ended() -> bool:
+        return any(
+            isinstance(report, types.WorkDoneProgressEnd) for reports in client.progress_reports.values() for report in reports
+        )
+
+    await until(client, types.PROGRESS, ended)
+
+
+async def refreshed(client: LanguageClient) -> None:
+    """Wait for the server's next workspace/diagnostic/refresh request."""
+    await asyncio.wait_for(client.refreshed.wait(), TIMEOUT_S)  # type: ignore[attr-defined]
+    client.refreshed.clear()  # type: ignore[attr-defined]
+
+
+def codes(items: list[types.Diagnostic]) -> list[str]:
+    return sorted(str(item.code) for item in items)
+
+
+def watched(client: LanguageClient, *events: tuple[Path, types.FileChangeType]) -> None:
+    """Tell the server that files changed on disk, as an editor's file watcher does."""
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=path.as_uri(), type=kind) for path, kind in events])
+    )
+
+
+async def diagnostics(client: LanguageClient, uri: str, version: int | None) -> list[types.Diagnostic]:
+    """The diagnostics published for ``uri`` at ``version`` (None: a file not open)."""
+
+    def arrived() -> bool:
+        params = client.published.get(uri)  # type: ignore[attr-defined]
+        return params is not None and params.version == version
+
+    await until(client, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, arrived)
+    return list(client.published[uri].diagnostics)  # type: ignore[attr-defined]
+
+
+def open_file(client: LanguageClient, path: Path, text: str | None = None, version: int = 1) -> str:
+    uri = path.as_uri()
+    language = "yaml" if path.suffix in (".yaml", ".yml") else "jsonl"
+    # As an editor does: a byte-order mark is not part of the document's text.
+    text = path.read_text(encoding="utf-8-sig") if text is None else text
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id=language, version=version, text=text))
+    )
+    return uri
+
+
+def edit(client: LanguageClient, uri: str, version: int, line: int, start: int, end: int, text: str) -> None:
+    change = types.TextDocumentContentChangePartial(
+        range=types.Range(types.Position(line, start), types.Position(line, end)), text=text
+    )
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=[change]
+        )
+    )
+
+
+def spans(items: list[types.Diagnostic]) -> list[tuple[str, str]]:
+    """Diagnostics as (code, "line:col-line:col"), sorted."""
+    return sorted(
+        (str(d.code), f"{d.range.start.line}:{d.range.start.character}-{d.range.end.line}:{d.range.end.character}")
+        for d in items
+    )
+
+
+def span(line: int, start: int, end: int) -> str:
+    return f"{line}:{start}-{line}:{end}"
+
+
+def value_span(line: str, value: str, occurrence: int = 1) -> tuple[int, int]:
+    index = -1
+    for _ in range(occurrence):
+        index = line.index(value, index + 1)
+    return index, index + len(value)

@@ -1,0 +1,364 @@
+"""The language server's editing features, end to end over stdio: completion, hover,
+document links, go-to-definition, document symbols, watched files and settings.
+
+Each test starts its own server; nothing sleeps (tests wait for the notification
+or the response they need).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest_lsp
+from lsprotocol import types
+from lspclient import (
+    SERVER,
+    codes,
+    diagnostics,
+    open_file,
+    published_when,
+    refreshed,
+    scanned,
+    start,
+    until,
+    watched,
+)
+from pytest_lsp import LanguageClient
+
+SUITE = """\
+suites:
+  - id: code
+    target: {kind: capability, id: vectors.query}
+    dataset: .punica/evals/code.jsonl
+    engines: [rag]
+    options:
+      rag: {match: path, k: 5}
+    thresholds:
+      rag.recall: 0.8
+      rag.mode.semantic: 1
+"""
+CASES = [
+    '{"id": "app", "input": {"query": "app", "corpora": ["code"]}, "expect": {"relevant": ["src/app.py", "docs/approvals.md"]}}',
+    '{"id": "gateway", "input": {"query": "gateway"}, "expect": {"relevant": ["src/gateway.ts"]}}',
+]
+SUITE_FILE = ".punica/evals/code.suite.yaml"
+DATASET_FILE = ".punica/evals/code.jsonl"
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient):
+    yield
+    await lsp_client.shutdown_session()
+
+
+def make_workspace(root: Path, suite: str = SUITE, cases: list[str] = CASES) -> tuple[Path, Path]:
+    """A workspace with one suite, its dataset, and two of the three files the cases expect."""
+    for relative, text in (
+        (SUITE_FILE, suite),
+        (DATASET_FILE, "\n".join(cases) + "\n"),
+        ("src/app.py", "print('app')\n"),
+        ("src/gateway.ts", "export {}\n"),
+    ):
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    return root / SUITE_FILE, root / DATASET_FILE
+
+
+def where(text: str, marker: str, after: str = "") -> types.Position:
+    """The position just after ``after`` inside the first ``marker`` of ``text`` (code points: ASCII here)."""
+    offset = text.index(marker) + (marker.index(after) + len(after) if after else 0)
+    line = text.count("\n", 0, offset)
+    return types.Position(line=line, character=offset - (text.rfind("\n", 0, offset) + 1))
+
+
+async def complete(client: LanguageClient, uri: str, position: types.Position) -> types.CompletionList:
+    result = await client.text_document_completion_async(
+        types.CompletionParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position)
+    )
+    assert isinstance(result, types.CompletionList)
+    return result
+
+
+def by_label(result: types.CompletionList) -> dict[str, types.CompletionItem]:
+    return {item.label: item for item in result.items}
+
+
+def edit_of(item: types.CompletionItem) -> tuple[str, int, int]:
+    edit = item.text_edit
+    assert isinstance(edit, types.TextEdit) and edit.range.start.line == edit.range.end.line
+    return edit.new_text, edit.range.start.character, edit.range.end.character
+
+
+async def hover_text(client: LanguageClient, uri: str, position: types.Position) -> str:
+    result = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position)
+    )
+    assert result is not None and isinstance(result.contents, types.MarkupContent)
+    assert result.contents.kind == types.MarkupKind.Markdown
+    assert result.range is not None and result.range.start.line == position.line
+    return result.contents.value
+
+
+# ---------------------------------------------------------------- completion
+
+
+async def test_metric_completion_under_thresholds_names_rag_recall_with_its_documentation(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """Under `thresholds:` a partly typed metric completes to `rag.recall: ` with the manifest's display name, direction and description; counters are not offered."""
+    text = SUITE.replace("      rag.recall: 0.8\n", "      rag.re\n")
+    suite_path, _ = make_workspace(tmp_path, suite=text)
+    await start(client, tmp_path)
+    uri = open_file(client, suite_path)
+    position = where(text, "      rag.re\n", "rag.re")
+    items = by_label(await complete(client, uri, position))
+    recall = items["rag.recall"]
+    assert edit_of(recall) == ("rag.recall: ", 6, 12)
+    assert recall.detail == "Recall · higher is better · range 0..1"
+    assert isinstance(recall.documentation, types.MarkupContent)
+    assert "Share of the declared documents that came back" in recall.documentation.value
+    assert "**Methodology**" in recall.documentation.value
+    assert "rag.retrieved" not in items  # a counter: never thresholded
+    assert "rag.mode.semantic" not in items  # already a key of this mapping
+
+
+async def test_path_completion_in_relevant_is_fuzzy_and_keeps_json_quoting(client: LanguageClient, tmp_path: Path) -> None:
+    """Inside `expect.relevant` a misspelled path completes to the workspace file, replacing only the string's content; outside a string the value comes quoted."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "approvals.md").write_text("# Approvals\n", encoding="utf-8")
+    line = '{"id": "new", "input": {"query": "café 🚀"}, "expect": {"relevant": ["aprovals"]}}'
+    bare_line = '{"id": "bare", "input": {"query": "q"}, "expect": {"relevant": ['
+    _, dataset_path = make_workspace(tmp_path, cases=[*CASES, line, bare_line])
+    await start(client, tmp_path)
+    uri = open_file(client, dataset_path)
+    start_cp = line.index('"aprovals"') + 1
+    utf16 = len(line[:start_cp].encode("utf-16-le")) // 2  # the emoji takes two UTF-16 units
+    result = await complete(client, uri, types.Position(line=2, character=utf16 + len("aprovals")))
+    assert result.is_incomplete
+    assert result.items[0].label == "docs/approvals.md"
+    assert edit_of(result.items[0]) == ("docs/approvals.md", utf16, utf16 + len("aprovals"))
+
+    bare = await complete(client, uri, types.Position(line=3, character=len(bare_line)))
+    assert edit_of(by_label(bare)["src/app.py"]) == ('"src/app.py"', len(bare_line), len(bare_line))
+
+
+async def test_completion_of_suite_keys_engines_options_targets_datasets_and_corpora(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """Suite keys come with their schema descriptions; engines, `match` values, target ids, dataset paths and corpus names come from the workspace."""
+    text = SUITE.replace("    engines: [rag]\n", "    engines: [r]\n    \n").replace("{match: path, k: 5}", "{match: , k: 5}")
+    text = text.replace("id: vectors.query}", "id: }").replace("dataset: .punica/evals/code.jsonl", "dataset: code")
+    suite_path, dataset_path = make_workspace(tmp_path, suite=text)
+    await start(client, tmp_path)
+    uri = open_file(client, suite_path)
+
+    keys = by_label(await complete(client, uri, where(text, "    \n", "    ")))
+    assert {"description", "metrics"} <= set(keys) and not {"id", "engines", "thresholds"} & set(keys)
+    assert isinstance(keys["metrics"].documentation, types.MarkupContent)
+    assert "config_schema" in keys["metrics"].documentation.value
+    assert edit_of(keys["metrics"])[0] == "metrics: "
+
+    assert edit_of(by_label(await complete(client, uri, where(text, "engines: [r]", "[r")))["rag"]) == ("rag", 14, 15)
+    matches = by_label(await complete(client, uri, where(text, "{match: ,", "{match: ")))
+    assert set(matches) == {"path", "id", "corpus"} and matches["path"].detail == "default"
+    targets = by_label(await complete(client, uri, where(text, "id: }", "id: ")))
+    assert list(targets) == ["vectors.query"]
+    datasets = await complete(client, uri, where(text, "dataset: code", "dataset: code"))
+    assert [item.label for item in datasets.items] == [DATASET_FILE]
+
+    dataset_uri = open_file(client, dataset_path)
+    corpora = await complete(client, dataset_uri, where(CASES[0], '["code"]', '["'))
+    inside = CASES[0].index('["code"]') + 2
+    assert edit_of(by_label(corpora)["code"]) == ("code", inside, inside + len("code"))
+
+
+# ---------------------------------------------------------------- hover
+
+
+async def test_hover_documents_metrics_options_datasets_and_suite_keys(client: LanguageClient, tmp_path: Path) -> None:
+    """Hover shows a metric's manifest documentation, an option's default and range, a dataset's case count and a key's schema description."""
+    suite_path, _ = make_workspace(tmp_path)
+    await start(client, tmp_path)
+    uri = open_file(client, suite_path)
+
+    metric = await hover_text(client, uri, where(SUITE, "rag.recall", "rag.re"))
+    assert metric.startswith("**Recall** `rag.recall`")
+    assert "- Direction: higher is better" in metric and "- Range: 0..1" in metric
+    assert "**Score semantics**" in metric
+
+    option = await hover_text(client, uri, where(SUITE, "match: path", "ma"))
+    assert "option of engine `rag`" in option and "- Default: path" in option
+    assert "- One of: `path`, `id`, `corpus`" in option
+    k = await hover_text(client, uri, where(SUITE, "k: 5", "k"))
+    assert "- Range: 1..inf" in k
+
+    dataset = await hover_text(client, uri, where(SUITE, "dataset: .punica", "dataset: .pun"))
+    assert dataset == f"**{DATASET_FILE}** — 2 cases (rag_case_v1)"
+    engines = await hover_text(client, uri, where(SUITE, "engines:", "eng"))
+    assert engines.startswith("Engines that score each case")
+
+
+# ---------------------------------------------------------------- links, definition, symbols
+
+
+async def test_links_and_definitions_point_at_workspace_files_only(client: LanguageClient, tmp_path: Path) -> None:
+    """A suite's dataset and each expected path that is a workspace file are links and definitions; missing files are not."""
+    suite_path, dataset_path = make_workspace(tmp_path)
+    await start(client, tmp_path)
+    suite_uri = open_file(client, suite_path)
+    dataset_uri = open_file(client, dataset_path)
+
+    suite_links = await client.text_document_document_link_async(
+        types.DocumentLinkParams(text_document=types.TextDocumentIdentifier(uri=suite_uri))
+    )
+    assert suite_links is not None
+    assert [(link.target, link.range.start.line, link.range.start.character) for link in suite_links] == [
+        (dataset_path.as_uri(), 3, SUITE.splitlines()[3].index(".punica"))
+    ]
+    dataset_links = await client.text_document_document_link_async(
+        types.DocumentLinkParams(text_document=types.TextDocumentIdentifier(uri=dataset_uri))
+    )
+    assert dataset_links is not None
+    app = CASES[0].index('"src/app.py"') + 1
+    assert sorted((link.target, link.range.start.line, link.range.start.character, link.range.end.character) for link in dataset_links) == [
+        ((tmp_path / "src/app.py").as_uri(), 0, app, app + len("src/app.py")),
+        ((tmp_path / "src/gateway.ts").as_uri(), 1, CASES[1].index("src/gateway.ts"), CASES[1].index("src/gateway.ts") + 14),
+    ]  # docs/approvals.md does not exist: no link
+
+    found = await client.text_document_definition_async(
+        types.DefinitionParams(text_document=types.TextDocumentIdentifier(uri=dataset_uri), position=types.Position(line=1, character=CASES[1].index("gateway.ts")))
+    )
+    assert isinstance(found, list) and len(found) == 1 and isinstance(found[0], types.LocationLink)
+    assert found[0].target_uri == (tmp_path / "src/gateway.ts").as_uri()
+    missing = await client.text_document_definition_async(
+        types.DefinitionParams(text_document=types.TextDocumentIdentifier(uri=dataset_uri), position=types.Position(line=0, character=CASES[0].index("approvals")))
+    )
+    assert missing is None
+    dataset = await client.text_document_definition_async(
+        types.DefinitionParams(text_document=types.TextDocumentIdentifier(uri=suite_uri), position=where(SUITE, "code.jsonl", "code"))
+    )
+    assert isinstance(dataset, list) and dataset[0].target_uri == dataset_path.as_uri()
+
+
+async def test_symbols_list_suites_with_their_keys_and_cases_by_id(client: LanguageClient, tmp_path: Path) -> None:
+    """A suite file's outline is each suite with its keys (thresholds with their metrics); a dataset's is its cases by id."""
+    suite_path, dataset_path = make_workspace(tmp_path)
+    await start(client, tmp_path)
+    suite_uri = open_file(client, suite_path)
+    dataset_uri = open_file(client, dataset_path)
+
+    (suite,) = await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri=suite_uri))
+    )
+    assert isinstance(suite, types.DocumentSymbol)
+    assert (suite.name, suite.kind, suite.detail) == ("code", types.SymbolKind.Module, DATASET_FILE)
+    assert [child.name for child in suite.children or []] == ["id", "target", "dataset", "engines", "options", "thresholds"]
+    thresholds = (suite.children or [])[-1]
+    assert [(child.name, child.detail) for child in thresholds.children or []] == [("rag.recall", "0.8"), ("rag.mode.semantic", "1")]
+
+    cases = await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri=dataset_uri))
+    )
+    assert [(case.name, case.range.start.line, case.detail) for case in cases] == [("app", 0, "app"), ("gateway", 1, "gateway")]
+    assert cases[1].selection_range.start.character == CASES[1].index('"gateway"')
+
+
+# ---------------------------------------------------------------- watched files
+
+
+async def test_creating_an_expected_file_clears_its_rag203(client: LanguageClient, tmp_path: Path) -> None:
+    """The server registers file watchers; a created file reported by the watcher clears the RAG203 that named it in an unopened dataset."""
+    _, dataset_path = make_workspace(tmp_path)
+    await start(client, tmp_path)
+    dataset_uri = dataset_path.as_uri()
+    assert codes(await diagnostics(client, dataset_uri, None)) == ["RAG203"]
+    (registration,) = client.registrations  # type: ignore[attr-defined]
+    assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+    globs = [watcher["globPattern"] for watcher in registration.register_options["watchers"]]
+    assert "**/*.{yaml,yml,jsonl}" in globs and "**/*" in globs
+
+    approvals = tmp_path / "docs" / "approvals.md"
+    approvals.parent.mkdir()
+    approvals.write_text("# Approvals\n", encoding="utf-8")
+    watched(client, (approvals, types.FileChangeType.Created))
+    assert await published_when(client, dataset_uri, lambda items: "RAG203" not in codes(items)) == []
+
+
+async def test_deleting_a_dataset_gives_its_suite_rag105_and_clears_the_dataset(client: LanguageClient, tmp_path: Path) -> None:
+    """When a watched dataset is deleted its suite gets RAG105 and the dataset's own diagnostics are cleared."""
+    suite_path, dataset_path = make_workspace(tmp_path)
+    await start(client, tmp_path)
+    await scanned(client)
+    assert codes(client.published[dataset_path.as_uri()].diagnostics) == ["RAG203"]  # type: ignore[attr-defined]
+    assert suite_path.as_uri() not in client.published  # type: ignore[attr-defined]
+
+    dataset_path.unlink()
+    watched(client, (dataset_path, types.FileChangeType.Deleted))
+    assert codes(await published_when(client, suite_path.as_uri(), bool)) == ["RAG105"]
+    assert await published_when(client, dataset_path.as_uri(), lambda items: not items) == []
+
+
+async def test_changing_a_workspace_manifest_rechecks_the_suites(client: LanguageClient, tmp_path: Path) -> None:
+    """Renaming a workspace engine in its manifest on disk gives the suite that uses the old name RAG100, and renaming it back clears it."""
+    suite = SUITE.replace("engines: [rag]", "engines: [rag, keyword]")
+    suite_path, _ = make_workspace(tmp_path, suite=suite)
+    manifest = tmp_path / ".punica" / "metrics" / "keyword.yaml"
+    manifest.parent.mkdir()
+    text = (
+        "manifest_version: '1'\nkind: engine\nname: keyword\nversion: 1.0.0\n"
+        "accepts:\n- name: rag_case_v1\n  task_types: [retrieval]\n"
+        "config_schema: {type: object}\n"
+        "metrics:\n- {name: keyword.recall, display_name: Keyword recall, direction: higher_is_better, minimum: 0, maximum: 1}\n"
+    )
+    manifest.write_text(text, encoding="utf-8")
+    await start(client, tmp_path)
+    await scanned(client)
+    assert suite_path.as_uri() not in client.published  # type: ignore[attr-defined]
+
+    manifest.write_text(text.replace("name: keyword\n", "name: kw\n"), encoding="utf-8")
+    watched(client, (manifest, types.FileChangeType.Changed))
+    assert codes(await published_when(client, suite_path.as_uri(), bool)) == ["RAG100"]
+    manifest.write_text(text, encoding="utf-8")
+    watched(client, (manifest, types.FileChangeType.Changed))
+    assert await published_when(client, suite_path.as_uri(), lambda items: not items) == []
+
+
+async def test_a_pull_client_is_asked_to_pull_again_after_a_watched_change(client: LanguageClient, tmp_path: Path) -> None:
+    """A client that pulls gets workspace/diagnostic/refresh when a watched file changes findings, and the next pull has them."""
+    _, dataset_path = make_workspace(tmp_path)
+    await start(client, tmp_path, pull=True)
+    report = await client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(previous_result_ids=[]))
+    by_uri = {item.uri: item for item in report.items}
+    assert codes(by_uri[dataset_path.as_uri()].items) == ["RAG203"]
+    client.refreshed.clear()  # type: ignore[attr-defined]
+
+    approvals = tmp_path / "docs" / "approvals.md"
+    approvals.parent.mkdir()
+    approvals.write_text("# Approvals\n", encoding="utf-8")
+    watched(client, (approvals, types.FileChangeType.Created))
+    await refreshed(client)
+    previous = [types.PreviousResultId(uri=item.uri, value=item.result_id) for item in report.items]
+    again = await client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(previous_result_ids=previous))
+    changed = {item.uri: item for item in again.items if isinstance(item, types.WorkspaceFullDocumentDiagnosticReport)}
+    assert list(changed) == [dataset_path.as_uri()] and codes(changed[dataset_path.as_uri()].items) == []
+    assert client.history == []  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------- settings
+
+
+async def test_a_bad_setting_is_shown_and_the_server_keeps_working(client: LanguageClient, tmp_path: Path) -> None:
+    """A bad value pushed with didChangeConfiguration is reported with showMessage, replaced by its default, and the server still checks and completes."""
+    suite_path, dataset_path = make_workspace(tmp_path)
+    await start(client, tmp_path)
+    assert codes(await diagnostics(client, dataset_path.as_uri(), None)) == ["RAG203"]
+    client.set_configuration({"datasetGlobs": 42, "severity": {"RAG203": "hint"}}, section="ragLsp")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    await until(client, types.WINDOW_SHOW_MESSAGE, lambda: bool(client.messages))
+    (message,) = client.messages
+    assert message.type == types.MessageType.Warning and "datasetGlobs" in message.message
+
+    found = await published_when(client, dataset_path.as_uri(), lambda items: bool(items) and items[0].severity == types.DiagnosticSeverity.Hint)
+    assert codes(found) == ["RAG203"]
+    uri = open_file(client, suite_path)
+    assert "rag.recall" in by_label(await complete(client, uri, where(SUITE, "rag.recall", "rag.")))
