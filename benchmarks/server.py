@@ -54,7 +54,10 @@ class Client:
         while True:
             header = await stream.readuntil(b"\r\n\r\n")
             length = next(int(line.split(b":")[1]) for line in header.split(b"\r\n") if line.lower().startswith(b"content-length"))
-            message = json.loads(await stream.readexactly(length))
+            body = await stream.readexactly(length)
+            # When the message arrived, before this client spends time decoding it.
+            arrived = time.perf_counter()
+            message = json.loads(body)
             if "id" in message and "method" in message:  # a request from the server
                 await self._send({"jsonrpc": "2.0", "id": message["id"], "result": None})
             elif "id" in message:
@@ -65,7 +68,7 @@ class Client:
                 for waiter in list(self.waiters):
                     method, predicate, future = waiter
                     if message.get("method") == method and predicate(message.get("params")) and not future.done():
-                        future.set_result(message["params"])
+                        future.set_result((arrived, message["params"]))
                         self.waiters.remove(waiter)
 
     async def _send(self, message: dict) -> None:
@@ -126,20 +129,21 @@ async def measure(command: list[str], uri: str, text: str, language: str, edits:
     if "settings" in init:
         await client.notify("workspace/didChangeConfiguration", {"settings": init["settings"]})
 
-    async def diagnostics(version: int) -> int:
+    async def diagnostics(version: int) -> tuple[float, int]:
+        """(arrival time, number of diagnostics) of the document's diagnostics for ``version``."""
         if pull:
             answer = await client.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
-            return len(answer["result"].get("items", []))
-        params = await client.expect(
+            return time.perf_counter(), len(answer["result"].get("items", []))
+        arrived, params = await client.expect(
             "textDocument/publishDiagnostics", lambda p: p["uri"] == uri and p.get("version") in (None, version)
         )
-        return len(params["diagnostics"])
+        return arrived, len(params["diagnostics"])
 
     waiting = asyncio.ensure_future(diagnostics(1)) if not pull else None
     start = time.perf_counter()
     await client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": language, "version": 1, "text": text}})
-    found = await (waiting if waiting is not None else diagnostics(1))
-    opened = time.perf_counter() - start
+    arrived, found = await (waiting if waiting is not None else diagnostics(1))
+    opened = arrived - start
     times = []
     rng = random.Random(7)
     lines = text.split("\n")
@@ -150,8 +154,8 @@ async def measure(command: list[str], uri: str, text: str, language: str, edits:
             "textDocument/didChange",
             {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"range": range_, "text": new_text}]},
         )
-        await (waiting if waiting is not None else diagnostics(version))
-        times.append(time.perf_counter() - start)
+        arrived, _ = await (waiting if waiting is not None else diagnostics(version))
+        times.append(arrived - start)
     memory = peak_memory_mb(process.pid)
     await client.request("shutdown", None)
     await client.notify("exit", None)

@@ -54,12 +54,33 @@ class DatasetModel:
         # RAG202's findings by repeated id; ids whose findings must be redone.
         self._repeated: dict[str, list[Finding]] = {}
         self._dirty_ids: set[str] | None = None  # None: every id
+        self._text: str | None = text
+        # Whether findings() has run at least once.
+        self.checked = False
 
     # ------------------------------------------------------------ editing
 
     @property
     def text(self) -> str:
-        return "\n".join(self.lines)
+        if self._text is None:
+            self._text = "\n".join(self.lines)
+        return self._text
+
+    def line_text(self, line: int) -> str:
+        """Line ``line`` without its ending (also without a "\\r" before it)."""
+        if not 0 <= line < len(self.lines):
+            return ""
+        text = self.lines[line]
+        return text[:-1] if text.endswith("\r") else text
+
+    @property
+    def shape(self) -> str | None:
+        """The majority row shape (as ``Workspace.dataset_shape`` gives)."""
+        return self._shape()
+
+    @property
+    def case_count(self) -> int:
+        return sum(1 for row in self.rows if row is not None)
 
     def edit(self, start: Position, end: Position, new_text: str) -> None:
         """Replace the text between two code-point positions."""
@@ -70,6 +91,7 @@ class DatasetModel:
         self._replace(start_line, end_line - start_line + 1, (head + new_text + tail).split("\n"))
 
     def _replace(self, start: int, removed: int, lines: list[str]) -> None:
+        self._text = None
         stop = start + removed
         added = len(lines)
         new_rows = [self._row(line) for line in lines]
@@ -163,7 +185,7 @@ class DatasetModel:
         workspace = self.workspace
         use = workspace.dataset_use(self.path)
         shape = self._shape()
-        facts = (use, shape, id(workspace.file_set()), workspace.settings)
+        facts = (use, shape, workspace.files_version, workspace.settings)
         if facts != self._facts:
             self._facts = facts
             self._stale = None
@@ -173,9 +195,12 @@ class DatasetModel:
         found: list[Finding] = []
         for line in self._lines_with_findings:
             found.extend(self._placed[line] or ())
-        for repeated in self._repeated.values():
-            found.extend(repeated)
-        found.sort(key=Finding.sort_key)
+        if self._repeated:
+            for repeated in self._repeated.values():
+                found.extend(repeated)
+            # Lines are in order already; the repeated-id findings go between them.
+            found.sort(key=_position_key)
+        self.checked = True
         return found
 
     def _check_stale_lines(self, use: Any, shape: str | None) -> None:
@@ -235,3 +260,9 @@ def _counts_as_case(row: Row, shape: str | None) -> bool:
     own = row_shape(row.value)
     checked_as = shape or own or RAG_CASE
     return checked_as == RAG_CASE and own in (None, RAG_CASE)
+
+
+def _position_key(finding: Finding) -> tuple:
+    # The order of Finding.sort_key within one file, as plain numbers and strings.
+    start, end = finding.range.start, finding.range.end
+    return (start.line, start.character, end.line, end.character, finding.code, finding.message)

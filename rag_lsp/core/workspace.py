@@ -101,16 +101,27 @@ class DiskSource:
         return decode(data)
 
 
+class HasText(Protocol):
+    @property
+    def text(self) -> str:
+        """The current text."""
+
+
 class OverlaySource:
-    """Texts held in memory (an editor's open documents) in front of another source."""
+    """Texts held in memory (an editor's open documents) in front of another source.
+
+    A text is a string, or an object whose ``text`` is read only when asked (an
+    open dataset's model joins its lines only then)."""
 
     def __init__(self, base: FileSource) -> None:
         self.base = base
-        self.texts: dict[Path, str] = {}
+        self.texts: dict[Path, str | HasText] = {}
 
     def read(self, path: Path) -> SourceText | None:
         text = self.texts.get(path)
-        return SourceText(text) if text is not None else self.base.read(path)
+        if text is None:
+            return self.base.read(path)
+        return SourceText(text if isinstance(text, str) else text.text)
 
 
 def decode(data: bytes) -> SourceText:
@@ -231,6 +242,12 @@ class Workspace:
         self._yaml: dict[str, ParsedYaml] = {}
         self._datasets: dict[str, ParsedDataset] = {}
         self._facts: dict[str, Any] = {}
+        # Datasets kept up to date by an editor (rag_lsp.core.incremental), by
+        # relative path: their facts are read from them, not parsed again.
+        self.live_datasets: dict[str, Any] = {}
+        # Counts the times the index of workspace files was dropped: what was
+        # checked against an older index is checked again.
+        self.files_version = 0
 
     # -------------------------------------------------- paths
 
@@ -264,15 +281,29 @@ class Workspace:
 
     # -------------------------------------------------- invalidation
 
-    def invalidate(self, relative: str | None = None) -> None:
-        """Forget what was derived from ``relative`` (from every file when None)."""
+    def invalidate(self, relative: str | None = None, *, files_changed: bool = True) -> None:
+        """Forget what was derived from ``relative`` (from every file when None).
+
+        ``files_changed=False`` says only the file's text changed (an edit in the
+        editor): the index of workspace files is kept, so what depends on it alone
+        (expected paths, RAG203) is not checked again.
+        """
         if relative is None:
             self._yaml.clear()
             self._datasets.clear()
         else:
             self._yaml.pop(relative, None)
             self._datasets.pop(relative, None)
-        self._facts.clear()
+        kept = {name: self._facts[name] for name in ("files", "file_set") if not files_changed and name in self._facts}
+        if "file_set" not in kept:
+            self.files_version += 1
+        self._facts = kept
+
+    def forget_text(self, relative: str) -> None:
+        """Drop what was parsed from ``relative``'s text, keeping every other fact
+        (an open dataset was edited: nothing but its own text changed)."""
+        self._yaml.pop(relative, None)
+        self._datasets.pop(relative, None)
 
     def _fact(self, name: str, compute: Any) -> Any:
         if name not in self._facts:
@@ -546,6 +577,9 @@ class Workspace:
 
     def dataset_shape(self, relative: str) -> str | None:
         """The shape most parseable rows of the dataset have: rag case or gdi_text_v1."""
+        live = self.live_datasets.get(relative)
+        if live is not None:
+            return live.shape
         parsed = self.parsed_dataset(relative)
         if parsed is None:
             return None

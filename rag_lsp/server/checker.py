@@ -8,18 +8,24 @@ It never talks to the client itself.
 
 from __future__ import annotations
 
+import gc
+import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from lsprotocol import types
+from pygls.protocol import default_converter
 
 from ..core.analyze import analyze_file
+from ..core.findings import Finding
+from ..core.incremental import DatasetModel
 from ..core.settings import Settings
 from ..core.text import LineIndex
-from ..core.workspace import DiskSource, OverlaySource, Workspace, find_root
+from ..core.workspace import DATASET_FILE, DiskSource, OverlaySource, Workspace, find_root
 from .convert import Positions, file_uri, to_diagnostic
+from .document import Change
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +37,10 @@ ProgressCallback = Callable[[int, int], None]
 class OpenDocument:
     uri: str
     version: int | None
-    text: str
+    # The whole text; or None, and then ``changes`` brings the checker's copy of
+    # the document (a dataset model) up to this version.
+    text: str | None
+    changes: tuple[Change, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,9 @@ class FileDiagnostics:
     version: int | None
     diagnostics: list[types.Diagnostic]
     root: Path
+    # Each diagnostic as JSON, kept with the diagnostic across passes: a push of a
+    # thousand diagnostics is then a join, not a thousand conversions.
+    json: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -65,6 +77,9 @@ class PassResult:
     # ``files`` has no findings any more.
     checked_roots: set[Path] = field(default_factory=set)
     files: dict[Path, FileDiagnostics] = field(default_factory=dict)
+    # Open documents whose changes could not be applied: the session sends their
+    # whole text in the next pass.
+    resync: set[Path] = field(default_factory=set)
 
 
 def document_relative(workspace: Workspace, path: Path) -> str:
@@ -75,6 +90,24 @@ def document_relative(workspace: Workspace, path: Path) -> str:
         return path.relative_to(workspace.root).as_posix()
     except ValueError:
         return workspace.relative(path)
+
+
+def _line_texts(finding: Finding, positions: Positions) -> list[str]:
+    """The texts of the lines a finding's places are on in its own file: its
+    converted columns depend on them (UTF-16 counts differ from code points)."""
+    line = finding.range.start.line
+    if finding.range.end.line == line and not finding.related and all(
+        edit.range.start.line == line == edit.range.end.line for fix in finding.fixes for edit in fix.edits
+    ):
+        return [positions.lines.line_text(line)]  # the usual case: one line
+    lines = {line, finding.range.end.line}
+    for item in finding.related:
+        if item.path == finding.path:
+            lines.update((item.range.start.line, item.range.end.line))
+    for fix in finding.fixes:
+        for edit in fix.edits:
+            lines.update((edit.range.start.line, edit.range.end.line))
+    return [positions.lines.line_text(number) for number in sorted(lines)]
 
 
 def _has_marker(folder: Path) -> bool:
@@ -89,6 +122,13 @@ class Checker:
         self.workspaces: dict[Path, Workspace] = {}
         # Roots that may be walked for discovery (marked, or an editor's folder).
         self._scanned: set[Path] = set()
+        # Datasets kept line by line (open ones follow the editor's changes; others
+        # are read from disk once, until a watched change says otherwise).
+        self.models: dict[Path, DatasetModel] = {}
+        self._shapes: dict[Path, str | None] = {}
+        # Diagnostics already converted, by finding and the text of its lines.
+        self._converted: dict[Path, dict[int, tuple[Finding, list[str], types.Diagnostic, str]]] = {}
+        self._json = default_converter()
 
     # -------------------------------------------------- roots
 
@@ -120,6 +160,7 @@ class Checker:
             # Settings shape parsing and discovery: start every workspace afresh.
             self.settings = snapshot.settings
             self.workspaces.clear()
+            self.models.clear()
             full = True
         folders = snapshot.folders
         affected: set[Path] = set()
@@ -131,6 +172,8 @@ class Checker:
                 if path == root or root in path.parents:
                     workspace.invalidate(document_relative(workspace, path))
                     affected.add(root)
+            if path not in snapshot.documents:
+                self.models.pop(path, None)
         if full:
             affected |= set(self.workspaces)
             for folder in folders:
@@ -143,14 +186,21 @@ class Checker:
             by_root.setdefault(self.root_of(path, folders), {})[path] = document
         for root in affected | set(by_root):
             self._workspace(root, snapshot.settings)
+        result = PassResult(snapshot.generation)
+        # Only the edited lines of a dataset need checking: its other files, unless
+        # an edit changed something they read (its row shape).
+        edited: dict[Path, list[str]] = {}
         for root, workspace in self.workspaces.items():
-            if self._sync_overlay(workspace, by_root.get(root, {})):
+            structural, datasets = self._sync_overlay(workspace, by_root.get(root, {}), result)
+            if structural:
                 affected.add(root)
+            elif datasets:
+                edited[root] = datasets
             if _has_marker(root) or root in folders:
                 self._scanned.add(root)
 
-        result = PassResult(snapshot.generation)
         plans = [(root, self._targets(root, by_root.get(root, {}), folders)) for root in sorted(affected)]
+        plans += [(root, datasets) for root, datasets in sorted(edited.items()) if root not in affected]
         total = sum(len(targets) for _, targets in plans)
         done = 0
         for root, targets in plans:
@@ -160,8 +210,12 @@ class Checker:
 
             def positions(relative: str, workspace: Workspace = workspace, lines: dict[str, Positions] = lines) -> Positions:
                 if relative not in lines:
-                    source = workspace.read(relative)
-                    lines[relative] = Positions(LineIndex(source.text if source is not None else ""), snapshot.encoding)
+                    model = self.models.get(workspace.absolute(relative))
+                    if model is not None:
+                        lines[relative] = Positions(model, snapshot.encoding)
+                    else:
+                        source = workspace.read(relative)
+                        lines[relative] = Positions(LineIndex(source.text if source is not None else ""), snapshot.encoding)
                 return lines[relative]
 
             def uri_of(relative: str, workspace: Workspace = workspace, documents: dict[Path, OpenDocument] = documents) -> str:
@@ -173,42 +227,138 @@ class Checker:
                 path = workspace.absolute(relative)
                 document = documents.get(path)
                 try:
-                    findings = analyze_file(workspace, relative)
-                    diagnostics = [
-                        to_diagnostic(finding, positions(relative), positions, uri_of, snapshot.related_information)
-                        for finding in findings
-                    ]
+                    findings = self._findings(workspace, relative, path)
+                    diagnostics, as_json = self._diagnostics(path, findings, relative, positions, uri_of, snapshot.related_information)
                 except Exception:  # one file failing must not hide the others
                     log.exception("checking %s failed", path)
-                    diagnostics = []
+                    diagnostics, as_json = [], []
                 result.files[path] = FileDiagnostics(
                     document.uri if document is not None else file_uri(path),
                     document.version if document is not None else None,
                     diagnostics,
                     root,
+                    as_json,
                 )
                 done += 1
                 if progress is not None:
                     progress(done, total)
-            result.checked_roots.add(root)
+            if root in affected:
+                result.checked_roots.add(root)
         return result
 
-    def _sync_overlay(self, workspace: Workspace, documents: dict[Path, OpenDocument]) -> bool:
-        """Put the open documents of ``workspace`` in front of the disk; whether anything changed."""
+    def _findings(self, workspace: Workspace, relative: str, path: Path) -> list[Finding]:
+        """A file's findings; a dataset's from its model, which checks only what changed."""
+        model = self.models.get(path)
+        if model is None and workspace.kind_of(relative) == DATASET_FILE:
+            source = workspace.read(relative)
+            # Unreadable bytes and refused files are the one-shot analysis's to report.
+            if source is not None and not source.refused and source.decode_error is None:
+                model = self.models[path] = DatasetModel(workspace, relative, source.text)
+        if model is None:
+            return analyze_file(workspace, relative)
+        fresh = not model.checked
+        findings = model.findings()
+        if fresh:
+            # A new model holds a large, long-lived, acyclic object graph: move it out
+            # of the collector's way, or every full collection walks all of it.
+            gc.freeze()
+        return findings
+
+    def _diagnostics(self, path, findings, relative, positions, uri_of, related_information) -> tuple[list[types.Diagnostic], list[str]]:
+        """Findings as diagnostics (and as JSON), reusing those converted before for
+        the same finding object on the same lines: an edit leaves most findings of a
+        dataset as they were, and reusing them keeps an edit's cost to its lines."""
+        before = self._converted.get(path, {})
+        now: dict[int, tuple[Finding, list[str], types.Diagnostic, str]] = {}
+        converter = positions(relative)
+        diagnostics, as_json = [], []
+        for finding in findings:
+            texts = _line_texts(finding, converter)
+            entry = before.get(id(finding))
+            if entry is None or entry[0] is not finding or entry[1] != texts:
+                diagnostic = to_diagnostic(finding, converter, positions, uri_of, related_information)
+                entry = (finding, texts, diagnostic, json.dumps(self._json.unstructure(diagnostic)))
+            # The finding itself is kept in the entry, so its id cannot be reused.
+            now[id(finding)] = entry
+            diagnostics.append(entry[2])
+            as_json.append(entry[3])
+        self._converted[path] = now
+        return diagnostics, as_json
+
+    def _sync_overlay(self, workspace: Workspace, documents: dict[Path, OpenDocument], result: PassResult) -> tuple[bool, list[str]]:
+        """Put the open documents of ``workspace`` in front of the disk.
+
+        Returns whether something other files read changed (then every file of the
+        workspace is checked again), and the open datasets that were only edited.
+        """
         overlay = workspace.source
         assert isinstance(overlay, OverlaySource)
-        wanted = {workspace.absolute(document_relative(workspace, path)): document.text for path, document in documents.items()}
-        changed = False
+        wanted = {workspace.absolute(document_relative(workspace, path)): (path, document) for path, document in documents.items()}
+        structural = False
+        edited: list[str] = []
         for path in [path for path in overlay.texts if path not in wanted]:
+            relative = document_relative(workspace, path)
             del overlay.texts[path]
-            workspace.invalidate(document_relative(workspace, path))
-            changed = True
-        for path, text in wanted.items():
+            workspace.live_datasets.pop(relative, None)
+            self.models.pop(path, None)  # closed: the disk's text counts again
+            workspace.invalidate(relative, files_changed=False)
+            structural = True
+        for path, (document_path, document) in wanted.items():
+            relative = document_relative(workspace, path)
+            if relative.endswith(".jsonl") and workspace.kind_of(relative) == DATASET_FILE:
+                changed = self._sync_dataset(workspace, relative, path, document)
+                if changed is None:
+                    result.resync.add(document_path)
+                elif changed:
+                    edited.append(relative)
+                    # The row shape is read by the suites that use the dataset (RAG110).
+                    shape = self.models[path].shape
+                    if self._shapes.get(path, shape) != shape:
+                        structural = True
+                    self._shapes[path] = shape
+                continue
+            text = document.text if document.text is not None else ""
             if overlay.texts.get(path) != text:
                 overlay.texts[path] = text
-                workspace.invalidate(document_relative(workspace, path))
-                changed = True
-        return changed
+                workspace.invalidate(relative, files_changed=False)
+                structural = True
+        return structural, edited
+
+    def _sync_dataset(self, workspace: Workspace, relative: str, path: Path, document: OpenDocument) -> bool | None:
+        """Bring the dataset's model to the document's version: whether it changed,
+        None when it could not (the changes did not fit what the model holds)."""
+        overlay = workspace.source
+        model = self.models.get(path)
+        if workspace.live_datasets.get(relative) is not model:
+            model = None  # a model read from disk: the editor's text may differ
+        if document.text is not None:
+            disk = self.models.get(path)
+            if model is not None and model.text == document.text:
+                return False
+            # Opening a file the scan has already read (unchanged): keep its model.
+            if disk is not None and disk.text == document.text:
+                model = disk
+            else:
+                model = DatasetModel(workspace, relative, document.text)
+        elif model is None:
+            return None
+        else:
+            try:
+                for start, end, text in document.changes:
+                    model.edit(start, end, text)
+            except Exception:
+                log.exception("applying changes to %s failed", relative)
+                self.models.pop(path, None)
+                workspace.live_datasets.pop(relative, None)
+                return None
+            if not document.changes:
+                return False
+        self.models[path] = model
+        overlay.texts[path] = model
+        workspace.live_datasets[relative] = model
+        # Parsed copies of the old text (from other files' checks) are stale now.
+        workspace.forget_text(relative)
+        return True
 
     def _targets(self, root: Path, documents: dict[Path, OpenDocument], folders: tuple[Path, ...]) -> list[str]:
         """The files of ``root`` to check: every discovered file it owns, and its open documents."""

@@ -21,6 +21,7 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..core.settings import Settings, settings_from
 from . import features
+from .document import use_line_documents
 from .session import DEBOUNCE_S, Session, path_of
 
 log = logging.getLogger(__name__)
@@ -112,6 +113,8 @@ def create_server() -> RagLanguageServer:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: RagLanguageServer, params: types.InitializeParams) -> None:
+        # Documents are kept as lines: an edit of a 100k-line dataset costs its lines.
+        use_line_documents(ls.workspace)
         settings, problems = settings_from(client_options(params.initialization_options))
         ls.initial_settings = ls.session.settings = settings
         ls.setting_problems = problems
@@ -145,7 +148,8 @@ def create_server() -> RagLanguageServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: RagLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.session.changed(delay=DEBOUNCE_S)
+        # A dataset edit is checked line by line: no need to wait for typing to stop.
+        ls.session.changed(delay=0.0 if params.text_document.uri.endswith(".jsonl") else DEBOUNCE_S)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: RagLanguageServer, params: types.DidCloseTextDocumentParams) -> None:

@@ -1,0 +1,127 @@
+"""Open documents kept as lines, so an edit costs what it touches.
+
+pygls stores a document as one string and rebuilds it on every incremental
+change, walking all of its lines in Python: on a 100k-line dataset that alone
+takes longer than checking the edited line. :class:`LineDocument` keeps the lines
+and splices a change into the few it covers; the whole text is joined only when
+something asks for it, once per version. It also records each change in code
+points, so the checker can apply the same edits to its dataset model instead of
+re-reading the document.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from lsprotocol import types
+from pygls.workspace import TextDocument, Workspace
+
+from ..core.text import Position
+from .convert import code_point_character, encoding_name
+
+# One recorded change: (start, end, text) in code points, or (None, None, text)
+# when the client replaced the whole document.
+Change = tuple[Position | None, Position | None, str]
+
+
+class LineDocument(TextDocument):
+    """A pygls text document stored as a list of lines."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._rows: list[str] = (self._source or "").split("\n")
+        self._source = None
+        self._joined: str | None = None
+        self._encoding = encoding_name(self.position_codec.encoding)
+        # Changes not yet taken by the checker (see take_changes).
+        self._changes: list[Change] = []
+        self._complete = True  # the checker has not seen this document: send all of it
+
+    # -------------------------------------------------- reading
+
+    @property
+    def source(self) -> str:
+        if self._joined is None:
+            self._joined = "\n".join(self._rows)
+        return self._joined
+
+    @property
+    def lines(self) -> Sequence[str]:
+        # pygls's helpers expect lines with their endings.
+        rows = self._rows
+        return [row + "\n" for row in rows[:-1]] + ([rows[-1]] if rows[-1] else [])
+
+    def line_text(self, line: int) -> str:
+        """Line ``line`` without its ending (also without a "\\r" before it)."""
+        if not 0 <= line < len(self._rows):
+            return ""
+        text = self._rows[line]
+        return text[:-1] if text.endswith("\r") else text
+
+    @property
+    def line_count(self) -> int:
+        return len(self._rows)
+
+    # -------------------------------------------------- changing
+
+    def _code_points(self, position: types.Position) -> Position:
+        if position.line >= len(self._rows):
+            return Position(len(self._rows), 0)
+        return Position(position.line, code_point_character(self.line_text(position.line), position.character, self._encoding))
+
+    def _apply_incremental_change(self, change: types.TextDocumentContentChangePartial) -> None:
+        start = self._code_points(change.range.start)
+        end = self._code_points(change.range.end)
+        if (end.line, end.character) < (start.line, start.character):
+            start, end = end, start
+        self._splice(start, end, change.text)
+        self._changes.append((start, end, change.text))
+
+    def _apply_full_change(self, change: types.TextDocumentContentChangeEvent) -> None:
+        self._rows = change.text.split("\n")
+        self._joined = None
+        self._changes.append((None, None, change.text))
+
+    def _splice(self, start: Position, end: Position, text: str) -> None:
+        rows = self._rows
+        last = len(rows) - 1
+        start_line, end_line = min(start.line, last), min(end.line, last)
+        head = rows[start_line][: start.character] if start.line <= last else rows[last]
+        tail = rows[end_line][end.character :] if end.line <= last else ""
+        rows[start_line : end_line + 1] = (head + text + tail).split("\n")
+        self._joined = None
+
+    def resend(self) -> None:
+        """The checker lost track: send the whole text next time."""
+        self._complete = True
+
+    def take_changes(self) -> tuple[str | None, list[Change]]:
+        """What the checker needs to catch up: the whole text the first time (and
+        after a full replacement), else the changes since it last asked."""
+        changes, self._changes = self._changes, []
+        if self._complete or any(start is None for start, _, _ in changes):
+            self._complete = False
+            return self.source, []
+        return None, changes
+
+
+def use_line_documents(workspace: Workspace) -> None:
+    """Make ``workspace`` create :class:`LineDocument` for documents opened from now on.
+
+    pygls creates its workspace during ``initialize`` and builds each document
+    with ``_create_text_document``; this instance attribute replaces that factory.
+    """
+
+    def create(
+        doc_uri: str, source: str | None = None, version: int | None = None, language_id: str | None = None
+    ) -> TextDocument:
+        return LineDocument(
+            doc_uri,
+            source=source,
+            version=version,
+            language_id=language_id,
+            sync_kind=workspace._sync_kind,
+            position_codec=workspace.position_codec,
+        )
+
+    workspace._create_text_document = create  # type: ignore[method-assign]
