@@ -24,7 +24,7 @@ class UsageError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import check, serve
+    from . import check, run, serve
 
     parser = argparse.ArgumentParser(
         prog="rag-lsp",
@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
     check.add_parser(commands)
+    run.add_parser(commands)
     serve.add_parser(commands)
     return parser
 

@@ -241,9 +241,9 @@ def hit_at_k_many(
 ) -> list[HitAtKResult]:
     """Hit@K of many ``(reference_contexts, retrieved_context)`` rows.
 
-    With many pairs (or ``vectorise=True``) every stage-1 ratio is computed at
-    once by ``rapidfuzz.process.cpdist`` on ``workers`` threads (-1: all cores);
-    the figures are those of :func:`hit_at_k`.
+    With many pairs (or ``vectorise=True``) the stage-1 ratios are computed by
+    ``rapidfuzz.process.cpdist`` on ``workers`` threads (-1: all cores), one call
+    per chunk rank; the results are those of :func:`hit_at_k`.
     """
     config = config or HitAtKConfig()
     k = config.k
@@ -252,44 +252,71 @@ def hit_at_k_many(
         vectorise = pairs >= VECTORISE_FROM_PAIRS
     if not vectorise:
         return [hit_at_k(references, chunks, config) for references, chunks in rows]
-    processed: list[tuple[list[str], list[str]]] = []
-    left: list[str] = []
-    right: list[str] = []
-    for references, chunks in rows:
-        row_chunks = [default_process(chunk) for chunk in chunks[:k]]
-        row_references = [default_process(reference) for reference in references]
-        processed.append((row_chunks, row_references))
-        for chunk in row_chunks:
+    # Rank by rank: wave i compares the i-th chunk of every undecided row with its
+    # references, all pairs of the wave in one cpdist call on all cores. A row
+    # leaves at its first hit, as the scalar path stops there, so the work is the
+    # scalar path's, spread over the cores.
+    processed = [
+        ([default_process(chunk) for chunk in chunks[:k]], [default_process(ref) for ref in references])
+        for references, chunks in rows
+    ]
+    results: list[HitAtKResult | None] = [None] * len(rows)
+    tokens_of: list[list[frozenset[str]] | None] = [None] * len(rows)
+    best: list[tuple[float, int, int] | None] = [None] * len(rows)
+    undecided = []
+    for index, (row_chunks, row_references) in enumerate(processed):
+        if not row_references:
+            results[index] = _broken(config)
+        elif not row_chunks:
+            results[index] = _miss(config, row_chunks, row_references, None)
+        else:
+            undecided.append(index)
+    wave = 0
+    while undecided:
+        left: list[str] = []
+        right: list[str] = []
+        for index in undecided:
+            row_chunks, row_references = processed[index]
+            chunk = row_chunks[wave]
             for reference in row_references:
                 left.append(chunk)
                 right.append(reference)
-    # float64, as the scalar path's figures are (cpdist defaults to float32).
-    ratios = process.cpdist(left, right, scorer=fuzz.token_set_ratio, workers=workers, dtype=numpy.float64) if left else []
-    results: list[HitAtKResult] = []
-    at = 0
-    for (row_chunks, row_references), (references, _) in zip(processed, rows):
-        if not references:
-            results.append(_broken(config))
-            continue
-        reference_tokens = [tokens(reference) for reference in row_references]
-        best: tuple[float, int, int] | None = None
-        found: HitAtKResult | None = None
-        for i, chunk in enumerate(row_chunks):
+        # float64, as the scalar path's figures are (cpdist defaults to float32).
+        ratios = process.cpdist(left, right, scorer=fuzz.token_set_ratio, workers=workers, dtype=numpy.float64)
+        at = 0
+        next_wave = []
+        for index in undecided:
+            row_chunks, row_references = processed[index]
+            chunk = row_chunks[wave]
             chunk_tokens = None
+            found = None
             for j, reference in enumerate(row_references):
-                tsr = float(ratios[at + i * len(row_references) + j]) / 100.0
-                if best is None or tsr > best[0]:
-                    best = (tsr, i, j)
-                if found is not None or tsr < config.t1:
+                tsr = float(ratios[at + j]) / 100.0
+                row_best = best[index]
+                if row_best is None or tsr > row_best[0]:
+                    best[index] = (tsr, wave, j)
+                if tsr < config.t1:
                     continue
                 if chunk_tokens is None:
                     chunk_tokens = tokens(chunk)
-                decided = _stage_two(chunk, reference, chunk_tokens, reference_tokens[j], config)
+                references_tokens = tokens_of[index]
+                if references_tokens is None:
+                    references_tokens = tokens_of[index] = [tokens(reference) for reference in row_references]
+                decided = _stage_two(chunk, reference, chunk_tokens, references_tokens[j], config)
                 if decided is not None:
-                    found = HitAtKResult(1.0, config, None, (i, j), len(row_chunks), (chunk, reference), {"tsr": tsr, **decided})
-        at += len(row_chunks) * len(row_references)
-        results.append(found if found is not None else _miss(config, row_chunks, row_references, best))
-    return results
+                    figures = {"tsr": tsr, **decided}
+                    found = HitAtKResult(1.0, config, None, (wave, j), len(row_chunks), (chunk, reference), figures)
+                    break
+            at += len(row_references)
+            if found is not None:
+                results[index] = found
+            elif wave + 1 < len(row_chunks):
+                next_wave.append(index)
+            else:
+                results[index] = _miss(config, row_chunks, row_references, best[index])
+        undecided = next_wave
+        wave += 1
+    return [result for result in results if result is not None]
 
 
 def _stage_two(

@@ -36,6 +36,8 @@ class Settings:
     max_yaml_nodes: int = 200_000
     trusted: bool = False
     run_timeout_s: float = 60.0
+    # Requests a run keeps in flight at once (http targets).
+    run_concurrency: int = 4
     baseline: str | None = None
 
 
@@ -51,6 +53,7 @@ _ALIASES = {
     "maxYamlNodes": "max_yaml_nodes",
     "runTimeout": "run_timeout_s",
     "runTimeoutS": "run_timeout_s",
+    "runConcurrency": "run_concurrency",
 }
 
 
@@ -111,6 +114,7 @@ _PARSERS = {
     "max_yaml_nodes": _positive_int,
     "trusted": _boolean,
     "run_timeout_s": _positive_number,
+    "run_concurrency": _positive_int,
     "baseline": _optional_text,
 }
 

@@ -42,7 +42,11 @@ class Hit(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):
 
 
 class Answer(msgspec.Struct, frozen=True, gc=False):
-    """What a target answers for one case."""
+    """What a target answers for one case.
+
+    Readers use only ``hits`` and ``mode``: a target may answer any object that
+    has both (the recorded target serves its decoded lines as they are).
+    """
 
     hits: list[Hit]
     mode: str | None = None
@@ -63,7 +67,7 @@ class TargetError(Exception):
         self.message = message
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Request:
     """One case to ask a target about."""
 
@@ -127,12 +131,18 @@ class Target:
         raise NotImplementedError
 
     def answer_many(
-        self, requests: Sequence[Request], cancel: threading.Event | None = None, concurrency: int = 1
+        self,
+        requests: Sequence[Request],
+        cancel: threading.Event | None = None,
+        concurrency: int = 1,
+        fields: frozenset[str] | None = None,
     ) -> Iterator[tuple[int, Answer | TargetError]]:
         """Answers (or errors) for ``requests``, as ``(index, result)`` in any order.
 
-        Stops starting new requests once ``cancel`` is set. The default asks one
-        case after the other; targets that can overlap requests override it.
+        Stops starting new requests once ``cancel`` is set. ``fields`` names the
+        hit fields the caller reads (None: all); a target may leave out the others.
+        The default asks one case after the other; targets that can overlap
+        requests override it.
         """
         for index, request in enumerate(requests):
             if cancel is not None and cancel.is_set():

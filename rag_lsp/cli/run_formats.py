@@ -1,0 +1,288 @@
+"""Output formats of ``rag-lsp run``: text, json, junit.
+
+* ``text``: per suite, a table of its cases (recall, precision, MRR, hit@1, what
+  was missed) and its means against its thresholds, coloured on a terminal (rich;
+  ``NO_COLOR`` is honoured). A suite of more than 50 cases lists its 50 weakest
+  (broken first, then by recall and MRR); ``--format json`` lists every case.
+* ``json``: exactly SPEC §6: ``{"suites": [{"id", "passed", "broken", "aggregates",
+  "thresholds": [{"metric", "threshold", "value", "passed"}], "cases": [{"id",
+  "scores", "broken", "missed", "first_relevant_rank", "mode"}]}]}``.
+* ``junit``: JUnit XML for CI test reports: a test suite per suite, a test case
+  per case (a failure when it is broken or its target failed), a test case per
+  threshold (a failure when it is not met), and one for a suite that did not run.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import xml.etree.ElementTree as ET
+from typing import Callable
+
+import orjson
+
+from ..core.runner import HIT_AT_K, TARGET_FAILED, CaseResult, SuiteResult, describe_case, describe_threshold
+from ..core.scorer import HIT_AT_1, MRR, PRECISION, RAG_METRICS, RECALL, RETRIEVED, SEMANTIC
+from .run import Run
+
+TABLE_ROWS = 50
+
+
+# ---------------------------------------------------------------- json
+
+
+def suite_json(result: SuiteResult) -> dict:
+    return {
+        "id": result.id,
+        "passed": result.passed,
+        "broken": result.broken,
+        "aggregates": result.aggregates,
+        "thresholds": [
+            {"metric": t.metric, "threshold": t.threshold, "value": t.value, "passed": t.passed} for t in result.thresholds
+        ],
+        "cases": [
+            {
+                "id": case.id,
+                "scores": case.scores,
+                "broken": case.broken,
+                "missed": case.missed,  # a tuple: orjson writes it as a list
+                "first_relevant_rank": case.first_relevant_rank,
+                "mode": case.mode,
+            }
+            for case in result.cases
+        ],
+    }
+
+
+def format_json(run: Run) -> bytes:
+    document = {"suites": [suite_json(result) for _, result in run.results]}
+    # Bytes, written as they are: a 100k-case report is tens of megabytes.
+    return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+
+
+# ---------------------------------------------------------------- junit
+
+# Characters XML 1.0 cannot hold, even escaped (a target may answer them).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def format_junit(run: Run) -> str:
+    root = ET.Element("testsuites", name="rag-lsp run")
+    totals = {"tests": 0, "failures": 0}
+    for _, result in run.results:
+        suite = ET.SubElement(root, "testsuite", name=_xml_text(result.id), file=result.file)
+        tests = failures = 0
+        if result.aggregates:
+            properties = ET.SubElement(suite, "properties")
+            for metric, value in result.aggregates.items():
+                ET.SubElement(properties, "property", name=metric, value=repr(value))
+        if result.error is not None:
+            case = ET.SubElement(suite, "testcase", classname=_xml_text(result.id), name="(suite)")
+            failure = ET.SubElement(case, "failure", message=_xml_text(result.error), type="RAG401")
+            failure.text = _xml_text(result.error)
+            tests, failures = tests + 1, failures + 1
+        for case_result in result.cases:
+            attributes = {"classname": _xml_text(result.id), "name": _xml_text(case_result.id), "time": "0"}
+            if result.dataset:
+                attributes.update(file=result.dataset, line=str(case_result.line + 1))
+            case = ET.SubElement(suite, "testcase", attributes)
+            tests += 1
+            described = _xml_text(describe_case(case_result))
+            if case_result.scores is None:
+                failures += 1
+                failure = ET.SubElement(case, "failure", message=described, type=case_result.code or "RAG401")
+                failure.text = described
+            else:
+                ET.SubElement(case, "system-out").text = described
+        for threshold in result.thresholds:
+            name = f"threshold {threshold.metric} {threshold.comparison} {threshold.threshold:g}"
+            case = ET.SubElement(suite, "testcase", classname=_xml_text(result.id), name=name, time="0")
+            tests += 1
+            described = describe_threshold(threshold)
+            if not threshold.passed:
+                failures += 1
+                ET.SubElement(case, "failure", message=described, type="RAG403").text = described
+            else:
+                ET.SubElement(case, "system-out").text = described
+        suite.set("tests", str(tests))
+        suite.set("failures", str(failures))
+        suite.set("errors", "0")
+        suite.set("skipped", "0")
+        totals["tests"] += tests
+        totals["failures"] += failures
+    root.set("tests", str(totals["tests"]))
+    root.set("failures", str(totals["failures"]))
+    root.set("errors", "0")
+    root.set("time", f"{run.seconds:.3f}")
+    ET.indent(root)
+    buffer = io.BytesIO()
+    ET.ElementTree(root).write(buffer, encoding="utf-8", xml_declaration=True)
+    return buffer.getvalue().decode("utf-8") + "\n"
+
+
+# ---------------------------------------------------------------- text
+
+
+def _weakest(cases: list[CaseResult]) -> list[CaseResult]:
+    def key(case: CaseResult) -> tuple:
+        if case.scores is None:
+            return (0, 0.0, 0.0)
+        return (1, case.scores.get(RECALL, case.scores.get(HIT_AT_K, 1.0)), case.scores.get(MRR, 1.0))
+
+    return sorted(cases, key=key)[:TABLE_ROWS]
+
+
+def _number(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def format_text(run: Run) -> str:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    buffer = io.StringIO()
+    import sys
+
+    terminal = sys.stdout.isatty()
+    console = Console(
+        file=buffer,
+        force_terminal=terminal and "NO_COLOR" not in os.environ,
+        no_color="NO_COLOR" in os.environ or not terminal,
+        # A CI log has no width: wide enough that tables of paths stay readable.
+        width=None if terminal else max(120, int(os.environ.get("COLUMNS", "0") or 0)),
+        highlight=False,
+        soft_wrap=False,
+    )
+    counts = {"passed": 0, "failed": 0, "broken": 0}
+    total_cases = 0
+    for _, result in run.results:
+        total_cases += len(result.cases)
+        verdict = "passed" if result.passed else "broken" if result.broken else "failed"
+        counts[verdict] += 1
+        style = {"passed": "bold green", "failed": "bold red", "broken": "bold red"}[verdict]
+        mark = {"passed": "✓ passed", "failed": "✗ failed", "broken": "✗ broken"}[verdict]
+        header = Text()
+        header.append(f"{result.id}  ", style="bold")
+        header.append(mark, style=style)
+        failed = [describe_threshold(t) for t in result.thresholds if not t.passed and result.error is None]
+        if failed:
+            header.append(": " + "; ".join(failed), style=style)
+        where = [result.file]
+        if result.target:
+            where.append(f"target {result.target}")
+        if result.cases:
+            scored = result.scored
+            where.append(f"{len(result.cases)} case{'s' if len(result.cases) != 1 else ''}, {scored} scored")
+        header.append("  (" + " · ".join(where) + ")", style="dim")
+        console.print(header, soft_wrap=True)
+        if result.error is not None:
+            console.print(Text(f"  {result.error}", style="red"), soft_wrap=True)
+            console.print()
+            continue
+        if result.cancelled:
+            console.print(Text("  cancelled before every case ran", style="yellow"))
+        cases = result.cases if len(result.cases) <= TABLE_ROWS else _weakest(result.cases)
+        metric_suite = any(case.scores and HIT_AT_K in case.scores for case in result.cases)
+        table = Table(show_edge=True, header_style="bold", pad_edge=True)
+        table.add_column("case", overflow="fold")
+        if metric_suite:
+            table.add_column("hit@k", justify="right")
+            table.add_column("why", overflow="fold")
+        else:
+            for name in ("recall", "precision", "MRR", "hit@1"):
+                table.add_column(name, justify="right")
+            table.add_column("missed", overflow="fold")
+        for case in cases:
+            if case.scores is None:
+                label = "target failed" if case.code == TARGET_FAILED else "broken"
+                reason = Text(f"{label}: {case.broken}", style="red")
+                if metric_suite:
+                    table.add_row(case.id, Text("—", style="red"), reason)
+                else:
+                    table.add_row(case.id, *(Text("—", style="red") for _ in range(4)), reason)
+                continue
+            scores = case.scores
+            if metric_suite:
+                explanation = getattr(case.detail, "explanation", "")
+                table.add_row(case.id, _number(scores.get(HIT_AT_K)), explanation)
+                continue
+            recall = scores.get(RECALL)
+            cells = [
+                Text(_number(recall), style="yellow" if recall is not None and recall < 1 else ""),
+                _number(scores.get(PRECISION)),
+                _number(scores.get(MRR)),
+                f"{scores.get(HIT_AT_1, 0):g}",
+            ]
+            table.add_row(case.id, *cells, Text(", ".join(case.missed), style="yellow"))
+        if result.cases:
+            console.print(table)
+        if len(result.cases) > TABLE_ROWS:
+            hidden = len(result.cases) - TABLE_ROWS
+            console.print(Text(f"  the {TABLE_ROWS} weakest of {len(result.cases):,} cases; {hidden:,} more not shown "
+                               "(--format json lists every case)", style="dim"))
+        _print_means(console, result)
+        console.print()
+    summary = Text()
+    parts = [f"{counts[name]} {name}" for name in ("passed", "failed", "broken") if counts[name]]
+    summary.append(", ".join(parts), style="bold green" if run.passed else "bold red")
+    suites = len(run.results)
+    summary.append(f" ({suites} suite{'s' if suites != 1 else ''}, {total_cases:,} case{'s' if total_cases != 1 else ''}, "
+                   f"{run.seconds:.2f} s)")
+    console.print(summary)
+    return buffer.getvalue()
+
+
+def _print_means(console, result: SuiteResult) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    thresholds = {threshold.metric: threshold for threshold in result.thresholds}
+    names = [name for name in (*RAG_METRICS, HIT_AT_K) if name in result.aggregates or name in thresholds]
+    names += [name for name in thresholds if name not in names]
+    if not names:
+        return
+    table = Table(box=None, show_header=True, header_style="bold", pad_edge=True, padding=(0, 1, 0, 2))
+    table.add_column("metric")
+    table.add_column("mean", justify="right")
+    table.add_column("threshold", justify="right")
+    table.add_column("")
+    for name in names:
+        value = result.aggregates.get(name)
+        threshold = thresholds.get(name)
+        if threshold is None:
+            note = Text("counter" if name == RETRIEVED else "", style="dim")
+            table.add_row(name, _number(value), "", note)
+            continue
+        bound = f"{threshold.comparison} {threshold.threshold:g}"
+        if threshold.passed:
+            table.add_row(name, _number(value), bound, Text("✓ met", style="green"))
+        else:
+            why = "no scored case" if value is None else "✗ not met"
+            red = "bold red"
+            table.add_row(Text(name, style=red), Text(_number(value), style=red), bound, Text(why, style=red))
+    console.print(table)
+    scored = result.scored
+    broken = len(result.cases) - scored
+    note = f"  means over {scored:,} scored case{'s' if scored != 1 else ''}"
+    if broken:
+        note += f"; {broken:,} broken case{'s' if broken != 1 else ''} fail the suite as broken"
+    console.print(Text(note, style="red" if broken else "dim"), soft_wrap=True)
+    keyword = sum(1 for case in result.cases if case.scores is not None and case.scores.get(SEMANTIC) == 0.0)
+    if keyword:
+        console.print(
+            Text(
+                f"  {keyword:,} of {scored:,} scored cases ran on keyword search, not semantic (RAG402): "
+                "their figures do not describe the semantic retrieval",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
+
+
+FORMATS: dict[str, Callable[[Run], str | bytes]] = {"text": format_text, "json": format_json, "junit": format_junit}

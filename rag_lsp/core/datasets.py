@@ -1,0 +1,139 @@
+"""Datasets as a run reads them: each non-blank line's value, fast.
+
+A run needs each line's decoded value and its line number, not the spans,
+duplicate-key notes and exact decoder of the checks (:mod:`.jsonrows`). So it
+decodes each line with msgspec: first as a well-formed rag case
+(:class:`CaseRow`: a string id, an ``input`` kept undecoded until a target needs
+it, a list of strings in ``expect.relevant``), which is what nearly every line of
+a rag dataset is and the cheapest to read; else as plain JSON. A line msgspec
+refuses is handed to the checks' exact decoder, which reads what JSON allows
+(integers beyond 64 bits) and says where and why a line is not JSON.
+Lines are numbered exactly as the checks number them (split at "\\n", a "\\r"
+before it is part of the line ending), so results land on the right line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from .jsonrows import Row
+from .manifests import GDI_TEXT, RAG_CASE
+from .workspace import Workspace, gc_paused, row_shape
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A line that has no value for a run, and why."""
+
+    message: str
+
+
+@dataclass
+class RunDataset:
+    """The lines of a dataset: ``(0-based line, value)`` in file order, where the
+    value is a :class:`CaseRow`, a decoded JSON value, or :class:`Unreadable`."""
+
+    path: str
+    rows: list[tuple[int, Any]]
+    # The shape most decodable rows have (as the checks compute it), or None.
+    shape: str | None
+
+
+class DatasetProblem(Exception):
+    """The dataset cannot be read at all: missing, refused, not UTF-8."""
+
+
+class _Expect(msgspec.Struct, gc=False):
+    relevant: list[str]
+
+
+class CaseRow(msgspec.Struct, gc=False):
+    """A line that is a rag case with the fields a run reads, all well typed."""
+
+    id: str
+    # The case's input as JSON text: a recorded target never needs it decoded.
+    input: msgspec.Raw
+    expect: _Expect
+    # Present only on gdi_text_v1 rows: such a line is read as plain JSON instead.
+    input_id: Any = UNSET
+    reference_contexts: Any = UNSET
+    retrieved_context: Any = UNSET
+
+
+_DECODE = msgspec.json.Decoder().decode
+_DECODE_CASE = msgspec.json.Decoder(CaseRow).decode
+
+
+def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
+    """The dataset's rows; DatasetProblem when the file cannot be used."""
+    source = workspace.read(relative)
+    if source is None:
+        raise DatasetProblem(f"the dataset {relative} does not exist (RAG105)")
+    if source.refused:
+        raise DatasetProblem(f"the dataset {relative} is not read: {source.refused} (RAG005)")
+    if source.decode_error is not None:
+        raise DatasetProblem(f"the dataset {relative} is not valid UTF-8 (RAG002): {source.decode_error[1]}")
+    limit = workspace.settings.max_line_bytes
+    rows: list[tuple[int, Any]] = []
+    append = rows.append
+    counts = {RAG_CASE: 0, GDI_TEXT: 0}
+    with gc_paused():
+        for number, line in enumerate(source.text.encode("utf-8", "surrogatepass").split(b"\n")):
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if not line or line.isspace():
+                continue
+            if len(line) > limit and len(text := line.decode("utf-8", "replace")) > limit:
+                message = f"line {number + 1} is not read: {len(text):,} characters, above the limit of {limit:,} (RAG005)"
+                append((number, Unreadable(message)))
+                continue
+            try:
+                case = _DECODE_CASE(line)
+                if case.input_id is UNSET and case.reference_contexts is UNSET and case.retrieved_context is UNSET:
+                    append((number, case))
+                    counts[RAG_CASE] += 1
+                    continue
+            except msgspec.ValidationError:
+                pass
+            except msgspec.DecodeError:
+                pass
+            try:
+                value = _DECODE(line)
+            except (msgspec.DecodeError, ValueError, OverflowError):
+                row = Row(line.decode("utf-8", "surrogatepass"))
+                if row.error is not None:
+                    append((number, Unreadable(f"line {number + 1} is not valid JSON: {row.error[1]} (RAG002)")))
+                    continue
+                value = row.value
+            append((number, value))
+            shape = row_shape(value)
+            if shape is not None:
+                counts[shape] += 1
+    # As the checks decide it: the majority, a tie reads as rag cases.
+    shape = None if not any(counts.values()) else RAG_CASE if counts[RAG_CASE] >= counts[GDI_TEXT] else GDI_TEXT
+    return RunDataset(relative, rows, shape)
+
+
+class KnownShapes:
+    """A workspace that answers ``dataset_shape`` from datasets a run has read.
+
+    The checks a run applies to a suite file ask for its datasets' shapes
+    (RAG110); the run has just read those datasets, so they need not be decoded a
+    second time, the checks' way. Everything else is the workspace's own answer.
+    """
+
+    def __init__(self, workspace: Workspace, shapes: dict[str, str | None]) -> None:
+        self._workspace = workspace
+        self._shapes = shapes
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._workspace, name)
+
+    def dataset_shape(self, relative: str) -> str | None:
+        if relative in self._shapes:
+            return self._shapes[relative]
+        return self._workspace.dataset_shape(relative)

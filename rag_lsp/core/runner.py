@@ -1,0 +1,687 @@
+"""The runner: a suite, or some of its cases, through its target and the scorer.
+
+Both shells use it: ``rag-lsp run`` and the language server's run commands. It
+never raises for anything a workspace can contain; every outcome is a typed
+result:
+
+* a **suite that is not run** (:attr:`SuiteResult.error`): its suite file has
+  error findings of ``rag-lsp check`` (a misspelled metric, an invalid option, a
+  missing dataset, an unknown target: its figures would be garbage), its dataset
+  cannot be read, it needs a scorer rag-lsp does not have, or its target runs code
+  (``command``, ``http``) and the caller does not allow that. It counts as broken;
+* a **broken case** (RAG401): nothing relevant declared, hits that carry none of
+  the ``match`` field, or a dataset line that cannot be run (not JSON, no id, an
+  id used before, no ``input``): no figures, a reason, and the suite fails as
+  broken. Other dataset findings (an expected file that does not exist, a value
+  listed twice) are ``rag-lsp check``'s and do not stop a run;
+* a **target failure** (RAG405): the target did not answer this case; the case is
+  broken with the target's message;
+* otherwise the case's figures, and the suite's means against its thresholds.
+
+Runs are cancellable (an event checked between cases) and report progress through
+a callback, at most every 50 ms.
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Collection, Iterable, Sequence
+
+import msgspec
+
+from .analyze import analyze_file
+from .datasets import CaseRow, DatasetProblem, KnownShapes, RunDataset, Unreadable, read_dataset
+from .findings import Finding, Severity
+from .manifests import GDI_TEXT, RAG_CASE
+from .scorer import (
+    HIT_AT_1,
+    MRR,
+    PRECISION,
+    RECALL,
+    RETRIEVED,
+    SEMANTIC,
+    ThresholdResult,
+    score_case,
+    score_suite,
+)
+from .targets import TRUSTED_KINDS, Hit, Request, TargetError, TargetPool
+from .workspace import SuiteInfo, Workspace, row_shape, gc_paused
+from .yamltree import TooLarge, to_python
+
+HIT_AT_K = "rag.hit_at_k"
+ENGINES = frozenset({"rag"})
+METRICS = frozenset({HIT_AT_K})
+
+# Which diagnostic explains a case without figures.
+BROKEN_CASE = "RAG401"
+TARGET_FAILED = "RAG405"
+
+Progress = Callable[[int, int], None]
+
+
+# Not frozen: a frozen dataclass sets each field through object.__setattr__,
+# which triples the cost of building 100k results.
+@dataclass(slots=True)
+class CaseResult:
+    """One case of a run."""
+
+    id: str
+    # 0-based line of the case in the dataset.
+    line: int
+    # Metric -> value, or None when the case has no figures (see ``broken``).
+    scores: dict[str, float] | None
+    # Why there are no figures, for people; None when scored.
+    broken: str | None = None
+    # RAG401 (broken case) or RAG405 (the target failed) when broken.
+    code: str | None = None
+    missed: tuple[str, ...] = ()
+    first_relevant_rank: int | None = None
+    mode: str | None = None
+    hits: tuple[Hit, ...] = ()
+    # 1-based ranks (within the first k) of the hits that were relevant.
+    relevant_ranks: tuple[int, ...] = ()
+    # Distinct expected values found, and declared ("recall 0.50 (1/2)").
+    found: int = 0
+    expected: int = 0
+    # The target's failure (RAG405), when that is why the case is broken.
+    error: str | None = None
+    # The Hit@K result of a gdi row (its explanation names the deciding pair).
+    detail: Any = None
+
+    @property
+    def scored(self) -> bool:
+        return self.scores is not None
+
+
+@dataclass
+class SuiteResult:
+    """One suite of a run."""
+
+    id: str
+    file: str
+    dataset: str | None
+    target: str | None
+    cases: list[CaseResult] = field(default_factory=list)
+    aggregates: dict[str, float] = field(default_factory=dict)
+    thresholds: tuple[ThresholdResult, ...] = ()
+    # Offsets (start, end) in the suite file of each threshold's key, by metric.
+    threshold_spans: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # Why the suite was not run; None when it ran.
+    error: str | None = None
+    # The error findings that stopped it, when that is why.
+    findings: tuple[Finding, ...] = ()
+    cancelled: bool = False
+
+    @property
+    def broken(self) -> bool:
+        return self.error is not None or any(case.scores is None for case in self.cases)
+
+    @property
+    def passed(self) -> bool:
+        return not self.broken and not self.cancelled and all(threshold.passed for threshold in self.thresholds)
+
+    @property
+    def scored(self) -> int:
+        return sum(1 for case in self.cases if case.scores is not None)
+
+
+class CaseNotFound(LookupError):
+    """``--case`` names an id no case of the suite has."""
+
+
+class Runner:
+    """Runs suites of one workspace.
+
+    ``allow_exec`` says whether ``command`` and ``http`` targets may run: the CLI
+    allows them unless ``--no-exec``; the language server only on an explicit run
+    in a trusted workspace. ``exec_refusal`` is the reason given when they may not.
+
+    A runner reads each dataset and checks each suite file once, so make one per
+    run; pass a long-lived :class:`TargetPool` to keep command processes and the
+    builtin index between runs. Close the runner (or its pool) to stop the
+    processes its targets started.
+    """
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        allow_exec: bool,
+        exec_refusal: str = "targets that run commands or reach services are not allowed in this run",
+        pool: TargetPool | None = None,
+        keep_hits: bool = True,
+    ) -> None:
+        self.workspace = workspace
+        # Whether results keep the ranked hits (the server's hover shows them; the
+        # CLI prints none, and then targets may decode only the `match` field).
+        self.keep_hits = keep_hits
+        self.allow_exec = allow_exec
+        self.exec_refusal = exec_refusal
+        self._own_pool = pool is None
+        self.pool = pool or TargetPool(workspace, workspace.settings.run_timeout_s)
+        self._findings: dict[str, list[Finding]] = {}
+        self._datasets: dict[str, RunDataset | str] = {}
+
+    def _dataset(self, relative: str) -> RunDataset | str:
+        """The dataset's rows, read once per runner, or why it cannot be read."""
+        found = self._datasets.get(relative)
+        if found is None:
+            try:
+                found = read_dataset(self.workspace, relative)
+            except DatasetProblem as problem:
+                found = str(problem)
+            self._datasets[relative] = found
+        return found
+
+    def close(self) -> None:
+        if self._own_pool:
+            self.pool.close()
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -------------------------------------------------- preflight
+
+    def blocking_findings(self, suite: SuiteInfo) -> list[Finding]:
+        """Error findings of the suite (in its own lines of the suite file, or of the
+        file as a whole) that make its figures meaningless."""
+        findings = self._findings.get(suite.file)
+        if findings is None:
+            # The datasets of the file's suites are read once, the run's way; the
+            # checks get their shapes from that read instead of decoding them again.
+            shapes = {}
+            for other in self.workspace.suites_of(suite.file):
+                if other.dataset is not None:
+                    dataset = self._dataset(other.dataset)
+                    if isinstance(dataset, RunDataset):
+                        shapes[other.dataset] = dataset.shape
+            checked = KnownShapes(self.workspace, shapes)
+            findings = self._findings[suite.file] = analyze_file(checked, suite.file)  # type: ignore[arg-type]
+        parsed = self.workspace.parsed_yaml(suite.file)
+        if parsed is None:
+            return [finding for finding in findings if finding.severity == Severity.ERROR]
+
+        def lines_of(other: SuiteInfo) -> range:
+            # A block mapping ends where the next item starts: its last line is the
+            # one before, unless it ends mid-line (flow style).
+            end = parsed.lines.position(max(other.node.start, other.node.end - 1))
+            return range(parsed.lines.position(other.node.start).line, end.line + 1)
+
+        own = lines_of(suite)
+        others = {
+            line for other in self.workspace.suites_of(suite.file) if other.node is not suite.node for line in lines_of(other)
+        }
+        blocking = []
+        for finding in findings:
+            if finding.severity != Severity.ERROR:
+                continue
+            line = finding.range.start.line
+            # Findings outside every suite (the file's own) concern each suite of it.
+            if line in own or line not in others:
+                blocking.append(finding)
+        return blocking
+
+    # -------------------------------------------------- running
+
+    def run_suite(
+        self,
+        suite: SuiteInfo,
+        *,
+        case_ids: Collection[str] | None = None,
+        cancel: threading.Event | None = None,
+        progress: Progress | None = None,
+    ) -> SuiteResult:
+        """Run ``suite`` (only the cases in ``case_ids`` when given).
+
+        Raises :class:`CaseNotFound` when the dataset holds none of ``case_ids``
+        (ids it does not hold are left out); every other problem is in the result.
+        """
+        result = SuiteResult(suite.id or "?", suite.file, suite.dataset, suite.target)
+        thresholds = self._thresholds(suite, result)
+        refusal = self._refusal(suite, result)
+        if refusal is not None:
+            return self._refuse(result, refusal, thresholds)
+        if suite.metrics and not suite.engines:
+            return self._run_metric_suite(suite, result, thresholds, case_ids, cancel, progress)
+        return self._run_rag_suite(suite, result, thresholds, case_ids, cancel, progress)
+
+    def _refuse(self, result: SuiteResult, reason: str, thresholds: dict[str, float]) -> SuiteResult:
+        result.error = reason
+        result.thresholds = tuple(ThresholdResult(metric, value, None, False) for metric, value in thresholds.items())
+        return result
+
+    def _refusal(self, suite: SuiteInfo, result: SuiteResult) -> str | None:
+        blocking = self.blocking_findings(suite)
+        if blocking:
+            result.findings = tuple(blocking)
+            return _describe_findings(blocking, suite.file)
+        unknown_engines = [engine for engine in suite.engines if engine not in ENGINES]
+        if unknown_engines:
+            return f"rag-lsp has no scorer for engine {', '.join(map(repr, unknown_engines))}; it can only check it"
+        unknown_metrics = [metric for metric in suite.metrics if metric not in METRICS]
+        if unknown_metrics:
+            return f"rag-lsp has no scorer for metric {', '.join(map(repr, unknown_metrics))}; it can only check it"
+        if suite.engines and suite.metrics:
+            return "a suite with both `engines` and `metrics` cannot be scored: its dataset has one row shape"
+        if not suite.engines and not suite.metrics:
+            return "the suite has neither `engines` nor `metrics`: nothing scores its cases"
+        if suite.dataset is None:
+            return "the suite names no dataset inside the workspace"
+        dataset = self._dataset(suite.dataset)
+        return dataset if isinstance(dataset, str) else None
+
+    def _thresholds(self, suite: SuiteInfo, result: SuiteResult) -> dict[str, float]:
+        node = suite.node.get("thresholds")
+        thresholds: dict[str, float] = {}
+        if node is None:
+            return thresholds
+        for key, value in node.items():
+            name, number = key.scalar(), value.scalar()
+            if isinstance(name, str) and isinstance(number, (int, float)) and not isinstance(number, bool):
+                thresholds[name] = float(number)
+                result.threshold_spans[name] = (key.start, key.end)
+        return thresholds
+
+    def _finish(self, result: SuiteResult, thresholds: dict[str, float]) -> SuiteResult:
+        verdict = score_suite(
+            [case.scores for case in result.cases], thresholds, self.workspace.manifests()
+        )
+        result.aggregates = verdict.aggregates
+        result.thresholds = verdict.thresholds
+        return result
+
+    # -------------------------------------------------- rag suites
+
+    def _run_rag_suite(
+        self,
+        suite: SuiteInfo,
+        result: SuiteResult,
+        thresholds: dict[str, float],
+        case_ids: Collection[str] | None,
+        cancel: threading.Event | None,
+        progress: Progress | None,
+    ) -> SuiteResult:
+        info = self.workspace.targets().get(suite.target or "")
+        if info is None:
+            return self._refuse(result, f"target {suite.target!r} is not configured (RAG111)", thresholds)
+        if info.kind in TRUSTED_KINDS and not self.allow_exec:
+            return self._refuse(
+                result, f"target {info.id!r} is a {info.kind} target and is not run: {self.exec_refusal} (RAG405)", thresholds
+            )
+        try:
+            target = self.pool.get(info)
+        except TargetError as error:
+            return self._refuse(result, f"{error.message} (RAG405)", thresholds)
+        dataset = self._dataset(suite.dataset or "")
+        assert isinstance(dataset, RunDataset)  # refused otherwise
+        planned = _plan_rag_cases(dataset.rows, case_ids)
+        report = _Reporter(progress, len(planned))
+        cases: list[CaseResult | None] = [None] * len(planned)
+        requests: list[_Plan] = []
+        # A recorded target replays by id; every other target reads the input.
+        reads_input = target.kind != "recorded"
+        for position, plan in enumerate(planned):
+            if reads_input and plan.broken is None:
+                _decode_input(plan)
+            if plan.broken is not None:
+                cases[position] = CaseResult(plan.case_id, plan.line, None, plan.broken, BROKEN_CASE)
+                report.one()
+            else:
+                plan.position = position
+                requests.append(plan)
+        match, k = suite.match, suite.k
+        values_of = operator.attrgetter(match)
+        keep = self.keep_hits
+        fields = None if keep else frozenset({match})
+        every = report.every
+        count = 0
+        with gc_paused():
+            answers = target.answer_many(requests, cancel, self.workspace.settings.run_concurrency, fields)
+            # The loop runs once per case: names are bound locally, the scoring inlined.
+            for count, (index, answer) in enumerate(answers, 1):
+                plan = requests[index]
+                if type(answer) is TargetError:
+                    case = CaseResult(plan.case_id, plan.line, None, answer.message, TARGET_FAILED, error=answer.message)
+                else:
+                    hits = answer.hits
+                    outcome = score_case(plan.expected, list(map(values_of, hits)), answer.mode, match, k)
+                    if outcome.scores is None:
+                        case = CaseResult(
+                            plan.case_id, plan.line, None, outcome.broken.message, BROKEN_CASE,
+                            mode=answer.mode, hits=tuple(hits) if keep else (),
+                        )
+                    else:
+                        case = CaseResult(
+                            plan.case_id, plan.line, outcome.scores, None, None, outcome.missed,
+                            outcome.first_relevant_rank, answer.mode, tuple(hits) if keep else (),
+                            outcome.relevant_ranks, outcome.found, outcome.expected,
+                        )
+                cases[plan.position] = case
+                if not count % every:
+                    report.at(count)
+        report.done(report.offset + count)
+        result.cancelled = any(case is None for case in cases)
+        result.cases = [case for case in cases if case is not None]
+        return self._finish(result, thresholds)
+
+    # -------------------------------------------------- metric suites
+
+    def _run_metric_suite(
+        self,
+        suite: SuiteInfo,
+        result: SuiteResult,
+        thresholds: dict[str, float],
+        case_ids: Collection[str] | None,
+        cancel: threading.Event | None,
+        progress: Progress | None,
+    ) -> SuiteResult:
+        from .hit_at_k import ConfigError, HitAtKConfig, hit_at_k_many
+
+        manifest = self.workspace.manifests().metric_manifest(HIT_AT_K)
+        node = suite.node.get("metrics")
+        config_node = node.get(HIT_AT_K) if node is not None else None
+        try:
+            raw = to_python(config_node, self.workspace.yaml_limits) if config_node is not None else None
+            schema = manifest.config_schema if manifest is not None else None
+            config = HitAtKConfig.from_config(raw if isinstance(raw, dict) else None, schema)
+        except (ConfigError, TooLarge) as error:
+            return self._refuse(result, f"metric {HIT_AT_K!r}: {error} (RAG108)", thresholds)
+        dataset = self._dataset(suite.dataset or "")
+        assert isinstance(dataset, RunDataset)  # refused otherwise
+        planned = _plan_gdi_rows(dataset.rows, case_ids)
+        report = _Reporter(progress, len(planned))
+        cases: list[CaseResult] = []
+        runnable = [plan for plan in planned if plan.broken is None]
+        batch = 512
+        outcomes: dict[int, Any] = {}
+        for start in range(0, len(runnable), batch):
+            if cancel is not None and cancel.is_set():
+                result.cancelled = True
+                break
+            chunk = runnable[start : start + batch]
+            for plan, outcome in zip(chunk, hit_at_k_many([(p.references, p.chunks) for p in chunk], config)):
+                outcomes[plan.line] = outcome
+            report.many(len(chunk))
+        for plan in planned:
+            if plan.broken is not None:
+                cases.append(CaseResult(plan.id, plan.line, None, plan.broken, BROKEN_CASE))
+                continue
+            outcome = outcomes.get(plan.line)
+            if outcome is None:
+                continue  # cancelled before it ran
+            if outcome.score is None:
+                cases.append(CaseResult(plan.id, plan.line, None, outcome.broken, BROKEN_CASE, detail=outcome))
+                continue
+            rank = outcome.pair[0] + 1 if outcome.hit and outcome.pair is not None else None
+            cases.append(CaseResult(plan.id, plan.line, {HIT_AT_K: outcome.score}, first_relevant_rank=rank, detail=outcome))
+        report.many(len(planned) - len(runnable))
+        report.done()
+        result.cases = cases
+        return self._finish(result, thresholds)
+
+
+# ---------------------------------------------------------------- planning
+
+
+@dataclass(slots=True)
+class _Plan(Request):
+    """A case to run: the request the target gets, and what the scorer needs."""
+
+    line: int = 0
+    expected: Sequence[str] = ()
+    broken: str | None = None
+    position: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _GdiPlan:
+    id: str
+    line: int
+    references: list[str] = field(default_factory=list)
+    chunks: list[str] = field(default_factory=list)
+    broken: str | None = None
+
+
+def _plan_rag_cases(rows: list[tuple[int, Any]], case_ids: Collection[str] | None) -> list[_Plan]:
+    # One pass over the rows with the checks inlined: for 100k cases every
+    # function call per row shows in the run's time.
+    wanted = set(case_ids) if case_ids is not None else None
+    seen: dict[str, int] = {}
+    plans: list[_Plan] = []
+    append = plans.append
+    for line, value in rows:
+        if type(value) is CaseRow:
+            # The common line: typed and checked as it was decoded.
+            case_id = value.id
+            if case_id:
+                if wanted is not None and case_id not in wanted:
+                    continue
+                if case_id in seen:
+                    append(_Plan(case_id, None, line, (), _repeated(case_id, seen[case_id])))
+                    continue
+                seen[case_id] = line
+                relevant = value.expect.relevant
+                if relevant:
+                    append(_Plan(case_id, value.input, line, relevant))
+                else:
+                    append(_Plan(case_id, None, line, (), _NOTHING_DECLARED))
+                continue
+            value = msgspec.json.decode(_encode(value))
+        if type(value) is dict:
+            case_id = value.get("id")
+            if type(case_id) is str and case_id:
+                if wanted is not None and case_id not in wanted:
+                    continue
+                if case_id in seen:
+                    append(_Plan(case_id, None, line, (), _repeated(case_id, seen[case_id])))
+                    continue
+                seen[case_id] = line
+                append(_plan_case(case_id, line, value))
+                continue
+        case_id = f"line {line + 1}"
+        if wanted is not None and case_id not in wanted:
+            continue
+        seen.setdefault(case_id, line)
+        append(_Plan(case_id, None, line, (), _no_id(value, line, "id")))
+    _check_found(wanted, seen)
+    return plans
+
+
+_NOTHING_DECLARED = "nothing relevant declared: `expect.relevant` is empty, so there is nothing to count (RAG200)"
+
+
+def _repeated(case_id: str, first: int) -> str:
+    return f"the case id {case_id!r} is used before, on line {first + 1} (RAG202)"
+
+
+def _encode(case: CaseRow) -> bytes:
+    return msgspec.json.encode({"id": case.id, "input": case.input, "expect": {"relevant": case.expect.relevant}})
+
+
+def _decode_input(plan: _Plan) -> None:
+    """Decode an input kept as JSON text; a case whose input is no object is broken."""
+    if type(plan.input) is msgspec.Raw:
+        plan.input = msgspec.json.decode(plan.input)
+    if type(plan.input) is not dict:
+        plan.broken = "the case has no `input` object to send to the target (RAG004)"
+
+
+def _no_id(value: Any, line: int, key: str) -> str:
+    if isinstance(value, Unreadable):
+        return value.message
+    if type(value) is not dict:
+        return f"line {line + 1} is not a JSON object (RAG004)"
+    return f"line {line + 1} has no string `{key}` (RAG004)"
+
+
+def _plan_case(case_id: str, line: int, value: dict) -> _Plan:
+    expect = value.get("expect")
+    relevant = expect.get("relevant") if type(expect) is dict else None
+    given = value.get("input")
+    if type(relevant) is list and relevant and type(given) is dict:
+        for item in relevant:
+            if type(item) is not str:
+                break
+        else:
+            if "input_id" not in value and "retrieved_context" not in value and "reference_contexts" not in value:
+                return _Plan(case_id, given, line, relevant)
+    if row_shape(value) == GDI_TEXT:
+        problem = "a gdi_text_v1 row among rag cases: the rag engine cannot score it (RAG004)"
+    elif type(relevant) is not list:
+        problem = "nothing relevant declared: the case has no `expect.relevant` list (RAG201)"
+    elif not relevant:
+        problem = _NOTHING_DECLARED
+    elif type(given) is not dict:
+        problem = "the case has no `input` object to send to the target (RAG004)"
+    else:
+        index = next(index for index, item in enumerate(relevant) if type(item) is not str)
+        problem = f"`expect.relevant[{index}]` is not a string (RAG004)"
+    return _Plan(case_id, None, line, (), problem)
+
+
+def _plan_gdi_rows(rows: list[tuple[int, Any]], case_ids: Collection[str] | None) -> list[_GdiPlan]:
+    wanted = set(case_ids) if case_ids is not None else None
+    seen: dict[str, int] = {}
+    plans: list[_GdiPlan] = []
+    for line, value in rows:
+        if type(value) is CaseRow:
+            value = msgspec.json.decode(_encode(value))
+        case_id = value.get("input_id") if type(value) is dict else None
+        problem = None
+        if type(case_id) is not str or not case_id:
+            case_id = f"line {line + 1}"
+            problem = _no_id(value, line, "input_id")
+        if wanted is not None and case_id not in wanted:
+            continue
+        if problem is None and case_id in seen:
+            problem = f"the input_id {case_id!r} is used before, on line {seen[case_id] + 1} (RAG202)"
+        seen.setdefault(case_id, line)
+        if problem is None and row_shape(value) == RAG_CASE:
+            problem = "a rag case among gdi_text_v1 rows: rag.hit_at_k cannot score it (RAG004)"
+        references = value.get("reference_contexts") if problem is None else None
+        chunks = value.get("retrieved_context") if problem is None else None
+        if problem is None and (type(references) is not list or not all(type(item) is str for item in references)):
+            problem = "`reference_contexts` must be a list of strings (RAG004)"
+        if problem is None and (type(chunks) is not list or not all(type(item) is str for item in chunks)):
+            problem = "`retrieved_context` must be a list of strings (RAG004)"
+        if problem is not None:
+            plans.append(_GdiPlan(case_id, line, broken=problem))
+        else:
+            plans.append(_GdiPlan(case_id, line, references, chunks))
+    _check_found(wanted, seen)
+    return plans
+
+
+def _check_found(wanted: set[str] | None, seen: dict[str, int]) -> None:
+    # Asked for cases of which the dataset holds none: say so rather than run nothing.
+    if wanted is not None and not wanted & seen.keys():
+        raise CaseNotFound(", ".join(sorted(wanted)))
+
+
+# ---------------------------------------------------------------- helpers
+
+
+class _Reporter:
+    """Calls the progress callback at most every 50 ms, and once at the end.
+
+    The run loop reports every ``every`` cases (one case at a time when a
+    callback listens; never when none does), so a 100k-case replay does not pay
+    for a clock read per case.
+    """
+
+    def __init__(self, callback: Progress | None, total: int) -> None:
+        self.callback = callback
+        self.total = total
+        self.count = 0
+        self.offset = 0
+        self._last = 0.0
+        self.every = 1 if callback is not None else max(total, 1) + 1
+
+    def one(self) -> None:
+        self.offset += 1
+        self.at(0)
+
+    def at(self, done: int) -> None:
+        self.count = self.offset + done
+        if self.callback is not None:
+            now = time.monotonic()
+            if now - self._last >= 0.05:
+                self._last = now
+                self.callback(self.count, self.total)
+
+    def many(self, count: int) -> None:
+        self.count += count
+        if self.callback is not None and count:
+            self._last = time.monotonic()
+            self.callback(self.count, self.total)
+
+    def done(self, count: int | None = None) -> None:
+        if count is not None:
+            self.count = count
+        if self.callback is not None:
+            self.callback(self.count, self.total)
+
+
+def _describe_findings(findings: list[Finding], path: str) -> str:
+    shown = "; ".join(f"line {f.range.start.line + 1}: {f.code} {f.message}" for f in findings[:3])
+    more = f"; and {len(findings) - 3} more" if len(findings) > 3 else ""
+    count = f"{len(findings)} error{'s' if len(findings) != 1 else ''}"
+    return f"not run: {path} has {count} for this suite ({shown}{more}); `rag-lsp check` lists them"
+
+
+def select_suites(workspace: Workspace, ids: Iterable[str] | None = None) -> list[SuiteInfo]:
+    """The workspace's suites, or those with the given ids (in workspace order)."""
+    suites = workspace.suites()
+    if ids is None:
+        return list(suites)
+    wanted = set(ids)
+    return [suite for suite in suites if suite.id in wanted]
+
+
+def _figure(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def describe_case(case: CaseResult) -> str:
+    """A case's result in one line, as RAG400 shows it:
+    ``recall 0.50 (1/2) · precision 0.10 · MRR 0.33 (first relevant at rank 3) · hit@1 0
+    · retrieved 10 · semantic 1 — missed: docs/approvals.md``."""
+    if case.scores is None:
+        return f"broken: {case.broken}" if case.code != TARGET_FAILED else f"target failed: {case.broken}"
+    scores = case.scores
+    if HIT_AT_K in scores:
+        explanation = getattr(case.detail, "explanation", "")
+        return f"hit@k {scores[HIT_AT_K]:g}" + (f" — {explanation}" if explanation else "")
+    parts = []
+    if RECALL in scores:
+        parts.append(f"recall {_figure(scores[RECALL])} ({case.found}/{case.expected})")
+    if PRECISION in scores:
+        parts.append(f"precision {_figure(scores[PRECISION])}")
+    if MRR in scores:
+        rank = f" (first relevant at rank {case.first_relevant_rank})" if case.first_relevant_rank else ""
+        parts.append(f"MRR {_figure(scores[MRR])}{rank}")
+    if HIT_AT_1 in scores:
+        parts.append(f"hit@1 {scores[HIT_AT_1]:g}")
+    if RETRIEVED in scores:
+        parts.append(f"retrieved {scores[RETRIEVED]:g}")
+    if SEMANTIC in scores:
+        parts.append(f"semantic {scores[SEMANTIC]:g}")
+    line = " · ".join(parts)
+    return line + (f" — missed: {', '.join(case.missed)}" if case.missed else "")
+
+
+def describe_threshold(threshold: ThresholdResult) -> str:
+    """``rag.recall 0.62 < 0.8`` / ``rag.recall 0.91 ≥ 0.8`` / ``rag.recall: no scored case``."""
+    if threshold.value is None:
+        return f"{threshold.metric}: no scored case to compare with {threshold.threshold:g}"
+    if threshold.passed:
+        relation = threshold.comparison
+    else:
+        relation = "<" if threshold.higher_is_better else ">"
+    return f"{threshold.metric} {_figure(threshold.value)} {relation} {threshold.threshold:g}"

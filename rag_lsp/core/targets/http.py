@@ -1,0 +1,106 @@
+"""The ``http`` target: one JSON POST per case.
+
+```yaml
+targets:
+  remote.search:
+    http: {url: "http://127.0.0.1:8900/query", timeout_s: 10, headers: {Authorization: "Bearer …"}}
+```
+
+The body is the case's ``input`` as JSON; the answer must be a JSON
+``{"hits": [...], "mode": ...}``. Refused connections, error statuses, timeouts,
+bodies larger than the file size limit and malformed answers become the case's
+RAG405. Many cases are sent with bounded concurrency (the ``runConcurrency``
+setting, 4 by default): at most that many requests are in flight at once.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import urllib.error
+import urllib.request
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Iterator, Sequence
+
+import orjson
+
+from ..workspace import TargetInfo, Workspace
+from . import Answer, Request, Target, TargetError, decode_answer, excerpt
+
+
+class HttpTarget(Target):
+    kind = "http"
+    needs_trust = True
+
+    def __init__(self, info: TargetInfo, workspace: Workspace, timeout_s: float) -> None:
+        super().__init__(info, workspace, timeout_s)
+        config = info.config.get("http")
+        url = config.get("url") if isinstance(config, dict) else None
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise TargetError(f"target {info.id!r}: `http.url` must be an http:// or https:// URL")
+        headers = config.get("headers") if isinstance(config.get("headers"), dict) else {}
+        self.url = url
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        self.headers.update({str(name): str(value) for name, value in headers.items()})
+        self.max_bytes = workspace.settings.max_file_bytes
+        self.concurrency = workspace.settings.run_concurrency
+        # Local endpoints must not go through a proxy from the environment.
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def answer(self, request: Request) -> Answer:
+        try:
+            body = orjson.dumps(request.input)
+        except TypeError as error:
+            raise TargetError(f"the case's input cannot be sent as JSON: {error}") from None
+        http_request = urllib.request.Request(self.url, data=body, headers=self.headers, method="POST")
+        try:
+            with self._opener.open(http_request, timeout=self.timeout_s) as response:
+                data = response.read(self.max_bytes + 1)
+        except urllib.error.HTTPError as error:
+            detail = ""
+            try:
+                detail = "; " + excerpt(error.read(2000))
+            except Exception:  # noqa: BLE001 - the status says enough
+                pass
+            raise TargetError(f"{self.url} answered HTTP {error.code} {error.reason}{detail}") from None
+        except (TimeoutError, socket.timeout):
+            raise TargetError(
+                f"{self.url} did not answer within {self.timeout_s:g} s (raise timeout_s in .punica/targets.yaml "
+                "if it is just slow)"
+            ) from None
+        except urllib.error.URLError as error:
+            reason = error.reason
+            if isinstance(reason, (TimeoutError, socket.timeout)):
+                raise TargetError(f"{self.url} did not answer within {self.timeout_s:g} s") from None
+            text = getattr(reason, "strerror", None) or str(reason)
+            raise TargetError(f"cannot reach {self.url}: {text}; is the service running?") from None
+        except (OSError, ValueError) as error:
+            raise TargetError(f"the request to {self.url} failed: {error}") from None
+        if len(data) > self.max_bytes:
+            raise TargetError(f"{self.url} answered more than {self.max_bytes:,} bytes; the answer is not read")
+        return decode_answer(data, f"the answer of {self.url}")
+
+    def answer_many(
+        self,
+        requests: Sequence[Request],
+        cancel: threading.Event | None = None,
+        concurrency: int = 0,
+        fields: frozenset[str] | None = None,
+    ) -> Iterator[tuple[int, Answer | TargetError]]:
+        workers = max(1, concurrency or self.concurrency)
+        if workers == 1 or len(requests) <= 1:
+            yield from super().answer_many(requests, cancel)
+            return
+        pending: dict[Future, int] = {}
+        next_index = 0
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rag-lsp-http") as pool:
+            while next_index < len(requests) or pending:
+                # Keep at most `workers` requests in flight; stop starting new ones on cancel.
+                while next_index < len(requests) and len(pending) < workers and not (cancel and cancel.is_set()):
+                    pending[pool.submit(self.answer_safely, requests[next_index])] = next_index
+                    next_index += 1
+                if not pending:
+                    return
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield pending.pop(future), future.result()
