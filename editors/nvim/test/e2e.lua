@@ -1,0 +1,205 @@
+-- End-to-end run of the rag_lsp plugin in a headless Neovim against the real
+-- server. Driven by tests/test_editors_nvim.py:
+--
+--   nvim --headless -u NONE -i NONE -c "luafile editors/nvim/test/e2e.lua"
+--
+-- Environment: RAG_LSP_NVIM_PLUGIN (editors/nvim), RAG_LSP_E2E_WORKSPACE (a copy
+-- of examples/), RAG_LSP_E2E_CMD (the server command, a JSON list) and
+-- RAG_LSP_E2E_OUT (where the JSON dump goes). Every step records what Neovim
+-- showed; the Python side asserts on it.
+
+local dump = { notifications = {}, messages = {}, steps = {} }
+
+local function has(version)
+  return vim.fn.has("nvim-" .. version) == 1
+end
+
+local function diagnostics(bufnr)
+  local list = {}
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    local lsp = d.user_data and d.user_data.lsp or {}
+    table.insert(list, {
+      code = d.code or lsp.code,
+      lnum = d.lnum,
+      col = d.col,
+      end_lnum = d.end_lnum,
+      end_col = d.end_col,
+      severity = d.severity,
+      source = d.source,
+      message = d.message,
+    })
+  end
+  table.sort(list, function(a, b)
+    return a.lnum < b.lnum or (a.lnum == b.lnum and a.col < b.col)
+  end)
+  return list
+end
+
+-- Waits until `bufnr` has diagnostics and they stop changing for `quiet_ms`.
+local function settled_diagnostics(bufnr, timeout_ms, quiet_ms)
+  local last, since = nil, vim.loop.now()
+  vim.wait(timeout_ms, function()
+    local now = vim.fn.json_encode(diagnostics(bufnr))
+    if now ~= last then
+      last, since = now, vim.loop.now()
+    end
+    return #vim.diagnostic.get(bufnr) > 0 and vim.loop.now() - since >= quiet_ms
+  end, 50)
+  return diagnostics(bufnr)
+end
+
+local function client_info(client)
+  local settings = client.settings or client.config.settings
+  return {
+    id = client.id,
+    name = client.name,
+    root_dir = client.config.root_dir,
+    cmd = client.config.cmd,
+    settings = vim.deepcopy(settings),
+    initialized = client.initialized,
+  }
+end
+
+local function main()
+  local plugin = assert(os.getenv("RAG_LSP_NVIM_PLUGIN"), "RAG_LSP_NVIM_PLUGIN")
+  local workspace = assert(os.getenv("RAG_LSP_E2E_WORKSPACE"), "RAG_LSP_E2E_WORKSPACE")
+  local cmd = vim.fn.json_decode((assert(os.getenv("RAG_LSP_E2E_CMD"), "RAG_LSP_E2E_CMD")))
+
+  vim.opt.runtimepath:prepend(plugin)
+  vim.cmd("filetype on")
+  vim.o.hidden = true
+  vim.notify = function(message, level)
+    table.insert(dump.notifications, { message = message, level = level })
+  end
+  vim.lsp.handlers["window/showMessage"] = function(_, result)
+    table.insert(dump.messages, result)
+  end
+
+  local version = vim.version()
+  dump.nvim = string.format("%d.%d.%d", version.major, version.minor, version.patch)
+  dump.api = has("0.11") and "vim.lsp.enable" or "vim.lsp.start_client"
+
+  local rag = require("rag_lsp")
+  rag.setup({
+    cmd = cmd,
+    -- Settings the server must accept without a warning.
+    settings = { severity = { RAG203 = "off" }, runTimeout = 30, maxLineBytes = 1048576 },
+    trusted = false,
+  })
+  dump.commands = {
+    RagRunCase = vim.fn.exists(":RagRunCase"),
+    RagRunSuite = vim.fn.exists(":RagRunSuite"),
+    RagTrust = vim.fn.exists(":RagTrust"),
+  }
+
+  -- Each file is opened in the window, as a user would (Neovim 0.11 pulls the
+  -- diagnostics of visible buffers), and its diagnostics awaited.
+  vim.cmd("edit " .. vim.fn.fnameescape(workspace .. "/.punica/evals/broken.suite.yaml"))
+  local suite = vim.api.nvim_get_current_buf()
+  vim.wait(20000, function()
+    local client = rag.get_clients(suite)[1]
+    return client ~= nil and client.initialized
+  end, 50)
+  local client = rag.get_clients(suite)[1]
+  assert(client, "no rag_lsp client attached to the suite")
+  dump.diagnostics = { suite = settled_diagnostics(suite, 30000, 1000) }
+
+  vim.cmd("edit " .. vim.fn.fnameescape(workspace .. "/.punica/evals/broken.jsonl"))
+  local dataset = vim.api.nvim_get_current_buf()
+  dump.diagnostics.dataset = settled_diagnostics(dataset, 30000, 1000)
+
+  vim.cmd("edit " .. vim.fn.fnameescape(workspace .. "/docs/approvals.md"))
+  local other = vim.api.nvim_get_current_buf()
+  dump.filetypes = { suite = vim.bo[suite].filetype, dataset = vim.bo[dataset].filetype, other = vim.bo[other].filetype }
+  dump.attached = {
+    suite = #rag.get_clients(suite),
+    dataset = #rag.get_clients(dataset),
+    other = #rag.get_clients(other),
+  }
+  dump.clients = {}
+  for _, each in ipairs(rag.get_clients()) do
+    table.insert(dump.clients, client_info(each))
+  end
+  local capabilities = client.server_capabilities or {}
+  dump.server = {
+    codeLens = capabilities.codeLensProvider ~= nil,
+    codeAction = capabilities.codeActionProvider ~= nil,
+    pullDiagnostics = capabilities.diagnosticProvider ~= nil,
+    executeCommands = capabilities.executeCommandProvider and capabilities.executeCommandProvider.commands or {},
+  }
+  table.insert(dump.steps, "diagnostics")
+
+  -- The run commands. Without server lenses they explain themselves and do nothing.
+  vim.api.nvim_set_current_buf(dataset)
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  local finished
+  rag.run_case({
+    on_done = function(err, result, lens)
+      finished = { err = err, result = result, lens = lens }
+    end,
+  })
+  vim.wait(60000, function()
+    return finished ~= nil
+  end, 50)
+  dump.run_case = finished and { err = finished.err, lens = finished.lens, result = finished.result } or "timeout"
+  table.insert(dump.steps, "run_case")
+
+  if dump.server.codeLens then
+    -- The server has lenses: list them, and read back the run's RAG400.
+    local lenses
+    rag.fetch_lenses(client, dataset, nil, function(_, result)
+      lenses = result or {}
+    end)
+    vim.wait(20000, function()
+      return lenses ~= nil
+    end, 50)
+    dump.lenses = {}
+    for _, lens in ipairs(lenses or {}) do
+      table.insert(dump.lenses, {
+        line = lens.range.start.line,
+        title = lens.command and lens.command.title,
+        command = lens.command and lens.command.command,
+      })
+    end
+    vim.wait(30000, function()
+      for _, d in ipairs(diagnostics(dataset)) do
+        if d.code == "RAG400" or d.code == "RAG401" or d.code == "RAG405" then
+          return true
+        end
+      end
+      return false
+    end, 50)
+    dump.after_run = diagnostics(dataset)
+    table.insert(dump.steps, "lenses")
+  end
+
+  dump.notifications_before_trust = #dump.notifications
+  vim.api.nvim_set_current_buf(suite)
+  rag.trust()
+  dump.trusted_settings = client_info(rag.get_clients(suite)[1]).settings
+  vim.wait(2000, function()
+    return false
+  end, 50)
+  table.insert(dump.steps, "trust")
+end
+
+local ok, err = xpcall(main, debug.traceback)
+if not ok then
+  dump.error = err
+end
+-- Whatever happened, write the dump, stop the servers and leave.
+pcall(function()
+  local file = assert(io.open(assert(os.getenv("RAG_LSP_E2E_OUT"), "RAG_LSP_E2E_OUT"), "w"))
+  file:write(vim.fn.json_encode(dump))
+  file:close()
+end)
+pcall(function()
+  local rag = require("rag_lsp")
+  for _, client in ipairs(rag.get_clients()) do
+    vim.lsp.stop_client(client.id)
+  end
+  vim.wait(3000, function()
+    return #rag.get_clients() == 0
+  end, 50)
+end)
+vim.cmd(ok and "qa!" or "cquit 1")

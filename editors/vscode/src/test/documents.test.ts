@@ -1,0 +1,44 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { anywhere, documentSelector } from "../documents";
+import { globToRegExp } from "../testing/fake-vscode";
+
+test("workspace-relative globs match anywhere in an absolute path", () => {
+  assert.equal(anywhere(".punica/**/*.yaml"), "**/.punica/**/*.yaml");
+  assert.equal(anywhere("./evals/*.yml"), "**/evals/*.yml");
+  assert.equal(anywhere("**/*.suite.yaml"), "**/*.suite.yaml");
+  assert.equal(anywhere("/abs/*.yaml"), "/abs/*.yaml");
+  assert.equal(anywhere("C:\\ws\\*.yaml"), "C:/ws/*.yaml");
+});
+
+test("the default selector: suites, manifests, .punica YAML and every JSON Lines file", () => {
+  const selector = documentSelector({});
+  const patterns = selector.filter((filter) => filter.pattern).map((filter) => filter.pattern);
+  assert.deepEqual(patterns, [
+    "**/.punica/**/*.yaml",
+    "**/.punica/**/*.yml",
+    "**/*.suite.yaml",
+    "**/*.suite.yml",
+    "**/.punica/metrics/*.yaml",
+    "**/.punica/metrics/*.yml",
+    "**/.punica/**",
+  ]);
+  assert.ok(selector.every((filter) => filter.scheme === "file"));
+  assert.deepEqual(selector[selector.length - 1], { scheme: "file", language: "jsonl" });
+  const yaml = (file: string) =>
+    selector.some((filter) => filter.language === "yaml" && globToRegExp(filter.pattern ?? "**").test(file));
+  assert.ok(yaml("/ws/.punica/evals/broken.suite.yaml"));
+  assert.ok(yaml("/ws/evals/code.suite.yml"));
+  assert.ok(yaml("/ws/.punica/targets.yaml"));
+  assert.ok(!yaml("/ws/docker-compose.yaml"));
+});
+
+test("the user's globs choose the YAML files; bad values fall back to the defaults", () => {
+  const selector = documentSelector({ suiteGlobs: ["evals/*.yaml"], manifestGlobs: "metrics/*.yaml" });
+  assert.deepEqual(
+    selector.map((filter) => filter.pattern).filter(Boolean),
+    ["**/evals/*.yaml", "**/metrics/*.yaml", "**/.punica/**"],
+  );
+  assert.equal(documentSelector({ suiteGlobs: [1], manifestGlobs: [] }).length, documentSelector({}).length);
+});

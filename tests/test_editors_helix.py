@@ -1,0 +1,27 @@
+"""The Helix configuration (editors/helix/languages.toml) is valid TOML that adds
+rag-lsp to the YAML and JSON languages, with settings the server accepts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rag_lsp.core.settings import settings_from
+
+tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
+
+LANGUAGES = Path(__file__).resolve().parent.parent / "editors" / "helix" / "languages.toml"
+
+
+def test_helix_languages_toml_starts_rag_lsp_for_suites_and_datasets() -> None:
+    config = tomllib.loads(LANGUAGES.read_text(encoding="utf-8"))
+    server = config["language-server"]["rag-lsp"]
+    assert [server["command"], *server["args"]] == ["rag-lsp", "serve"]
+    settings, problems = settings_from(server["config"]["ragLsp"])
+    assert problems == [] and settings.trusted is False
+    languages = {language["name"]: language for language in config["language"]}
+    assert set(languages) == {"yaml", "json"}
+    for name, usual in (("yaml", "yaml-language-server"), ("json", "vscode-json-language-server")):
+        # Listing servers replaces Helix's default list: the usual server stays.
+        assert languages[name]["language-servers"] == [usual, "rag-lsp"]

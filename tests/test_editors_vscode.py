@@ -1,0 +1,129 @@
+"""The VS Code extension (editors/vscode): its declared contributions match the
+server's settings, and the packaged .vsix holds the compiled entry point and
+those contributions.
+
+The .vsix is built by `npm ci && npm run build && npx @vscode/vsce package` in
+editors/vscode (.ci/run does it); the package tests read RAG_LSP_VSIX or
+editors/vscode/rag-lsp.vsix, and are skipped without one (failed with
+RAG_LSP_REQUIRE_EDITORS=1, as in CI).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import zipfile
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from rag_lsp.core.settings import _ALIASES, Settings, settings_from
+
+REPO = Path(__file__).resolve().parent.parent
+EXTENSION = REPO / "editors" / "vscode"
+REQUIRED = os.environ.get("RAG_LSP_REQUIRE_EDITORS") == "1"
+# Settings of the extension itself, never sent to the server.
+CLIENT_ONLY = {"ragLsp.serverCommand", "ragLsp.pythonPath", "ragLsp.trace.server"}
+SERVER_COMMANDS = {"ragLsp.runCase", "ragLsp.runSuite", "ragLsp.clearResults"}
+
+
+def server_setting_names() -> dict[str, str]:
+    """camelCase key -> Settings field, the preferred key per field (first alias)."""
+    names: dict[str, str] = {}
+    for key, field in _ALIASES.items():
+        names.setdefault(field, key)
+    return {names.get(f.name, f.name): f.name for f in fields(Settings)}
+
+
+def check_manifest(manifest: dict) -> None:
+    contributes = manifest["contributes"]
+    # Languages: a jsonl language for .jsonl files.
+    (jsonl,) = [language for language in contributes["languages"] if language["id"] == "jsonl"]
+    assert ".jsonl" in jsonl["extensions"]
+    # Configuration: every server setting but `trusted`, under its camelCase key.
+    properties = contributes["configuration"]["properties"]
+    declared = {key for key in properties if key not in CLIENT_ONLY}
+    expected = {f"ragLsp.{key}" for key, field in server_setting_names().items() if field != "trusted"}
+    assert declared == expected
+    assert "ragLsp.trusted" not in properties  # the workspace trust, never a user setting
+    # The defaults shown in the Settings UI are the server's, and the server accepts them.
+    values = {key.removeprefix("ragLsp."): spec["default"] for key, spec in properties.items() if key in declared}
+    settings, problems = settings_from(values)
+    assert problems == []
+    assert settings == Settings()
+    # Commands: restart, and the server's commands (run from its lenses).
+    commands = {command["command"] for command in contributes["commands"]}
+    assert commands == {"ragLsp.restartServer"} | SERVER_COMMANDS
+    # Activation on suites, datasets and .punica workspaces.
+    events = manifest["activationEvents"]
+    assert {"onLanguage:jsonl", "workspaceContains:.punica", "workspaceContains:**/*.suite.yaml"} <= set(events)
+    trust = manifest["capabilities"]["untrustedWorkspaces"]
+    assert trust["supported"] == "limited"
+    assert set(trust["restrictedConfigurations"]) == {"ragLsp.serverCommand", "ragLsp.pythonPath"}
+    assert manifest["main"] == "./out/extension.js"
+
+
+def test_package_json_mirrors_the_server_settings() -> None:
+    check_manifest(json.loads((EXTENSION / "package.json").read_text(encoding="utf-8")))
+
+
+def test_the_extension_and_the_server_agree_on_setting_names() -> None:
+    """settings.ts lists the keys it forwards: exactly the server's, less `trusted`."""
+    source = (EXTENSION / "src" / "settings.ts").read_text(encoding="utf-8")
+    block = re.search(r"SERVER_SETTINGS = \[(.*?)\] as const", source, re.DOTALL)
+    assert block is not None
+    forwarded = set(re.findall(r'"(\w+)"', block.group(1)))
+    assert forwarded == {key for key, field in server_setting_names().items() if field != "trusted"}
+
+
+def test_the_lock_file_pins_node_lts_compatible_tools() -> None:
+    lock = json.loads((EXTENSION / "package-lock.json").read_text(encoding="utf-8"))
+    assert lock["lockfileVersion"] >= 2
+    packages = lock["packages"]
+    assert packages[""]["dependencies"] == {"vscode-languageclient": "9.0.1"}
+    for name in ("vscode-languageclient", "@vscode/vsce", "typescript", "@types/vscode"):
+        assert f"node_modules/{name}" in packages, name
+    node = packages["node_modules/@vscode/vsce"].get("engines", {}).get("node", "")
+    assert "20" in node  # runs on node 20 LTS
+
+
+@pytest.fixture(scope="module")
+def vsix() -> zipfile.ZipFile:
+    path = Path(os.environ.get("RAG_LSP_VSIX") or EXTENSION / "rag-lsp.vsix")
+    if not path.exists():
+        message = (
+            f"no .vsix at {path}: build it in editors/vscode with npm ci && npx @vscode/vsce package --out rag-lsp.vsix"
+        )
+        if REQUIRED:
+            pytest.fail(message)
+        pytest.skip(message)
+    with zipfile.ZipFile(path) as archive:
+        yield archive
+
+
+def test_vsix_holds_the_compiled_extension(vsix: zipfile.ZipFile) -> None:
+    names = set(vsix.namelist())
+    manifest = json.loads(vsix.read("extension/package.json"))
+    entry = "extension/" + manifest["main"].removeprefix("./")
+    assert entry in names
+    compiled = vsix.read(entry).decode("utf-8")
+    assert "exports.activate = activate" in compiled and "exports.deactivate = deactivate" in compiled
+    assert 'require("vscode-languageclient/node")' in compiled
+    for module in ("command", "settings", "documents"):
+        assert f"extension/out/{module}.js" in names
+    # The runtime dependency ships; sources, tests and dev tools do not.
+    assert "extension/node_modules/vscode-languageclient/package.json" in names
+    assert "extension/language-configuration.json" in names
+    assert "extension.vsixmanifest" in names
+    unpackaged = ("extension/src/", "extension/out/test/", "extension/out/testing/")
+    assert not [name for name in names if name.startswith(unpackaged)]
+    assert not [name for name in names if "/node_modules/typescript/" in name or "/node_modules/@vscode/vsce/" in name]
+
+
+def test_vsix_declares_the_contributions(vsix: zipfile.ZipFile) -> None:
+    manifest = json.loads(vsix.read("extension/package.json"))
+    check_manifest(manifest)
+    vsixmanifest = vsix.read("extension.vsixmanifest").decode("utf-8")
+    assert f'Version="{manifest["version"]}"' in vsixmanifest
