@@ -133,6 +133,20 @@ async def test_incremental_edits_publish_the_edited_version(client: LanguageClie
     assert [d.code for d in on_disk if d.code == "RAG200"] == ["RAG200"]
 
 
+async def test_opening_a_dataset_the_scan_read_publishes_its_version(client: LanguageClient, tmp_path: Path) -> None:
+    """A dataset opened unchanged after the start-up scan read it gets its diagnostics for the opened version, and edits follow."""
+    _, dataset_path = make_workspace(tmp_path)
+    await start(client, tmp_path)
+    uri = dataset_path.as_uri()
+    scanned_codes = [d.code for d in await diagnostics(client, uri, None)]
+    assert "RAG200" in scanned_codes
+    open_file(client, dataset_path, version=7)
+    assert [d.code for d in await diagnostics(client, uri, 7)] == scanned_codes
+    start_column = DATASET_LINES[1].index("[]") + 1
+    edit(client, uri, 8, 1, start_column, start_column, '"src/app.py"')
+    assert "RAG200" not in [d.code for d in await diagnostics(client, uri, 8)]
+
+
 async def test_closing_a_file_outside_the_scan_clears_its_diagnostics(client: LanguageClient, tmp_path: Path) -> None:
     """A suite file that the workspace scan does not cover loses its diagnostics when closed."""
     make_workspace(tmp_path, dataset=DATASET_LINES[0] + "\n", suite=SUITE.replace("[rga]", "[rag]"))

@@ -125,6 +125,8 @@ class Checker:
         # Datasets kept line by line (open ones follow the editor's changes; others
         # are read from disk once, until a watched change says otherwise).
         self.models: dict[Path, DatasetModel] = {}
+        # Datasets whose model follows an open document's changes.
+        self._following: set[Path] = set()
         self._shapes: dict[Path, str | None] = {}
         # Diagnostics already converted, by finding and the text of its lines.
         self._converted: dict[Path, dict[int, tuple[Finding, list[str], types.Diagnostic, str]]] = {}
@@ -161,6 +163,7 @@ class Checker:
             self.settings = snapshot.settings
             self.workspaces.clear()
             self.models.clear()
+            self._following.clear()
             full = True
         folders = snapshot.folders
         affected: set[Path] = set()
@@ -170,10 +173,11 @@ class Checker:
             # workspace re-checked, so the files that depend on it follow.
             for root, workspace in self.workspaces.items():
                 if path == root or root in path.parents:
-                    workspace.invalidate(document_relative(workspace, path))
+                    relative = document_relative(workspace, path)
+                    workspace.invalidate(relative)
                     affected.add(root)
-            if path not in snapshot.documents:
-                self.models.pop(path, None)
+                    if path not in snapshot.documents:
+                        self._forget_model(workspace, relative, path)
         if full:
             affected |= set(self.workspaces)
             for folder in folders:
@@ -223,7 +227,9 @@ class Checker:
                 document = documents.get(path)
                 return document.uri if document is not None else file_uri(path)
 
-            for relative in targets:
+            # Datasets first: their models then answer what suites read of them (the
+            # row shape), instead of a second parse of each dataset.
+            for relative in sorted(targets, key=lambda relative: not relative.endswith(".jsonl")):
                 path = workspace.absolute(relative)
                 document = documents.get(path)
                 try:
@@ -254,6 +260,8 @@ class Checker:
             # Unreadable bytes and refused files are the one-shot analysis's to report.
             if source is not None and not source.refused and source.decode_error is None:
                 model = self.models[path] = DatasetModel(workspace, relative, source.text)
+                if relative not in workspace.live_datasets:
+                    workspace.live_datasets[relative] = model
         if model is None:
             return analyze_file(workspace, relative)
         fresh = not model.checked
@@ -299,8 +307,7 @@ class Checker:
         for path in [path for path in overlay.texts if path not in wanted]:
             relative = document_relative(workspace, path)
             del overlay.texts[path]
-            workspace.live_datasets.pop(relative, None)
-            self.models.pop(path, None)  # closed: the disk's text counts again
+            self._forget_model(workspace, relative, path)  # closed: the disk's text counts again
             workspace.invalidate(relative, files_changed=False)
             structural = True
         for path, (document_path, document) in wanted.items():
@@ -329,36 +336,41 @@ class Checker:
         None when it could not (the changes did not fit what the model holds)."""
         overlay = workspace.source
         model = self.models.get(path)
-        if workspace.live_datasets.get(relative) is not model:
-            model = None  # a model read from disk: the editor's text may differ
         if document.text is not None:
-            disk = self.models.get(path)
             if model is not None and model.text == document.text:
-                return False
-            # Opening a file the scan has already read (unchanged): keep its model.
-            if disk is not None and disk.text == document.text:
-                model = disk
-            else:
-                model = DatasetModel(workspace, relative, document.text)
-        elif model is None:
-            return None
+                # Already this text: the editor's own model (nothing changed), or the
+                # disk's (a file the scan has read, opened unchanged), which now
+                # follows the editor and is published for the document's version.
+                opened = path not in self._following
+                self._following.add(path)
+                overlay.texts[path] = model
+                return opened
+            model = DatasetModel(workspace, relative, document.text)
+        elif model is None or path not in self._following:
+            return None  # changes to a text this checker does not hold
         else:
             try:
                 for start, end, text in document.changes:
                     model.edit(start, end, text)
             except Exception:
                 log.exception("applying changes to %s failed", relative)
-                self.models.pop(path, None)
-                workspace.live_datasets.pop(relative, None)
+                self._forget_model(workspace, relative, path)
                 return None
             if not document.changes:
                 return False
         self.models[path] = model
+        self._following.add(path)
         overlay.texts[path] = model
         workspace.live_datasets[relative] = model
         # Parsed copies of the old text (from other files' checks) are stale now.
         workspace.forget_text(relative)
         return True
+
+    def _forget_model(self, workspace: Workspace, relative: str, path: Path) -> None:
+        """Drop a dataset's model: the next check reads the file again."""
+        self.models.pop(path, None)
+        self._following.discard(path)
+        workspace.live_datasets.pop(relative, None)
 
     def _targets(self, root: Path, documents: dict[Path, OpenDocument], folders: tuple[Path, ...]) -> list[str]:
         """The files of ``root`` to check: every discovered file it owns, and its open documents."""
