@@ -106,7 +106,8 @@ class RowsContext:
     @cached_property
     def readable(self) -> list[RowContext]:
         """Rows that decoded to a JSON object."""
-        return [context for context in self.rows if context.row.error is None and not context.row.refused and context.row.is_object]
+        # A row that failed to decode or was refused has no value.
+        return [context for context in self.rows if type(context.row.value) is dict]
 
     @cached_property
     def cases(self) -> list[tuple[RowContext, dict[str, Any]]]:
@@ -181,8 +182,8 @@ def case_id_index(cases: Iterable[tuple[RowContext, dict[str, Any]]]) -> dict[st
     """Case id -> the rows that use it, in line order."""
     index: dict[str, list[RowContext]] = {}
     for context, case in cases:
-        key = case_id(case)
-        if key is not None:
+        key = case.get("id")  # as case_id(), inline: this runs once per case
+        if type(key) is str and key:
             group = index.get(key)
             if group is None:
                 index[key] = [context]

@@ -25,7 +25,6 @@ Change the default to a value the property accepts (`default: 5`), or widen the
 property's schema if the default is right.
 """
 
-from referencing.exceptions import Unresolvable  # jsonschema's own dependency
 
 from ..findings import Severity
 from ..schemacheck import schema_issues, validator_of
@@ -41,6 +40,9 @@ def invalid_default(context):
     node = context.root.get("config_schema") if context.root is not None else None
     if not isinstance(schema, dict) or node is None or not node.is_map or not _valid_schema(schema):
         return
+    # jsonschema's own dependency, imported only for manifests that get this far.
+    from referencing.exceptions import Unresolvable
+
     for name, property_schema, property_node in _properties_with_defaults(schema, node):
         default_node = property_node.get("default")
         if default_node is None:
