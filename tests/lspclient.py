@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Union
 
 from lsprotocol import types
 from pygls.protocol import default_converter
@@ -17,15 +17,32 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 TIMEOUT_S = 20
 
 
+def converter():
+    """pygls's converter, reading a code action with a command as a CodeAction:
+    lsprotocol takes every answer item that has a `command` for a Command, though
+    a Command's `command` is a string and a CodeAction's an object."""
+    converter = default_converter()
+    union = Union[types.Command, types.CodeAction]
+
+    def command_or_action(value: Any, _: type) -> Any:
+        kind = types.Command if isinstance(value.get("command"), str) else types.CodeAction
+        return converter.structure(value, kind)
+
+    converter.register_structure_hook(union, command_or_action)
+    return converter
+
+
 def make_client() -> LanguageClient:
     """The pytest-lsp client, also keeping the last publishDiagnostics (with its
     version) per URI, every version ever published, the capabilities the server
-    registers dynamically, and an event set by each workspace/diagnostic/refresh."""
-    client = LanguageClient(converter_factory=default_converter)
+    registers dynamically, and events set by each workspace/diagnostic/refresh and
+    workspace/codeLens/refresh."""
+    client = LanguageClient(converter_factory=converter)
     client.published = {}  # type: ignore[attr-defined]
     client.history = []  # type: ignore[attr-defined]
     client.registrations = []  # type: ignore[attr-defined]
     client.refreshed = asyncio.Event()  # type: ignore[attr-defined]
+    client.lenses_refreshed = asyncio.Event()  # type: ignore[attr-defined]
 
     def publish(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
         client.diagnostics[params.uri] = params.diagnostics
@@ -39,6 +56,9 @@ def make_client() -> LanguageClient:
         client.diagnostic_refresh_count += 1
         client.refreshed.set()  # type: ignore[attr-defined]
 
+    def code_lens_refresh(client: LanguageClient, params: None) -> None:
+        client.lenses_refreshed.set()  # type: ignore[attr-defined]
+
     register_lsp_features(
         client,
         {
@@ -46,6 +66,7 @@ def make_client() -> LanguageClient:
             types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish,
             types.CLIENT_REGISTER_CAPABILITY: register_capability,
             types.WORKSPACE_DIAGNOSTIC_REFRESH: diagnostic_refresh,
+            types.WORKSPACE_CODE_LENS_REFRESH: code_lens_refresh,
         },
     )
     return client

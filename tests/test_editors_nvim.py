@@ -1,7 +1,9 @@
 """The Neovim plugin (editors/nvim) in a real, headless Neovim.
 
 * Against the real server (``python -m rag_lsp serve``) on a copy of examples/:
-  the broken suite and dataset get exactly the findings of ``rag-lsp check``.
+  the broken suite and dataset get exactly the findings of ``rag-lsp check``; the
+  code lenses are listed, "Run case" runs a case and its RAG400 comes back, and a
+  quick fix is applied.
 * Against editors/test/lens_server.py, a stand-in with the run half of the
   protocol: code lenses are displayed and refreshed, and :RagRunCase /
   :RagRunSuite execute the lens under the cursor.
@@ -169,16 +171,35 @@ def test_nvim_shows_the_servers_diagnostics(nvim: str, real_server: tuple[dict, 
     assert dump["trusted_settings"]["ragLsp"]["trusted"] is True
 
 
-def test_nvim_runs_a_case_on_the_real_server(real_server: tuple[dict, Path]) -> None:
-    dump, _ = real_server
-    if not dump["server"]["codeLens"]:
-        # Until then the commands say why they do nothing.
-        assert dump["run_case"]["err"] == "no code lenses"
-        assert any("offers no code lenses" in n["message"] for n in dump["notifications"])
-        pytest.skip("the server offers no code lenses and run commands yet (issue 5)")
-    assert any(lens["command"] == "ragLsp.runCase" for lens in dump["lenses"])
-    assert dump["run_case"]["lens"]["command"]["command"] == "ragLsp.runCase"
-    assert any(d["code"] in {"RAG400", "RAG401", "RAG405"} and d["lnum"] == 0 for d in dump["after_run"])
+def test_nvim_runs_a_case_and_applies_a_quick_fix_on_the_real_server(real_server: tuple[dict, Path]) -> None:
+    """Neovim lists the real server's lenses, runs a case through its lens and reads back the RAG400, then applies a quick fix."""
+    dump, workspace = real_server
+    assert dump["server"]["codeLens"] and dump["server"]["codeAction"]
+    assert sorted(dump["server"]["executeCommands"]) == ["ragLsp.clearResults", "ragLsp.runCase", "ragLsp.runSuite"]
+    # Two suites read gateway.jsonl: each of its 12 cases has a lens per suite.
+    uri = (workspace / ".punica" / "evals" / "gateway.jsonl").as_uri()
+    lenses = dump["lenses"]
+    assert len(lenses) == 24 and {lens["command"] for lens in lenses} == {"ragLsp.runCase"}
+    assert [lens["title"] for lens in lenses if lens["line"] == 0] == ["Run case (gateway-live)", "Run case (gateway-recorded)"]
+    assert {"uri": uri, "line": 0, "suite": "gateway-recorded"} in [lens["arguments"][0] for lens in lenses]
+    # :RagRunCase ran the first lens of the line: the recorded suite's.
+    assert dump["run_case"].get("err") is None
+    assert dump["run_case"]["lens"]["command"]["arguments"] == [{"uri": uri, "line": 0, "suite": "gateway-recorded"}]
+    assert dump["run_case"]["result"]["suites"][0]["id"] == "gateway-recorded"
+    (result,) = [d for d in dump["after_run"] if d["code"] == "RAG400"]
+    assert result["lnum"] == 0 and result["severity"] == 3
+    assert result["message"] == (
+        "recall 1.00 (2/2) · precision 0.40 · MRR 1.00 (first relevant at rank 1) · hit@1 1 · retrieved 5 · semantic 1"
+    )
+    after = {(lens["line"], lens["title"]) for lens in dump["lenses_after_run"]}
+    assert (0, "gateway-recorded: recall 1.00 · MRR 1.00") in after and (0, "Run case (gateway-live)") in after
+    # The RAG206 quick fix normalizes the path, and only that.
+    fix = dump["quick_fix"]
+    assert fix["title"] == "Normalize to 'src/gateway.ts'" and fix["kind"] == "quickfix"
+    original = (workspace / ".punica" / "evals" / "broken.jsonl").read_text(encoding="utf-8").splitlines()[fix["lnum"]]
+    assert fix["line"] == original.replace('"./src/gateway.ts"', '"src/gateway.ts"') != original
+    assert "RAG206" not in [d["code"] for d in dump["after_fix"]]
+    assert "RAG202" in [d["code"] for d in dump["after_fix"]]  # the other findings stay
 
 
 def test_nvim_displays_lenses_and_runs_them(nvim: str, tmp_path: Path) -> None:

@@ -1,5 +1,7 @@
 """A stand-in language server with the run half of rag-lsp's protocol, to test the
-editor side of code lenses and run commands before the real server offers them.
+editor side of code lenses and run commands (display, refresh, which lens a
+command picks) with fixed answers. The real server's lenses and runs are tested
+end to end by tests/test_server_runs.py and the editors' e2e scripts.
 
 It speaks only what an editor needs to show lenses and run them: lazily resolved
 lenses ("Run case" on every dataset line, "Run suite" on every `- id:` of a

@@ -128,3 +128,8 @@ def to_diagnostic(
 
 def file_uri(path: Path) -> str:
     return path.as_uri()
+
+
+def client_column(line_text: str, character: int, encoding: str) -> int:
+    """Code-point column ``character`` on ``line_text`` as a column in ``encoding``."""
+    return _column(encoding)(line_text, character)

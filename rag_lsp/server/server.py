@@ -1,11 +1,14 @@
 """The rag-lsp language server: live diagnostics for suites, datasets and manifests,
-and completion, hover, links, definitions and symbols to write them.
+completion, hover, links, definitions and symbols to write them, and runs of cases
+and suites from the editor with their results inline.
 
 :func:`create_server` builds a fresh server with its handlers; there is no
 module-global instance. Handlers stay thin: documents are kept by pygls (incremental
 sync), checks are scheduled by the :class:`~rag_lsp.server.session.Session`, and the
 analysis itself is the core's ``analyze_file``, the same as ``rag-lsp check``; the
-editing features are the core's pure functions behind :mod:`rag_lsp.server.features`.
+editing features are the core's pure functions behind :mod:`rag_lsp.server.features`;
+runs and their results are :mod:`rag_lsp.server.runs`'s, code lenses
+:mod:`rag_lsp.server.lenses`'s, code actions :mod:`rag_lsp.server.actions`'s.
 """
 
 from __future__ import annotations
@@ -16,12 +19,27 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..core.settings import Settings, settings_from
-from . import features
+from . import features, lenses
+from .actions import KINDS as CODE_ACTION_KINDS
+from .actions import Actions
 from .document import use_line_documents
+from .lenses import Lenses
+from .protocol import RagProtocol
+from .runs import (
+    CLEAR_RESULTS,
+    RUN_CASE,
+    RUN_SUITE,
+    ClearResultsArguments,
+    RunCaseArguments,
+    RunManager,
+    RunRequest,
+    RunSuiteArguments,
+)
 from .session import DEBOUNCE_S, Session, path_of
 
 log = logging.getLogger(__name__)
@@ -33,8 +51,16 @@ class RagLanguageServer(LanguageServer):
     """A pygls server holding one diagnostics session."""
 
     def __init__(self) -> None:
-        super().__init__("rag-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "rag-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental, protocol_cls=RagProtocol
+        )
         self.session = Session(self)
+        self.runs = RunManager(self)
+        self.lenses = Lenses(self)
+        self.actions = Actions(self)
+        # Run results are published with each file's findings.
+        self.session.extra = self.runs.decorate
+        self.protocol.on_cancel = self.runs.cancel_request
         # Settings from initializationOptions: workspace/configuration applies on top.
         self.initial_settings = Settings()
         self.setting_problems: list[str] = []
@@ -105,6 +131,7 @@ async def _load_configuration(ls: RagLanguageServer, pushed: Any = None) -> None
     if settings != ls.session.settings:
         ls.session.settings = settings
         ls.session.changed(full=True)
+        ls.runs.settings_changed()
 
 
 def create_server() -> RagLanguageServer:
@@ -144,15 +171,19 @@ def create_server() -> RagLanguageServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: RagLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.runs.opened(params.text_document.uri)
         ls.session.changed()
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: RagLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        # Run results move with their lines (and go with the lines edited).
+        ls.runs.edited(params)
         # A dataset edit is checked line by line: no need to wait for typing to stop.
         ls.session.changed(delay=0.0 if params.text_document.uri.endswith(".jsonl") else DEBOUNCE_S)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: RagLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.runs.closed(params.text_document.uri)
         ls.session.changed()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
@@ -165,10 +196,12 @@ def create_server() -> RagLanguageServer:
             path = path_of(event.uri)
             if path is not None:
                 paths.append(path)
+        ls.runs.files_changed(paths)
         ls.session.files_changed(paths)
 
     @server.feature(types.SHUTDOWN)
-    def shutdown(ls: RagLanguageServer, params: None) -> None:
+    async def shutdown(ls: RagLanguageServer, params: None) -> None:
+        await ls.runs.shutdown()
         ls.session.shutdown()
 
     async def document_diagnostic(
@@ -187,8 +220,50 @@ def create_server() -> RagLanguageServer:
     server.feature(
         types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=features.TRIGGER_CHARACTERS)
     )(features.completion)
-    server.feature(types.TEXT_DOCUMENT_HOVER)(features.hover_at)
+    server.feature(types.TEXT_DOCUMENT_HOVER)(lenses.hover)
     server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK, types.DocumentLinkOptions())(features.document_links)
     server.feature(types.TEXT_DOCUMENT_DEFINITION)(features.goto_definition)
     server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)(features.document_symbols)
+
+    # ------------------------------------------------------------ runs
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=True))
+    async def code_lens(ls: RagLanguageServer, params: types.CodeLensParams) -> Any:
+        return await ls.lenses.code_lens(params)
+
+    @server.feature(types.CODE_LENS_RESOLVE)
+    def code_lens_resolve(ls: RagLanguageServer, params: types.CodeLens) -> types.CodeLens:
+        return ls.lenses.resolve(params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=CODE_ACTION_KINDS))
+    async def code_action(ls: RagLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        return await ls.actions.code_actions(params)
+
+    @server.command(RUN_CASE)
+    async def run_case(ls: RagLanguageServer, arguments: RunCaseArguments) -> dict[str, Any]:
+        path = _file_path(arguments.uri)
+        return await ls.runs.run(RunRequest(RUN_CASE, path, arguments.line, arguments.suite))
+
+    @server.command(RUN_SUITE)
+    async def run_suite(ls: RagLanguageServer, arguments: RunSuiteArguments) -> dict[str, Any]:
+        path = _file_path(arguments.uri)
+        return await ls.runs.run(RunRequest(RUN_SUITE, path, arguments.line, arguments.suite))
+
+    @server.command(CLEAR_RESULTS)
+    def clear_results(ls: RagLanguageServer, *arguments: Any) -> dict[str, Any]:
+        # Typed as the others, but optional: `[]`, `[{}]` and `[{"uri": ...}]` all do.
+        given = ls.runs.structure(arguments[0], ClearResultsArguments) if arguments else ClearResultsArguments()
+        return ls.runs.clear(given.uri)
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def work_done_progress_cancel(ls: RagLanguageServer, params: types.WorkDoneProgressCancelParams) -> None:
+        ls.runs.cancel_progress(params.token)
+
     return server
+
+
+def _file_path(uri: str):
+    path = path_of(uri)
+    if path is None:
+        raise JsonRpcInvalidParams(f"not a file: {uri}")
+    return path

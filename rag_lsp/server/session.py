@@ -93,6 +93,10 @@ class Session:
         # Set at initialize: the client pulls diagnostics, and may be asked to pull again.
         self.pull = False
         self.refresh_support = False
+        # Adds what is shown with a file's findings (run results, set by the
+        # server), and the findings of each file as the last pass left them.
+        self.extra: Callable[[Path, FileDiagnostics], FileDiagnostics] | None = None
+        self._base: dict[Path, FileDiagnostics] = {}
         self._result_ids = itertools.count(1)
         self._changed_files: dict[Path, None] = {}
         self.generation = 0
@@ -258,6 +262,7 @@ class Session:
         for path, last in list(self.published.items()):
             if last.root in result.checked_roots and path not in result.files and path not in now:
                 del self.published[path]
+                self._base.pop(path, None)
                 if last.diagnostics:
                     if self.pull:
                         self.dropped[path] = last.uri
@@ -267,8 +272,24 @@ class Session:
         if refresh and self.pull and self.refresh_support:
             self.server.workspace_diagnostic_refresh(None)
 
+    def republish(self, paths: list[Path]) -> None:
+        """Send the files' last findings again, with what ``extra`` adds to them now
+        (a run's results came or went); not for a file whose newer version has a
+        pass on its way, which will carry them."""
+        now = self._open_versions()
+        refresh = False
+        for path in paths:
+            file = self._base.get(path)
+            if file is not None and (path not in now or now[path] == file.version):
+                refresh |= self._send(path, file)
+        if refresh and self.pull and self.refresh_support:
+            self.server.workspace_diagnostic_refresh(None)
+
     def _send(self, path: Path, file: FileDiagnostics) -> bool:
         """Keep (and push) a file's diagnostics; whether they changed."""
+        self._base[path] = file
+        if self.extra is not None:
+            file = self.extra(path, file)
         last = self.published.get(path)
         if last is not None and last.uri != file.uri and last.diagnostics:
             if self.pull:

@@ -129,8 +129,40 @@ local function main()
   }
   table.insert(dump.steps, "diagnostics")
 
-  -- The run commands. Without server lenses they explain themselves and do nothing.
-  vim.api.nvim_set_current_buf(dataset)
+  -- The code lenses of the gateway dataset: two suites read it, so each case has
+  -- a "Run case" lens per suite. Listed (and resolved) as the plugin fetches them.
+  vim.cmd("edit " .. vim.fn.fnameescape(workspace .. "/.punica/evals/gateway.jsonl"))
+  local gateway = vim.api.nvim_get_current_buf()
+  vim.wait(20000, function()
+    return #rag.get_clients(gateway) > 0
+  end, 50)
+  local function list_lenses(bufnr)
+    local found
+    rag.fetch_lenses(client, bufnr, nil, function(err, result)
+      found = { err = err, lenses = result or {} }
+    end)
+    vim.wait(20000, function()
+      return found ~= nil
+    end, 50)
+    local listed = {}
+    for _, lens in ipairs(found and found.lenses or {}) do
+      table.insert(listed, {
+        line = lens.range.start.line,
+        title = lens.command and lens.command.title,
+        command = lens.command and lens.command.command,
+        arguments = lens.command and lens.command.arguments,
+      })
+    end
+    table.sort(listed, function(a, b)
+      return a.line < b.line or (a.line == b.line and (a.title or "") < (b.title or ""))
+    end)
+    return listed
+  end
+  dump.lenses = list_lenses(gateway)
+  table.insert(dump.steps, "lenses")
+
+  -- "Run case" on the first case (its first lens: the recorded suite), as
+  -- :RagRunCase does, then its RAG400 read back from the diagnostics.
   vim.api.nvim_win_set_cursor(0, { 1, 0 })
   local finished
   rag.run_case({
@@ -142,36 +174,87 @@ local function main()
     return finished ~= nil
   end, 50)
   dump.run_case = finished and { err = finished.err, lens = finished.lens, result = finished.result } or "timeout"
+  vim.wait(30000, function()
+    for _, d in ipairs(diagnostics(gateway)) do
+      if d.code == "RAG400" then
+        return true
+      end
+    end
+    return false
+  end, 50)
+  dump.after_run = diagnostics(gateway)
+  dump.lenses_after_run = list_lenses(gateway)
   table.insert(dump.steps, "run_case")
 
-  if dump.server.codeLens then
-    -- The server has lenses: list them, and read back the run's RAG400.
-    local lenses
-    rag.fetch_lenses(client, dataset, nil, function(_, result)
-      lenses = result or {}
-    end)
-    vim.wait(20000, function()
-      return lenses ~= nil
-    end, 50)
-    dump.lenses = {}
-    for _, lens in ipairs(lenses or {}) do
-      table.insert(dump.lenses, {
-        line = lens.range.start.line,
-        title = lens.command and lens.command.title,
-        command = lens.command and lens.command.command,
-      })
+  -- A quick fix: RAG206 in broken.jsonl ("./src/gateway.ts"), asked for with its
+  -- diagnostic and applied as Neovim applies a code action's workspace edit.
+  vim.api.nvim_set_current_buf(dataset)
+  -- The LSP diagnostic back from Neovim's (0.7 keeps only its extra fields in
+  -- user_data.lsp; later versions the whole diagnostic). ASCII line: byte
+  -- columns are UTF-16 columns.
+  local function to_lsp(d)
+    local lsp = d.user_data and d.user_data.lsp or {}
+    if lsp.range and lsp.message then
+      return lsp
     end
-    vim.wait(30000, function()
-      for _, d in ipairs(diagnostics(dataset)) do
-        if d.code == "RAG400" or d.code == "RAG401" or d.code == "RAG405" then
-          return true
-        end
-      end
-      return false
-    end, 50)
-    dump.after_run = diagnostics(dataset)
-    table.insert(dump.steps, "lenses")
+    return {
+      range = {
+        start = { line = d.lnum, character = d.col },
+        ["end"] = { line = d.end_lnum, character = d.end_col },
+      },
+      severity = d.severity,
+      message = d.message,
+      source = d.source,
+      code = lsp.code or d.code,
+      data = lsp.data,
+      relatedInformation = lsp.relatedInformation,
+    }
   end
+  local target
+  for _, d in ipairs(vim.diagnostic.get(dataset)) do
+    local lsp = to_lsp(d)
+    if lsp.code == "RAG206" then
+      target = lsp
+    end
+  end
+  assert(target, "no RAG206 in broken.jsonl")
+  local actions
+  local params = {
+    textDocument = vim.lsp.util.make_text_document_params(dataset),
+    range = target.range,
+    context = { diagnostics = { target }, only = { "quickfix" } },
+  }
+  local function got(err, result)
+    actions = { err = err, result = result or {} }
+  end
+  if has("0.11") then
+    client:request("textDocument/codeAction", params, got, dataset)
+  else
+    client.request("textDocument/codeAction", params, got, dataset)
+  end
+  vim.wait(20000, function()
+    return actions ~= nil
+  end, 50)
+  local action = actions and actions.result[1]
+  assert(action and action.edit, "no quick fix for RAG206: " .. vim.inspect(actions))
+  vim.lsp.util.apply_workspace_edit(action.edit, client.offset_encoding)
+  local fixed_line = target.range.start.line
+  dump.quick_fix = {
+    title = action.title,
+    kind = action.kind,
+    line = vim.api.nvim_buf_get_lines(dataset, fixed_line, fixed_line + 1, false)[1],
+    lnum = fixed_line,
+  }
+  vim.wait(30000, function()
+    for _, d in ipairs(diagnostics(dataset)) do
+      if d.code == "RAG206" then
+        return false
+      end
+    end
+    return #vim.diagnostic.get(dataset) > 0
+  end, 50)
+  dump.after_fix = diagnostics(dataset)
+  table.insert(dump.steps, "quick_fix")
 
   dump.notifications_before_trust = #dump.notifications
   vim.api.nvim_set_current_buf(suite)

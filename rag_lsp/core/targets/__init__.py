@@ -67,6 +67,11 @@ class TargetError(Exception):
         self.message = message
 
 
+class Cancelled(TargetError):
+    """The run was cancelled while the target was answering: the case has no
+    result, and no more requests are made."""
+
+
 @dataclass(slots=True)
 class Request:
     """One case to ask a target about."""
@@ -147,7 +152,10 @@ class Target:
         for index, request in enumerate(requests):
             if cancel is not None and cancel.is_set():
                 return
-            yield index, self.answer_safely(request)
+            result = self.answer_safely(request)
+            if type(result) is Cancelled:
+                return
+            yield index, result
 
     def answer_safely(self, request: Request) -> Answer | TargetError:
         try:

@@ -19,7 +19,9 @@ Whatever goes wrong becomes that case's RAG405 and never stops the run:
   and started again for the next case;
 * an answer that is not JSON, not shaped as an answer, longer than the line limit,
   or more than one line for one request: the process is restarted, since its
-  stdout can no longer be trusted to line up with the requests.
+  stdout can no longer be trusted to line up with the requests;
+* the run is cancelled while a case is out: the process is stopped (its answer
+  could no longer be told apart from the next one's) and the run ends at once.
 
 Reading happens on a thread per pipe with bounded buffers, so a process that
 floods stdout or stderr blocks itself, not us. :meth:`CommandTarget.close` ends the
@@ -41,7 +43,7 @@ from typing import IO, Any
 import orjson
 
 from ..workspace import TargetInfo, Workspace
-from . import Answer, Request, Target, TargetError, decode_answer
+from . import Answer, Cancelled, Request, Target, TargetError, decode_answer
 
 _EOF = object()
 _TOO_LONG = object()
@@ -50,6 +52,8 @@ _TOO_LONG = object()
 _QUEUE_LINES = 64
 # Consecutive deaths without an answer after which the command is not restarted.
 _MAX_DEATHS = 3
+# How often a wait for an answer looks at the run's cancel event.
+_CANCEL_POLL_S = 0.05
 _STDERR_KEEP = 8 * 1024
 
 
@@ -193,6 +197,8 @@ class CommandTarget(Target):
         self._deaths = 0
         self._last_death = ""
         self._lock = threading.Lock()
+        # The cancel event of the run being answered (see answer_many).
+        self._cancel: threading.Event | None = None
 
     @property
     def command_text(self) -> str:
@@ -261,7 +267,7 @@ class CommandTarget(Target):
         except (BrokenPipeError, OSError, ValueError):
             raise self._died(process, "before reading the case") from None
         try:
-            line = process.lines.get(timeout=self.timeout_s)
+            line = self._next_line(process)
         except queue.Empty:
             self._restart(process)
             raise TargetError(
@@ -291,6 +297,24 @@ class CommandTarget(Target):
             )
         return answer
 
+    def _next_line(self, process: _Process) -> Any:
+        """The process's next answer line; queue.Empty after the timeout, Cancelled
+        (the process stopped) as soon as the run is cancelled."""
+        cancel = self._cancel
+        if cancel is None:
+            return process.lines.get(timeout=self.timeout_s)
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise queue.Empty
+            try:
+                return process.lines.get(timeout=min(remaining, _CANCEL_POLL_S))
+            except queue.Empty:
+                if cancel.is_set():
+                    self._restart(process)
+                    raise Cancelled(f"the run was cancelled while `{self.command_text}` was answering; it was stopped") from None
+
     def close(self) -> None:
         with self._lock:
             if self._process is not None:
@@ -302,4 +326,9 @@ class CommandTarget(Target):
         # A new run gives a command that kept dying another chance.
         with self._lock:
             self._deaths = 0
-        yield from super().answer_many(requests, cancel, concurrency)
+            self._cancel = cancel
+        try:
+            yield from super().answer_many(requests, cancel, concurrency)
+        finally:
+            with self._lock:
+                self._cancel = None

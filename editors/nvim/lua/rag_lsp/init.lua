@@ -315,6 +315,24 @@ local function attached_buffers(client)
   return vim.lsp.get_buffers_by_client_id(client.id)
 end
 
+-- Whether this Neovim pulls diagnostics (0.10+): then it must also pull again when
+-- the server asks, or a run's results would show only after the next edit.
+local function pulls_diagnostics()
+  return has("0.10") and vim.lsp.diagnostic and vim.lsp.diagnostic.on_diagnostic ~= nil
+end
+
+-- Pull the diagnostics of `bufnr` now, as Neovim does after an edit.
+function M.pull_diagnostics(client, bufnr)
+  local capabilities = client.server_capabilities or {}
+  if not pulls_diagnostics() or not capabilities.diagnosticProvider or not vim.api.nvim_buf_is_loaded(bufnr) then
+    return
+  end
+  local params = { textDocument = vim.lsp.util.make_text_document_params(bufnr) }
+  request(client, "textDocument/diagnostic", params, function(err, result, ctx)
+    vim.lsp.diagnostic.on_diagnostic(err, result, ctx)
+  end, bufnr)
+end
+
 local handlers = {
   -- The server asks for fresh lenses (results changed): re-request them everywhere.
   ["workspace/codeLens/refresh"] = function(_, _, ctx)
@@ -326,7 +344,34 @@ local handlers = {
     end
     return vim.NIL
   end,
+  -- The server asks to pull diagnostics again (a run's results came): Neovim
+  -- (through 0.11) pulls only after edits, so pull each attached buffer here.
+  ["workspace/diagnostic/refresh"] = function(_, _, ctx)
+    local client = vim.lsp.get_client_by_id(ctx.client_id)
+    if client then
+      for _, bufnr in ipairs(attached_buffers(client)) do
+        M.pull_diagnostics(client, bufnr)
+      end
+    end
+    return vim.NIL
+  end,
 }
+
+-- The client capabilities: the user's (or Neovim's), and, where Neovim pulls
+-- diagnostics, the refresh request the handler above answers.
+local function client_capabilities()
+  local capabilities = M.options.capabilities
+  if not pulls_diagnostics() then
+    return capabilities
+  end
+  capabilities = vim.deepcopy(capabilities or vim.lsp.protocol.make_client_capabilities())
+  capabilities.workspace = capabilities.workspace or {}
+  capabilities.workspace.diagnostics = capabilities.workspace.diagnostics or {}
+  if capabilities.workspace.diagnostics.refreshSupport == nil then
+    capabilities.workspace.diagnostics.refreshSupport = true
+  end
+  return capabilities
+end
 
 local augroup = vim.api.nvim_create_augroup("rag_lsp", { clear = true })
 
@@ -531,7 +576,7 @@ local function base_config()
     filetypes = M.options.filetypes,
     handlers = handlers,
     on_attach = on_attach,
-    capabilities = M.options.capabilities,
+    capabilities = client_capabilities(),
     -- A fresh table per client: before_init fills in the root's trust.
     settings = { ragLsp = {} },
     before_init = function(params, config)

@@ -1,0 +1,181 @@
+"""Code actions: the quick fixes findings carry, and running from the cursor.
+
+* **Quick fixes** (``quickfix``, bound to their diagnostic): looked up, never
+  recomputed. Each finding that a person can fix mechanically carries its fixes
+  in ``data.fixes`` (:func:`~rag_lsp.server.convert.fix_json`: titles and text
+  edits already in the client's encoding, or a file to create), so an action is
+  the diagnostic's own edit: RAG101 did-you-mean, RAG102 remove the threshold,
+  RAG103 add ``rag.mode.semantic: 1``, RAG105 create the dataset (a ``CreateFile``
+  resource operation, offered to clients that support it), RAG202 make the id
+  unique, RAG206 normalize the path. Edits are versioned when the client takes
+  document changes, so a fix computed for an older text is refused, not misapplied.
+* **Runs** (``source.ragLsp.runCase`` / ``source.ragLsp.runSuite``, under
+  ``source``): "Run this case" on a dataset line, "Run suite …" in a suite file or
+  a dataset; each is the command its code lens runs.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.protocol import default_converter
+
+from ..core.findings import SOURCE
+from .checker import Checker
+from .lenses import CASE_LENS, DocumentSuites, document_suites
+from .runs import RUN_CASE, RUN_SUITE, RunCaseArguments, RunSuiteArguments
+from .session import path_of
+
+if TYPE_CHECKING:
+    from .server import RagLanguageServer
+
+log = logging.getLogger(__name__)
+
+RUN_CASE_KIND = "source.ragLsp.runCase"
+RUN_SUITE_KIND = "source.ragLsp.runSuite"
+KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.Source, RUN_CASE_KIND, RUN_SUITE_KIND]
+
+def _wanted(only: list[str] | None, kind: str) -> bool:
+    return only is None or any(kind == asked or kind.startswith(asked + ".") for asked in only)
+
+
+def _key(diagnostic: types.Diagnostic) -> tuple:
+    r = diagnostic.range
+    return (str(diagnostic.code), r.start.line, r.start.character, r.end.line, r.end.character, diagnostic.message)
+
+
+def _overlaps(diagnostic: types.Diagnostic, range: types.Range) -> bool:
+    start, end = diagnostic.range.start, diagnostic.range.end
+    return (start.line, start.character) <= (range.end.line, range.end.character) and (
+        range.start.line,
+        range.start.character,
+    ) <= (end.line, end.character)
+
+
+class Actions:
+    def __init__(self, server: RagLanguageServer) -> None:
+        self.server = server
+        self._structure = default_converter()
+
+    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        uri = params.text_document.uri
+        path = path_of(uri)
+        if path is None:
+            return None
+        only = params.context.only
+        actions: list[types.CodeAction] = []
+        if _wanted(only, types.CodeActionKind.QuickFix):
+            try:
+                actions.extend(self._quick_fixes(params, path))
+            except Exception:  # one failing feature is logged and never stops the others
+                log.exception("quick fixes for %s failed", uri)
+        if _wanted(only, RUN_CASE_KIND) or _wanted(only, RUN_SUITE_KIND):
+            actions.extend(await self._runs(params, path, only))
+        return actions
+
+    # -------------------------------------------------- quick fixes
+
+    def _quick_fixes(self, params: types.CodeActionParams, path: Path) -> list[types.CodeAction]:
+        ls = self.server
+        uri = params.text_document.uri
+        published = ls.session.published.get(path)
+        current = {_key(diagnostic): diagnostic for diagnostic in published.diagnostics} if published is not None else {}
+        asked = [d for d in params.context.diagnostics if d.source == SOURCE]
+        if not asked:
+            # A client that sends no diagnostics: those published under the cursor.
+            asked = [d for d in current.values() if _overlaps(d, params.range)]
+        document_changes = bool(get_capability(ls.client_capabilities, "workspace.workspace_edit.document_changes", False))
+        operations = get_capability(ls.client_capabilities, "workspace.workspace_edit.resource_operations", None) or []
+        actions = []
+        for diagnostic in asked:
+            # Only fixes of what the server has published for this text: the fix of a
+            # stale diagnostic would edit text that has moved.
+            own = current.get(_key(diagnostic))
+            data = own.data if own is not None else None
+            fixes = data.get("fixes") if isinstance(data, dict) else None
+            if not fixes:
+                continue
+            for index, fix in enumerate(fixes):
+                edit = self._edit(uri, path, fix, published.version if published else None, document_changes, operations)
+                if edit is None:
+                    continue
+                actions.append(
+                    types.CodeAction(
+                        title=fix.get("title", "Fix"),
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[diagnostic],
+                        edit=edit,
+                        is_preferred=index == 0 or None,
+                    )
+                )
+        return actions
+
+    def _edit(
+        self, uri: str, path: Path, fix: dict[str, Any], version: int | None, document_changes: bool, operations: list
+    ) -> types.WorkspaceEdit | None:
+        created = fix.get("createFile")
+        if created:
+            if not document_changes or types.ResourceOperationKind.Create not in operations:
+                return None  # the client cannot create files from an edit
+            session = self.server.session
+            root = session.checker.root_of(path, session.folders())
+            target = (root / created).as_uri()
+            return types.WorkspaceEdit(
+                document_changes=[types.CreateFile(uri=target, options=types.CreateFileOptions(ignore_if_exists=True))]
+            )
+        edits = [
+            types.TextEdit(range=self._structure.structure(edit["range"], types.Range), new_text=edit["newText"])
+            for edit in fix.get("edits", [])
+        ]
+        if not edits:
+            return None
+        if document_changes:
+            identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+            return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=identifier, edits=edits)])
+        return types.WorkspaceEdit(changes={uri: edits})
+
+    # -------------------------------------------------- runs
+
+    async def _runs(self, params: types.CodeActionParams, path: Path, only: list[str] | None) -> list[types.CodeAction]:
+        ls = self.server
+        session = ls.session
+        folders, settings = session.folders(), session.settings
+
+        def job(checker: Checker) -> DocumentSuites | None:
+            return document_suites(checker, path, folders, settings)
+
+        try:
+            found = await session.on_worker(job)
+        except Exception:
+            log.exception("run actions for %s failed", params.text_document.uri)
+            return []
+        if found is None:
+            return []
+        uri = params.text_document.uri
+        line = params.range.start.line
+        several = len(found.suites) > 1
+        actions = []
+        if found.kind == CASE_LENS:
+            if _wanted(only, RUN_CASE_KIND) and line in set(found.lines):
+                for suite in found.suites:
+                    title = f"Run this case in {suite.id}" if several else "Run this case"
+                    command = types.Command(title=title, command=RUN_CASE, arguments=[RunCaseArguments(uri, line, suite.id)])
+                    actions.append(types.CodeAction(title=title, kind=RUN_CASE_KIND, command=command))
+            if _wanted(only, RUN_SUITE_KIND):
+                for suite in found.suites:
+                    actions.append(self._suite_action(uri, None, suite))
+        elif _wanted(only, RUN_SUITE_KIND):
+            above = [suite for suite in found.suites if suite.line <= line] or list(found.suites[:1])
+            actions.append(self._suite_action(uri, above[-1].line, above[-1]))
+        return actions
+
+    @staticmethod
+    def _suite_action(uri: str, line: int | None, suite: Any) -> types.CodeAction:
+        cases = f" ({suite.cases} case{'s' if suite.cases != 1 else ''})" if suite.cases is not None else ""
+        title = f"Run suite {suite.id}{cases}" if suite.id else f"Run suite{cases}"
+        command = types.Command(title=title, command=RUN_SUITE, arguments=[RunSuiteArguments(uri, line, suite.id)])
+        return types.CodeAction(title=title, kind=RUN_SUITE_KIND, command=command)

@@ -1,0 +1,794 @@
+"""Runs from the editor, and their results shown with the findings.
+
+The commands ``ragLsp.runCase``, ``ragLsp.runSuite`` and ``ragLsp.clearResults``
+(``workspace/executeCommand``, typed arguments below) run cases through the same
+:class:`~rag_lsp.core.runner.Runner` as ``rag-lsp run``:
+
+* **Off the message loop and off the checker.** A run happens on its own thread,
+  over its own core workspace per root (the editor's open documents put in front
+  of the disk when the run starts), with one long-lived
+  :class:`~rag_lsp.core.targets.TargetPool` per root, so command processes and
+  the builtin index are kept between runs. Typing and checking go on meanwhile;
+  runs wait for each other.
+* **Trust.** ``command`` and ``http`` targets run only when the workspace is
+  trusted (``ragLsp.trusted``); otherwise nothing is started or sent, the user is
+  told why and the cases get RAG405.
+* **Progress and cancellation.** A suite run reports work-done progress
+  (cancellable); ``window/workDoneProgress/cancel`` and ``$/cancelRequest`` of the
+  command stop it (a command target's process is stopped mid-case). Each case may
+  take at most ``ragLsp.runTimeout`` seconds (a target's ``timeout_s`` overrides it).
+* **Results** become :class:`~rag_lsp.core.results.Mark` s kept per file in a
+  :class:`~rag_lsp.core.results.LineMarks`, published with the file's findings
+  through the session (at most :data:`RESULT_DIAGNOSTICS` per file, errors first).
+  Every edit of an open file moves them with their lines and drops those on edited
+  lines; edits made while a run is out are replayed on its results when they come.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import logging
+import queue
+import threading
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+from urllib.parse import unquote
+
+import attrs
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.protocol import default_converter
+
+from ..core.findings import SOURCE
+from ..core.results import (
+    CASE,
+    LineMarks,
+    Mark,
+    case_id_of,
+    case_marks,
+    hover_markdown,
+    refusal_marks,
+    suite_key,
+    suite_marks,
+)
+from ..core.runner import CaseNotFound, Runner, SuiteResult
+from ..core.settings import OFF, Settings
+from ..core.targets import TargetPool
+from ..core.workspace import DATASET_FILE, SUITE_FILE, DiskSource, OverlaySource, SuiteInfo, Workspace
+from .checker import FileDiagnostics, document_relative
+from .convert import client_column, encoding_name
+from .session import path_of
+
+if TYPE_CHECKING:
+    from .server import RagLanguageServer
+
+log = logging.getLogger(__name__)
+
+RUN_CASE = "ragLsp.runCase"
+RUN_SUITE = "ragLsp.runSuite"
+CLEAR_RESULTS = "ragLsp.clearResults"
+COMMANDS = (RUN_CASE, RUN_SUITE, CLEAR_RESULTS)
+
+# How long shutdown waits for cancelled runs to end.
+SHUTDOWN_WAIT_S = 3.0
+
+# Run results shown as diagnostics per file, at most (errors first); every case's
+# lens and hover show its result whatever the count.
+RESULT_DIAGNOSTICS = 1000
+
+UNTRUSTED = (
+    "the workspace is not trusted, so rag-lsp starts no process and sends no request for it; "
+    "trust the workspace in your editor or set ragLsp.trusted to true to run it"
+)
+
+
+# ---------------------------------------------------------------- typed arguments
+
+
+def _file_uri(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if value is not None and not (isinstance(value, str) and value.startswith("file:")):
+        raise ValueError(f"`{attribute.name}` must be a file: URI, got {value!r}")
+
+
+_line = attrs.validators.optional([attrs.validators.instance_of(int), attrs.validators.ge(0)])
+_name = attrs.validators.optional(attrs.validators.instance_of(str))
+
+
+@attrs.define
+class RunCaseArguments:
+    """``ragLsp.runCase``: the case on ``line`` (0-based) of the dataset ``uri``, in
+    the suite named ``suite`` (default: every suite that reads the dataset)."""
+
+    uri: str = attrs.field(validator=_file_uri)
+    line: int = attrs.field(validator=[attrs.validators.instance_of(int), attrs.validators.ge(0)])
+    suite: str | None = attrs.field(default=None, validator=_name)
+
+
+@attrs.define
+class RunSuiteArguments:
+    """``ragLsp.runSuite``: in a suite file ``uri``, the suite named ``suite``, else
+    the one at ``line``, else every suite of the file; in a dataset, the suites that
+    read it (only ``suite`` when given)."""
+
+    uri: str = attrs.field(validator=_file_uri)
+    line: int | None = attrs.field(default=None, validator=_line)
+    suite: str | None = attrs.field(default=None, validator=_name)
+
+
+@attrs.define
+class ClearResultsArguments:
+    """``ragLsp.clearResults``: the results shown in ``uri`` (and elsewhere for the
+    same suites), or every result when no ``uri`` is given."""
+
+    uri: str | None = attrs.field(default=None, validator=_file_uri)
+
+
+# ---------------------------------------------------------------- the run thread
+
+
+class _Worker:
+    """One daemon thread running jobs in order (a run never keeps the server from exiting)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, job: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._jobs.put((future, job, args))
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
+            self._thread.start()
+        return future
+
+    def _loop(self) -> None:
+        while True:
+            item = self._jobs.get()
+            if item is None:
+                return
+            future, job, args = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(job(*args))
+            except BaseException as error:  # noqa: BLE001 - handed to the waiting coroutine
+                future.set_exception(error)
+
+    def stop(self) -> None:
+        self._jobs.put(None)
+
+
+class _RunRoot:
+    """A root's workspace and target pool as runs see them (used on the run thread only)."""
+
+    def __init__(self, root: Path, settings: Settings) -> None:
+        self.settings = settings
+        self.overlay = OverlaySource(DiskSource(settings.max_file_bytes))
+        self.workspace = Workspace(root, settings, self.overlay)
+        self.pool = TargetPool(self.workspace, settings.run_timeout_s)
+
+    def sync(self, documents: dict[Path, str], changed: list[Path]) -> Workspace:
+        """Put the editor's open documents in front of the disk, and forget what was
+        derived from files changed on disk."""
+        workspace = self.workspace
+        self.forget(changed)
+        wanted = {workspace.absolute(document_relative(workspace, path)): text for path, text in documents.items()}
+        for path in [path for path in self.overlay.texts if path not in wanted]:
+            del self.overlay.texts[path]
+            workspace.invalidate(document_relative(workspace, path), files_changed=False)
+        for path, text in wanted.items():
+            if self.overlay.texts.get(path) != text:
+                self.overlay.texts[path] = text
+                workspace.invalidate(document_relative(workspace, path), files_changed=False)
+        return workspace
+
+    def forget(self, changed: list[Path]) -> None:
+        workspace = self.workspace
+        root = workspace.root
+        for path in changed:
+            if path == root or root in path.parents:
+                workspace.invalidate(document_relative(workspace, path))
+
+
+# ---------------------------------------------------------------- a run
+
+
+@dataclass
+class RunRequest:
+    command: str
+    path: Path
+    line: int | None
+    suite: str | None
+
+
+@dataclass
+class _Placed:
+    """What one suite's run leaves in one file, and which marks there it replaces."""
+
+    path: Path
+    marks: list[tuple[int, Mark]]
+    key: str
+    # None: every mark of the suite; else only its case marks on the new marks' lines.
+    whole: bool
+
+
+@dataclass
+class _Outcome:
+    placed: list[_Placed] = field(default_factory=list)
+    messages: list[tuple[types.MessageType, str]] = field(default_factory=list)
+    suites: list[dict[str, Any]] = field(default_factory=list)
+    note: str | None = None
+
+
+@dataclass
+class _Run:
+    request_id: Any
+    cancel: threading.Event = field(default_factory=threading.Event)
+    token: types.ProgressToken | None = None
+    # Edits of open files since the run took their text, replayed on its results.
+    journal: dict[Path, list[tuple]] = field(default_factory=dict)
+    percent: int = -1
+    ended: bool = False
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def _summary(result: SuiteResult) -> dict[str, Any]:
+    return {
+        "id": result.id,
+        "file": result.file,
+        "passed": result.passed,
+        "broken": result.broken,
+        "cancelled": result.cancelled,
+        "error": result.error,
+        "cases": len(result.cases),
+        "scored": result.scored,
+        "aggregates": result.aggregates,
+        "thresholds": [
+            {"metric": t.metric, "threshold": t.threshold, "value": t.value, "passed": t.passed} for t in result.thresholds
+        ],
+    }
+
+
+def _lines_of(text: str) -> Callable[[int], str]:
+    rows = text.split("\n")
+
+    def line_text(line: int) -> str:
+        if not 0 <= line < len(rows):
+            return ""
+        row = rows[line]
+        return row[:-1] if row.endswith("\r") else row
+
+    return line_text
+
+
+def _apply(marks: LineMarks, op: tuple) -> None:
+    if op[0] is None:
+        marks.replace_all()
+    else:
+        marks.edit(*op)
+
+
+class RunManager:
+    """The server's runs and the results they left, by file."""
+
+    def __init__(self, server: RagLanguageServer) -> None:
+        self.server = server
+        self.marks: dict[Path, LineMarks] = {}
+        self._worker = _Worker("rag-lsp-run")
+        self._roots: dict[Path, _RunRoot] = {}  # the run thread's
+        self._runs: list[_Run] = []
+        self._changed: list[Path] = []
+        # Open documents: URI as pygls keys it -> path, and back.
+        self._paths: dict[str, Path] = {}
+        self._keys: dict[Path, str] = {}
+        # Diagnostics made from marks, by file: mark -> (line, encoding, diagnostic, JSON, columns…).
+        self._converted: dict[Path, dict[Mark, tuple]] = {}
+        self._json = default_converter()
+
+    def structure(self, value: Any, kind: type) -> Any:
+        """Typed command arguments from their JSON, or an InvalidParams error saying what is wrong."""
+        try:
+            return self._json.structure(value, kind)
+        except Exception as error:  # cattrs groups the validators' errors
+            causes = getattr(error, "exceptions", None) or [error]
+            raise JsonRpcInvalidParams(f"{kind.__name__}: " + "; ".join(str(cause) for cause in causes)) from None
+
+    # -------------------------------------------------- documents (loop thread)
+
+    def _document(self, path: Path) -> Any:
+        key = self._keys.get(path)
+        return self.server.workspace.text_documents.get(key) if key is not None else None
+
+    @staticmethod
+    def _line_text(document: Any) -> Callable[[int], str]:
+        if hasattr(document, "line_text"):
+            return document.line_text
+        lines = document.lines
+        return lambda line: lines[line].rstrip("\r\n") if 0 <= line < len(lines) else ""
+
+    def opened(self, uri: str) -> None:
+        path = path_of(uri)
+        if path is None:
+            return
+        key = unquote(uri)
+        self._paths[key] = path
+        self._keys[path] = key
+        marks = self.marks.get(path)
+        document = self._document(path)
+        if marks and document is not None:
+            marks.verify(self._line_text(document))  # the editor's text may not be the one the run read
+
+    def closed(self, uri: str) -> None:
+        path = self._paths.pop(unquote(uri), None)
+        if path is None:
+            return
+        self._keys.pop(path, None)
+        marks = self.marks.get(path)
+        if marks:
+            # The disk's text counts again: keep only results that read the same there.
+            try:
+                text = path.read_text(encoding="utf-8-sig", errors="replace")
+            except OSError:
+                text = ""
+            marks.verify(_lines_of(text))
+
+    def edited(self, params: types.DidChangeTextDocumentParams) -> None:
+        """An open document changed: move its results with their lines (cheap when it has none)."""
+        path = self._paths.get(unquote(params.text_document.uri))
+        if path is None:
+            return
+        marks = self.marks.get(path)
+        journals = [run.journal[path] for run in self._runs if path in run.journal]
+        if not marks and not journals:
+            return
+        for change in params.content_changes:
+            if isinstance(change, types.TextDocumentContentChangePartial):
+                start, end = change.range.start, change.range.end
+                op: tuple = (start.line, start.character, end.line, end.character, change.text)
+            else:
+                op = (None,)
+            if marks:
+                _apply(marks, op)
+            for journal in journals:
+                journal.append(op)
+        document = self._document(path)
+        if marks and document is not None:
+            marks.settle(self._line_text(document))
+
+    def files_changed(self, paths: list[Path]) -> None:
+        """Files changed on disk: results in files that are not open no longer match them."""
+        self._changed.extend(paths)
+        for path in paths:
+            if path not in self._keys and self.marks.pop(path, None) is not None:
+                self._converted.pop(path, None)
+
+    # -------------------------------------------------- publishing (the session's `extra`)
+
+    def decorate(self, path: Path, file: FileDiagnostics) -> FileDiagnostics:
+        """A file's findings with its run results after them."""
+        marks = self.marks.get(path)
+        if not marks:
+            self._converted.pop(path, None)
+            return file
+        document = self._document(path)
+        line_text = self._line_text(document) if document is not None else None
+        encoding = encoding_name(self.server.workspace.position_encoding)
+        overrides = self.server.session.settings.severity
+        before = self._converted.get(path, {})
+        now: dict[Mark, tuple] = {}
+        diagnostics: list[types.Diagnostic] = []
+        as_json: list[str] = []
+        stale: set[Mark] = set()
+        for line, mark in marks.shown(RESULT_DIAGNOSTICS):
+            if line_text is not None and line_text(line) != mark.text:
+                stale.add(mark)  # a safety net: edits should have dropped it already
+                continue
+            # The `severity` setting applies to results as to findings ("off" hides them).
+            severity = overrides.get(mark.code, mark.severity) if mark.code is not None else None
+            if severity == OFF:
+                continue
+            entry = before.get(mark)
+            if entry is None or entry[0] != line or entry[1] != encoding or entry[4][2] != severity:
+                entry = self._diagnostic(mark, line, encoding, severity, entry)
+            now[mark] = entry
+            diagnostics.append(entry[2])
+            as_json.append(entry[3])
+        self._converted[path] = now
+        if stale:
+            marks.remove(lambda _, mark: mark in stale)
+        if not diagnostics:
+            return file
+        combined = file.json + as_json if len(file.json) == len(file.diagnostics) else []
+        return FileDiagnostics(file.uri, file.version, file.diagnostics + diagnostics, file.root, combined)
+
+    @staticmethod
+    def _diagnostic(mark: Mark, line: int, encoding: str, severity: Any, before: tuple | None) -> tuple:
+        """A mark's diagnostic on ``line``, and its JSON: what does not depend on the
+        line is kept from ``before`` (a mark that moved reads the same)."""
+        if before is not None and before[1] == encoding and before[4][2] == severity:
+            start, end, _, tail = before[4]
+        else:
+            start = client_column(mark.text, mark.start, encoding)
+            end = client_column(mark.text, mark.end, encoding)
+            tail = (
+                f'"message": {json.dumps(mark.message)}, "severity": {int(severity) if severity else "null"}, '
+                f'"code": {json.dumps(mark.code)}, "source": "{SOURCE}"}}'
+            )
+        diagnostic = types.Diagnostic(
+            range=types.Range(start=types.Position(line=line, character=start), end=types.Position(line=line, character=end)),
+            message=mark.message,
+            severity=types.DiagnosticSeverity(int(severity)) if severity else None,
+            code=mark.code,
+            source=SOURCE,
+        )
+        # Written as pygls would write it, without converting the diagnostic again.
+        as_json = (
+            f'{{"range": {{"start": {{"line": {line}, "character": {start}}}, "end": {{"line": {line}, "character": {end}}}}}, '
+            + tail
+        )
+        return (line, encoding, diagnostic, as_json, (start, end, severity, tail))
+
+    def _republish(self, paths: set[Path]) -> None:
+        try:
+            self.server.session.republish(sorted(paths))
+        except Exception:  # results not shown must not fail the run
+            log.exception("publishing run results failed")
+        self.refresh_lenses()
+
+    def refresh_lenses(self) -> None:
+        capabilities = self.server.client_capabilities
+        workspace = capabilities.workspace if capabilities else None
+        if workspace is not None and workspace.code_lens is not None and workspace.code_lens.refresh_support:
+            try:
+                self.server.workspace_code_lens_refresh(None)
+            except Exception:
+                log.warning("workspace/codeLens/refresh failed", exc_info=True)
+
+    # -------------------------------------------------- reading results (loop thread)
+
+    def marks_at(self, path: Path, line: int) -> list[Mark]:
+        marks = self.marks.get(path)
+        return marks.at(line) if marks else []
+
+    def hover(self, path: Path, line: int) -> str | None:
+        runs = [mark.run for mark in self.marks_at(path, line) if mark.run is not None]
+        return "\n\n---\n\n".join(hover_markdown(run) for run in runs) if runs else None
+
+    # -------------------------------------------------- cancelling
+
+    def cancel_request(self, request_id: Any) -> None:
+        for run in self._runs:
+            if run.request_id == request_id:
+                run.cancel.set()
+
+    def cancel_progress(self, token: types.ProgressToken) -> None:
+        for run in self._runs:
+            if run.token == token:
+                run.cancel.set()
+
+    def settings_changed(self) -> None:
+        """New settings (trust, timeout, limits): targets are opened anew by the next run."""
+        self._worker.submit(self._close_stale, self.server.session.settings)
+
+    def _close_stale(self, settings: Settings) -> None:
+        for root, state in list(self._roots.items()):
+            if state.settings != settings:
+                state.pool.close()
+                del self._roots[root]
+
+    async def shutdown(self) -> None:
+        """Stop the runs (waiting a moment for them to end, so no request is left
+        open), then the targets' processes."""
+        for run in self._runs:
+            run.cancel.set()
+        waiting = [asyncio.ensure_future(run.done.wait()) for run in self._runs]
+        if waiting:
+            await asyncio.wait(waiting, timeout=SHUTDOWN_WAIT_S)
+        self._worker.submit(self._close_all)
+        self._worker.stop()
+
+    def _close_all(self) -> None:
+        for state in self._roots.values():
+            state.pool.close()
+        self._roots.clear()
+
+    # -------------------------------------------------- clearing
+
+    def clear(self, uri: str | None) -> dict[str, Any]:
+        if uri is None:
+            paths = set(self.marks)
+            self.marks.clear()
+        else:
+            path = path_of(uri)
+            marks = self.marks.get(path) if path is not None else None
+            suites = {mark.suite for _, mark in marks} if marks else set()
+            paths = set()
+            for other, held in list(self.marks.items()):
+                if other == path or held.remove(lambda _, mark: mark.suite in suites):
+                    paths.add(other)
+            if path is not None:
+                self.marks.pop(path, None)
+        for path in [path for path, held in self.marks.items() if not len(held)]:
+            del self.marks[path]
+        self._republish(paths)
+        return {"cleared": len(paths)}
+
+    # -------------------------------------------------- running
+
+    async def run(self, request: RunRequest) -> dict[str, Any]:
+        """Run what ``request`` asks for; answer a summary of each suite run."""
+        ls = self.server
+        session = ls.session
+        folders = session.folders()
+        root = session.checker.root_of(request.path, folders)
+        run = _Run(ls.protocol.msg_id)
+        # The editor's text of every open document under the root, as of now.
+        documents: dict[Path, str] = {}
+        for key, document in ls.workspace.text_documents.items():
+            path = self._paths.get(key) or path_of(key)
+            if path is not None and (path == root or root in path.parents):
+                documents[path] = document.source
+                run.journal[path] = []
+        changed, self._changed = self._changed, []
+        settings = session.settings
+        loop = asyncio.get_running_loop()
+        self._runs.append(run)
+        try:
+            if request.command == RUN_SUITE:
+                await self._begin_progress(run, f"rag-lsp: running {request.suite or 'suites'}")
+            future = self._worker.submit(
+                self._job, root, request, documents, changed, settings, run.cancel, self._progress(loop, run)
+            )
+            try:
+                outcome: _Outcome = await asyncio.wrap_future(future)
+            except asyncio.CancelledError:
+                run.cancel.set()
+                raise
+            self._install(run, outcome)
+            for kind, message in outcome.messages:
+                ls.window_show_message(types.ShowMessageParams(type=kind, message=message))
+            answer: dict[str, Any] = {"suites": outcome.suites}
+            if outcome.note is not None:
+                answer["message"] = outcome.note
+            self._end_progress(run, outcome)
+            return answer
+        finally:
+            self._runs.remove(run)
+            self._end_progress(run, None)
+            run.done.set()
+
+    def _install(self, run: _Run, outcome: _Outcome) -> None:
+        """Put a run's marks in place: replayed through the edits made meanwhile,
+        replacing what they supersede, then published."""
+        touched: set[Path] = set()
+        for placed in outcome.placed:
+            fresh = LineMarks()
+            fresh.add(placed.marks)
+            journal = run.journal.get(placed.path, ())
+            for op in journal:
+                _apply(fresh, op)
+            document = self._document(placed.path)
+            if document is not None:
+                fresh.verify(self._line_text(document))
+            new = list(fresh)
+            lines = {line for line, _ in new}
+            key = placed.key
+            if placed.whole:
+
+                def replaces(line: int, mark: Mark, key: str = key) -> bool:
+                    return mark.suite == key
+
+            else:
+
+                def replaces(line: int, mark: Mark, key: str = key, lines: set[int] = lines) -> bool:
+                    return mark.suite == key and mark.scope == CASE and line in lines
+
+            held = self.marks.setdefault(placed.path, LineMarks())
+            held.add(new, replaces)
+            if not len(held):
+                del self.marks[placed.path]
+            touched.add(placed.path)
+        if touched:
+            self._republish(touched)
+
+    # -------------------------------------------------- progress
+
+    async def _begin_progress(self, run: _Run, title: str) -> None:
+        capabilities = self.server.client_capabilities
+        if not (capabilities.window and capabilities.window.work_done_progress):
+            return
+        token = f"rag-lsp/run/{uuid.uuid4()}"
+        try:
+            await self.server.work_done_progress.create_async(token)
+        except Exception:
+            log.warning("the client refused a progress token", exc_info=True)
+            return
+        run.token = token
+        run.percent = 0
+        self.server.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=True, percentage=0))
+
+    def _progress(self, loop: asyncio.AbstractEventLoop, run: _Run) -> Callable[[str, int, int], None]:
+        def report(suite: str, done: int, total: int) -> None:
+            loop.call_soon_threadsafe(self._report, run, suite, done, total)
+
+        return report
+
+    def _report(self, run: _Run, suite: str, done: int, total: int) -> None:
+        if run.token is None or run.ended:
+            return
+        percent = min(100, done * 100 // total) if total else 100
+        if percent == run.percent and done != total:
+            return
+        run.percent = percent
+        self.server.work_done_progress.report(
+            run.token, types.WorkDoneProgressReport(message=f"{suite}: {done}/{total} cases", percentage=percent)
+        )
+
+    def _end_progress(self, run: _Run, outcome: _Outcome | None) -> None:
+        if run.token is None or run.ended:
+            return
+        run.ended = True
+        if outcome is None:
+            message = "stopped"
+        elif run.cancel.is_set():
+            message = "cancelled"
+        else:
+            verdicts = [
+                "not run" if s["error"] else "cancelled" if s["cancelled"] else "broken" if s["broken"] else "passed" if s["passed"] else "failed"
+                for s in outcome.suites
+            ]
+            message = ", ".join(f"{s['id']} {verdict}" for s, verdict in zip(outcome.suites, verdicts)) or "nothing ran"
+        self.server.work_done_progress.end(run.token, types.WorkDoneProgressEnd(message=message))
+
+    # -------------------------------------------------- the job (run thread)
+
+    def _job(
+        self,
+        root: Path,
+        request: RunRequest,
+        documents: dict[Path, str],
+        changed: list[Path],
+        settings: Settings,
+        cancel: threading.Event,
+        progress: Callable[[str, int, int], None],
+    ) -> _Outcome:
+        for other_root, state in list(self._roots.items()):
+            if state.settings != settings:
+                state.pool.close()
+                del self._roots[other_root]
+            elif other_root != root:
+                state.forget(changed)
+        state = self._roots.get(root)
+        if state is None:
+            state = self._roots[root] = _RunRoot(root, settings)
+        workspace = state.sync(documents, changed)
+        outcome = _Outcome()
+        relative = document_relative(workspace, request.path)
+        kind = workspace.kind_of(relative)
+        indexed = indexed_suites(workspace)
+        if request.command == RUN_CASE:
+            if kind != DATASET_FILE:
+                return _note(outcome, f"{relative} is not a dataset: Run case runs a dataset line")
+            chosen = [(s, i) for s, i in indexed if s.dataset == relative and (request.suite is None or s.id == request.suite)]
+            if not chosen:
+                named = f"suite {request.suite!r}" if request.suite else "any suite"
+                return _note(outcome, f"{relative} is not the dataset of {named}: name it as a suite's `dataset` to run its cases")
+        elif kind == SUITE_FILE:
+            own = [(s, i) for s, i in indexed if s.file == relative]
+            if request.suite is not None:
+                chosen = [(s, i) for s, i in own if s.id == request.suite]
+            elif request.line is not None:
+                parsed = workspace.parsed_yaml(relative)
+                above = [(s, i) for s, i in own if parsed is not None and parsed.lines.position(s.node.start).line <= request.line]
+                chosen = above[-1:] or own[:1]
+            else:
+                chosen = own
+            if not chosen:
+                return _note(outcome, f"{relative} has no suite {request.suite!r}" if request.suite else f"{relative} has no suite to run")
+        elif kind == DATASET_FILE:
+            chosen = [(s, i) for s, i in indexed if s.dataset == relative and (request.suite is None or s.id == request.suite)]
+            if not chosen:
+                return _note(outcome, f"no suite reads {relative}")
+        else:
+            return _note(outcome, f"{relative} is neither a suite file nor a dataset")
+
+        runner = Runner(workspace, allow_exec=settings.trusted, exec_refusal=UNTRUSTED, pool=state.pool)
+        texts: dict[str, Callable[[int], str]] = {}
+
+        def line_text_of(file: str) -> Callable[[int], str]:
+            if file not in texts:
+                source = workspace.read(file)
+                texts[file] = _lines_of(source.text if source is not None else "")
+            return texts[file]
+
+        for suite, index in chosen:
+            if cancel.is_set():
+                break
+            key = suite_key(suite, index)
+            name = suite.id or "?"
+            if request.command == RUN_CASE:
+                self._run_case(outcome, runner, suite, key, request, line_text_of, workspace, cancel)
+                continue
+
+            def report(done: int, total: int, name: str = name) -> None:
+                progress(name, done, total)
+
+            try:
+                result = runner.run_suite(suite, cancel=cancel, progress=report)
+            except Exception as error:  # noqa: BLE001 - one suite failing must not stop the others
+                log.exception("running suite %s failed", name)
+                outcome.messages.append((types.MessageType.Error, f"rag-lsp: running suite {name!r} failed: {error}"))
+                continue
+            outcome.suites.append(_summary(result))
+            suite_path = workspace.absolute(suite.file)
+            parsed = workspace.parsed_yaml(suite.file)
+            if parsed is not None:
+                outcome.placed.append(_Placed(suite_path, suite_marks(result, suite, key, parsed.lines), key, True))
+            if suite.dataset is not None and result.error is None:
+                dataset_lines = line_text_of(suite.dataset)
+                outcome.placed.append(
+                    _Placed(workspace.absolute(suite.dataset), case_marks(result, suite, key, dataset_lines), key, True)
+                )
+            _tell(outcome, result, name)
+        return outcome
+
+    def _run_case(self, outcome, runner, suite: SuiteInfo, key: str, request: RunRequest, line_text_of, workspace, cancel) -> None:
+        assert suite.dataset is not None and request.line is not None
+        line = request.line
+        line_text = line_text_of(suite.dataset)
+        name = suite.id or "?"
+        gdi = bool(suite.metrics) and not suite.engines
+        if not line_text(line).strip():
+            _note(outcome, f"line {line + 1} of {suite.dataset} is blank: there is no case to run")
+            return
+        case_id = case_id_of(line_text(line), gdi) or f"line {line + 1}"
+        try:
+            result = runner.run_suite(suite, case_ids=[case_id], cancel=cancel)
+        except CaseNotFound:
+            _note(outcome, f"suite {name!r} has no case {case_id!r} on line {line + 1}")
+            return
+        except Exception as error:  # noqa: BLE001
+            log.exception("running a case of %s failed", name)
+            outcome.messages.append((types.MessageType.Error, f"rag-lsp: running {case_id!r} of {name!r} failed: {error}"))
+            return
+        outcome.suites.append(_summary(result))
+        path = workspace.absolute(suite.dataset)
+        if result.error is not None:
+            marks = refusal_marks(result, key, line_text, [line], gdi)
+        else:
+            marks = case_marks(result, suite, key, line_text, [line])
+        outcome.placed.append(_Placed(path, marks, key, False))
+        _tell(outcome, result, name)
+
+
+def indexed_suites(workspace: Workspace) -> list[tuple[SuiteInfo, int]]:
+    """Every suite with its place in its file (what names a suite without an id)."""
+    counts: dict[str, int] = {}
+    indexed = []
+    for suite in workspace.suites():
+        index = counts.get(suite.file, 0)
+        counts[suite.file] = index + 1
+        indexed.append((suite, index))
+    return indexed
+
+
+def _note(outcome: _Outcome, text: str) -> _Outcome:
+    outcome.note = text
+    outcome.messages.append((types.MessageType.Warning, f"rag-lsp: {text}"))
+    return outcome
+
+
+def _tell(outcome: _Outcome, result: SuiteResult, name: str) -> None:
+    if result.error is not None:
+        kind = types.MessageType.Error if "(RAG405)" in result.error else types.MessageType.Warning
+        error = result.error.removeprefix("not run: ")
+        outcome.messages.append((kind, f"rag-lsp: suite {name!r} was not run: {error}"))
+    elif result.cancelled:
+        outcome.messages.append(
+            (types.MessageType.Info, f"rag-lsp: the run of {name!r} was cancelled after {len(result.cases)} case(s)")
+        )
