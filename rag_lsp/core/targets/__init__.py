@@ -20,6 +20,7 @@ and ``recorded`` read only workspace files.
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Iterator, Literal, Sequence
 
@@ -117,7 +118,7 @@ def excerpt(data: bytes | str, limit: int = 120) -> str:
     return f"it starts {shown!r}" + (" …" if len(text) > limit else "")
 
 
-class Target:
+class Target(ABC):
     """One configured target. Subclasses implement :meth:`answer`."""
 
     kind = ""
@@ -132,8 +133,9 @@ class Target:
     def id(self) -> str:
         return self.info.id
 
+    @abstractmethod
     def answer(self, request: Request) -> Answer:
-        raise NotImplementedError
+        """The target's answer to one case's request; raises TargetError."""
 
     def answer_many(
         self,
