@@ -1,25 +1,37 @@
 """``rag-lsp run``: suites through their targets and the scorer, for CI.
 
     rag-lsp run [PATH ...] [--suite ID] [--case ID] [--format text|json|junit] [--no-exec]
+                [--k 1,3,5,10] [--record FILE]
+                [--baseline RUN.json [--fail-on-regression] [--tolerance T] [--compare-json FILE]]
+                [--summary-md FILE]
 
 PATHs are folders (the suites in suite files under them), suite files (their
 suites) or datasets (the suites that use them); the default is the workspace of
 the current folder. Exit 0 when every suite passed, 1 when a threshold failed, a
-case is broken, a target failed or a suite could not run, 2 on usage or internal
-errors. The run is explicit, so ``command`` and ``http`` targets run;
-``--no-exec`` refuses them (those suites fail with RAG405).
+case is broken, a target failed or a suite could not run (or, with
+``--fail-on-regression``, a suite mean regressed against the baseline), 2 on
+usage or internal errors (a baseline that is not a run report included). The run
+is explicit, so ``command`` and ``http`` targets run; ``--no-exec`` refuses them
+(those suites fail with RAG405).
+
+* ``--k 1,3,5,10``: each case is asked once and scored at every k as well.
+* ``--record FILE``: every answer the targets gave, as a ``recorded`` target's file.
+* ``--baseline RUN.json``: a previous ``--format json`` report; prints what moved.
+* ``--summary-md FILE``: a Markdown summary appended to FILE ($GITHUB_STEP_SUMMARY).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import math
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..core.recording import Recordings
 from ..core.runner import CaseNotFound, Runner, SuiteResult
 from ..core.workspace import DATASET_FILE, SUITE_FILE, SuiteInfo, Workspace, find_root
 from . import EXIT_FINDINGS, EXIT_OK, UsageError
@@ -36,7 +48,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="run suites through their targets and compare with their thresholds",
         description="Run suites through their targets, print each case's figures and the suite means against "
         "the thresholds. PATHs are folders, suite files or datasets (default: the workspace of the current "
-        "folder). Exit 0 when every suite passed, 1 when a threshold failed or a case is broken, 2 on usage errors.",
+        "folder). Exit 0 when every suite passed, 1 when a threshold failed or a case is broken (or, with "
+        "--fail-on-regression, a mean regressed against the baseline), 2 on usage errors.",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="folders, suite files or datasets")
     parser.add_argument("--suite", action="append", metavar="ID", help="run only this suite (repeatable)")
@@ -47,7 +60,65 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="do not run command targets or call http targets (their suites fail with RAG405)",
     )
+    parser.add_argument(
+        "--k",
+        metavar="K,K,...",
+        help="also score every case at each of these k (e.g. 1,3,5,10) from the same answers: one retrieval per case; "
+        "thresholds still apply at the suite's own k",
+    )
+    parser.add_argument(
+        "--record",
+        metavar="FILE",
+        help="write every answer the targets gave to FILE, one {\"id\", \"hits\", \"mode\"} line per case "
+        "(a `recorded` target replays it); {target} or {suite} in FILE give a file per target or suite",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="RUN.json",
+        help="compare with a previous `rag-lsp run --format json` report: the means that moved, "
+        "the cases that got better or worse, the cases added or removed",
+    )
+    parser.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="with --baseline: exit 1 when a suite mean moved the wrong way by more than --tolerance",
+    )
+    parser.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.0,
+        metavar="T",
+        help="with --baseline: how far a mean may drop before it counts as a regression (default 0)",
+    )
+    parser.add_argument(
+        "--compare-json", metavar="FILE", help="with --baseline: write the comparison as JSON to FILE"
+    )
+    parser.add_argument(
+        "--summary-md",
+        metavar="FILE",
+        help="append a Markdown summary of the run (and of the comparison) to FILE, e.g. $GITHUB_STEP_SUMMARY",
+    )
     parser.set_defaults(handler=run_command)
+
+
+def parse_ks(text: str | None) -> tuple[int, ...]:
+    """``"1,3,5,10"`` -> (1, 3, 5, 10); UsageError for anything but integers >= 1."""
+    if text is None:
+        return ()
+    ks: set[int] = set()
+    for part in text.replace(" ", "").split(","):
+        if not part:
+            continue
+        try:
+            k = int(part)
+        except ValueError:
+            raise UsageError(f"--k {text!r}: {part!r} is not an integer; give k values like 1,3,5,10") from None
+        if k < 1:
+            raise UsageError(f"--k {text!r}: k must be at least 1, not {k}")
+        ks.add(k)
+    if not ks:
+        raise UsageError("--k needs at least one k, e.g. --k 1,3,5,10")
+    return tuple(sorted(ks))
 
 
 @dataclass
@@ -66,8 +137,18 @@ def run_command(arguments: argparse.Namespace) -> int:
     # A one-shot process building many small acyclic objects: the cycle collector
     # would only re-scan them.
     gc.disable()
+    ks = parse_ks(arguments.k)
+    baseline = _read_baseline(arguments)
     selected = select([Path(path) for path in arguments.paths] or [Path.cwd()], arguments.suite)
-    run = execute(selected, arguments.case, no_exec=arguments.no_exec, show_progress=arguments.format == "text" or None)
+    recordings = Recordings(arguments.record) if arguments.record else None
+    run = execute(
+        selected,
+        arguments.case,
+        no_exec=arguments.no_exec,
+        show_progress=arguments.format == "text" or None,
+        ks=ks,
+        recordings=recordings,
+    )
     from . import run_formats
 
     output = run_formats.FORMATS[arguments.format](run)
@@ -76,6 +157,89 @@ def run_command(arguments: argparse.Namespace) -> int:
         for _, result in run.results:
             if result.error:
                 print(f"rag-lsp: suite {result.id}: {result.error}", file=sys.stderr)
+    comparison = None
+    if baseline is not None:
+        from ..core.compare import compare_run
+
+        comparison = compare_run(
+            baseline,
+            [result for _, result in run.results],
+            tolerance=arguments.tolerance,
+            direction=_direction(run),
+            name=arguments.baseline,
+            case_ids=arguments.case,
+        )
+    _write_stdout(output)
+    if comparison is not None:
+        from . import compare_formats
+
+        # The comparison follows the text report; beside a json or junit report on
+        # stdout (kept parseable), it goes to stderr for people reading the log.
+        text = compare_formats.format_text(comparison, sys.stdout if arguments.format == "text" else sys.stderr)
+        if arguments.format == "text":
+            _write_stdout("\n" + text)
+        else:
+            sys.stderr.write(text)
+    if recordings is not None:
+        for note in recordings.notes():
+            print(f"rag-lsp: {note}", file=sys.stderr)
+    if comparison is not None and arguments.compare_json:
+        import orjson
+
+        from ..core.compare import report_json
+
+        report = orjson.dumps(report_json(comparison), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        _write_file(arguments.compare_json, report, "--compare-json")
+    if arguments.summary_md:
+        from . import compare_formats
+
+        summary = compare_formats.format_markdown(run, comparison).encode("utf-8")
+        _write_file(arguments.summary_md, summary, "--summary-md", append=True)
+    if not run.passed:
+        return EXIT_FINDINGS
+    if comparison is not None and arguments.fail_on_regression and comparison.regressed:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _read_baseline(arguments: argparse.Namespace):
+    """The baseline report, read before the run (a bad one is a usage error, exit 2)."""
+    if arguments.baseline is None:
+        for flag, given in (
+            ("--fail-on-regression", arguments.fail_on_regression),
+            ("--tolerance", arguments.tolerance != 0.0),
+            ("--compare-json", arguments.compare_json is not None),
+        ):
+            if given:
+                raise UsageError(f"{flag} compares with a baseline: give one with --baseline RUN.json")
+        return None
+    if not math.isfinite(arguments.tolerance) or arguments.tolerance < 0:
+        raise UsageError(f"--tolerance must be a number of at least 0, not {arguments.tolerance:g}")
+    from ..core.compare import BaselineError, load_baseline
+
+    try:
+        return load_baseline(Path(arguments.baseline))
+    except BaselineError as error:
+        raise UsageError(str(error)) from None
+
+
+def _direction(run: Run):
+    """Each metric's direction from the manifests of the run's workspaces."""
+    from ..core.compare import COUNTER, default_direction, direction_from
+
+    known = [direction_from(workspace.manifests()) for workspace in {id(w): w for w, _ in run.results}.values()]
+
+    def direction(metric: str) -> str:
+        found = [of(metric) for of in known]
+        # A metric any workspace counts as a counter is one; else the first's say.
+        if COUNTER in found:
+            return COUNTER
+        return found[0] if found else default_direction(metric)
+
+    return direction
+
+
+def _write_stdout(output: str | bytes) -> None:
     data = output if isinstance(output, bytes) else output.encode("utf-8")
     out = getattr(sys.stdout, "buffer", None)
     if out is not None:
@@ -84,7 +248,17 @@ def run_command(arguments: argparse.Namespace) -> int:
         out.flush()
     else:
         sys.stdout.write(data.decode("utf-8"))
-    return EXIT_OK if run.passed else EXIT_FINDINGS
+
+
+def _write_file(name: str, data: bytes, flag: str, append: bool = False) -> None:
+    path = Path(name)
+    try:
+        if path.parent != Path("."):
+            path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "ab" if append else "wb") as file:
+            file.write(data)
+    except OSError as error:
+        raise UsageError(f"{flag} {name}: cannot write: {error.strerror or error}") from None
 
 
 def select(paths: list[Path], suite_ids: list[str] | None) -> list[tuple[Workspace, SuiteInfo]]:
@@ -130,8 +304,14 @@ def execute(
     *,
     no_exec: bool = False,
     show_progress: bool | None = None,
+    ks: tuple[int, ...] = (),
+    recordings: Recordings | None = None,
 ) -> Run:
-    """Run the selected suites; the CLI's run is explicit, so it may execute targets."""
+    """Run the selected suites; the CLI's run is explicit, so it may execute targets.
+
+    ``ks`` sweeps k (every case also scored at each); ``recordings`` receive every
+    answer the targets give, and are written when the run ends (thrown away when
+    it fails with an error)."""
     run = Run()
     started = time.perf_counter()
     runners: dict[Path, Runner] = {}
@@ -150,7 +330,11 @@ def execute(
                 )
             callback = progress.callback(suite.id or "?") if progress is not None else None
             try:
-                result = runner.run_suite(suite, case_ids=case_ids, progress=callback)
+                record = recordings.for_suite(suite.id, suite.target) if recordings is not None and suite.target else None
+            except OSError as error:
+                raise UsageError(f"--record {recordings.pattern}: cannot write: {error.strerror or error}") from None
+            try:
+                result = runner.run_suite(suite, case_ids=case_ids, progress=callback, ks=ks, record=record)
             except CaseNotFound:
                 continue
             finally:
@@ -158,14 +342,23 @@ def execute(
                     progress.finish()
             found_cases.update(case.id for case in result.cases)
             run.results.append((workspace, result))
+        if case_ids:
+            missing = [case_id for case_id in case_ids if case_id not in found_cases]
+            if missing:
+                suites = ", ".join(suite.id or "?" for _, suite in selected)
+                raise UsageError(f"no case {', '.join(map(repr, missing))} in the suites run ({suites})")
+    except BaseException:
+        if recordings is not None:
+            recordings.close(keep=False)
+        raise
     finally:
         for runner in runners.values():
             runner.close()
-    if case_ids:
-        missing = [case_id for case_id in case_ids if case_id not in found_cases]
-        if missing:
-            suites = ", ".join(suite.id or "?" for _, suite in selected)
-            raise UsageError(f"no case {', '.join(map(repr, missing))} in the suites run ({suites})")
+    if recordings is not None:
+        try:
+            recordings.close()
+        except OSError as error:
+            raise UsageError(f"--record {recordings.pattern}: cannot write: {error.strerror or error}") from None
     run.seconds = time.perf_counter() - started
     return run
 

@@ -4,9 +4,14 @@
   was missed) and its means against its thresholds, coloured on a terminal (rich;
   ``NO_COLOR`` is honoured). A suite of more than 50 cases lists its 50 weakest
   (broken first, then by recall and MRR); ``--format json`` lists every case.
-* ``json``: exactly SPEC §6: ``{"suites": [{"id", "passed", "broken", "aggregates",
+* ``json``: SPEC §6's keys: ``{"suites": [{"id", "passed", "broken", "aggregates",
   "thresholds": [{"metric", "threshold", "value", "passed"}], "cases": [{"id",
-  "scores", "broken", "missed", "first_relevant_rank", "mode"}]}]}``.
+  "scores", "broken", "missed", "first_relevant_rank", "mode"}]}]}``, and beside
+  them: per suite ``error`` (why it was not run, or null); per case ``ranks``
+  (each expected value that came back -> the rank of its first hit within k, what
+  ``--baseline`` needs to name a lost hit and the rank it had); with ``--k``,
+  ``at_k`` per suite (``{"5": {metric: mean}}``) and per case (``{"5": {metric:
+  value} | null}``, written on one line).
 * ``junit``: JUnit XML for CI test reports: a test suite per suite, a test case
   per case (a failure when it is broken or its target failed), a test case per
   threshold (a failure when it is not met), and one for a suite that did not run.
@@ -33,7 +38,7 @@ TABLE_ROWS = 50
 
 
 def suite_json(result: SuiteResult) -> dict:
-    return {
+    document = {
         "id": result.id,
         "passed": result.passed,
         "broken": result.broken,
@@ -41,7 +46,25 @@ def suite_json(result: SuiteResult) -> dict:
         "thresholds": [
             {"metric": t.metric, "threshold": t.threshold, "value": t.value, "passed": t.passed} for t in result.thresholds
         ],
-        "cases": [
+        "error": result.error,
+    }
+    if result.ks:
+        document["at_k"] = {str(k): means for k, means in result.at_k.items()}
+        # Cases with the same figures share one `at_k` (see the runner): each is
+        # written once, on one line, and placed as it is beside every case that
+        # has it (a 100k-case sweep would otherwise be mostly indentation).
+        converted: dict[int, orjson.Fragment] = {}
+
+        def at_k(case: CaseResult) -> orjson.Fragment | None:
+            at = case.at_k
+            if at is None:
+                return None
+            found = converted.get(id(at))
+            if found is None:
+                found = converted[id(at)] = orjson.Fragment(orjson.dumps({str(k): scores for k, scores in at.items()}))
+            return found
+
+        document["cases"] = [
             {
                 "id": case.id,
                 "scores": case.scores,
@@ -49,10 +72,25 @@ def suite_json(result: SuiteResult) -> dict:
                 "missed": case.missed,  # a tuple: orjson writes it as a list
                 "first_relevant_rank": case.first_relevant_rank,
                 "mode": case.mode,
+                "ranks": case.ranks,
+                "at_k": at_k(case),
             }
             for case in result.cases
-        ],
-    }
+        ]
+        return document
+    document["cases"] = [
+        {
+            "id": case.id,
+            "scores": case.scores,
+            "broken": case.broken,
+            "missed": case.missed,
+            "first_relevant_rank": case.first_relevant_rank,
+            "mode": case.mode,
+            "ranks": case.ranks,
+        }
+        for case in result.cases
+    ]
+    return document
 
 
 def format_json(run: Run) -> bytes:
@@ -141,16 +179,20 @@ def _number(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
-def format_text(run: Run) -> str:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+def _at(case: CaseResult, k: int, metric: str) -> float | None:
+    scores = case.at_k.get(k) if case.at_k is not None else None
+    return scores.get(metric) if scores is not None else None
 
-    buffer = io.StringIO()
+
+def make_console(buffer: io.StringIO, stream=None):
+    """A rich console writing into ``buffer``, coloured when ``stream`` (stdout)
+    is a terminal and NO_COLOR is not set."""
     import sys
 
-    terminal = sys.stdout.isatty()
-    console = Console(
+    from rich.console import Console
+
+    terminal = (stream or sys.stdout).isatty()
+    return Console(
         file=buffer,
         force_terminal=terminal and "NO_COLOR" not in os.environ,
         no_color="NO_COLOR" in os.environ or not terminal,
@@ -159,6 +201,14 @@ def format_text(run: Run) -> str:
         highlight=False,
         soft_wrap=False,
     )
+
+
+def format_text(run: Run) -> str:
+    from rich.table import Table
+    from rich.text import Text
+
+    buffer = io.StringIO()
+    console = make_console(buffer)
     counts = {"passed": 0, "failed": 0, "broken": 0}
     total_cases = 0
     for _, result in run.results:
@@ -197,15 +247,20 @@ def format_text(run: Run) -> str:
         else:
             for name in ("recall", "precision", "MRR", "hit@1"):
                 table.add_column(name, justify="right")
+            # A sweep: the case's recall at each k (every figure at each k is in
+            # the means below and in --format json).
+            for k in result.ks:
+                table.add_column(f"recall@{k}", justify="right", style="cyan")
             table.add_column("missed", overflow="fold")
         for case in cases:
+            swept = [_number(_at(case, k, RECALL)) for k in result.ks] if not metric_suite else []
             if case.scores is None:
                 label = "target failed" if case.code == TARGET_FAILED else "broken"
                 reason = Text(f"{label}: {case.broken}", style="red")
                 if metric_suite:
                     table.add_row(case.id, Text("—", style="red"), reason)
                 else:
-                    table.add_row(case.id, *(Text("—", style="red") for _ in range(4)), reason)
+                    table.add_row(case.id, *(Text("—", style="red") for _ in range(4)), *swept, reason)
                 continue
             scores = case.scores
             if metric_suite:
@@ -219,7 +274,7 @@ def format_text(run: Run) -> str:
                 _number(scores.get(MRR)),
                 f"{scores.get(HIT_AT_1, 0):g}",
             ]
-            table.add_row(case.id, *cells, Text(", ".join(case.missed), style="yellow"))
+            table.add_row(case.id, *cells, *swept, Text(", ".join(case.missed), style="yellow"))
         if result.cases:
             console.print(table)
         if len(result.cases) > TABLE_ROWS:
@@ -252,21 +307,34 @@ def _print_means(console, result: SuiteResult) -> None:
     table.add_column("mean", justify="right")
     table.add_column("threshold", justify="right")
     table.add_column("")
+    # A sweep: a column of means per k (the thresholds hold at the suite's own k).
+    for k in result.ks:
+        table.add_column(f"@{k}", justify="right", style="cyan")
     for name in names:
         value = result.aggregates.get(name)
         threshold = thresholds.get(name)
+        swept = [_number(result.at_k.get(k, {}).get(name)) for k in result.ks]
         if threshold is None:
             note = Text("counter" if name == RETRIEVED else "", style="dim")
-            table.add_row(name, _number(value), "", note)
+            table.add_row(name, _number(value), "", note, *swept)
             continue
         bound = f"{threshold.comparison} {threshold.threshold:g}"
         if threshold.passed:
-            table.add_row(name, _number(value), bound, Text("✓ met", style="green"))
+            table.add_row(name, _number(value), bound, Text("✓ met", style="green"), *swept)
         else:
             why = "no scored case" if value is None else "✗ not met"
             red = "bold red"
-            table.add_row(Text(name, style=red), Text(_number(value), style=red), bound, Text(why, style=red))
+            table.add_row(Text(name, style=red), Text(_number(value), style=red), bound, Text(why, style=red), *swept)
     console.print(table)
+    if result.ks:
+        console.print(
+            Text(
+                f"  @k: the means over the first k hits of the same answers (k = {', '.join(map(str, result.ks))}); "
+                "thresholds are checked at the suite's own k",
+                style="dim",
+            ),
+            soft_wrap=True,
+        )
     scored = result.scored
     broken = len(result.cases) - scored
     note = f"  means over {scored:,} scored case{'s' if scored != 1 else ''}"

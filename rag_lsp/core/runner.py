@@ -44,10 +44,13 @@ from .scorer import (
     RETRIEVED,
     SEMANTIC,
     ThresholdResult,
+    aggregate,
+    carries_from,
+    figures_at_ks,
     score_case,
     score_suite,
 )
-from .targets import TRUSTED_KINDS, Hit, Request, TargetError, TargetPool
+from .targets import TRUSTED_KINDS, Answer, Hit, Request, TargetError, TargetPool
 from .workspace import SuiteInfo, Workspace, row_shape, gc_paused
 from .yamltree import TooLarge, to_python
 
@@ -60,6 +63,8 @@ BROKEN_CASE = "RAG401"
 TARGET_FAILED = "RAG405"
 
 Progress = Callable[[int, int], None]
+# Called with each answer a target gave (or its failure), by case id.
+Record = Callable[[str, "Answer | TargetError"], None]
 
 
 # Not frozen: a frozen dataclass sets each field through object.__setattr__,
@@ -90,6 +95,13 @@ class CaseResult:
     error: str | None = None
     # The Hit@K result of a gdi row (its explanation names the deciding pair).
     detail: Any = None
+    # Each expected value that came back -> the rank of its first hit within the
+    # first k (what a comparison with an earlier run needs to say which hit was
+    # lost, and from which rank); None when the case has no figures.
+    ranks: dict[str, int] | None = None
+    # A sweep (``run_suite(ks=...)``): k -> the case's figures at that k, or None
+    # where it has none at that k; None when the run swept no k.
+    at_k: dict[int, dict[str, float] | None] | None = None
 
     @property
     def scored(self) -> bool:
@@ -114,6 +126,10 @@ class SuiteResult:
     # The error findings that stopped it, when that is why.
     findings: tuple[Finding, ...] = ()
     cancelled: bool = False
+    # The k values of a sweep (ascending), and the suite's means at each; empty
+    # when the run swept no k. Thresholds are checked at the suite's own k only.
+    ks: tuple[int, ...] = ()
+    at_k: dict[int, dict[str, float]] = field(default_factory=dict)
 
     @property
     def broken(self) -> bool:
@@ -236,8 +252,17 @@ class Runner:
         case_ids: Collection[str] | None = None,
         cancel: threading.Event | None = None,
         progress: Progress | None = None,
+        ks: Iterable[int] | None = None,
+        record: Record | None = None,
     ) -> SuiteResult:
         """Run ``suite`` (only the cases in ``case_ids`` when given).
+
+        ``ks`` sweeps k: each case of a rag suite is asked of the target once and
+        also scored at each of these k (:attr:`CaseResult.at_k`,
+        :attr:`SuiteResult.at_k`); its own figures and the thresholds stay at the
+        suite's k. ``record`` is called with ``(case id, answer)`` for every
+        answer the target gives (a :class:`TargetError` when it failed), for
+        :class:`~.recording.Recorder`; recording does not change any figure.
 
         Raises :class:`CaseNotFound` when the dataset holds none of ``case_ids``
         (ids it does not hold are left out); every other problem is in the result.
@@ -248,8 +273,13 @@ class Runner:
         if refusal is not None:
             return self._refuse(result, refusal, thresholds)
         if suite.metrics and not suite.engines:
+            # A metric's k is part of its config: a sweep does not apply.
             return self._run_metric_suite(suite, result, thresholds, case_ids, cancel, progress)
-        return self._run_rag_suite(suite, result, thresholds, case_ids, cancel, progress)
+        sweep = tuple(sorted(set(ks))) if ks else ()
+        if any(type(k) is not int or k < 1 for k in sweep):
+            raise ValueError(f"k must be integers of at least 1, not {sweep!r}")
+        result.ks = sweep
+        return self._run_rag_suite(suite, result, thresholds, case_ids, cancel, progress, record)
 
     def _refuse(self, result: SuiteResult, reason: str, thresholds: dict[str, float]) -> SuiteResult:
         result.error = reason
@@ -294,6 +324,12 @@ class Runner:
         )
         result.aggregates = verdict.aggregates
         result.thresholds = verdict.thresholds
+        if result.ks:
+            # Means at each k over the cases scored at that k, as a run at that k
+            # would compute them.
+            swept = [case.at_k for case in result.cases if case.at_k is not None]
+            for k in result.ks:
+                result.at_k[k] = aggregate([at[k] for at in swept])[0]
         return result
 
     # -------------------------------------------------- rag suites
@@ -306,6 +342,7 @@ class Runner:
         case_ids: Collection[str] | None,
         cancel: threading.Event | None,
         progress: Progress | None,
+        record: Record | None = None,
     ) -> SuiteResult:
         info = self.workspace.targets().get(suite.target or "")
         if info is None:
@@ -324,13 +361,16 @@ class Runner:
         report = _Reporter(progress, len(planned))
         cases: list[CaseResult | None] = [None] * len(planned)
         requests: list[_Plan] = []
+        sweep = result.ks
+        # The figures at every k of a case that has none (one shared, read-only dict).
+        none_at = dict.fromkeys(sweep) if sweep else None
         # A recorded target replays by id; every other target reads the input.
         reads_input = target.kind != "recorded"
         for position, plan in enumerate(planned):
             if reads_input and plan.broken is None:
                 _decode_input(plan)
             if plan.broken is not None:
-                cases[position] = CaseResult(plan.case_id, plan.line, None, plan.broken, BROKEN_CASE)
+                cases[position] = CaseResult(plan.case_id, plan.line, None, plan.broken, BROKEN_CASE, at_k=none_at)
                 report.one()
             else:
                 plan.position = position
@@ -338,19 +378,32 @@ class Runner:
         match, k = suite.match, suite.k
         values_of = operator.attrgetter(match)
         keep = self.keep_hits
-        fields = None if keep else frozenset({match})
+        # A recording keeps every field of the hits, whatever the run reads.
+        fields = None if keep or record is not None else frozenset({match})
         every = report.every
         count = 0
+        # A sweep within the suite's k is read off each case's result (the ranks
+        # of its relevant hits are all it takes); one past it scores the hits once
+        # more, to the largest k. Cases with the same ranks share one read-only
+        # `at_k`: a 100k-case suite has a few thousand patterns.
+        top = sweep[-1] if sweep else 0
+        derive = k is None or k >= top
+        patterns: dict[tuple, dict[int, dict[str, float] | None]] = {}
         with gc_paused():
             answers = target.answer_many(requests, cancel, self.workspace.settings.run_concurrency, fields)
             # The loop runs once per case: names are bound locally, the scoring inlined.
             for count, (index, answer) in enumerate(answers, 1):
                 plan = requests[index]
+                if record is not None:
+                    record(plan.case_id, answer)
                 if type(answer) is TargetError:
-                    case = CaseResult(plan.case_id, plan.line, None, answer.message, TARGET_FAILED, error=answer.message)
+                    case = CaseResult(
+                        plan.case_id, plan.line, None, answer.message, TARGET_FAILED, error=answer.message, at_k=none_at
+                    )
                 else:
                     hits = answer.hits
-                    outcome = score_case(plan.expected, list(map(values_of, hits)), answer.mode, match, k)
+                    values = list(map(values_of, hits))
+                    outcome = score_case(plan.expected, values, answer.mode, match, k)
                     if outcome.scores is None:
                         case = CaseResult(
                             plan.case_id, plan.line, None, outcome.broken.message, BROKEN_CASE,
@@ -360,8 +413,24 @@ class Runner:
                         case = CaseResult(
                             plan.case_id, plan.line, outcome.scores, None, None, outcome.missed,
                             outcome.first_relevant_rank, answer.mode, tuple(hits) if keep else (),
-                            outcome.relevant_ranks, outcome.found, outcome.expected,
+                            outcome.relevant_ranks, outcome.found, outcome.expected, None, None, outcome.ranks,
                         )
+                    if sweep:
+                        full = outcome if derive else score_case(plan.expected, values, answer.mode, match, top)
+                        figures = full.scores
+                        if figures is None:
+                            case.at_k = none_at  # broken at the largest k, so at each
+                        else:
+                            key = (
+                                full.relevant_ranks, tuple(full.ranks.values()), figures[RETRIEVED], full.expected,
+                                figures[SEMANTIC], carries_from(values),
+                            )
+                            at = patterns.get(key)
+                            if at is None:
+                                at = patterns[key] = figures_at_ks(
+                                    key[0], key[1], int(key[2]), key[3], key[4], key[5], sweep
+                                )
+                            case.at_k = at
                 cases[plan.position] = case
                 if not count % every:
                     report.at(count)

@@ -25,7 +25,9 @@ suite.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from .manifests import HIGHER, LOWER, ManifestRegistry
@@ -78,6 +80,9 @@ class CaseScore:
     # Distinct expected values that came back, and how many were declared.
     found: int = 0
     expected: int = 0
+    # Each expected value that came back -> the 1-based rank of the first hit
+    # within the first k that carries it, in rank order (None when broken).
+    ranks: dict[str, int] | None = None
 
     @property
     def scored(self) -> bool:
@@ -120,9 +125,14 @@ def score_case(
             return CaseScore(None, _no_match_field(match, retrieved), (), None)
         missed = tuple(expected) if len(expected) == len(wanted) else tuple(dict.fromkeys(expected))
         scores = {RECALL: 0.0, PRECISION: 0.0, MRR: 0.0, HIT_AT_1: 0.0, RETRIEVED: float(retrieved), SEMANTIC: semantic}
-        return CaseScore(scores, None, missed, None, (), 0, len(wanted))
+        return CaseScore(scores, None, missed, None, (), 0, len(wanted), {})
     ranks = [rank for rank, value in enumerate(considered, 1) if value in wanted]
-    found = {considered[rank - 1] for rank in ranks}
+    # Each value found, at the rank of its first hit (a value may come back twice).
+    found: dict[str, int] = {}
+    for rank in ranks:
+        value = considered[rank - 1]
+        if value not in found:
+            found[value] = rank
     first = ranks[0]
     if len(found) == len(wanted):
         missed = ()
@@ -138,7 +148,91 @@ def score_case(
         RETRIEVED: float(retrieved),
         SEMANTIC: semantic,
     }
-    return CaseScore(scores, None, missed, first, tuple(ranks), len(found), len(wanted))
+    return CaseScore(scores, None, missed, first, tuple(ranks), len(found), len(wanted), found)
+
+
+def score_case_at(
+    expected: Sequence[str],
+    values: Sequence[str | None],
+    mode: str | None,
+    ks: Sequence[int],
+    match: str = "path",
+) -> dict[int, dict[str, float] | None]:
+    """The figures of one rag case at each of ``ks`` (ascending, distinct, >= 1),
+    from one list of hits: ``{k: scores, or None where the case is broken at k}``.
+
+    Each entry equals ``score_case(expected, values, mode, match, k).scores``
+    exactly: the case is scored once at the largest k, and each smaller k counts
+    the relevant hits at or above it (:func:`figures_at_ks`). A case can be broken
+    at a small k and scored at a larger one (its first hits carry no ``match``
+    field, a later one does).
+    """
+    full = score_case(expected, values, mode, match, ks[-1])
+    if full.scores is None:
+        # Broken at the largest k (nothing declared, or none of its hits carries
+        # the field): so at every smaller k.
+        return dict.fromkeys(ks)
+    return figures_at_ks(
+        full.relevant_ranks,
+        tuple(full.ranks.values()) if full.ranks else (),
+        int(full.scores[RETRIEVED]),
+        full.expected,
+        full.scores[SEMANTIC],
+        carries_from(values),
+        ks,
+    )
+
+
+def carries_from(values: Sequence[str | None]) -> int:
+    """The 1-based rank of the first hit that carries the field (1 when the first
+    does, or there are no hits; past the end when none does)."""
+    if not values or values[0] is not None:
+        return 1
+    for rank, value in enumerate(values, 1):
+        if value is not None:
+            return rank
+    return len(values) + 1
+
+
+def figures_at_ks(
+    relevant_ranks: Sequence[int],
+    first_ranks: Sequence[int],
+    retrieved: int,
+    expected: int,
+    semantic: float,
+    field_from: int,
+    ks: Sequence[int],
+) -> dict[int, dict[str, float] | None]:
+    """A scored case's figures at each k of ``ks``, from its result at a k at least
+    as large as every one of them: the ranks of its relevant hits, the rank of the
+    first hit of each distinct value found (both ascending), how many hits were
+    considered, how many distinct values were declared, its mode figure, and the
+    rank of the first hit that carries the ``match`` field.
+
+    The arithmetic is :func:`score_case`'s on the same counts, so each figure
+    equals a run at that k exactly.
+    """
+    at: dict[int, dict[str, float] | None] = {}
+    first = relevant_ranks[0] if relevant_ranks else None
+    for k in ks:
+        considered = retrieved if retrieved < k else k
+        if first is None or first > k:
+            # No relevant hit within k: broken when none of those hits carries
+            # the field, else zeros.
+            if considered and field_from > k:
+                at[k] = None
+            else:
+                at[k] = {RECALL: 0.0, PRECISION: 0.0, MRR: 0.0, HIT_AT_1: 0.0, RETRIEVED: float(considered), SEMANTIC: semantic}
+            continue
+        at[k] = {
+            RECALL: bisect_right(first_ranks, k) / expected,
+            PRECISION: bisect_right(relevant_ranks, k) / considered,
+            MRR: 1.0 / first,
+            HIT_AT_1: 1.0 if first == 1 else 0.0,
+            RETRIEVED: float(considered),
+            SEMANTIC: semantic,
+        }
+    return at
 
 
 _NOTHING_RELEVANT = Broken(NOTHING_RELEVANT, "nothing relevant declared: expect.relevant is empty, so there is nothing to count")
@@ -197,6 +291,13 @@ def aggregate(scores: Iterable[Mapping[str, float] | None]) -> tuple[dict[str, f
         return {}, 0
     # The metrics in the order the cases give them (every rag case has all six).
     names = list(scored[0])
+    if set(map(len, scored)) == {len(names)}:
+        # The common case, every case with the same metrics: no test per case (a
+        # case with another set of as many metrics raises KeyError).
+        try:
+            return {name: math.fsum(map(itemgetter(name), scored)) / len(scored) for name in names}, len(scored)
+        except KeyError:
+            pass
     known = set(names)
     for name in sorted(set().union(*scored) - known):
         names.append(name)

@@ -1,0 +1,577 @@
+"""Comparing a run with a baseline: which figures moved, which cases got better or worse.
+
+Pure: no I/O beyond :func:`load_baseline`, no protocol types. Both shells can use
+it: ``rag-lsp run --baseline RUN.json`` compares a whole run, and an editor can put
+``recall 0.50 (−0.50 vs baseline)`` beside one case with :func:`compare_case` and
+:func:`vs_baseline`.
+
+A baseline is what ``rag-lsp run --format json`` printed: SPEC §6's keys, plus the
+extra keys this version writes (``ranks``: each expected value that came back →
+the rank of its first hit within k; ``error``; ``at_k``). A report without
+``ranks`` (an older rag-lsp) still compares; a lost hit is then named without
+the rank it moved from.
+
+* **Aggregates**: each suite mean of the baseline beside this run's, with the
+  delta. A mean *regresses* when it moves the wrong way (down for
+  ``higher_is_better``, up for ``lower_is_better``, from the manifests) by more
+  than the tolerance, or when the baseline had it and this run has none (the suite
+  was not run, or no case was scored). Counters (``rag.retrieved``) never regress.
+* **Cases**, by id: a case is *worse* when any of its figures moved the wrong way
+  or it lost its figures (now broken), *better* when some moved the right way and
+  none the wrong way, or it has figures again; otherwise unchanged. Each changed
+  case carries its deltas and the relevant hits it lost, gained, or that moved
+  rank. Cases only in this run are *added*, cases only in the baseline *removed*;
+  both are listed. Suites likewise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Collection, Iterable, Mapping, Protocol, Sequence
+
+import msgspec
+
+from .manifests import HIGHER, LOWER, ManifestRegistry
+from .scorer import HIT_AT_1, MRR, PRECISION, RAG_METRICS, RECALL, RETRIEVED, SEMANTIC
+
+#: A metric's direction for a comparison: HIGHER, LOWER or COUNTER.
+COUNTER = "counter"
+Direction = Callable[[str], str]
+
+# Changes smaller than this are float noise, not changes.
+EPSILON = 1e-9
+
+BETTER = "better"
+WORSE = "worse"
+SAME = "same"
+
+# How a suite of the run relates to the baseline.
+COMPARED = "compared"
+NEW = "new"
+REMOVED = "removed"
+
+SHORT_NAMES = {
+    RECALL: "recall",
+    PRECISION: "precision",
+    MRR: "MRR",
+    HIT_AT_1: "hit@1",
+    RETRIEVED: "retrieved",
+    SEMANTIC: "semantic",
+    "rag.hit_at_k": "hit@k",
+}
+
+
+def short_name(metric: str) -> str:
+    return SHORT_NAMES.get(metric, metric)
+
+
+def default_direction(metric: str) -> str:
+    """The built-in metrics' directions: every rag figure is higher-is-better but
+    the ``rag.retrieved`` counter."""
+    return COUNTER if metric == RETRIEVED else HIGHER
+
+
+def direction_from(registry: ManifestRegistry | None) -> Direction:
+    """Directions from the manifests (counters as COUNTER); built-ins when unknown."""
+
+    def direction(metric: str) -> str:
+        info = registry.metric(metric) if registry is not None else None
+        if info is None:
+            return default_direction(metric)
+        if info.counter:
+            return COUNTER
+        return LOWER if info.direction == LOWER else HIGHER
+
+    return direction
+
+
+# ---------------------------------------------------------------- what is compared
+
+
+class CaseLike(Protocol):
+    """What a comparison reads of a case: a :class:`~.runner.CaseResult` or a
+    :class:`CaseFigures` read from a report."""
+
+    id: str
+    scores: dict[str, float] | None
+    broken: str | None
+    missed: Sequence[str]
+    ranks: Mapping[str, int] | None
+
+
+class CaseFigures(msgspec.Struct, gc=False):
+    """One case of a run report (``--format json``)."""
+
+    id: str
+    scores: dict[str, float | None] | None
+    broken: str | None = None
+    missed: list[str] = []
+    first_relevant_rank: int | None = None
+    mode: str | None = None
+    ranks: dict[str, int] | None = None
+    at_k: dict[str, dict[str, float | None] | None] | None = None
+
+
+class SuiteFigures(msgspec.Struct, gc=False):
+    """One suite of a run report."""
+
+    id: str
+    aggregates: dict[str, float | None]
+    cases: list[CaseFigures]
+    passed: bool | None = None
+    broken: bool | None = None
+    error: str | None = None
+    at_k: dict[str, dict[str, float | None]] | None = None
+
+
+class RunFigures(msgspec.Struct, gc=False):
+    """A run report: what ``rag-lsp run --format json`` prints."""
+
+    suites: list[SuiteFigures]
+
+
+class BaselineError(Exception):
+    """The baseline cannot be read, or is not a run report; the message says why."""
+
+
+_REPORT = msgspec.json.Decoder(RunFigures)
+
+
+def parse_report(data: bytes | str, name: str = "the baseline") -> RunFigures:
+    """A run report from its JSON text; BaselineError when it is not one."""
+    try:
+        return _REPORT.decode(data)
+    except msgspec.ValidationError as error:
+        detail = str(error)
+        hint = ""
+        try:
+            value = msgspec.json.decode(data)
+        except msgspec.DecodeError:
+            value = None
+        if isinstance(value, list):
+            hint = " (a JSON array: is it `rag-lsp check --format json` output?)"
+        raise BaselineError(
+            f"{name} is not a run report of `rag-lsp run --format json`{hint}: {detail[:1].lower()}{detail[1:]}"
+        ) from None
+    except msgspec.DecodeError as error:
+        raise BaselineError(f"{name} is not valid JSON: {error}") from None
+
+
+def load_baseline(path: Path) -> RunFigures:
+    """Read a baseline report; BaselineError when missing, unreadable or not a report."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise BaselineError(f"the baseline {path} does not exist") from None
+    except IsADirectoryError:
+        raise BaselineError(f"the baseline {path} is a folder, not a run report") from None
+    except OSError as error:
+        raise BaselineError(f"cannot read the baseline {path}: {error.strerror or error}") from None
+    return parse_report(data, f"the baseline {path}")
+
+
+def keyed(items: Iterable[Any]) -> dict[str, Any]:
+    """Items by id; a repeated id gets ``#2``, ``#3`` ... so nothing is dropped."""
+    found: dict[str, Any] = {}
+    for item in items:
+        key = item.id
+        if key in found:
+            number = 2
+            while f"{item.id} #{number}" in found:
+                number += 1
+            key = f"{item.id} #{number}"
+        found[key] = item
+    return found
+
+
+# ---------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, slots=True)
+class MetricDelta:
+    """One figure in the baseline and now."""
+
+    metric: str
+    baseline: float | None
+    current: float | None
+    direction: str = HIGHER
+
+    @property
+    def delta(self) -> float | None:
+        if self.baseline is None or self.current is None:
+            return None
+        return self.current - self.baseline
+
+    @property
+    def change(self) -> str:
+        """BETTER, WORSE or SAME (a counter, or a figure only one side has, is SAME
+        here; see :meth:`regressed` for a figure that disappeared)."""
+        delta = self.delta
+        if delta is None or self.direction == COUNTER or abs(delta) <= EPSILON:
+            return SAME
+        if self.direction == LOWER:
+            delta = -delta
+        return BETTER if delta > 0 else WORSE
+
+    def regressed(self, tolerance: float = 0.0) -> bool:
+        """Whether this figure moved the wrong way by more than ``tolerance``, or
+        the baseline had it and now there is none."""
+        if self.direction == COUNTER or self.baseline is None:
+            return False
+        if self.current is None:
+            return True
+        drop = self.baseline - self.current if self.direction != LOWER else self.current - self.baseline
+        return drop > tolerance + EPSILON
+
+
+@dataclass(frozen=True, slots=True)
+class HitChange:
+    """A relevant value whose rank changed: ``before``/``after`` are 1-based ranks
+    within k, None where it did not come back (or the baseline does not say)."""
+
+    value: str
+    before: int | None
+    after: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class CaseChange:
+    """One case in the baseline and now."""
+
+    id: str
+    change: str  # BETTER, WORSE or SAME
+    baseline_scores: Mapping[str, float | None] | None
+    scores: Mapping[str, float | None] | None
+    # Every figure either side has, in report order.
+    deltas: tuple[MetricDelta, ...] = ()
+    # Why it has no figures now / had none in the baseline.
+    broken: str | None = None
+    baseline_broken: str | None = None
+    # Relevant values that no longer came back (still expected), came back anew,
+    # or came back at another rank.
+    lost: tuple[HitChange, ...] = ()
+    gained: tuple[HitChange, ...] = ()
+    moved: tuple[HitChange, ...] = ()
+
+    @property
+    def changed(self) -> tuple[MetricDelta, ...]:
+        """The figures that moved (counters included)."""
+        return tuple(d for d in self.deltas if d.delta is not None and abs(d.delta) > EPSILON)
+
+    def delta_of(self, metric: str) -> MetricDelta | None:
+        for delta in self.deltas:
+            if delta.metric == metric:
+                return delta
+        return None
+
+
+@dataclass
+class SuiteComparison:
+    """One suite in the baseline and now."""
+
+    id: str
+    status: str  # COMPARED, NEW or REMOVED
+    aggregates: tuple[MetricDelta, ...] = ()
+    # k -> the means at that k, for the k both runs swept.
+    at_k: dict[int, tuple[MetricDelta, ...]] = field(default_factory=dict)
+    worse: list[CaseChange] = field(default_factory=list)
+    better: list[CaseChange] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    # Why the suite has no figures now (it was not run), when that is so.
+    error: str | None = None
+
+    def regressions(self, tolerance: float = 0.0) -> list[MetricDelta]:
+        return [delta for delta in self.aggregates if delta.regressed(tolerance)]
+
+
+@dataclass
+class Comparison:
+    """A run against its baseline."""
+
+    suites: list[SuiteComparison]
+    tolerance: float = 0.0
+    baseline: str = ""
+
+    def regressions(self) -> list[tuple[str, MetricDelta]]:
+        """(suite id, figure) for each suite mean that regressed beyond the tolerance."""
+        return [(suite.id, delta) for suite in self.suites for delta in suite.regressions(self.tolerance)]
+
+    @property
+    def regressed(self) -> bool:
+        return bool(self.regressions())
+
+
+# ---------------------------------------------------------------- comparing
+
+
+def _metric_order(*mappings: Mapping[str, Any] | None) -> list[str]:
+    names: list[str] = [name for name in RAG_METRICS if any(m and name in m for m in mappings)]
+    for mapping in mappings:
+        for name in mapping or ():
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return None if math.isnan(value) else float(value)
+
+
+def compare_figures(
+    baseline: Mapping[str, Any] | None, current: Mapping[str, Any] | None, direction: Direction = default_direction
+) -> tuple[MetricDelta, ...]:
+    """Each figure either side has, baseline beside now."""
+    return tuple(
+        MetricDelta(
+            name,
+            _number(baseline.get(name)) if baseline else None,
+            _number(current.get(name)) if current else None,
+            direction(name),
+        )
+        for name in _metric_order(baseline, current)
+    )
+
+
+def compare_case(baseline: CaseLike, current: CaseLike, direction: Direction = default_direction) -> CaseChange:
+    """One case now against the same case in the baseline.
+
+    For an editor: ``vs_baseline(compare_case(old, new).delta_of("rag.recall"))``
+    is ``(−0.50 vs baseline)``.
+    """
+    deltas = compare_figures(baseline.scores, current.scores, direction)
+    if current.scores is None and baseline.scores is not None:
+        change = WORSE
+    elif current.scores is not None and baseline.scores is None:
+        change = BETTER
+    else:
+        moves = {delta.change for delta in deltas}
+        change = WORSE if WORSE in moves else BETTER if BETTER in moves else SAME
+    lost: list[HitChange] = []
+    gained: list[HitChange] = []
+    moved: list[HitChange] = []
+    if current.scores is not None and baseline.scores is not None:
+        before = baseline.ranks
+        after = current.ranks or {}
+        missed_now = set(current.missed)
+        if before is not None:
+            for value, rank in before.items():
+                now = after.get(value)
+                if now is None:
+                    if value in missed_now:  # still expected, no longer found
+                        lost.append(HitChange(value, rank, None))
+                elif now != rank:
+                    moved.append(HitChange(value, rank, now))
+            for value, rank in after.items():
+                if value not in before:
+                    gained.append(HitChange(value, None, rank))
+        else:
+            # An older report without ranks: what it missed tells what it found.
+            missed_before = set(baseline.missed)
+            for value in current.missed:
+                if value not in missed_before:
+                    lost.append(HitChange(value, None, None))
+            for value, rank in after.items():
+                if value in missed_before:
+                    gained.append(HitChange(value, None, rank))
+        lost.sort(key=lambda hit: (hit.before or 0, hit.value))
+        gained.sort(key=lambda hit: (hit.after or 0, hit.value))
+        moved.sort(key=lambda hit: (hit.before or 0, hit.value))
+    return CaseChange(
+        current.id,
+        change,
+        baseline.scores,
+        current.scores,
+        deltas,
+        current.broken if current.scores is None else None,
+        baseline.broken if baseline.scores is None else None,
+        tuple(lost),
+        tuple(gained),
+        tuple(moved),
+    )
+
+
+def compare_suite(
+    baseline: SuiteFigures | None,
+    current: Any | None,
+    direction: Direction = default_direction,
+) -> SuiteComparison:
+    """A suite now (a :class:`~.runner.SuiteResult` or :class:`SuiteFigures`)
+    against the same suite in the baseline; either may be None (new, removed)."""
+    if current is None:
+        assert baseline is not None
+        return SuiteComparison(baseline.id, REMOVED, removed=[case.id for case in baseline.cases])
+    if baseline is None:
+        return SuiteComparison(current.id, NEW, added=[case.id for case in current.cases], error=current.error)
+    result = SuiteComparison(current.id, COMPARED, error=current.error)
+    result.aggregates = compare_figures(baseline.aggregates, current.aggregates, direction)
+    base_at = baseline.at_k or {}
+    now_at = {str(k): means for k, means in (current.at_k or {}).items()}
+    for k in sorted((int(key) for key in base_at.keys() & now_at.keys() if key.isdigit()), key=int):
+        result.at_k[k] = compare_figures(base_at[str(k)], now_at[str(k)], direction)
+    before = keyed(baseline.cases)
+    after = keyed(current.cases)
+    for key, case in after.items():
+        old = before.get(key)
+        if old is None:
+            result.added.append(key)
+            continue
+        changed = compare_case(old, case, direction)
+        if changed.change == WORSE:
+            result.worse.append(changed)
+        elif changed.change == BETTER:
+            result.better.append(changed)
+        else:
+            result.unchanged += 1
+    result.removed = [key for key in before if key not in after]
+    return result
+
+
+def compare_run(
+    baseline: RunFigures,
+    current: Sequence[Any],
+    *,
+    tolerance: float = 0.0,
+    direction: Direction = default_direction,
+    name: str = "",
+    case_ids: Collection[str] | None = None,
+) -> Comparison:
+    """Each suite of this run (SuiteResults, in run order) against the baseline's
+    suite of the same id, then the baseline's suites this run does not have.
+
+    ``case_ids``: the run was narrowed to these cases (``--case``), so the
+    baseline is too, and its means are taken again over those cases alone.
+    """
+    if case_ids is not None:
+        baseline = RunFigures([_narrowed(suite, set(case_ids)) for suite in baseline.suites])
+    before = keyed(baseline.suites)
+    after = keyed(current)
+    suites = [compare_suite(before.get(key), suite, direction) for key, suite in after.items()]
+    suites += [compare_suite(suite, None, direction) for key, suite in before.items() if key not in after]
+    return Comparison(suites, tolerance, name)
+
+
+def _narrowed(suite: SuiteFigures, wanted: set[str]) -> SuiteFigures:
+    """The baseline suite over only the wanted cases, with its means over them."""
+    from .scorer import aggregate
+
+    cases = [case for case in suite.cases if case.id in wanted]
+    figures = [
+        {metric: value for metric, value in case.scores.items() if _number(value) is not None}
+        if case.scores is not None
+        else None
+        for case in cases
+    ]
+    means = aggregate(figures)[0] if cases else {}
+    return SuiteFigures(suite.id, dict(means), cases, suite.passed, suite.broken, suite.error, None)
+
+
+# ---------------------------------------------------------------- words
+
+
+def signed(delta: float) -> str:
+    """``+0.50`` / ``−0.50`` (a real minus sign) / ``±0.00``."""
+    if abs(delta) < 0.005:
+        return "±0.00"
+    return f"+{delta:.2f}" if delta > 0 else f"−{-delta:.2f}"
+
+
+def figure(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def vs_baseline(delta: MetricDelta | None) -> str:
+    """``(−0.50 vs baseline)`` for a figure that moved; "" otherwise."""
+    if delta is None or delta.delta is None or abs(delta.delta) <= EPSILON:
+        return ""
+    return f"({signed(delta.delta)} vs baseline)"
+
+
+def describe_hits(change: CaseChange, limit: int = 3) -> str:
+    """``lost docs/a.md (was rank 2); src/b.ts moved 1 → 3; gained src/c.ts (rank 4)``."""
+    parts: list[str] = []
+
+    def listed(items: Sequence[HitChange], word: Callable[[HitChange], str]) -> None:
+        for hit in items[:limit]:
+            parts.append(word(hit))
+        if len(items) > limit:
+            parts.append(f"{len(items) - limit} more")
+
+    listed(change.lost, lambda hit: f"lost {hit.value}" + (f" (was rank {hit.before})" if hit.before else ""))
+    listed(change.moved, lambda hit: f"{hit.value} moved from rank {hit.before} to {hit.after}")
+    listed(change.gained, lambda hit: f"gained {hit.value}" + (f" (rank {hit.after})" if hit.after else ""))
+    return "; ".join(parts)
+
+
+def describe_change(change: CaseChange) -> str:
+    """A changed case in one line: ``recall 1.00 → 0.50 (−0.50) · MRR 1.00 → 0.33
+    (−0.67) — lost docs/approvals.md (was rank 1)``."""
+    if change.broken is not None:
+        head = f"now broken: {change.broken}"
+    elif change.baseline_broken is not None:
+        head = "scored again (was broken: " + change.baseline_broken + ")"
+    else:
+        head = " · ".join(
+            f"{short_name(delta.metric)} {figure(delta.baseline)} → {figure(delta.current)} ({signed(delta.delta or 0.0)})"
+            for delta in change.changed
+            if delta.direction != COUNTER
+        )
+    hits = describe_hits(change)
+    return head + (f" — {hits}" if hits else "")
+
+
+def report_json(comparison: Comparison) -> dict[str, Any]:
+    """The comparison as JSON data (``--compare-json``)."""
+
+    def delta(item: MetricDelta) -> dict[str, Any]:
+        return {
+            "metric": item.metric,
+            "baseline": item.baseline,
+            "current": item.current,
+            "delta": item.delta,
+            "direction": item.direction,
+            "regressed": item.regressed(comparison.tolerance),
+        }
+
+    def hit(item: HitChange) -> dict[str, Any]:
+        return {"value": item.value, "from": item.before, "to": item.after}
+
+    def case(item: CaseChange) -> dict[str, Any]:
+        return {
+            "id": item.id,
+            "baseline": item.baseline_scores,
+            "current": item.scores,
+            "deltas": {d.metric: d.delta for d in item.changed},
+            "broken": item.broken,
+            "baseline_broken": item.baseline_broken,
+            "lost": [hit(h) for h in item.lost],
+            "gained": [hit(h) for h in item.gained],
+            "moved": [hit(h) for h in item.moved],
+        }
+
+    return {
+        "baseline": comparison.baseline,
+        "tolerance": comparison.tolerance,
+        "regressed": comparison.regressed,
+        "regressions": [{"suite": suite, **delta(item)} for suite, item in comparison.regressions()],
+        "suites": [
+            {
+                "id": suite.id,
+                "status": suite.status,
+                "error": suite.error,
+                "aggregates": [delta(item) for item in suite.aggregates],
+                "at_k": {str(k): [delta(item) for item in items] for k, items in suite.at_k.items()},
+                "worse": [case(item) for item in suite.worse],
+                "better": [case(item) for item in suite.better],
+                "added": suite.added,
+                "removed": suite.removed,
+                "unchanged": suite.unchanged,
+            }
+            for suite in comparison.suites
+        ],
+    }

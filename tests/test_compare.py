@@ -1,0 +1,287 @@
+"""Comparing a run with a baseline (`--baseline`): deltas, changed cases, regressions and the reports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from workspaces import make_workspace
+
+from rag_lsp.core.compare import (
+    COUNTER,
+    HIGHER,
+    LOWER,
+    NEW,
+    REMOVED,
+    BaselineError,
+    HitChange,
+    compare_case,
+    compare_run,
+    describe_change,
+    parse_report,
+    report_json,
+    vs_baseline,
+)
+from rag_lsp.core.runner import CaseResult
+
+
+def scores(recall: float, mrr: float = 1.0, precision: float = 0.5, retrieved: float = 4.0) -> dict:
+    return {
+        "rag.recall": recall,
+        "rag.precision": precision,
+        "rag.mrr": mrr,
+        "rag.hit@1": 1.0 if mrr == 1.0 else 0.0,
+        "rag.retrieved": retrieved,
+        "rag.mode.semantic": 1.0,
+    }
+
+
+def case(case_id: str, figures: dict | None, ranks: dict | None = None, missed=(), broken=None) -> dict:
+    return {
+        "id": case_id,
+        "scores": figures,
+        "broken": broken,
+        "missed": list(missed),
+        "first_relevant_rank": min(ranks.values()) if ranks else None,
+        "mode": "semantic",
+        "ranks": ranks,
+    }
+
+
+def suite(suite_id: str, cases: list[dict], aggregates: dict) -> dict:
+    return {"id": suite_id, "passed": True, "broken": False, "aggregates": aggregates, "thresholds": [], "cases": cases}
+
+
+BASELINE = {
+    "suites": [
+        suite(
+            "code",
+            [
+                case("a", scores(1.0), {"x": 1, "y": 2}),
+                case("b", scores(0.5, mrr=0.33), {"x": 3}, missed=["y"]),
+                case("c", scores(1.0), {"x": 1}),
+                case("d", None, broken="nothing relevant declared"),
+                case("e", scores(1.0), {"x": 1}),
+                case("g", scores(1.0), {"x": 1}),
+                case("h", scores(1.0), {"x": 1, "y": 2}),
+            ],
+            {"rag.recall": 0.9, "rag.mrr": 0.8, "rag.retrieved": 4.0, "latency": 1.0},
+        ),
+        suite("gone", [case("z", scores(1.0), {"x": 1})], {"rag.recall": 1.0}),
+    ]
+}
+CURRENT = {
+    "suites": [
+        suite(
+            "code",
+            [
+                case("a", scores(0.5), {"x": 1}, missed=["y"]),  # lost y, which was at rank 2
+                case("b", scores(1.0, mrr=0.33), {"x": 3, "y": 4}),  # found y
+                case("c", scores(1.0), {"x": 1}),  # unchanged
+                case("d", scores(1.0), {"x": 1}),  # scored again
+                case("f", scores(1.0), {"x": 1}),  # added
+                case("g", None, broken="the target failed"),  # now broken
+                case("h", scores(1.0), {"x": 1, "y": 3}),  # y moved 2 -> 3; the figures did not move
+            ],
+            {"rag.recall": 0.85, "rag.mrr": 0.8, "rag.retrieved": 2.0, "latency": 1.2},
+        ),
+        suite("fresh", [case("n", scores(1.0), {"x": 1})], {"rag.recall": 1.0}),
+    ]
+}
+
+
+def direction(metric: str) -> str:
+    return {"rag.retrieved": COUNTER, "latency": LOWER}.get(metric, HIGHER)
+
+
+def compared(tolerance: float = 0.0):
+    baseline = parse_report(json.dumps(BASELINE))
+    current = parse_report(json.dumps(CURRENT)).suites
+    return compare_run(baseline, current, tolerance=tolerance, direction=direction, name="base.json")
+
+
+def test_a_comparison_names_exactly_the_changed_cases() -> None:
+    """Worse, better, added and removed cases are exactly those that changed; a lost hit is named with the rank it had."""
+    comparison = compared()
+    code = next(s for s in comparison.suites if s.id == "code")
+    assert sorted(change.id for change in code.worse) == ["a", "g"]
+    assert sorted(change.id for change in code.better) == ["b", "d"]
+    assert code.added == ["f"] and code.removed == ["e"] and code.unchanged == 2
+    a = next(change for change in code.worse if change.id == "a")
+    assert a.lost == (HitChange("y", 2, None),)
+    assert describe_change(a) == "recall 1.00 → 0.50 (−0.50) — lost y (was rank 2)"
+    b = next(change for change in code.better if change.id == "b")
+    assert b.gained == (HitChange("y", None, 4),)
+    g = next(change for change in code.worse if change.id == "g")
+    assert describe_change(g) == "now broken: the target failed"
+    statuses = {s.id: s.status for s in comparison.suites}
+    assert statuses == {"code": "compared", "fresh": NEW, "gone": REMOVED}
+
+
+def test_regressions_follow_each_metrics_direction_and_the_tolerance() -> None:
+    """A mean regresses when it moves the wrong way beyond the tolerance: down, or up for lower-is-better; never a counter."""
+    regressions = {(suite, delta.metric) for suite, delta in compared().regressions()}
+    assert regressions == {("code", "rag.recall"), ("code", "latency")}
+    assert {delta.metric for _, delta in compared(tolerance=0.1).regressions()} == {"latency"}
+    assert not compared(tolerance=0.25).regressed
+    report = report_json(compared())
+    assert report["regressed"] is True and report["baseline"] == "base.json"
+    code = report["suites"][0]
+    assert [item["id"] for item in code["worse"]] == ["a", "g"]
+    assert code["worse"][0]["lost"] == [{"value": "y", "from": 2, "to": None}]
+    json.dumps(report)  # plain JSON data
+
+
+def test_a_mean_that_disappears_is_a_regression() -> None:
+    """A suite mean the baseline had and this run has not (the suite was not run) counts as regressed."""
+    baseline = parse_report(json.dumps(BASELINE))
+    now = parse_report(json.dumps({"suites": [{**suite("code", [], {}), "error": "not run: errors"}]}))
+    comparison = compare_run(baseline, now.suites, direction=direction)
+    code = comparison.suites[0]
+    assert code.error == "not run: errors" and sorted(code.removed) == ["a", "b", "c", "d", "e", "g", "h"]
+    assert {delta.metric for _, delta in comparison.regressions()} == {"rag.recall", "rag.mrr", "latency"}
+
+
+def test_an_editor_can_show_one_cases_delta() -> None:
+    """compare_case takes a run's CaseResult beside a baseline case: `(−0.50 vs baseline)` for the recall."""
+    baseline = parse_report(json.dumps(BASELINE)).suites[0].cases[0]
+    now = CaseResult("a", 0, scores(0.5), missed=("y",), first_relevant_rank=1, ranks={"x": 1})
+    change = compare_case(baseline, now)
+    assert vs_baseline(change.delta_of("rag.recall")) == "(−0.50 vs baseline)"
+    assert vs_baseline(change.delta_of("rag.mrr")) == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "is not valid JSON"),
+        ('[{"path": "a.yaml"}]', "is not a run report of `rag-lsp run --format json` (a JSON array"),
+        ('{"suites": [{"id": 1}]}', "is not a run report"),
+        ('{"results": []}', "is not a run report"),
+    ],
+)
+def test_a_baseline_that_is_not_a_run_report_is_refused(text: str, message: str) -> None:
+    """Text that is not JSON, or JSON that is not a run report, raises BaselineError saying which."""
+    with pytest.raises(BaselineError) as raised:
+        parse_report(text, "the baseline b.json")
+    assert message in str(raised.value) and "the baseline b.json" in str(raised.value)
+
+
+# ---------------------------------------------------------------- the command line
+
+RECORDED_SUITE = """\
+suites:
+  - id: code
+    target: {kind: capability, id: rec}
+    dataset: .punica/evals/code.jsonl
+    engines: [rag]
+    options: {rag: {match: path, k: 5}}
+    thresholds:
+      rag.recall: 0.1
+"""
+
+
+def rag_lsp(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rag_lsp", *args], cwd=cwd, capture_output=True, text=True, encoding="utf-8", timeout=120
+    )
+
+
+def write_run(root: Path, answers: dict[str, list[str]]) -> None:
+    cases = [
+        json.dumps({"id": case_id, "input": {"query": case_id}, "expect": {"relevant": ["src/a.py", "src/b.py"]}})
+        for case_id in answers
+    ]
+    (root / ".punica" / "evals" / "code.jsonl").write_text("\n".join(cases) + "\n", encoding="utf-8")
+    lines = [
+        json.dumps({"id": case_id, "hits": [{"path": path} for path in paths], "mode": "semantic"})
+        for case_id, paths in answers.items()
+    ]
+    (root / ".punica" / "runs" / "rec.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    make_workspace(tmp_path, suite=RECORDED_SUITE, dataset="")
+    (tmp_path / ".punica" / "targets.yaml").write_text("targets:\n  rec:\n    recorded: .punica/runs/rec.jsonl\n")
+    (tmp_path / ".punica" / "runs").mkdir()
+    write_run(tmp_path, {"a": ["src/a.py", "src/b.py"], "b": ["x", "src/a.py"], "c": ["src/a.py"], "d": ["src/b.py"]})
+    baseline = rag_lsp("run", "--format", "json", cwd=tmp_path)
+    assert baseline.returncode == 0, baseline.stderr
+    (tmp_path / "base.json").write_text(baseline.stdout, encoding="utf-8")
+    # a loses src/b.py (rank 2), b finds src/b.py, c is removed, d is unchanged, n is added (and finds nothing):
+    # recall 0.625 -> 0.5, precision 0.875 -> 0.625.
+    write_run(tmp_path, {"a": ["src/a.py", "x"], "b": ["src/b.py", "src/a.py"], "d": ["src/b.py"], "n": ["x"]})
+    return tmp_path
+
+
+def test_baseline_in_the_text_json_and_markdown_reports(workspace: Path) -> None:
+    """--baseline prints the deltas and names the changed cases; --compare-json and --summary-md say the same; the summary is appended."""
+    summary = workspace / "summary.md"
+    summary.write_text("earlier step\n", encoding="utf-8")
+    result = rag_lsp(
+        "run", "--baseline", "base.json", "--compare-json", "out/compare.json", "--summary-md", str(summary), cwd=workspace
+    )
+    assert result.returncode == 0, result.stderr  # regressions alone do not fail without --fail-on-regression
+    out = result.stdout.split("vs baseline base.json", 1)[1]
+    (recall,) = [line for line in out.splitlines() if line.strip().startswith("rag.recall")]
+    assert recall.split() == ["rag.recall", "0.62", "0.50", "−0.12", "✗", "regressed"]
+    assert "worse (1):" in out and "a  recall 1.00 → 0.50 (−0.50) · precision 1.00 → 0.50 (−0.50) — lost src/b.py (was rank 2)" in out
+    assert "better (1):" in out and "b  recall 0.50 → 1.00 (+0.50)" in out
+    assert "added since the baseline (1): n" in out and "removed since the baseline (1): c" in out
+    report = json.loads((workspace / "out" / "compare.json").read_text())
+    (code,) = report["suites"]
+    assert [c["id"] for c in code["worse"]] == ["a"] and [c["id"] for c in code["better"]] == ["b"]
+    assert code["added"] == ["n"] and code["removed"] == ["c"] and code["unchanged"] == 1
+    assert report["regressed"] and {r["metric"] for r in report["regressions"]} == {"rag.recall", "rag.precision", "rag.mrr"}
+    markdown = summary.read_text()
+    assert markdown.startswith("earlier step\n## ✅ rag-lsp run: 1 passed")
+    assert "### Compared with the baseline `base.json`" in markdown and "Worse (1)" in markdown
+    assert "- `a`: recall 1.00 → 0.50 (−0.50)" in markdown and "lost src/b.py (was rank 2)" in markdown
+    assert "**Added since the baseline (1):** `n`" in markdown
+
+
+def test_fail_on_regression_and_tolerance(workspace: Path) -> None:
+    """--fail-on-regression exits 1 when a mean drops by more than --tolerance, 0 within it; json stays on stdout."""
+    failed = rag_lsp("run", "--baseline", "base.json", "--fail-on-regression", "--format", "json", cwd=workspace)
+    assert failed.returncode == 1 and json.loads(failed.stdout)["suites"][0]["passed"]
+    assert "regressed beyond the tolerance: code rag.recall" in failed.stderr
+    tolerated = rag_lsp("run", "--baseline", "base.json", "--fail-on-regression", "--tolerance", "0.3", cwd=workspace)
+    assert tolerated.returncode == 0, tolerated.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "args", "message"),
+    [
+        ("{oops", (), "is not valid JSON"),
+        ("[]", (), "is not a run report"),
+        (None, (), "does not exist"),
+        ("{}", ("--tolerance", "-1"), "--tolerance must be a number of at least 0"),
+    ],
+)
+def test_a_bad_baseline_exits_2(workspace: Path, content: str | None, args: tuple, message: str) -> None:
+    """A baseline that is missing, not JSON or not a run report (or a negative tolerance) is a usage error, exit 2."""
+    if content is not None:
+        (workspace / "bad.json").write_text(content, encoding="utf-8")
+    result = rag_lsp("run", "--baseline", "bad.json", *args, cwd=workspace)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_comparison_flags_need_a_baseline(workspace: Path) -> None:
+    """--fail-on-regression, --tolerance and --compare-json without --baseline are usage errors (exit 2)."""
+    for args in (("--fail-on-regression",), ("--tolerance", "0.1"), ("--compare-json", "c.json")):
+        result = rag_lsp("run", *args, cwd=workspace)
+        assert result.returncode == 2 and "--baseline" in result.stderr
+
+
+def test_a_run_narrowed_by_case_compares_the_same_cases(workspace: Path) -> None:
+    """With --case, the baseline is narrowed to those cases and its means taken over them: nothing else is removed or compared."""
+    result = rag_lsp("run", "--baseline", "base.json", "--case", "a", "--case", "b", "--compare-json", "c.json", cwd=workspace)
+    assert result.returncode == 0, result.stderr
+    (code,) = json.loads((workspace / "c.json").read_text())["suites"]
+    assert code["removed"] == [] and code["added"] == []
+    recall = next(item for item in code["aggregates"] if item["metric"] == "rag.recall")
+    assert recall["baseline"] == 0.75 and recall["current"] == 0.75
