@@ -29,12 +29,14 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from ..core.recording import Recordings
-from ..core.runner import CaseNotFound, Runner, SuiteResult
 from ..core.workspace import DATASET_FILE, SUITE_FILE, SuiteInfo, Workspace, find_root
 from . import EXIT_FINDINGS, EXIT_OK, UsageError
+
+if TYPE_CHECKING:  # imported where a run starts: `rag-lsp check` need not load them
+    from ..core.recording import Recordings
+    from ..core.runner import Runner, SuiteResult
 
 FORMATS = ("text", "json", "junit")
 
@@ -140,6 +142,8 @@ def run_command(arguments: argparse.Namespace) -> int:
     ks = parse_ks(arguments.k)
     baseline = _read_baseline(arguments)
     selected = select([Path(path) for path in arguments.paths] or [Path.cwd()], arguments.suite)
+    from ..core.recording import Recordings
+
     recordings = Recordings(arguments.record) if arguments.record else None
     run = execute(
         selected,
@@ -312,6 +316,8 @@ def execute(
     ``ks`` sweeps k (every case also scored at each); ``recordings`` receive every
     answer the targets give, and are written when the run ends (thrown away when
     it fails with an error)."""
+    from ..core.runner import CaseNotFound, Runner
+
     run = Run()
     started = time.perf_counter()
     runners: dict[Path, Runner] = {}
