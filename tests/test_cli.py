@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
-from workspaces import GOOD_SUITE, make_workspace
+from workspaces import GOOD_SUITE, make_workspace, rag_lsp
 
 REPO = Path(__file__).parent.parent
 EXAMPLES = REPO / "examples"
@@ -18,11 +16,6 @@ EMPTY_CASE = '{"id": "a", "input": {"query": "x"}, "expect": {"relevant": []}}'
 EMPTY_COLUMN = EMPTY_CASE.index("[]") + 1  # 1-based column of the empty list
 
 
-def rag_lsp(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    # Run from outside the checkout so the installed package is what runs.
-    return subprocess.run(
-        [sys.executable, "-m", "rag_lsp", *args], cwd=cwd, capture_output=True, text=True, encoding="utf-8", timeout=120
-    )
 
 
 def test_clean_workspace_passes(tmp_path: Path) -> None:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from workspaces import make_workspace
+from workspaces import make_workspace, rag_lsp
 
 from rag_lsp.core.compare import (
     COUNTER,
@@ -184,10 +182,6 @@ suites:
 """
 
 
-def rag_lsp(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rag_lsp", *args], cwd=cwd, capture_output=True, text=True, encoding="utf-8", timeout=120
-    )
 
 
 def write_run(root: Path, answers: dict[str, list[str]]) -> None:

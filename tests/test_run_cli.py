@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from workspaces import make_workspace
+from workspaces import make_workspace, rag_lsp
 
 REPO = Path(__file__).parent.parent
 EXAMPLES = REPO / "examples"
@@ -22,10 +21,6 @@ EXTRA_SUITE_KEYS = {"error"}
 EXTRA_CASE_KEYS = {"ranks"}
 
 
-def rag_lsp(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rag_lsp", *args], cwd=cwd, capture_output=True, text=True, encoding="utf-8", timeout=120
-    )
 
 
 def run_json(*args: str, cwd: Path) -> tuple[int, dict]:

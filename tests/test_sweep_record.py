@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from workspaces import make_workspace
+from workspaces import make_workspace, rag_lsp
 
 from rag_lsp.core.runner import Runner
 from rag_lsp.core.scorer import score_case, score_case_at
@@ -99,10 +98,6 @@ def test_a_sweep_equals_separate_runs_at_each_k(tmp_path: Path, suite_k: int | N
     assert [(c.id, c.scores, c.missed, c.ranks) for c in swept.cases] == [(c.id, c.scores, c.missed, c.ranks) for c in plain.cases]
 
 
-def rag_lsp(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rag_lsp", *args], cwd=cwd, capture_output=True, text=True, encoding="utf-8", timeout=120
-    )
 
 
 def test_k_sweep_in_the_json_and_text_reports(tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 GOOD_SUITE = """\
@@ -25,3 +27,11 @@ def make_workspace(root: Path, suite: str = GOOD_SUITE, dataset: str = GOOD_CASE
     (root / ".punica" / "evals" / "code.suite.yaml").write_text(suite, encoding="utf-8")
     (root / ".punica" / "evals" / "code.jsonl").write_text(dataset, encoding="utf-8")
     return root
+
+
+def rag_lsp(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the ``rag-lsp`` command line. Tests run it from outside the checkout,
+    so the installed package is what runs."""
+    return subprocess.run(
+        [sys.executable, "-m", "rag_lsp", *args], cwd=cwd, capture_output=True, text=True, encoding="utf-8", timeout=120
+    )
