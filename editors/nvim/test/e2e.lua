@@ -266,23 +266,6 @@ local function main()
   table.insert(dump.steps, "trust")
 end
 
-local ok, err = xpcall(main, debug.traceback)
-if not ok then
-  dump.error = err
-end
--- Whatever happened, write the dump, stop the servers and leave.
-pcall(function()
-  local file = assert(io.open(assert(os.getenv("RAG_LSP_E2E_OUT"), "RAG_LSP_E2E_OUT"), "w"))
-  file:write(vim.fn.json_encode(dump))
-  file:close()
-end)
-pcall(function()
-  local rag = require("rag_lsp")
-  for _, client in ipairs(rag.get_clients()) do
-    vim.lsp.stop_client(client.id)
-  end
-  vim.wait(3000, function()
-    return #rag.get_clients() == 0
-  end, 50)
-end)
-vim.cmd(ok and "qa!" or "cquit 1")
+-- Beside this script: run main, write the dump, stop the servers and quit.
+local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+dofile(here .. "/harness.lua")(main, dump)
