@@ -22,10 +22,22 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from .compare import (
+    EPSILON,
+    CaseChange,
+    Direction,
+    RunFigures,
+    SuiteFigures,
+    compare_case,
+    default_direction,
+    describe_hits,
+    keyed,
+    signed,
+)
 from .findings import Severity
 from .runner import BROKEN_CASE, HIT_AT_K, TARGET_FAILED, CaseResult, SuiteResult, describe_case, describe_threshold
 from .scorer import MRR, RECALL, SEMANTIC
@@ -145,18 +157,19 @@ def _carry_no_field(case: CaseResult, match: str, k: int | None) -> bool:
     return bool(considered) and all(getattr(hit, match, None) is None for hit in considered)
 
 
-def case_title(case: CaseResult, match: str = "path", k: int | None = None) -> str:
-    """The lens title of a case that ran: ``recall 0.50 · MRR 0.33``,
+def case_title(case: CaseResult, match: str = "path", k: int | None = None, versus: Callable[[str], str] = lambda _: "") -> str:
+    """The lens title of a case that ran: ``recall 0.50 · MRR 0.33`` (with a
+    baseline ``recall 0.50 (−0.50 vs baseline) · MRR 0.33``),
     ``broken: hits carry no path field``, ``target failed: …``."""
     scores = case.scores
     if scores is not None:
         if HIT_AT_K in scores:
-            return f"hit@k {scores[HIT_AT_K]:g}"
+            return _beside(f"hit@k {scores[HIT_AT_K]:g}", versus(HIT_AT_K))
         parts = []
         if RECALL in scores:
-            parts.append(f"recall {scores[RECALL]:.2f}")
+            parts.append(_beside(f"recall {scores[RECALL]:.2f}", versus(RECALL)))
         if MRR in scores:
-            parts.append(f"MRR {scores[MRR]:.2f}")
+            parts.append(_beside(f"MRR {scores[MRR]:.2f}", versus(MRR)))
         return " · ".join(parts) or "scored"
     if case.code == TARGET_FAILED:
         return "target failed: " + _short(case.broken)
@@ -167,14 +180,15 @@ def case_title(case: CaseResult, match: str = "path", k: int | None = None) -> s
     return "broken: " + _short(case.broken)
 
 
-def _figures(aggregates: dict[str, float]) -> str:
+def _beside(text: str, note: str) -> str:
+    return f"{text} ({note})" if note else text
+
+
+def _figures(aggregates: dict[str, float], versus: Callable[[str], str]) -> str:
     parts = []
-    if RECALL in aggregates:
-        parts.append(f"recall {aggregates[RECALL]:.2f}")
-    if MRR in aggregates:
-        parts.append(f"MRR {aggregates[MRR]:.2f}")
-    if HIT_AT_K in aggregates:
-        parts.append(f"hit@k {aggregates[HIT_AT_K]:.2f}")
+    for metric, name in ((RECALL, "recall"), (MRR, "MRR"), (HIT_AT_K, "hit@k")):
+        if metric in aggregates:
+            parts.append(_beside(f"{name} {aggregates[metric]:.2f}", versus(metric)))
     return " · ".join(parts)
 
 
@@ -182,8 +196,9 @@ def _cases(count: int) -> str:
     return f"{count} case{'s' if count != 1 else ''}"
 
 
-def suite_title(result: SuiteResult) -> str:
-    """The lens title of a suite that ran: ``passed · recall 0.96 · MRR 0.90 (10 cases)``."""
+def suite_title(result: SuiteResult, versus: Callable[[str], str] = lambda _: "") -> str:
+    """The lens title of a suite that ran: ``passed · recall 0.96 · MRR 0.90 (10 cases)``
+    (with a baseline ``passed · recall 0.96 (+0.02 vs baseline) · MRR 0.90 (10 cases)``)."""
     if result.error is not None:
         return "not run: " + _short(result.error.removeprefix("not run: "))
     total = len(result.cases)
@@ -197,8 +212,58 @@ def suite_title(result: SuiteResult) -> str:
     else:
         failed = [threshold for threshold in result.thresholds if not threshold.passed]
         head = "failed: " + ", ".join(describe_threshold(threshold) for threshold in failed[:2])
-    figures = _figures(result.aggregates)
+    figures = _figures(result.aggregates, versus)
     return head + (f" · {figures}" if figures else "") + f" ({_cases(total)})"
+
+
+# ---------------------------------------------------------------- against a baseline
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A previous run report (``ragLsp.baseline``) as a run's marks read it: each
+    figure is shown with how far it moved since (``recall 0.50 (−0.50 vs
+    baseline)``), and what a case lost or gained is named."""
+
+    report: RunFigures
+    direction: Direction = default_direction
+
+    def suite(self, suite_id: str | None) -> SuiteFigures | None:
+        return keyed(self.report.suites).get(suite_id) if suite_id is not None else None
+
+
+def _versus(figures: dict[str, float | None] | None, current: dict[str, float] | None) -> Callable[[str], str]:
+    """``versus(metric)``: ``−0.50 vs baseline`` for a figure that moved, "" otherwise."""
+
+    def versus(metric: str) -> str:
+        before = (figures or {}).get(metric)
+        now = (current or {}).get(metric)
+        if before is None or now is None or abs(now - before) <= EPSILON:
+            return ""
+        return f"{signed(now - before)} vs baseline"
+
+    return versus
+
+
+def _case_tail(change: CaseChange | None) -> str:
+    """What a case's message adds after its figures about the baseline."""
+    if change is None:
+        return " — not in the baseline"
+    if change.broken is not None and change.baseline_scores is not None:
+        scored = " · ".join(
+            f"{name} {value:.2f}" for name, value in _named(change.baseline_scores) if value is not None
+        )
+        return f" — the baseline scored it: {scored}" if scored else " — the baseline scored it"
+    if change.baseline_broken is not None:
+        return f" — broken in the baseline: {change.baseline_broken}"
+    hits = describe_hits(change)
+    if hits:
+        return f" — vs baseline: {hits}"
+    return " — same as the baseline" if not change.changed else ""
+
+
+def _named(scores: Mapping[str, float | None]) -> list[tuple[str, float | None]]:
+    return [(name, scores.get(metric)) for metric, name in ((RECALL, "recall"), (MRR, "MRR"), (HIT_AT_K, "hit@k")) if metric in scores]
 
 
 # ---------------------------------------------------------------- marks of a run
@@ -210,10 +275,14 @@ def case_marks(
     key: str,
     line_text: Callable[[int], str],
     lines: Iterable[int] | None = None,
+    baseline: Baseline | None = None,
 ) -> list[tuple[int, Mark]]:
-    """Each case's marks on its dataset line (only on ``lines`` when given)."""
+    """Each case's marks on its dataset line (only on ``lines`` when given), with
+    each case's figures against the same case in ``baseline`` when one is given."""
     wanted = set(lines) if lines is not None else None
     gdi = bool(suite.metrics) and not suite.engines
+    before = baseline.suite(result.id) if baseline is not None else None
+    before_cases = keyed(before.cases) if before is not None else {}
     placed: list[tuple[int, Mark]] = []
     for case in result.cases:
         line = case.line
@@ -222,15 +291,23 @@ def case_marks(
         text = line_text(line)
         start, end = id_span(text, case.id, gdi)
         run = CaseRun(case, suite.id or "?", suite.target, suite.match, suite.k)
-        title = case_title(case, suite.match, suite.k)
+        versus: Callable[[str], str] = lambda _: ""
+        tail = ""
+        if baseline is not None:
+            old = before_cases.get(case.id)
+            change = compare_case(old, case, baseline.direction) if old is not None else None
+            versus = _versus(old.scores if old is not None else None, case.scores)
+            tail = _case_tail(change)
+        title = case_title(case, suite.match, suite.k, versus)
+        message = describe_case(case, versus) + tail
         if case.scores is not None:
-            placed.append((line, Mark(key, CASE, CASE_RESULT, start, end, describe_case(case), text, title, run)))
+            placed.append((line, Mark(key, CASE, CASE_RESULT, start, end, message, text, title, run)))
             semantic = case.scores.get(SEMANTIC)
             if semantic is not None and semantic < 1:
                 placed.append((line, Mark(key, CASE, KEYWORD_FALLBACK, start, end, _fallback(case), text)))
         else:
             code = case.code or BROKEN_CASE
-            placed.append((line, Mark(key, CASE, code, start, end, describe_case(case), text, title, run)))
+            placed.append((line, Mark(key, CASE, code, start, end, message, text, title, run)))
     return placed
 
 
@@ -264,11 +341,22 @@ def _target_refusal(result: SuiteResult) -> bool:
     return not result.findings and ("(RAG405)" in error or "(RAG111)" in error)
 
 
-def suite_marks(result: SuiteResult, suite: SuiteInfo, key: str, lines: LineIndex) -> list[tuple[int, Mark]]:
+def suite_marks(
+    result: SuiteResult, suite: SuiteInfo, key: str, lines: LineIndex, baseline: Baseline | None = None
+) -> list[tuple[int, Mark]]:
     """A suite run's marks in its suite file: its verdict (lens) on its first line,
     RAG403 / RAG404 on each threshold's key, RAG401 on `match` when hits lack that
-    field, RAG405 on the target when the suite could not reach it."""
+    field, RAG405 on the target when the suite could not reach it. With a
+    ``baseline``, the verdict and each threshold show how far the suite's means moved."""
     placed: list[tuple[int, Mark]] = []
+    versus: Callable[[str], str] = lambda _: ""
+    new_suite = ""
+    if baseline is not None:
+        before = baseline.suite(result.id)
+        if before is None:
+            new_suite = " · not in the baseline"
+        else:
+            versus = _versus(before.aggregates, result.aggregates)
 
     def mark(start: int, end: int, code: str | None, message: str, lens: str | None = None) -> None:
         position = lines.position(start)
@@ -278,7 +366,7 @@ def suite_marks(result: SuiteResult, suite: SuiteInfo, key: str, lines: LineInde
         placed.append((position.line, Mark(key, SUITE, code, position.character, end_character, message, text, lens)))
 
     first = suite.node.start
-    mark(first, first, None, "", suite_title(result))
+    mark(first, first, None, "", suite_title(result, versus) + new_suite)
     if result.error is not None:
         if _target_refusal(result):
             node = _target_node(suite.node) or suite.node.get("id") or suite.node
@@ -292,6 +380,9 @@ def suite_marks(result: SuiteResult, suite: SuiteInfo, key: str, lines: LineInde
             if span is None:
                 continue
             message = describe_threshold(threshold)
+            moved = versus(threshold.metric)
+            if moved:
+                message += f" ({moved})"
             if threshold.value is not None:
                 message += f" (mean over {_cases(scored).replace('case', 'scored case')})"
             if broken:

@@ -717,30 +717,39 @@ def _figure(value: float) -> str:
     return f"{value:.2f}"
 
 
-def describe_case(case: CaseResult) -> str:
+def describe_case(case: CaseResult, versus: Callable[[str], str] | None = None) -> str:
     """A case's result in one line, as RAG400 shows it:
     ``recall 0.50 (1/2) · precision 0.10 · MRR 0.33 (first relevant at rank 3) · hit@1 0
-    · retrieved 10 · semantic 1 — missed: docs/approvals.md``."""
+    · retrieved 10 · semantic 1 — missed: docs/approvals.md``.
+
+    ``versus(metric)``: what to say beside a figure, e.g. ``−0.50 vs baseline``
+    (empty when nothing is to be said); it joins the figure's parentheses.
+    """
     if case.scores is None:
         return f"broken: {case.broken}" if case.code != TARGET_FAILED else f"target failed: {case.broken}"
     scores = case.scores
+
+    def figure(metric: str, text: str, *notes: str) -> str:
+        said = [note for note in (*notes, versus(metric) if versus is not None else "") if note]
+        return text + (f" ({', '.join(said)})" if said else "")
+
     if HIT_AT_K in scores:
         explanation = getattr(case.detail, "explanation", "")
-        return f"hit@k {scores[HIT_AT_K]:g}" + (f" — {explanation}" if explanation else "")
+        return figure(HIT_AT_K, f"hit@k {scores[HIT_AT_K]:g}") + (f" — {explanation}" if explanation else "")
     parts = []
     if RECALL in scores:
-        parts.append(f"recall {_figure(scores[RECALL])} ({case.found}/{case.expected})")
+        parts.append(figure(RECALL, f"recall {_figure(scores[RECALL])}", f"{case.found}/{case.expected}"))
     if PRECISION in scores:
-        parts.append(f"precision {_figure(scores[PRECISION])}")
+        parts.append(figure(PRECISION, f"precision {_figure(scores[PRECISION])}"))
     if MRR in scores:
-        rank = f" (first relevant at rank {case.first_relevant_rank})" if case.first_relevant_rank else ""
-        parts.append(f"MRR {_figure(scores[MRR])}{rank}")
+        rank = f"first relevant at rank {case.first_relevant_rank}" if case.first_relevant_rank else ""
+        parts.append(figure(MRR, f"MRR {_figure(scores[MRR])}", rank))
     if HIT_AT_1 in scores:
-        parts.append(f"hit@1 {scores[HIT_AT_1]:g}")
+        parts.append(figure(HIT_AT_1, f"hit@1 {scores[HIT_AT_1]:g}"))
     if RETRIEVED in scores:
-        parts.append(f"retrieved {scores[RETRIEVED]:g}")
+        parts.append(figure(RETRIEVED, f"retrieved {scores[RETRIEVED]:g}"))
     if SEMANTIC in scores:
-        parts.append(f"semantic {scores[SEMANTIC]:g}")
+        parts.append(figure(SEMANTIC, f"semantic {scores[SEMANTIC]:g}"))
     line = " · ".join(parts)
     return line + (f" — missed: {', '.join(case.missed)}" if case.missed else "")
 

@@ -44,8 +44,10 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol import default_converter
 
 from ..core.findings import SOURCE
+from ..core.compare import BaselineError, RunFigures, direction_from, load_baseline
 from ..core.results import (
     CASE,
+    Baseline,
     LineMarks,
     Mark,
     case_id_of,
@@ -171,6 +173,27 @@ class _RunRoot:
         self.overlay = OverlaySource(DiskSource(settings.max_file_bytes))
         self.workspace = Workspace(root, settings, self.overlay)
         self.pool = TargetPool(self.workspace, settings.run_timeout_s)
+        # The baseline report as last read, with the file's (mtime, size) then.
+        self._baseline: tuple[tuple[int, int], RunFigures] | None = None
+
+    def baseline(self) -> Baseline | None:
+        """The ``ragLsp.baseline`` report (relative to the root, or absolute), read
+        again only when the file changed; None when no baseline is set.
+        BaselineError when it cannot be read or is not a run report."""
+        name = self.settings.baseline
+        if name is None:
+            return None
+        path = self.workspace.root / Path(name).expanduser()
+        try:
+            status = path.stat()
+        except OSError:
+            status = None
+        stamp = (status.st_mtime_ns, status.st_size) if status is not None else (0, -1)
+        if self._baseline is None or self._baseline[0] != stamp:
+            self._baseline = None
+            self._baseline = (stamp, load_baseline(path))
+        # Directions from the manifests as they are now (they may have changed).
+        return Baseline(self._baseline[1], direction_from(self.workspace.manifests()))
 
     def sync(self, documents: dict[Path, str], changed: list[Path]) -> Workspace:
         """Put the editor's open documents in front of the disk, and forget what was
@@ -698,6 +721,11 @@ class RunManager:
             return _note(outcome, f"{relative} is neither a suite file nor a dataset")
 
         runner = Runner(workspace, allow_exec=settings.trusted, exec_refusal=UNTRUSTED, pool=state.pool)
+        try:
+            baseline = state.baseline()
+        except BaselineError as error:
+            baseline = None
+            outcome.messages.append((types.MessageType.Warning, f"rag-lsp: ragLsp.baseline: {error}; results are shown without deltas"))
         texts: dict[str, Callable[[int], str]] = {}
 
         def line_text_of(file: str) -> Callable[[int], str]:
@@ -712,7 +740,7 @@ class RunManager:
             key = suite_key(suite, index)
             name = suite.id or "?"
             if request.command == RUN_CASE:
-                self._run_case(outcome, runner, suite, key, request, line_text_of, workspace, cancel)
+                self._run_case(outcome, runner, suite, key, request, line_text_of, workspace, cancel, baseline)
                 continue
 
             def report(done: int, total: int, name: str = name) -> None:
@@ -728,16 +756,18 @@ class RunManager:
             suite_path = workspace.absolute(suite.file)
             parsed = workspace.parsed_yaml(suite.file)
             if parsed is not None:
-                outcome.placed.append(_Placed(suite_path, suite_marks(result, suite, key, parsed.lines), key, True))
+                outcome.placed.append(_Placed(suite_path, suite_marks(result, suite, key, parsed.lines, baseline), key, True))
             if suite.dataset is not None and result.error is None:
                 dataset_lines = line_text_of(suite.dataset)
                 outcome.placed.append(
-                    _Placed(workspace.absolute(suite.dataset), case_marks(result, suite, key, dataset_lines), key, True)
+                    _Placed(workspace.absolute(suite.dataset), case_marks(result, suite, key, dataset_lines, baseline=baseline), key, True)
                 )
             _tell(outcome, result, name)
         return outcome
 
-    def _run_case(self, outcome, runner, suite: SuiteInfo, key: str, request: RunRequest, line_text_of, workspace, cancel) -> None:
+    def _run_case(
+        self, outcome, runner, suite: SuiteInfo, key: str, request: RunRequest, line_text_of, workspace, cancel, baseline: Baseline | None
+    ) -> None:
         assert suite.dataset is not None and request.line is not None
         line = request.line
         line_text = line_text_of(suite.dataset)
@@ -761,7 +791,7 @@ class RunManager:
         if result.error is not None:
             marks = refusal_marks(result, key, line_text, [line], gdi)
         else:
-            marks = case_marks(result, suite, key, line_text, [line])
+            marks = case_marks(result, suite, key, line_text, [line], baseline)
         outcome.placed.append(_Placed(path, marks, key, False))
         _tell(outcome, result, name)
 
