@@ -144,11 +144,11 @@ def test_a_mean_that_disappears_is_a_regression() -> None:
 
 
 def test_an_editor_can_show_one_cases_delta() -> None:
-    """compare_case takes a run's CaseResult beside a baseline case: `(−0.50 vs baseline)` for the recall."""
+    """compare_case takes a run's CaseResult beside a baseline case: `−0.50 vs baseline` for the recall."""
     baseline = parse_report(json.dumps(BASELINE)).suites[0].cases[0]
     now = CaseResult("a", 0, scores(0.5), missed=("y",), first_relevant_rank=1, ranks={"x": 1})
     change = compare_case(baseline, now)
-    assert vs_baseline(change.delta_of("rag.recall")) == "(−0.50 vs baseline)"
+    assert vs_baseline(change.delta_of("rag.recall")) == "−0.50 vs baseline"
     assert vs_baseline(change.delta_of("rag.mrr")) == ""
 
 

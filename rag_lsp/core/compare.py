@@ -342,7 +342,7 @@ def compare_case(baseline: CaseLike, current: CaseLike, direction: Direction = d
     """One case now against the same case in the baseline.
 
     For an editor: ``vs_baseline(compare_case(old, new).delta_of("rag.recall"))``
-    is ``(−0.50 vs baseline)``.
+    is ``−0.50 vs baseline``.
     """
     deltas = compare_figures(baseline.scores, current.scores, direction)
     if current.scores is None and baseline.scores is not None:
@@ -486,10 +486,10 @@ def figure(value: float | None) -> str:
 
 
 def vs_baseline(delta: MetricDelta | None) -> str:
-    """``(−0.50 vs baseline)`` for a figure that moved; "" otherwise."""
+    """``−0.50 vs baseline`` for a figure that moved; "" otherwise."""
     if delta is None or delta.delta is None or abs(delta.delta) <= EPSILON:
         return ""
-    return f"({signed(delta.delta)} vs baseline)"
+    return f"{signed(delta.delta)} vs baseline"
 
 
 def describe_hits(change: CaseChange, limit: int = 3) -> str:

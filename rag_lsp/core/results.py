@@ -27,16 +27,16 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from .compare import (
-    EPSILON,
     CaseChange,
     Direction,
     RunFigures,
     SuiteFigures,
     compare_case,
+    compare_figures,
     default_direction,
     describe_hits,
     keyed,
-    signed,
+    vs_baseline,
 )
 from .findings import Severity
 from .runner import BROKEN_CASE, HIT_AT_K, TARGET_FAILED, CaseResult, SuiteResult, describe_case, describe_threshold
@@ -232,17 +232,12 @@ class Baseline:
         return keyed(self.report.suites).get(suite_id) if suite_id is not None else None
 
 
-def _versus(figures: dict[str, float | None] | None, current: dict[str, float] | None) -> Callable[[str], str]:
+def _versus(
+    figures: Mapping[str, float | None] | None, current: Mapping[str, float] | None, direction: Direction
+) -> Callable[[str], str]:
     """``versus(metric)``: ``−0.50 vs baseline`` for a figure that moved, "" otherwise."""
-
-    def versus(metric: str) -> str:
-        before = (figures or {}).get(metric)
-        now = (current or {}).get(metric)
-        if before is None or now is None or abs(now - before) <= EPSILON:
-            return ""
-        return f"{signed(now - before)} vs baseline"
-
-    return versus
+    deltas = {delta.metric: delta for delta in compare_figures(figures, current, direction)}
+    return lambda metric: vs_baseline(deltas.get(metric))
 
 
 def _case_tail(change: CaseChange | None) -> str:
@@ -296,7 +291,7 @@ def case_marks(
         if baseline is not None:
             old = before_cases.get(case.id)
             change = compare_case(old, case, baseline.direction) if old is not None else None
-            versus = _versus(old.scores if old is not None else None, case.scores)
+            versus = _versus(old.scores if old is not None else None, case.scores, baseline.direction)
             tail = _case_tail(change)
         title = case_title(case, suite.match, suite.k, versus)
         message = describe_case(case, versus) + tail
@@ -356,7 +351,7 @@ def suite_marks(
         if before is None:
             new_suite = " · not in the baseline"
         else:
-            versus = _versus(before.aggregates, result.aggregates)
+            versus = _versus(before.aggregates, result.aggregates, baseline.direction)
 
     def mark(start: int, end: int, code: str | None, message: str, lens: str | None = None) -> None:
         position = lines.position(start)
