@@ -5,6 +5,7 @@ and wait (never sleep) for what comes back."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, Union
@@ -194,3 +195,47 @@ def value_span(line: str, value: str, occurrence: int = 1) -> tuple[int, int]:
     for _ in range(occurrence):
         index = line.index(value, index + 1)
     return index, index + len(value)
+
+
+def document(uri: str) -> types.TextDocumentIdentifier:
+    return types.TextDocumentIdentifier(uri=uri)
+
+
+async def lenses(client: LanguageClient, uri: str) -> list[types.CodeLens]:
+    """The document's code lenses, each resolved as an editor resolves a visible one."""
+    found = await client.text_document_code_lens_async(types.CodeLensParams(text_document=document(uri)))
+    assert found is not None and all(lens.command is None for lens in found)  # resolved lazily
+    return [await client.code_lens_resolve_async(lens) for lens in found]
+
+
+async def execute(client: LanguageClient, command: types.Command) -> Any:
+    return await asyncio.wait_for(
+        client.workspace_execute_command_async(types.ExecuteCommandParams(command=command.command, arguments=command.arguments)),
+        TIMEOUT_S,
+    )
+
+
+def children_of(pid: int) -> list[int]:
+    """Every process below ``pid`` (Linux /proc)."""
+    found, parents = [], {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, its_parent in parents.items():
+            if its_parent == parent:
+                found.append(child)
+                frontier.append(child)
+    return found
+
+
+def server_pid() -> int:
+    """The rag-lsp server this test process started."""
+    mine = [pid for pid in children_of(os.getpid()) if b"rag_lsp" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert len(mine) == 1, mine
+    return mine[0]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import socket
 import sys
 from pathlib import Path
@@ -21,11 +20,16 @@ import pytest_lsp
 from lspclient import (
     SERVER,
     TIMEOUT_S,
+    children_of,
     diagnostics,
+    document,
     edit,
+    execute,
+    lenses,
     open_file,
     published_when,
     refreshed,
+    server_pid,
     start,
     until,
     value_span,
@@ -106,26 +110,8 @@ def make_workspace(root: Path, suite: str = SUITE, cases: list[str] = CASES, ans
     return root / SUITE_FILE, root / DATASET_FILE
 
 
-def document(uri: str) -> types.TextDocumentIdentifier:
-    return types.TextDocumentIdentifier(uri=uri)
-
-
-async def lenses(client: LanguageClient, uri: str) -> list[types.CodeLens]:
-    """The document's code lenses, each resolved as an editor resolves a visible one."""
-    found = await client.text_document_code_lens_async(types.CodeLensParams(text_document=document(uri)))
-    assert found is not None and all(lens.command is None for lens in found)  # resolved lazily
-    return [await client.code_lens_resolve_async(lens) for lens in found]
-
-
 def titles(resolved: list[types.CodeLens]) -> dict[int, str]:
     return {lens.range.start.line: lens.command.title for lens in resolved if lens.command is not None}
-
-
-async def execute(client: LanguageClient, command: types.Command) -> Any:
-    return await asyncio.wait_for(
-        client.workspace_execute_command_async(types.ExecuteCommandParams(command=command.command, arguments=command.arguments)),
-        TIMEOUT_S,
-    )
 
 
 async def run_case(client: LanguageClient, uri: str, line: int) -> Any:
@@ -151,32 +137,6 @@ def apply(text: str, edits: list[types.TextEdit]) -> str:
     for item in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
         text = text[: offset(item.range.start)] + item.new_text + text[offset(item.range.end) :]
     return text
-
-
-def children_of(pid: int) -> list[int]:
-    """Every process below ``pid`` (Linux /proc)."""
-    found, parents = [], {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    frontier = [pid]
-    while frontier:
-        parent = frontier.pop()
-        for child, its_parent in parents.items():
-            if its_parent == parent:
-                found.append(child)
-                frontier.append(child)
-    return found
-
-
-def server_pid() -> int:
-    """The rag-lsp server this test process started."""
-    mine = [pid for pid in children_of(os.getpid()) if b"rag_lsp" in Path(f"/proc/{pid}/cmdline").read_bytes()]
-    assert len(mine) == 1, mine
-    return mine[0]
 
 
 # ---------------------------------------------------------------- running cases

@@ -99,14 +99,18 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
                     continue
             except msgspec.ValidationError:
                 pass
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):
                 pass
             try:
                 value = _DECODE(line)
-            except (msgspec.DecodeError, ValueError, OverflowError):
+            except (msgspec.DecodeError, ValueError, OverflowError, RecursionError):
+                # The checks' row says why the line cannot be read (nesting too deep included).
                 row = Row(line.decode("utf-8", "surrogatepass"))
                 if row.error is not None:
                     append((number, Unreadable(f"line {number + 1} is not valid JSON: {row.error[1]} (RAG002)")))
+                    continue
+                if row.refused:
+                    append((number, Unreadable(f"line {number + 1} is not read: {row.refused} (RAG005)")))
                     continue
                 value = row.value
             append((number, value))

@@ -10,6 +10,8 @@ costs one decode per line and nothing more.
 from __future__ import annotations
 
 import json
+import re
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -41,12 +43,14 @@ def _reject_constant(name: str) -> Any:
 class Row:
     """One non-blank dataset line, decoded."""
 
-    __slots__ = ("text", "value", "error", "has_duplicate_keys", "refused", "_spans")
+    __slots__ = ("text", "value", "error", "has_duplicate_keys", "refused", "refused_span", "_spans")
 
     def __init__(self, text: str, refused: str | None = None) -> None:
         self.text = text
-        # Set when the line was not decoded at all (too long): the RAG005 message.
+        # Set when the line was not read (too long, or a number too long to
+        # convert): the RAG005 message, and the columns it is about (None: the line).
         self.refused = refused
+        self.refused_span: tuple[int, int] | None = None
         self.value: Any = None
         # (column, message) of the first JSON error, or None.
         self.error: tuple[int, str] | None = None
@@ -69,7 +73,13 @@ class Row:
             self._decode_exactly()
             return
         if type(self.value) is dict or type(self.value) is list:
-            compact = orjson.dumps(self.value)
+            try:
+                compact = orjson.dumps(self.value)
+            except orjson.JSONEncodeError:
+                # orjson reads nesting deeper than it writes (1024 levels against
+                # 255): such a row is read again, exactly, by the standard decoder.
+                self._decode_exactly()
+                return
             if b"e+" in compact:
                 # orjson widens integers beyond 64 bits to floats, which it writes
                 # with an exponent: read such a line again with the standard
@@ -82,8 +92,11 @@ class Row:
                 self._find_duplicates()
 
     def _decode_exactly(self) -> None:
+        self.value = None
         try:
-            self.value = json.loads(self.text, parse_constant=_reject_constant)
+            value = json.loads(self.text, parse_constant=_reject_constant)
+            if isinstance(value, (dict, list)):
+                self._find_duplicates()
         except _BadConstant as bad:
             column = _constant_column(self.text, str(bad))
             self.error = (column, f"{bad} is not valid JSON; use null or a number")
@@ -91,11 +104,19 @@ class Row:
         except json.JSONDecodeError as error:
             self.error = (error.pos, _json_message(error))
             return
+        except ValueError:
+            # An integer past Python's digit limit: converting it takes time
+            # quadratic in its length, so the row is refused, not read.
+            limit = _max_digits()
+            self.refused = f"a number of more than {limit:,} digits is not read; write it as a string"
+            self.refused_span = _long_number_span(self.text, limit)
+            return
         except RecursionError:
+            # Nesting the decoder (or its second, duplicate-noting pass) cannot follow.
+            self.has_duplicate_keys = False
             self.error = (0, "nesting is too deep")
             return
-        if isinstance(self.value, (dict, list)):
-            self._find_duplicates()
+        self.value = value
 
     def _find_duplicates(self) -> None:
         # A second, slower decode only for rows that hold objects: it notes keys the
@@ -239,6 +260,23 @@ def duplicate_key_spans(row: Row) -> list[tuple[Path, int, int, int, int]]:
         else:
             first[identity] = span
     return result
+
+
+def _max_digits() -> int:
+    getter = getattr(sys, "get_int_max_str_digits", None)
+    return getter() if getter is not None else 4300
+
+
+# A JSON string (skipped) or a run of digits.
+_STRING_OR_DIGITS = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+')
+
+
+def _long_number_span(text: str, limit: int) -> tuple[int, int] | None:
+    """The columns of the first number outside strings with more than ``limit`` digits."""
+    for match in _STRING_OR_DIGITS.finditer(text):
+        if match.group().lstrip("-").isdigit() and len(match.group().lstrip("-")) > limit:
+            return match.start(), match.end()
+    return None
 
 
 def _constant_column(text: str, name: str) -> int:

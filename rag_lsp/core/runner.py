@@ -576,7 +576,14 @@ def _encode(case: CaseRow) -> bytes:
 def _decode_input(plan: _Plan) -> None:
     """Decode an input kept as JSON text; a case whose input is no object is broken."""
     if type(plan.input) is msgspec.Raw:
-        plan.input = msgspec.json.decode(plan.input)
+        try:
+            plan.input = msgspec.json.decode(plan.input)
+        except (msgspec.ValidationError, RecursionError) as error:
+            # Well-formed JSON the decoder cannot hold: a number past its range, or
+            # nesting past its depth.
+            plan.input = None
+            plan.broken = f"the case's `input` is not read: {error} (RAG005)"
+            return
     if type(plan.input) is not dict:
         plan.broken = "the case has no `input` object to send to the target (RAG004)"
 

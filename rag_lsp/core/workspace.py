@@ -111,17 +111,34 @@ class OverlaySource:
     """Texts held in memory (an editor's open documents) in front of another source.
 
     A text is a string, or an object whose ``text`` is read only when asked (an
-    open dataset's model joins its lines only then)."""
+    open dataset's model joins its lines only then). A string above the size limit
+    of the source below is refused as that file would be: an open document is
+    checked no further than the file on disk."""
 
     def __init__(self, base: FileSource) -> None:
         self.base = base
+        self.max_bytes: int | None = getattr(base, "max_bytes", None)
         self.texts: dict[Path, str | HasText] = {}
 
     def read(self, path: Path) -> SourceText | None:
         text = self.texts.get(path)
         if text is None:
             return self.base.read(path)
-        return SourceText(text if isinstance(text, str) else text.text)
+        if not isinstance(text, str):
+            return SourceText(text.text)
+        size = _size_above(text, self.max_bytes)
+        if size is not None:
+            return SourceText("", refused=f"document is {size:,} bytes, above the limit of {self.max_bytes:,}")
+        return SourceText(text)
+
+
+def _size_above(text: str, limit: int | None) -> int | None:
+    """The UTF-8 size of ``text`` when it is above ``limit``, else None (encoding
+    only a text whose length alone does not decide)."""
+    if limit is None or len(text) * 4 <= limit:
+        return None
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return size if size > limit else None
 
 
 def decode(data: bytes) -> SourceText:
@@ -407,7 +424,9 @@ class Workspace:
         for folder, dirs, names in os.walk(self.root):
             relative_folder = Path(folder).relative_to(self.root).as_posix()
             prefix = "" if relative_folder == "." else relative_folder + "/"
-            if ".gitignore" in names:
+            # As git does, a .gitignore that is a link is not followed: it may
+            # point anywhere, and nothing outside the workspace is read.
+            if ".gitignore" in names and not os.path.islink(os.path.join(folder, ".gitignore")):
                 ignores.append((prefix, _gitignore(Path(folder) / ".gitignore")))
             kept = []
             for name in sorted(dirs):

@@ -3,8 +3,10 @@
 ## What it does
 Refuses input that would cost far more to read than it is worth: YAML nested
 deeper than the limit, aliases that expand past the node budget (an "alias bomb"
-such as the billion laughs), a file above `maxFileBytes` / `maxYamlBytes`, or a
-dataset line above `maxLineBytes`. The finding sits where the refusal happened.
+such as the billion laughs), a file above `maxFileBytes` / `maxYamlBytes`, a
+dataset line above `maxLineBytes`, or a dataset number with more digits than an
+integer is converted from (4,300: the conversion takes time quadratic in the
+length). The finding sits where the refusal happened.
 
 ## Why is this bad?
 A language server lives inside the editor. One hostile or accidental file must
@@ -45,7 +47,9 @@ def unsafe_yaml(context):
 
 
 @RULE.check(ROW)
-def line_too_long(rows):
+def refused_row(rows):
     for context in rows.rows:
-        if context.row.refused:
-            yield RULE.finding(context.columns(0, min(len(context.row.text), 200)), f"input refused: {context.row.refused}")
+        row = context.row
+        if row.refused:
+            start, end = row.refused_span or (0, min(len(row.text), 200))
+            yield RULE.finding(context.columns(start, min(end, start + 200)), f"input refused: {row.refused}")

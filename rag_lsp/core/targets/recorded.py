@@ -157,7 +157,7 @@ def _decode(
     answers: dict[str, Answer | TargetError] = {}
     try:
         entries = decoder.decode_lines(data)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         return _decode_by_line(data, relative, decoder)
     for entry in entries:
         # A recorded entry has the `hits` and `mode` of an answer: it is served as
@@ -194,12 +194,14 @@ def _decode_by_line(
             problem = f"is not shaped as {{\"id\": ..., {SHAPE[1:]}: {_lower(str(error))}"
         except msgspec.DecodeError:
             problem = f"is not JSON: {excerpt(line)}"
+        except RecursionError:
+            problem = "is nested too deeply to be read"
         # Whose line is it? If its id can be read, that case fails with the reason.
         case_id: Any = None
         try:
             value = json.loads(line)
             case_id = value.get("id") if isinstance(value, dict) else None
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
         if isinstance(case_id, str):
             answers[case_id] = TargetError(f"the recorded answer at {relative}:{number} {problem}")
