@@ -470,16 +470,30 @@ async def test_files_above_the_size_limit_are_refused(client: LanguageClient, tm
     assert f"above the limit of {LIMIT:,}" in opened[0].message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the server builds an open dataset's line model from any text, whatever maxFileBytes says",
-)
 async def test_an_open_dataset_above_the_size_limit_is_refused(client: LanguageClient, tmp_path: Path) -> None:
     """An open dataset above maxFileBytes gets one RAG005, as the same file on disk does, and its rows are not checked."""
     make_workspace(tmp_path)
     await start(client, tmp_path, options={"maxFileBytes": LIMIT})
     uri = open_file(client, tmp_path / ".punica/evals/code.jsonl", f"{GOOD_CASE}\n" * (2 * LIMIT // len(GOOD_CASE)))
     assert [d.code for d in await diagnostics(client, uri, 1)] == ["RAG005"]
+
+
+async def test_an_open_dataset_edited_past_the_size_limit_is_refused_then_read_again(client: LanguageClient, tmp_path: Path) -> None:
+    """An edit that takes an open dataset above maxFileBytes turns its findings into one RAG005; undoing it brings the rows back."""
+    make_workspace(tmp_path, dataset=f"{GOOD_CASE}\n{GOOD_CASE}\n")
+    await start(client, tmp_path, options={"maxFileBytes": LIMIT})
+    uri = open_file(client, tmp_path / ".punica/evals/code.jsonl")
+    assert [d.code for d in await diagnostics(client, uri, 1)] == ["RAG202"]
+    filler = f"{GOOD_CASE}\n" * (LIMIT // len(GOOD_CASE) + 1)
+    edit(client, uri, 2, 2, 0, 0, filler)
+    assert [d.code for d in await diagnostics(client, uri, 2)] == ["RAG005"]
+    removal = types.TextDocumentContentChangePartial(
+        range=types.Range(types.Position(2, 0), types.Position(2 + filler.count("\n"), 0)), text=""
+    )
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(uri=uri, version=3), [removal])
+    )
+    assert [d.code for d in await diagnostics(client, uri, 3)] == ["RAG202"]
 
 
 def test_the_command_line_refuses_a_10_mb_line_and_a_huge_file(tmp_path: Path) -> None:

@@ -35,12 +35,18 @@ class DatasetModel:
     :meth:`findings` checks only that."""
 
     def __init__(self, workspace: Workspace, path: str, text: str) -> None:
+        # Building a model allocates a few containers per line, none in a cycle.
+        with gc_paused():
+            self._build(workspace, path, text)
+
+    def _build(self, workspace: Workspace, path: str, text: str) -> None:
         self.workspace = workspace
         self.path = path
         # Lines without their "\n" (a "\r" stays on the line, as in the text).
         self.lines: list[str] = text.split("\n")
-        with gc_paused():
-            self.rows: list[Row | None] = [self._row(line) for line in self.lines]
+        # The text's size in UTF-8 bytes (what size limits count), kept through edits.
+        self.size = len(text.encode("utf-8", "surrogatepass"))
+        self.rows: list[Row | None] = [self._row(line) for line in self.lines]
         # Per line: the row rules' findings, placed on that line; None: not checked.
         self._placed: list[list[Finding] | None] = [None] * len(self.rows)
         # Lines whose findings are not empty, ascending; and lines to check.
@@ -95,6 +101,7 @@ class DatasetModel:
         stop = start + removed
         added = len(lines)
         new_rows = [self._row(line) for line in lines]
+        self.size += _utf8_size(lines) - _utf8_size(self.lines[start:stop])
         for row in self.rows[start:stop]:
             self._touch_id(row)
             self._index(row, -1)
@@ -182,6 +189,11 @@ class DatasetModel:
 
     def findings(self) -> list[Finding]:
         """Every finding of the dataset as it is now (as ``analyze_file`` gives)."""
+        # A first check (or one after a fact changed) allocates per line too.
+        with gc_paused():
+            return self._findings()
+
+    def _findings(self) -> list[Finding]:
         workspace = self.workspace
         use = workspace.dataset_use(self.path)
         shape = self._shape()
@@ -213,10 +225,9 @@ class DatasetModel:
         rows = [(line, self.rows[line]) for line in stale if self.rows[line] is not None]
         found: dict[int, list[Finding]] = {}
         if rows:
-            with gc_paused():
-                batch = RowsContext.of(self.workspace, self.path, use, shape, rows)
-                for finding in finish(self.workspace, self.path, check_rows(batch)):
-                    found.setdefault(finding.range.start.line, []).append(finding)
+            batch = RowsContext.of(self.workspace, self.path, use, shape, rows)
+            for finding in finish(self.workspace, self.path, check_rows(batch)):
+                found.setdefault(finding.range.start.line, []).append(finding)
         for line in stale:
             placed = found.get(line, [])
             self._placed[line] = placed
@@ -253,6 +264,11 @@ class DatasetModel:
             row = self.rows[finding.range.start.line]
             key = case_id(row.value) if row is not None else None
             self._repeated.setdefault(key or "", []).append(finding)
+
+
+def _utf8_size(lines: list[str]) -> int:
+    """The UTF-8 size of lines joined with "\n"."""
+    return sum(len(line.encode("utf-8", "surrogatepass")) for line in lines) + len(lines) - 1
 
 
 def _counts_as_case(row: Row, shape: str | None) -> bool:

@@ -126,13 +126,13 @@ class OverlaySource:
             return self.base.read(path)
         if not isinstance(text, str):
             return SourceText(text.text)
-        size = _size_above(text, self.max_bytes)
+        size = size_above(text, self.max_bytes)
         if size is not None:
             return SourceText("", refused=f"document is {size:,} bytes, above the limit of {self.max_bytes:,}")
         return SourceText(text)
 
 
-def _size_above(text: str, limit: int | None) -> int | None:
+def size_above(text: str, limit: int | None) -> int | None:
     """The UTF-8 size of ``text`` when it is above ``limit``, else None (encoding
     only a text whose length alone does not decide)."""
     if limit is None or len(text) * 4 <= limit:

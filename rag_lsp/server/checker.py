@@ -23,7 +23,7 @@ from ..core.findings import Finding
 from ..core.incremental import DatasetModel
 from ..core.settings import Settings
 from ..core.text import LineIndex
-from ..core.workspace import DATASET_FILE, DiskSource, OverlaySource, Workspace, find_root
+from ..core.workspace import DATASET_FILE, DiskSource, OverlaySource, Workspace, find_root, gc_paused, size_above
 from .convert import Positions, file_uri, to_diagnostic
 from .document import Change
 
@@ -108,6 +108,23 @@ def _line_texts(finding: Finding, positions: Positions) -> list[str]:
         for edit in fix.edits:
             lines.update((edit.range.start.line, edit.range.end.line))
     return [positions.lines.line_text(number) for number in sorted(lines)]
+
+
+# What _sync_dataset answers for an open dataset refused for its size.
+_TOO_LARGE = object()
+
+
+def _new_model(workspace: Workspace, relative: str, text: str) -> DatasetModel:
+    """A dataset model, built with the collector paused and then frozen out of its way.
+
+    A model is a large, long-lived, acyclic object graph: otherwise the collector
+    walks it over and over while it grows, then again in every full collection
+    after (together, more than building and checking it).
+    """
+    with gc_paused():
+        model = DatasetModel(workspace, relative, text)
+        gc.freeze()
+    return model
 
 
 def _has_marker(folder: Path) -> bool:
@@ -259,16 +276,24 @@ class Checker:
             source = workspace.read(relative)
             # Unreadable bytes and refused files are the one-shot analysis's to report.
             if source is not None and not source.refused and source.decode_error is None:
-                model = self.models[path] = DatasetModel(workspace, relative, source.text)
-                if relative not in workspace.live_datasets:
-                    workspace.live_datasets[relative] = model
+                return self._first_findings(workspace, relative, path, source.text)
         if model is None:
             return analyze_file(workspace, relative)
-        fresh = not model.checked
-        findings = model.findings()
-        if fresh:
-            # A new model holds a large, long-lived, acyclic object graph: move it out
-            # of the collector's way, or every full collection walks all of it.
+        if not model.checked:
+            # Its first check allocates per line as well.
+            with gc_paused():
+                findings = model.findings()
+                gc.freeze()
+            return findings
+        return model.findings()
+
+    def _first_findings(self, workspace: Workspace, relative: str, path: Path, text: str) -> list[Finding]:
+        """Read a dataset from disk into a model and check it all."""
+        model = self.models[path] = _new_model(workspace, relative, text)
+        if relative not in workspace.live_datasets:
+            workspace.live_datasets[relative] = model
+        with gc_paused():
+            findings = model.findings()
             gc.freeze()
         return findings
 
@@ -314,7 +339,9 @@ class Checker:
             relative = document_relative(workspace, path)
             if relative.endswith(".jsonl") and workspace.kind_of(relative) == DATASET_FILE:
                 changed = self._sync_dataset(workspace, relative, path, document)
-                if changed is None:
+                if changed is _TOO_LARGE:
+                    structural = True
+                elif changed is None:
                     result.resync.add(document_path)
                 elif changed:
                     edited.append(relative)
@@ -336,6 +363,8 @@ class Checker:
         None when it could not (the changes did not fit what the model holds)."""
         overlay = workspace.source
         model = self.models.get(path)
+        if document.text is not None and size_above(document.text, overlay.max_bytes) is not None:
+            return self._refuse(workspace, relative, path, document.text)
         if document.text is not None:
             if model is not None and model.text == document.text:
                 # Already this text: the editor's own model (nothing changed), or the
@@ -345,7 +374,7 @@ class Checker:
                 self._following.add(path)
                 overlay.texts[path] = model
                 return opened
-            model = DatasetModel(workspace, relative, document.text)
+            model = _new_model(workspace, relative, document.text)
         elif model is None or path not in self._following:
             return None  # changes to a text this checker does not hold
         else:
@@ -358,6 +387,8 @@ class Checker:
                 return None
             if not document.changes:
                 return False
+            if overlay.max_bytes is not None and model.size > overlay.max_bytes:
+                return self._refuse(workspace, relative, path, model.text)
         self.models[path] = model
         self._following.add(path)
         overlay.texts[path] = model
@@ -365,6 +396,15 @@ class Checker:
         # Parsed copies of the old text (from other files' checks) are stale now.
         workspace.forget_text(relative)
         return True
+
+    def _refuse(self, workspace: Workspace, relative: str, path: Path, text: str) -> object:
+        """An open dataset above the size limit is not kept line by line: its text
+        goes in front of the disk as any open document's, and is refused (RAG005)
+        as the file on disk would be. Its edits then come whole (see resync)."""
+        self._forget_model(workspace, relative, path)
+        workspace.source.texts[path] = text
+        workspace.invalidate(relative, files_changed=False)
+        return _TOO_LARGE
 
     def _forget_model(self, workspace: Workspace, relative: str, path: Path) -> None:
         """Drop a dataset's model: the next check reads the file again."""

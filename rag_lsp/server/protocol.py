@@ -1,4 +1,4 @@
-"""The JSON-RPC protocol of the server: pygls's, with two additions.
+"""The JSON-RPC protocol of the server: pygls's, with three additions.
 
 * **Cancelled requests reach the runs.** pygls answers ``$/cancelRequest`` for a
   ``workspace/executeCommand`` by cancelling the request's future, but the
@@ -8,6 +8,12 @@
   its text is written as the response's result as it is. A code-lens answer for
   a 100,000-line dataset is 100,000 lenses; as lsprotocol objects converted by
   cattrs it takes seconds on the message loop, as one joined string milliseconds.
+* **Notifications leave nothing behind.** pygls (2.1) files the future of each
+  notification it runs as a coroutine, a generator (its own ``didOpen``,
+  ``didChange``, ``didClose``) or on a thread under a fresh id, and only a
+  request's answer ever removes such an entry: every keystroke would keep one
+  for the life of the server. :meth:`RagProtocol._execute_handler` removes it
+  when the handler is done.
 """
 
 from __future__ import annotations
@@ -47,6 +53,30 @@ class RagProtocol(LanguageServerProtocol):
             except Exception:  # a failing listener must not lose the cancellation
                 log.exception("handling a cancelled request failed")
         super().handle_message(message)
+
+    def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: Any = None, kwargs: Any = None) -> None:
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        # pygls answers requests through `_send_handler_result`, which forgets their
+        # futures; a notification's callback is `_check_handler_result`, which does not.
+        if callback != self._check_handler_result:
+            return
+        future = self._request_futures.get(msg_id)
+        if future is None:
+            return
+        if future.done():
+            del self._request_futures[msg_id]
+        else:
+            # Forgotten on the loop's next turn, not in the callback itself: a thread's
+            # future runs it at once when cancelled, and at shutdown pygls cancels
+            # these futures while it iterates over them.
+            loop = asyncio.get_running_loop()
+            forget = self._request_futures.pop
+
+            def forget_later(_: Any) -> None:
+                if not loop.is_closed():
+                    loop.call_soon_threadsafe(forget, msg_id, None)
+
+            future.add_done_callback(forget_later)
 
     def _send_data(self, data: Any) -> None:
         result = getattr(data, "result", None)

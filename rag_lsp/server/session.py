@@ -51,6 +51,11 @@ T = TypeVar("T")
 # while a pass runs are taken together by the next one.
 DEBOUNCE_S = 0.05
 
+# The start-up scan waits this long for the documents an editor opens right after
+# `initialized` (the files it restores): then they are checked in the scan's own
+# pass, from the editor's text, instead of after a scan of the disk's.
+SCAN_DELAY_S = 0.25
+
 
 @dataclass
 class Published:
@@ -373,7 +378,8 @@ class Session:
                 types.WorkDoneProgressBegin(title="rag-lsp: checking the workspace", percentage=0, cancellable=False),
             )
         try:
-            self.changed(full=True)
+            # Documents opened already (during the configuration round trip) need no wait.
+            self.changed(full=True, delay=0.0 if self.server.workspace.text_documents else SCAN_DELAY_S)
             await self.settled()
         finally:
             if token is not None:
