@@ -9,7 +9,10 @@ of rows of each shape. When a fact changes (a suite now reads the file with
 ``match: id``, the workspace gained a file), every line is checked again.
 
 Nothing here walks all lines on an edit: lines below an insertion are not
-visited, only the findings on them are moved. The result is exactly
+visited, only the findings on them are moved. A line keeps only what the indexes
+need (its shape and case id); its decoded value is read again while the line is
+checked, and dropped after: values are most of a large dataset's memory, and a
+line is checked again only when it or a fact changes. The result is exactly
 :func:`~rag_lsp.core.analyze.analyze_file`'s for the same text (the same rules,
 the same contexts); a property test holds the two together.
 """
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from typing import Any
+from typing import Any, Sequence
 
 from . import rules as registry
 from .analyze import check_rows, finish
@@ -28,6 +31,41 @@ from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE
 from .text import Position
 from .workspace import Workspace, gc_paused, row_shape
+
+# Lines checked together: a batch holds its rows' decoded values while it is checked.
+_CHECK_BATCH = 4096
+_NO_FINDINGS: tuple[Finding, ...] = ()
+
+
+class _Line(Row):
+    """A model's row: its shape and case id stay; its value (a JSON object or
+    array) is dropped once those are known, and read again only to check the line."""
+
+    __slots__ = ("shape", "key", "dropped")
+
+    def __init__(self, text: str, refused: str | None = None) -> None:
+        super().__init__(text, refused)
+        value = self.value
+        self.shape = self.key = None
+        self.dropped = False
+        if type(value) is dict:
+            self.shape = row_shape(value)
+            self.key = case_id(value)
+        if type(value) is dict or type(value) is list:
+            self.value = None
+            self.dropped = True
+
+    @classmethod
+    def too_long(cls, text: str, limit: int) -> _Line:
+        return cls(text, refused=f"line is {len(text):,} characters, above the limit of {limit:,}; it is not read")
+
+    def restore(self) -> None:
+        if self.dropped:
+            self.value = self.decode_again()
+
+    def drop(self) -> None:
+        if self.dropped:
+            self.value = None
 
 
 class DatasetModel:
@@ -46,13 +84,14 @@ class DatasetModel:
         self.lines: list[str] = text.split("\n")
         # The text's size in UTF-8 bytes (what size limits count), kept through edits.
         self.size = len(text.encode("utf-8", "surrogatepass"))
-        self.rows: list[Row | None] = [self._row(line) for line in self.lines]
+        self.rows: list[_Line | None] = [self._row(line) for line in self.lines]
         # Per line: the row rules' findings, placed on that line; None: not checked.
-        self._placed: list[list[Finding] | None] = [None] * len(self.rows)
+        self._placed: list[Sequence[Finding] | None] = [None] * len(self.rows)
         # Lines whose findings are not empty, ascending; and lines to check.
         self._lines_with_findings: list[int] = []
         self._stale: set[int] | None = None  # None: every line
-        self._ids: dict[str, list[Row]] = {}
+        # Case id -> its row, or its rows (in no order) when it repeats.
+        self._ids: dict[str, _Line | list[_Line]] = {}
         self._shapes: Counter[str] = Counter()
         for row in self.rows:
             self._index(row, +1)
@@ -138,45 +177,47 @@ class DatasetModel:
         for key, found in self._repeated.items():
             self._repeated[key] = [finding.moved(delta, below=boundary) for finding in found]
 
-    def _row(self, line: str) -> Row | None:
+    def _row(self, line: str) -> _Line | None:
         if line.endswith("\r"):
             line = line[:-1]
         if not line or line.isspace():
             return None
         limit = self.workspace.settings.max_line_bytes
-        return Row(line) if len(line) <= limit else Row.too_long(line, limit)
+        return _Line(line) if len(line) <= limit else _Line.too_long(line, limit)
 
     # ------------------------------------------------------------ indexes
 
-    @staticmethod
-    def _object(row: Row | None) -> dict | None:
-        if row is None or row.error is not None or row.refused or type(row.value) is not dict:
-            return None
-        return row.value
-
-    def _index(self, row: Row | None, step: int) -> None:
-        value = self._object(row)
-        if value is None:
+    def _index(self, row: _Line | None, step: int) -> None:
+        if row is None:
             return
-        shape = row_shape(value)
-        if shape is not None:
-            self._shapes[shape] += step
-        key = case_id(value)
+        if row.shape is not None:
+            self._shapes[row.shape] += step
+        key = row.key
         if key is None:
             return
-        group = self._ids.setdefault(key, [])
+        ids = self._ids
+        held = ids.get(key)
         if step > 0:
-            group.append(row)
-        else:
-            group.remove(row)
-            if not group:
-                del self._ids[key]
+            if held is None:
+                ids[key] = row
+            elif type(held) is list:
+                held.append(row)
+            else:
+                ids[key] = [held, row]
+        elif held is row:
+            del ids[key]
+        elif type(held) is list:
+            held.remove(row)
+            if len(held) == 1:
+                ids[key] = held[0]
 
-    def _touch_id(self, row: Row | None) -> None:
-        value = self._object(row)
-        key = case_id(value) if value is not None else None
-        if key is not None and self._dirty_ids is not None:
-            self._dirty_ids.add(key)
+    def _rows_of(self, key: str) -> list[_Line]:
+        held = self._ids.get(key)
+        return [] if held is None else held if type(held) is list else [held]
+
+    def _touch_id(self, row: _Line | None) -> None:
+        if row is not None and row.key is not None and self._dirty_ids is not None:
+            self._dirty_ids.add(row.key)
 
     def _shape(self) -> str | None:
         # The majority rule of Workspace.dataset_shape.
@@ -217,26 +258,34 @@ class DatasetModel:
 
     def _check_stale_lines(self, use: Any, shape: str | None) -> None:
         if self._stale is None:
-            stale = range(len(self.rows))
+            stale: Sequence[int] = range(len(self.rows))
             self._lines_with_findings = []
         else:
             stale = sorted(self._stale)
         self._stale = set()
-        rows = [(line, self.rows[line]) for line in stale if self.rows[line] is not None]
+        rows = [(line, row) for line in stale if (row := self.rows[line]) is not None]
         found: dict[int, list[Finding]] = {}
-        if rows:
-            batch = RowsContext.of(self.workspace, self.path, use, shape, rows)
-            for finding in finish(self.workspace, self.path, check_rows(batch)):
-                found.setdefault(finding.range.start.line, []).append(finding)
+        for first in range(0, len(rows), _CHECK_BATCH):
+            chunk = rows[first : first + _CHECK_BATCH]
+            for _, row in chunk:
+                row.restore()
+            try:
+                batch = RowsContext.of(self.workspace, self.path, use, shape, chunk)
+                for finding in finish(self.workspace, self.path, check_rows(batch)):
+                    found.setdefault(finding.range.start.line, []).append(finding)
+            finally:
+                for _, row in chunk:
+                    row.drop()
+        placed_lines = self._placed
         for line in stale:
-            placed = found.get(line, [])
-            self._placed[line] = placed
+            placed = found.get(line, _NO_FINDINGS)
+            placed_lines[line] = placed
             if placed:
                 bisect.insort(self._lines_with_findings, line)
 
     def _check_repeated_ids(self, shape: str | None) -> None:
         if self._dirty_ids is None:
-            dirty = [key for key, rows in self._ids.items() if len(rows) > 1]
+            dirty = [key for key, rows in self._ids.items() if type(rows) is list]
             self._repeated = {}
             # Every repeated id at once: one pass gives every row's line.
             lines = {id(row): line for line, row in enumerate(self.rows) if row is not None}
@@ -250,7 +299,7 @@ class DatasetModel:
         groups: dict[str, list[RowContext]] = {}
         for key in dirty:
             self._repeated.pop(key, None)
-            rows = [row for row in self._ids.get(key, ()) if _counts_as_case(row, shape)]
+            rows = [row for row in self._rows_of(key) if _counts_as_case(row, shape)]
             if len(rows) > 1:
                 placed = sorted((line_of(row), row) for row in rows)
                 groups[key] = [RowContext(self.path, row, line) for line, row in placed]
@@ -262,7 +311,7 @@ class DatasetModel:
             found.extend(check(context))
         for finding in finish(self.workspace, self.path, found):
             row = self.rows[finding.range.start.line]
-            key = case_id(row.value) if row is not None else None
+            key = row.key if row is not None else None
             self._repeated.setdefault(key or "", []).append(finding)
 
 
@@ -271,9 +320,9 @@ def _utf8_size(lines: list[str]) -> int:
     return sum(len(line.encode("utf-8", "surrogatepass")) for line in lines) + len(lines) - 1
 
 
-def _counts_as_case(row: Row, shape: str | None) -> bool:
+def _counts_as_case(row: _Line, shape: str | None) -> bool:
     # As RowsContext.cases: a row of the other shape is RAG004's, not a case.
-    own = row_shape(row.value)
+    own = row.shape
     checked_as = shape or own or RAG_CASE
     return checked_as == RAG_CASE and own in (None, RAG_CASE)
 

@@ -43,7 +43,7 @@ def _reject_constant(name: str) -> Any:
 class Row:
     """One non-blank dataset line, decoded."""
 
-    __slots__ = ("text", "value", "error", "has_duplicate_keys", "refused", "refused_span", "_spans")
+    __slots__ = ("text", "value", "error", "has_duplicate_keys", "refused", "refused_span", "exact", "_spans")
 
     def __init__(self, text: str, refused: str | None = None) -> None:
         self.text = text
@@ -56,6 +56,8 @@ class Row:
         self.error: tuple[int, str] | None = None
         # Whether an object of this row repeats a key (see duplicate_key_spans).
         self.has_duplicate_keys = False
+        # Whether the value was read by the standard decoder (see decode_again).
+        self.exact = False
         self._spans: dict[Path, Span] | None = None
         if refused is None:
             self._decode()
@@ -93,6 +95,7 @@ class Row:
 
     def _decode_exactly(self) -> None:
         self.value = None
+        self.exact = True
         try:
             value = json.loads(self.text, parse_constant=_reject_constant)
             if isinstance(value, (dict, list)):
@@ -117,6 +120,14 @@ class Row:
             self.error = (0, "nesting is too deep")
             return
         self.value = value
+
+    def decode_again(self) -> Any:
+        """The row's value read again from its text, by the decoder that read it
+        first: for holders of many rows that keep values only while they use them.
+        Only for a row that was read (no error, not refused)."""
+        if self.exact:
+            return json.loads(self.text, parse_constant=_reject_constant)
+        return orjson.loads(self.text)
 
     def _find_duplicates(self) -> None:
         # A second, slower decode only for rows that hold objects: it notes keys the

@@ -108,6 +108,8 @@ class Session:
         self._checked = 0
         self._full = False
         self._deadline = 0.0
+        # Set when a change moves the deadline of the pass waiting for it earlier.
+        self._sooner: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Event | None = None
         self._idle: asyncio.Event | None = None
@@ -137,7 +139,10 @@ class Session:
         loop = asyncio.get_running_loop()
         self.generation += 1
         self._full |= full
-        self._deadline = loop.time() + delay
+        deadline = loop.time() + delay
+        if deadline < self._deadline and self._sooner is not None:
+            self._sooner.set()  # a pass waiting for a later deadline starts now
+        self._deadline = deadline
         idle.clear()
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._run())
@@ -175,7 +180,12 @@ class Session:
             while self._checked != self.generation:
                 # Debounce: a newer change pushes the deadline back.
                 while (wait := self._deadline - loop.time()) > 0:
-                    await asyncio.sleep(wait)
+                    self._sooner = asyncio.Event()
+                    try:
+                        await asyncio.wait_for(self._sooner.wait(), wait)
+                    except asyncio.TimeoutError:
+                        pass
+                    self._sooner = None
                 snapshot = self._snapshot()
                 self._full = False
                 try:
