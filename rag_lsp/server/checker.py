@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import orjson
 from lsprotocol import types
 from pygls.protocol import default_converter
 
@@ -108,6 +109,16 @@ def _line_texts(finding: Finding, positions: Positions) -> list[str]:
         for edit in fix.edits:
             lines.update((edit.range.start.line, edit.range.end.line))
     return [positions.lines.line_text(number) for number in sorted(lines)]
+
+
+def _json_text(value: object) -> str:
+    """``value`` as JSON text: by orjson (ten times faster: a line inserted above a
+    thousand findings converts them all again), or by the standard encoder for
+    text orjson refuses (a lone surrogate, which that one escapes)."""
+    try:
+        return orjson.dumps(value).decode("utf-8")
+    except orjson.JSONEncodeError:
+        return json.dumps(value)
 
 
 # What _sync_dataset answers for an open dataset refused for its size.
@@ -310,7 +321,7 @@ class Checker:
             entry = before.get(id(finding))
             if entry is None or entry[0] is not finding or entry[1] != texts:
                 diagnostic = to_diagnostic(finding, converter, positions, uri_of, related_information)
-                entry = (finding, texts, diagnostic, json.dumps(self._json.unstructure(diagnostic)))
+                entry = (finding, texts, diagnostic, _json_text(self._json.unstructure(diagnostic)))
             # The finding itself is kept in the entry, so its id cannot be reused.
             now[id(finding)] = entry
             diagnostics.append(entry[2])
