@@ -115,21 +115,19 @@ class RowsContext:
         return self._by_shape[RAG_CASE]
 
     @cached_property
-    def expected(self) -> list[tuple[RowContext, list[tuple[int, str]]]]:
-        """Rag cases with ``(index, value)`` of each string in ``expect.relevant``
-        (other elements are RAG004's), for the rules about expected values."""
+    def expected(self) -> list[tuple[RowContext, list[Any]]]:
+        """Rag cases with their non-empty ``expect.relevant`` list, for the rules
+        about expected values: they read its strings with their indexes (other
+        elements are RAG004's). The list is the row's own: a copy per case, or a
+        pair per value, would cost more than the rules that read them."""
         found = []
         for context, case in self.cases:
             expect = case.get("expect")
             if type(expect) is not dict:
                 continue
             relevant = expect.get("relevant")
-            if type(relevant) is not list or not relevant:
-                continue
-            pairs = list(enumerate(relevant))
-            if not all(type(value) is str for value in relevant):
-                pairs = [(index, value) for index, value in pairs if type(value) is str]
-            found.append((context, pairs))
+            if type(relevant) is list and relevant:
+                found.append((context, relevant))
         return found
 
     @cached_property

@@ -41,8 +41,10 @@ def missing_expected_path(rows):
         return
     workspace = rows.workspace
     files = workspace.file_set()
-    for context, expected in rows.expected:
-        for index, value in expected:
+    for context, relevant in rows.expected:
+        for index, value in enumerate(relevant):
+            if type(value) is not str:
+                continue
             normal = normalize_relative(value)
             if normal in files:
                 continue  # a path that is not in normal form is RAG206's

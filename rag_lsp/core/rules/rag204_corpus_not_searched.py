@@ -30,15 +30,15 @@ RULE = rule_of(__doc__, "RAG204", "corpus-not-searched", Severity.WARNING)
 def corpus_not_searched(rows):
     if "corpus" not in rows.use.matches:
         return
-    for context, expected in rows.expected:
+    for context, relevant in rows.expected:
         case_input = context.row.value.get("input")
         corpora = case_input.get("corpora") if isinstance(case_input, dict) else None
         if not isinstance(corpora, list):
             continue
         searched = [corpus for corpus in corpora if isinstance(corpus, str)]
         listed = ", ".join(repr(corpus) for corpus in searched) or "none"
-        for index, value in expected:
-            if value not in searched:
+        for index, value in enumerate(relevant):
+            if type(value) is str and value not in searched:
                 yield RULE.finding(
                     context.value_range("expect", "relevant", index),
                     f"expected corpus {value!r} is not searched by this case (input.corpora: {listed}): "

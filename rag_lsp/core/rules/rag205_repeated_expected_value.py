@@ -27,11 +27,13 @@ RULE = rule_of(__doc__, "RAG205", "repeated-expected-value", Severity.WARNING)
 
 @RULE.check(ROW)
 def repeated_expected_value(rows):
-    for context, expected in rows.expected:
-        if len(expected) < 2:
+    for context, relevant in rows.expected:
+        if len(relevant) < 2:
             continue
         first_index: dict[str, int] = {}
-        for index, value in expected:
+        for index, value in enumerate(relevant):
+            if type(value) is not str:
+                continue
             if value not in first_index:
                 first_index[value] = index
                 continue

@@ -32,8 +32,10 @@ RULE = rule_of(__doc__, "RAG206", "unnormalized-path", Severity.WARNING)
 def unnormalized_path(rows):
     if "path" not in rows.use.matches:
         return
-    for context, expected in rows.expected:
-        for index, value in expected:
+    for context, relevant in rows.expected:
+        for index, value in enumerate(relevant):
+            if type(value) is not str:
+                continue
             normal = normalize_relative(value)
             # A path leaving the workspace (or naming its root) is RAG203's.
             if not normal or normal == value:
