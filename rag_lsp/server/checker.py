@@ -58,6 +58,9 @@ class Snapshot:
     full: bool = False
     # Files created, changed or deleted on disk (watched files) since the last pass.
     changed_files: tuple[Path, ...] = ()
+    # Open documents whose last check was for a version superseded before it could
+    # be published: checked again even when their text has not changed since.
+    recheck: tuple[Path, ...] = ()
 
 
 @dataclass
@@ -138,6 +141,11 @@ def _new_model(workspace: Workspace, relative: str, text: str) -> DatasetModel:
     return model
 
 
+def _near(root: Path, folders: tuple[Path, ...]) -> bool:
+    """Whether ``root`` is one of ``folders``, inside one, or holds one."""
+    return any(root == folder or folder in root.parents or root in folder.parents for folder in folders)
+
+
 def _has_marker(folder: Path) -> bool:
     return (folder / ".punica").is_dir() or (folder / ".git").exists()
 
@@ -216,9 +224,16 @@ class Checker:
         by_root: dict[Path, dict[Path, OpenDocument]] = {}
         for path, document in snapshot.documents.items():
             by_root.setdefault(self.root_of(path, folders), {})[path] = document
+        result = PassResult(snapshot.generation)
+        if full and folders:
+            # Workspace folders the editor no longer has: their files are forgotten
+            # (and their diagnostics cleared), unless a document there is open.
+            for root in [root for root in self.workspaces if root not in by_root and not _near(root, folders)]:
+                self._forget_root(root)
+                affected.discard(root)
+                result.checked_roots.add(root)
         for root in affected | set(by_root):
             self._workspace(root, snapshot.settings)
-        result = PassResult(snapshot.generation)
         # Only the edited lines of a dataset need checking: its other files, unless
         # an edit changed something they read (its row shape).
         edited: dict[Path, list[str]] = {}
@@ -230,6 +245,13 @@ class Checker:
                 edited[root] = datasets
             if _has_marker(root) or root in folders:
                 self._scanned.add(root)
+        for path in snapshot.recheck:
+            root = self.root_of(path, folders)
+            if path in snapshot.documents and root not in affected:
+                relative = document_relative(self.workspaces[root], path)
+                again = edited.setdefault(root, [])
+                if relative not in again:
+                    again.append(relative)
 
         plans = [(root, self._targets(root, by_root.get(root, {}), folders)) for root in sorted(affected)]
         plans += [(root, datasets) for root, datasets in sorted(edited.items()) if root not in affected]
@@ -416,6 +438,14 @@ class Checker:
         workspace.source.texts[path] = text
         workspace.invalidate(relative, files_changed=False)
         return _TOO_LARGE
+
+    def _forget_root(self, root: Path) -> None:
+        del self.workspaces[root]
+        self._scanned.discard(root)
+        for path in [path for path in self.models if path == root or root in path.parents]:
+            del self.models[path]
+            self._following.discard(path)
+            self._converted.pop(path, None)
 
     def _forget_model(self, workspace: Workspace, relative: str, path: Path) -> None:
         """Drop a dataset's model: the next check reads the file again."""
