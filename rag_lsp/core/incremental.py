@@ -102,6 +102,7 @@ class DatasetModel:
         self._text: str | None = text
         # Whether findings() has run at least once.
         self.checked = False
+        self._moves: dict[int, tuple[Finding, Finding, int]] = {}
 
     # ------------------------------------------------------------ editing
 
@@ -168,8 +169,28 @@ class DatasetModel:
             for line in moved:
                 placed = self._placed[line]
                 if placed is not None:
-                    self._placed[line] = [finding.moved(delta) for finding in placed]
+                    self._placed[line] = [self._moved(finding, delta) for finding in placed]
         self._lines_with_findings = lines[:first] + moved
+
+    def _moved(self, finding: Finding, delta: int) -> Finding:
+        """``finding`` moved by ``delta`` lines, noted with the finding it was at the
+        last :meth:`take_moves` and how far it has moved since (see there)."""
+        moved = finding.moved(delta)
+        noted = self._moves.pop(id(finding), None)
+        origin, distance = (noted[1], noted[2]) if noted is not None and noted[0] is finding else (finding, 0)
+        self._moves[id(moved)] = (moved, origin, distance + delta)
+        return moved
+
+    def take_moves(self) -> dict[int, tuple[Finding, Finding, int]]:
+        """The findings that only moved with their lines since the last call: by the
+        moved finding's id, (that finding, the finding it was then, lines moved).
+
+        Whoever converted the earlier finding (for a client, say) can shift that
+        instead of converting again: pressing Enter above a thousand findings
+        moves them all. Each entry holds its finding, so an id is not reused.
+        """
+        moves, self._moves = self._moves, {}
+        return moves
 
     def _move_repeated(self, boundary: int, delta: int) -> None:
         # Each place of a RAG202 finding (the repeat, the first use, the fix) moves

@@ -13,8 +13,9 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
+import attrs
 import orjson
 from lsprotocol import types
 from pygls.protocol import default_converter
@@ -96,14 +97,53 @@ def document_relative(workspace: Workspace, path: Path) -> str:
         return workspace.relative(path)
 
 
+def _on_one_line(finding: Finding) -> bool:
+    """Whether all of a finding's places (range, fix edits) are on its own line,
+    with no related places."""
+    line = finding.range.start.line
+    return (
+        finding.range.end.line == line
+        and not finding.related
+        and all(edit.range.start.line == line == edit.range.end.line for fix in finding.fixes for edit in fix.edits)
+    )
+
+
+def _shifted(entry: tuple[Finding, list[str], types.Diagnostic, str], finding: Finding) -> tuple[Finding, list[str], types.Diagnostic, str]:
+    """The converted ``entry`` of a finding of one line (see _on_one_line), for
+    ``finding``, the same finding moved with its line: only the line numbers
+    change, in the diagnostic and in its JSON."""
+    _, texts, diagnostic, text = entry
+    old = diagnostic.range.start.line
+    new = finding.range.start.line
+    start, end = diagnostic.range.start, diagnostic.range.end
+    moved = attrs.evolve(
+        diagnostic,
+        range=types.Range(types.Position(new, start.character), types.Position(new, end.character)),
+        data=_with_line(diagnostic.data, new),
+    )
+    # Every "line" in the JSON is this one; a "line" key is never inside a string,
+    # where its quotes would be escaped.
+    for colon in ('"line":', '"line": '):
+        for after in (",", "}"):
+            text = text.replace(f"{colon}{old}{after}", f"{colon}{new}{after}")
+    return finding, texts, moved, text
+
+
+def _with_line(value: Any, line: int) -> Any:
+    """Plain JSON data with every ``line`` set to ``line``."""
+    if isinstance(value, dict):
+        return {key: line if key == "line" else _with_line(item, line) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_with_line(item, line) for item in value]
+    return value
+
+
 def _line_texts(finding: Finding, positions: Positions) -> list[str]:
     """The texts of the lines a finding's places are on in its own file: its
     converted columns depend on them (UTF-16 counts differ from code points)."""
     line = finding.range.start.line
-    if finding.range.end.line == line and not finding.related and all(
-        edit.range.start.line == line == edit.range.end.line for fix in finding.fixes for edit in fix.edits
-    ):
-        return [positions.lines.line_text(line)]  # the usual case: one line
+    if _on_one_line(finding):
+        return [positions.lines.line_text(line)]  # the usual case
     lines = {line, finding.range.end.line}
     for item in finding.related:
         if item.path == finding.path:
@@ -337,11 +377,21 @@ class Checker:
         before = self._converted.get(path, {})
         now: dict[int, tuple[Finding, list[str], types.Diagnostic, str]] = {}
         converter = positions(relative)
+        model = self.models.get(path)
+        moves = model.take_moves() if model is not None else {}
         diagnostics, as_json = [], []
         for finding in findings:
             texts = _line_texts(finding, converter)
             entry = before.get(id(finding))
             if entry is None or entry[0] is not finding or entry[1] != texts:
+                entry = None
+                move = moves.get(id(finding))
+                if move is not None and move[0] is finding and _on_one_line(finding):
+                    # Moved with its line since it was converted: shift that.
+                    earlier = before.get(id(move[1]))
+                    if earlier is not None and earlier[0] is move[1] and earlier[1] == texts:
+                        entry = _shifted(earlier, finding)
+            if entry is None:
                 diagnostic = to_diagnostic(finding, converter, positions, uri_of, related_information)
                 entry = (finding, texts, diagnostic, _json_text(self._json.unstructure(diagnostic)))
             # The finding itself is kept in the entry, so its id cannot be reused.

@@ -1,0 +1,53 @@
+"""The server's checker on its own: diagnostics after edits equal those of a fresh
+checker of the same text, whether they were converted anew or shifted with their
+lines from an earlier pass."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from workspaces import GOOD_SUITE, make_workspace
+
+from rag_lsp.core.settings import Settings
+from rag_lsp.core.text import Position
+from rag_lsp.server.checker import Checker, OpenDocument, Snapshot
+
+# Findings with fixes on their own line (RAG206, RAG205), with UTF-16 columns that
+# differ from code points (the emoji), and a repeated id (RAG202, related places).
+ROWS = [
+    '{"id": "a😀", "input": {"query": "x"}, "expect": {"relevant": ["./src/app.py"]}}',
+    '{"id": "b", "input": {"query": "y"}, "expect": {"relevant": []}}',
+    '{"id": "c", "input": {"query": "é😀"}, "expect": {"relevant": ["src/app.py", "src/app.py"]}}',
+    '{"id": "b", "input": {"query": "z"}, "expect": {"relevant": ["missing.md"]}}',
+]
+
+
+def published(checker: Checker, root: Path, path: Path, version: int, text: str | None, changes=()) -> list[dict]:
+    snapshot = Snapshot(version, {path: OpenDocument(path.as_uri(), version, text, tuple(changes))}, (root,), Settings(), "utf-16")
+    file = checker.run(snapshot).files[path]
+    as_json = [json.loads(item) for item in file.json]
+    assert as_json == [json.loads(json.dumps(checker._json.unstructure(d))) for d in file.diagnostics]
+    return as_json
+
+
+def test_diagnostics_moved_by_inserted_and_removed_lines_equal_a_fresh_check(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path, suite=GOOD_SUITE, dataset="\n".join(ROWS) + "\n")
+    path = root / ".punica/evals/code.jsonl"
+    text = "\n".join(ROWS) + "\n"
+    checker = Checker()
+    published(checker, root, path, 1, text)
+    edits = [
+        (Position(0, 0), Position(0, 0), ROWS[1].replace('"b"', '"d"') + "\n"),  # a line above all of them
+        (Position(0, 0), Position(0, 0), "\n\n"),  # two blank lines
+        (Position(1, 0), Position(3, 0), ""),  # both removed again
+        (Position(2, 0), Position(2, 0), "\n"),  # between findings
+    ]
+    for version, (start, end, new_text) in enumerate(edits, start=2):
+        lines = text.split("\n")
+        offsets = [sum(len(line) + 1 for line in lines[:n]) for n in range(len(lines))]
+        text = text[: offsets[start.line] + start.character] + new_text + text[offsets[end.line] + end.character :]
+        moved = published(checker, root, path, version, None, [(start, end, new_text)])
+        fresh = published(Checker(), root, path, version, text)
+        assert moved == fresh
+        assert {item["code"] for item in moved} >= {"RAG202", "RAG205", "RAG206", "RAG203", "RAG200"}
