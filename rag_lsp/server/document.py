@@ -33,8 +33,11 @@ class LineDocument(TextDocument):
         self._source = None
         self._joined: str | None = None
         self._encoding = encoding_name(self.position_codec.encoding)
-        # Changes not yet taken by the checker (see take_changes).
+        # Changes not yet taken by the checker (see take_changes); recorded only
+        # once it follows the document: a suite is re-read whole, and its changes
+        # would pile up for as long as it stays open.
         self._changes: list[Change] = []
+        self._followed = False
         self._complete = True  # the checker has not seen this document: send all of it
 
     # -------------------------------------------------- reading
@@ -75,12 +78,14 @@ class LineDocument(TextDocument):
         if (end.line, end.character) < (start.line, start.character):
             start, end = end, start
         self._splice(start, end, change.text)
-        self._changes.append((start, end, change.text))
+        if self._followed:
+            self._changes.append((start, end, change.text))
 
     def _apply_full_change(self, change: types.TextDocumentContentChangeEvent) -> None:
         self._rows = change.text.split("\n")
         self._joined = None
-        self._changes.append((None, None, change.text))
+        if self._followed:
+            self._changes.append((None, None, change.text))
 
     def _splice(self, start: Position, end: Position, text: str) -> None:
         rows = self._rows
@@ -98,6 +103,7 @@ class LineDocument(TextDocument):
     def take_changes(self) -> tuple[str | None, list[Change]]:
         """What the checker needs to catch up: the whole text the first time (and
         after a full replacement), else the changes since it last asked."""
+        self._followed = True
         changes, self._changes = self._changes, []
         if self._complete or any(start is None for start, _, _ in changes):
             self._complete = False

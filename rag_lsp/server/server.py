@@ -46,6 +46,9 @@ log = logging.getLogger(__name__)
 
 SECTION = "ragLsp"
 
+# A request of our own: the text the server holds for an open document.
+DOCUMENT_TEXT = "ragLsp/documentText"
+
 
 class RagLanguageServer(LanguageServer):
     """A pygls server holding one diagnostics session."""
@@ -169,6 +172,11 @@ def create_server() -> RagLanguageServer:
     async def did_change_configuration(ls: RagLanguageServer, params: types.DidChangeConfigurationParams) -> None:
         await _load_configuration(ls, pushed=params.settings)
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_workspace_folders(ls: RagLanguageServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        # pygls has updated its folders: scan the new ones, forget the removed ones.
+        ls.session.changed(full=True)
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: RagLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.runs.opened(params.text_document.uri)
@@ -224,6 +232,7 @@ def create_server() -> RagLanguageServer:
     server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK, types.DocumentLinkOptions())(features.document_links)
     server.feature(types.TEXT_DOCUMENT_DEFINITION)(features.goto_definition)
     server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)(features.document_symbols)
+    server.feature(DOCUMENT_TEXT)(document_text)
 
     # ------------------------------------------------------------ runs
 
@@ -260,6 +269,24 @@ def create_server() -> RagLanguageServer:
         ls.runs.cancel_progress(params.token)
 
     return server
+
+
+def document_text(ls: RagLanguageServer, params: Any) -> dict[str, Any]:
+    """``ragLsp/documentText {uri}``: the text and version the server holds for an
+    open document.
+
+    The editor and the server each apply the same incremental changes to their own
+    copy of a document; when diagnostics sit in the wrong place, comparing the two
+    copies tells whether the edits went astray on the way (a position encoding, a
+    line ending) or the checks did. A document that is not open is refused.
+    """
+    uri = getattr(params, "uri", None)
+    if not isinstance(uri, str):
+        raise JsonRpcInvalidParams(f'{DOCUMENT_TEXT} takes {{"uri": <the URI of an open document>}}')
+    document = ls.workspace.text_documents.get(unquote(uri))
+    if document is None:
+        raise JsonRpcInvalidParams(f"not an open document: {uri}")
+    return {"uri": uri, "version": document.version, "text": document.source}
 
 
 def _file_path(uri: str):

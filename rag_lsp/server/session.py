@@ -104,6 +104,8 @@ class Session:
         self._base: dict[Path, FileDiagnostics] = {}
         self._result_ids = itertools.count(1)
         self._changed_files: dict[Path, None] = {}
+        # Open documents whose diagnostics were computed for a superseded version.
+        self._recheck: dict[Path, None] = {}
         self.generation = 0
         self._checked = 0
         self._full = False
@@ -242,6 +244,8 @@ class Session:
                 documents[path] = OpenDocument(document.uri, document.version, document.source)
         changed_files = tuple(self._changed_files)
         self._changed_files = {}
+        recheck = tuple(self._recheck)
+        self._recheck = {}
         capabilities = self.server.client_capabilities
         publish = capabilities.text_document.publish_diagnostics if capabilities.text_document else None
         return Snapshot(
@@ -253,6 +257,7 @@ class Session:
             related_information=bool(publish and publish.related_information),
             full=self._full,
             changed_files=changed_files,
+            recheck=recheck,
         )
 
     def _open_versions(self) -> dict[Path, int | None]:
@@ -271,7 +276,13 @@ class Session:
         for path, file in result.files.items():
             was = snapshot.documents.get(path)
             if (was is not None or path in now) and (was is None or path not in now or now[path] != was.version):
-                continue  # computed for a superseded version (or open state): a newer pass follows
+                # Computed for a superseded version (or open state): a newer pass
+                # follows. It checks the file again even if the newer version has
+                # the same text (an edit that changed nothing), or these findings,
+                # never published, would be lost.
+                if path in now:
+                    self._recheck[path] = None
+                continue
             if self._send(path, file):
                 refresh |= external or path not in now
         for path, last in list(self.published.items()):
