@@ -132,6 +132,11 @@ SCRIPT = textwrap.dedent(
             sys.exit(3)
         if query == "hang":
             time.sleep(120)
+        if query == "die-leaving-a-child":
+            import subprocess
+            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+            print("dying, my child lives on", file=sys.stderr, flush=True)
+            os._exit(4)
         if query == "garbage":
             print("Traceback (most recent call last): oops", flush=True)
             continue
@@ -196,6 +201,14 @@ def test_command_that_dies_is_reported_and_restarted(command_target) -> None:
     assert "exited with code 3" in died.message and "dying on purpose" in died.message
     assert after.hits[0].path == "b" and pid_of(after) != pid_of(before)
     assert gone(pid_of(before))
+
+
+def test_command_that_dies_leaving_a_child_is_reported_as_exited(command_target) -> None:
+    """A process that exits while a child it started holds its stdout open is seen to exit, not taken for one that hangs."""
+    died, after = answers(command_target, ask("die-leaving-a-child"), ask("b"))
+    assert isinstance(died, TargetError)
+    assert "exited with code 4" in died.message and "my child lives on" in died.message
+    assert after.hits[0].path == "b"
 
 
 def test_command_that_hangs_times_out_and_is_stopped(command_target) -> None:

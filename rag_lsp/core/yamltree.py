@@ -186,10 +186,16 @@ def _scalar_value(event: yaml.ScalarEvent) -> tuple[Any, str]:
         tag = _resolver.resolve(yaml.ScalarNode, event.value, event.implicit)
     if tag == "tag:yaml.org,2002:str" or tag.startswith("!"):
         return event.value, tag
+    node = yaml.ScalarNode(tag, event.value, style=event.style)
     try:
-        value = _constructor.construct_object(yaml.ScalarNode(tag, event.value, style=event.style))
+        value = _constructor.construct_object(node)
     except (yaml.YAMLError, ValueError, TypeError, OverflowError):
         return event.value, tag
+    finally:
+        # The constructor remembers every node it built (for aliases within one
+        # document); this one lives as long as the process, so forget each node.
+        _constructor.constructed_objects.pop(node, None)
+        _constructor.recursive_objects.pop(node, None)
     # Schemas and JSON know no dates or bytes: keep what was written.
     if isinstance(value, (datetime.date, bytes)):
         return event.value, tag

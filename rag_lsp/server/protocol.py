@@ -8,12 +8,14 @@
   its text is written as the response's result as it is. A code-lens answer for
   a 100,000-line dataset is 100,000 lenses; as lsprotocol objects converted by
   cattrs it takes seconds on the message loop, as one joined string milliseconds.
-* **Notifications leave nothing behind.** pygls (2.1) files the future of each
-  notification it runs as a coroutine, a generator (its own ``didOpen``,
-  ``didChange``, ``didClose``) or on a thread under a fresh id, and only a
-  request's answer ever removes such an entry: every keystroke would keep one
-  for the life of the server. :meth:`RagProtocol._execute_handler` removes it
-  when the handler is done.
+* **Handlers leave nothing behind.** pygls (2.1) files the future of each
+  handler it runs as a coroutine, a generator or on a thread, and only a
+  request's answer removes it: the future of a notification, and that of each
+  step of a generator handler (pygls's own ``didOpen``, ``didChange``,
+  ``executeCommand`` … run the server's handlers as such steps), stay filed
+  under a fresh id for the life of the server, with their results (a run's
+  summary): every keystroke and every run would keep one.
+  :meth:`RagProtocol._execute_handler` removes each when it is done.
 """
 
 from __future__ import annotations
@@ -56,10 +58,8 @@ class RagProtocol(LanguageServerProtocol):
 
     def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: Any = None, kwargs: Any = None) -> None:
         super()._execute_handler(msg_id, handler, callback, args, kwargs)
-        # pygls answers requests through `_send_handler_result`, which forgets their
-        # futures; a notification's callback is `_check_handler_result`, which does not.
-        if callback != self._check_handler_result:
-            return
+        # A request's own future is forgotten by pygls when it answers; this also
+        # forgets those of notifications and of generator steps, which it keeps.
         future = self._request_futures.get(msg_id)
         if future is None:
             return
@@ -70,11 +70,15 @@ class RagProtocol(LanguageServerProtocol):
             # future runs it at once when cancelled, and at shutdown pygls cancels
             # these futures while it iterates over them.
             loop = asyncio.get_running_loop()
-            forget = self._request_futures.pop
+            futures = self._request_futures
+
+            def forget() -> None:
+                if futures.get(msg_id) is future:  # not a later request that reused the id
+                    del futures[msg_id]
 
             def forget_later(_: Any) -> None:
                 if not loop.is_closed():
-                    loop.call_soon_threadsafe(forget, msg_id, None)
+                    loop.call_soon_threadsafe(forget)
 
             future.add_done_callback(forget_later)
 

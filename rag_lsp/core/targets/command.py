@@ -14,7 +14,8 @@ Whatever goes wrong becomes that case's RAG405 and never stops the run:
 
 * the command cannot start, or exits: the message gives its exit code and the
   last lines it wrote to stderr; it is started again for the next case (but not
-  after three deaths in a row without a single answer);
+  after three deaths in a row without a single answer). Its exit is noticed
+  even when a child it started keeps its stdout open;
 * no answer within the timeout: the process is stopped (its whole process group)
   and started again for the next case;
 * an answer that is not JSON, not shaped as an answer, longer than the line limit,
@@ -52,8 +53,11 @@ _TOO_LONG = object()
 _QUEUE_LINES = 64
 # Consecutive deaths without an answer after which the command is not restarted.
 _MAX_DEATHS = 3
-# How often a wait for an answer looks at the run's cancel event.
-_CANCEL_POLL_S = 0.05
+# How often a wait for an answer looks at the run's cancel event and whether the
+# process is still running.
+_POLL_S = 0.05
+# How long, once the process has exited, its last output may take to be read.
+_EXIT_GRACE_S = 0.2
 _STDERR_KEEP = 8 * 1024
 
 
@@ -298,22 +302,28 @@ class CommandTarget(Target):
         return answer
 
     def _next_line(self, process: _Process) -> Any:
-        """The process's next answer line; queue.Empty after the timeout, Cancelled
-        (the process stopped) as soon as the run is cancelled."""
+        """The process's next answer line; _EOF once it has exited without one;
+        queue.Empty after the timeout; Cancelled (the process stopped) as soon as
+        the run is cancelled."""
         cancel = self._cancel
-        if cancel is None:
-            return process.lines.get(timeout=self.timeout_s)
         deadline = time.monotonic() + self.timeout_s
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise queue.Empty
             try:
-                return process.lines.get(timeout=min(remaining, _CANCEL_POLL_S))
+                return process.lines.get(timeout=min(remaining, _POLL_S))
             except queue.Empty:
-                if cancel.is_set():
+                if cancel is not None and cancel.is_set():
                     self._restart(process)
                     raise Cancelled(f"the run was cancelled while `{self.command_text}` was answering; it was stopped") from None
+                if not process.alive():
+                    # Exited, yet its stdout may never end: a child it started can
+                    # hold the pipe open. What it wrote before exiting is read by now.
+                    try:
+                        return process.lines.get(timeout=_EXIT_GRACE_S)
+                    except queue.Empty:
+                        return _EOF
 
     def close(self) -> None:
         with self._lock:
