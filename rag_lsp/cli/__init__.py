@@ -39,12 +39,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, standalone: bool = False) -> int:
+    """Run one command; its exit code. ``standalone``: this process exists only to
+    run it (the console command), so a command that leaves nothing to clean up
+    may end the process at once (see _end_now)."""
     parser = build_parser()
     try:
         arguments = parser.parse_args(argv)
     except SystemExit as exit:  # argparse exits 2 on usage errors, 0 on --help
         return int(exit.code or 0)
+    code = _handle(arguments)
+    if standalone and getattr(arguments, "ends_at_once", False):
+        _end_now(code)
+    return code
+
+
+def entry() -> None:
+    """The ``rag-lsp`` console command."""
+    sys.exit(main(standalone=True))
+
+
+def _handle(arguments: argparse.Namespace) -> int:
     try:
         return arguments.handler(arguments)
     except UsageError as error:
@@ -61,3 +76,15 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         print(f"rag-lsp: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def _end_now(code: int) -> None:
+    """End the process with ``code`` once the output is written, skipping the
+    interpreter's teardown: after checking a large dataset that is freeing
+    millions of objects one by one, a tenth of the whole run, for nothing."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        code = EXIT_ERROR
+    os._exit(code)

@@ -22,7 +22,6 @@ from .workspace import (
     MANIFEST_FILE,
     SUITE_FILE,
     TARGETS_FILE,
-    ParsedDataset,
     SourceText,
     Workspace,
     gc_paused,

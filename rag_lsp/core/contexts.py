@@ -14,7 +14,7 @@ from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE
 from .schemacheck import SchemaIssue
 from .text import Position, Range
-from .workspace import DatasetUse, ParsedYaml, SuiteInfo, Workspace, row_shape
+from .workspace import DatasetUse, ParsedYaml, SuiteInfo, Workspace
 from .yamltree import YNode
 
 
@@ -143,7 +143,7 @@ class RowsContext:
         found: dict[str, list[tuple[RowContext, dict[str, Any]]]] = {RAG_CASE: [], GDI_TEXT: []}
         for context in self.readable:
             value = context.row.value
-            own_shape = row_shape(value)
+            own_shape = context.row.shape
             checked_as = self.shape or own_shape or RAG_CASE
             if own_shape in (None, checked_as):
                 found[checked_as].append((context, value))

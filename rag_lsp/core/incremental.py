@@ -27,29 +27,27 @@ from . import rules as registry
 from .analyze import check_rows, finish
 from .contexts import DatasetContext, RowContext, RowsContext, case_id
 from .findings import Finding
-from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE
 from .text import Position
-from .workspace import Workspace, gc_paused, row_shape
+from .workspace import DatasetRow, Workspace, gc_paused
 
 # Lines checked together: a batch holds its rows' decoded values while it is checked.
 _CHECK_BATCH = 4096
 _NO_FINDINGS: tuple[Finding, ...] = ()
 
 
-class _Line(Row):
+class _Line(DatasetRow):
     """A model's row: its shape and case id stay; its value (a JSON object or
     array) is dropped once those are known, and read again only to check the line."""
 
-    __slots__ = ("shape", "key", "dropped")
+    __slots__ = ("key", "dropped")
 
     def __init__(self, text: str, refused: str | None = None) -> None:
         super().__init__(text, refused)
         value = self.value
-        self.shape = self.key = None
+        self.key = None
         self.dropped = False
         if type(value) is dict:
-            self.shape = row_shape(value)
             self.key = case_id(value)
         if type(value) is dict or type(value) is list:
             self.value = None

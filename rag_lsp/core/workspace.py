@@ -370,7 +370,7 @@ class Workspace:
                     line = line[:-1]
                 if not line or line.isspace():
                     continue
-                rows.append((number, Row(line) if len(line) <= limit else Row.too_long(line, limit)))
+                rows.append((number, DatasetRow(line) if len(line) <= limit else DatasetRow.too_long(line, limit)))
         self._datasets[relative] = parsed
         return parsed
 
@@ -620,10 +620,21 @@ def row_shape(value: Any) -> str | None:
     return None
 
 
-def shape_of_rows(rows: Iterable[Row]) -> str | None:
+class DatasetRow(Row):
+    """A dataset line's row with its shape (see row_shape), settled once: the
+    file's shape, which rows are cases and which schema a row meets all ask."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, text: str, refused: str | None = None) -> None:
+        super().__init__(text, refused)
+        self.shape = row_shape(self.value)
+
+
+def shape_of_rows(rows: Iterable[DatasetRow]) -> str | None:
     counts = {RAG_CASE: 0, GDI_TEXT: 0}
     for row in rows:
-        shape = row_shape(row.value)
+        shape = row.shape
         if shape is not None:
             counts[shape] += 1
     if not any(counts.values()):

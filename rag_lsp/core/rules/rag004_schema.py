@@ -30,7 +30,6 @@ say what each key means.
 from ..findings import Severity
 from ..manifests import GDI_TEXT, RAG_CASE
 from ..schemacheck import schema_issues, validator_for
-from ..workspace import row_shape
 from . import ROW, SUITE_FILE, TARGETS, YAML, rule_of
 
 RULE = rule_of(__doc__, "RAG004", "schema", Severity.ERROR)
@@ -72,7 +71,7 @@ def row_schema(rows):
     for context in rows.rows:
         value = context.row.value
         # Most rows are valid: one call into jsonschema-rs settles them.
-        if type(value) is dict and row_shape(value) in (None, default_shape) and checkers[default_shape].is_valid(value):
+        if type(value) is dict and context.row.shape in (None, default_shape) and checkers[default_shape].is_valid(value):
             continue
         yield from _row_schema(context, rows.shape)
 
@@ -84,7 +83,7 @@ def _row_schema(context, file_shape):
     if not row.is_object:
         yield RULE.finding(context.line_range(), "a dataset row must be a JSON object ({...})")
         return
-    own_shape = row_shape(row.value)
+    own_shape = row.shape
     shape = file_shape or own_shape or RAG_CASE
     if own_shape is not None and own_shape != shape:
         yield RULE.finding(

@@ -26,7 +26,6 @@ Use a value the message allows; hover an option to read its documentation.
 For `rag`: `match` is `path`, `id` or `corpus`, `k` an integer of at least 1.
 """
 
-from typing import Any
 
 from ..contexts import locate
 from ..findings import Severity
