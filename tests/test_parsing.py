@@ -126,5 +126,6 @@ def test_json_rows_keep_big_integers_and_find_spaced_repeats() -> None:
     """Integers beyond 64 bits stay integers; a key repeated with spaces before its colon is found."""
     assert Row('{"x": 123456789012345678901234567890}').value == {"x": 123456789012345678901234567890}
     assert Row('{"a" : 1, "a": 2}').has_duplicate_keys
+    assert Row('{"a"\r: 1, "a": 2}').has_duplicate_keys  # a carriage return inside a line is JSON whitespace too
     assert not Row('{"a\\\\":": 1, "b": "\\\\":"}').has_duplicate_keys
     assert not Row('{"e": {"r": 1}, "f": {"r": 2}}').has_duplicate_keys

@@ -87,10 +87,11 @@ class Row:
                 # with an exponent: read such a line again with the standard
                 # decoder, which keeps them integers, as written.
                 self._decode_exactly()
-            elif compact.count(b'":') != self.text.count('":') or '" ' in self.text or '"\t' in self.text:
+            elif compact.count(b'":') != self.text.count('":') or '" ' in self.text or '"\t' in self.text or '"\r' in self.text:
                 # Every key is written `"…":`, once per key kept in the compact
                 # form; more in the line means a key may be repeated (or a key is
-                # spaced from its colon): then look exactly.
+                # spaced from its colon, by any JSON whitespace a line can hold):
+                # then look exactly.
                 self._find_duplicates()
 
     def _decode_exactly(self) -> None:
