@@ -83,8 +83,8 @@ class Finding:
     def moved(self, lines: int, below: int = 0) -> Finding:
         """The same finding with each of its places (its range, related places and
         fix edits) on line ``below`` or further down moved by ``lines`` lines."""
-        if lines == 0:
-            return self
+        if lines == 0 or not self._reaches(below):
+            return self  # the same object: whoever converted it may keep that
 
         def move(range: Range) -> Range:
             return range.shifted(lines) if range.start.line >= below else range
@@ -99,6 +99,14 @@ class Finding:
             self.path,
             tuple(Fix(fix.title, tuple(TextEdit(move(edit.range), edit.new_text) for edit in fix.edits), fix.create_file) for fix in self.fixes),
             tuple(Related(item.path, move(item.range), item.message) for item in self.related),
+        )
+
+    def _reaches(self, line: int) -> bool:
+        """Whether any place of the finding is on ``line`` or further down."""
+        return (
+            self.range.start.line >= line
+            or any(item.range.start.line >= line for item in self.related)
+            or any(edit.range.start.line >= line for fix in self.fixes for edit in fix.edits)
         )
 
     def sort_key(self) -> tuple:
