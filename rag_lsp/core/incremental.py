@@ -53,10 +53,6 @@ class _Line(DatasetRow):
             self.value = None
             self.dropped = True
 
-    @classmethod
-    def too_long(cls, text: str, limit: int) -> _Line:
-        return cls(text, refused=f"line is {len(text):,} characters, above the limit of {limit:,}; it is not read")
-
     def restore(self) -> None:
         if self.dropped:
             self.value = self.decode_again()
