@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
 from rag_lsp.core.jsonrows import Row, duplicate_key_spans
 from rag_lsp.core.text import LineIndex, Range, apply_edits, character_from_utf16, utf16_character
 from rag_lsp.core.yamltree import TooLarge, YamlLimits, parse_yaml, to_python
@@ -129,3 +134,44 @@ def test_json_rows_keep_big_integers_and_find_spaced_repeats() -> None:
     assert Row('{"a"\r: 1, "a": 2}').has_duplicate_keys  # a carriage return inside a line is JSON whitespace too
     assert not Row('{"a\\\\":": 1, "b": "\\\\":"}').has_duplicate_keys
     assert not Row('{"e": {"r": 1}, "f": {"r": 2}}').has_duplicate_keys
+
+
+# Lines that each take one of Row's paths: repeated keys (also spaced, also by a
+# carriage return), quotes and colons written as \u escapes, wide integers, deep
+# nesting orjson reads but does not write, invalid JSON, scalars.
+TRICKY_LINES = [
+    '{"a": 1, "a": 2}',
+    '{"a" : 1, "a": 2}',
+    '{"a"\r: 1, "a": 2}',
+    '{"q": "x\\u0022: y"}',
+    '{"q": "\\u0022\\u003a"}',
+    '{"x": 123456789012345678901234567890}',
+    "[" * 300 + "]" * 300,
+    '{"id": "a", "input": {"query": "x"}, "expect": {"relevant": ["a"],}}',
+    "12",
+    '"text"',
+    "null",
+]
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=10,
+)
+written = st.builds(
+    lambda value, separators, ascii: json.dumps(value, separators=separators, ensure_ascii=ascii),
+    json_values,
+    st.sampled_from([(",", ":"), (", ", ": "), (",", " : ")]),
+    st.booleans(),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(written | st.sampled_from(TRICKY_LINES), min_size=1, max_size=700))
+@example(['{"q": "\\u0022:"}', '{"a": 1, "a": 2}'])  # one row's extra ": cannot hide another's repeat
+def test_reading_many_rows_at_once_gives_what_reading_each_gives(lines: list[str]) -> None:
+    """Row.read_many, which checks rows for repeated keys a few hundred at a time, reads every line as Row does alone."""
+
+    def state(row: Row) -> tuple:
+        return (row.text, row.value, row.error, row.has_duplicate_keys, row.refused, row.refused_span, row.exact)
+
+    assert [state(row) for row in Row.read_many(lines)] == [state(Row(line)) for line in lines]

@@ -27,9 +27,10 @@ from . import rules as registry
 from .analyze import check_rows, finish
 from .contexts import DatasetContext, RowContext, RowsContext, case_id
 from .findings import Finding
+from .jsonrows import UNREAD
 from .manifests import GDI_TEXT, RAG_CASE
 from .text import Position
-from .workspace import DatasetRow, Workspace, gc_paused
+from .workspace import DatasetRow, Workspace, gc_paused, read_lines
 
 # Lines checked together: a batch holds its rows' decoded values while it is checked.
 _CHECK_BATCH = 4096
@@ -42,8 +43,8 @@ class _Line(DatasetRow):
 
     __slots__ = ("key", "dropped")
 
-    def __init__(self, text: str, refused: str | None = None) -> None:
-        super().__init__(text, refused)
+    def __init__(self, text: str, refused: str | None = None, decoded: Any = UNREAD) -> None:
+        super().__init__(text, refused, decoded)
         value = self.value
         self.key = None
         self.dropped = False
@@ -78,7 +79,9 @@ class DatasetModel:
         self.lines: list[str] = text.split("\n")
         # The text's size in UTF-8 bytes (what size limits count), kept through edits.
         self.size = len(text.encode("utf-8", "surrogatepass"))
-        self.rows: list[_Line | None] = [self._row(line) for line in self.lines]
+        self.rows: list[_Line | None] = [None] * len(self.lines)
+        for number, row in read_lines(_Line, self.lines, workspace.settings.max_line_bytes):
+            self.rows[number] = row
         # Per line: the row rules' findings, placed on that line; None: not checked.
         self._placed: list[Sequence[Finding] | None] = [None] * len(self.rows)
         # Lines whose findings are not empty, ascending; and lines to check.

@@ -4,7 +4,8 @@ Each line is decoded by orjson, the fastest strict decoder; a line it refuses is
 decoded again by the standard library's, which says where and why it fails.
 Spans of keys and values inside a line come from tree-sitter's JSON grammar,
 asked only when a finding needs to point inside the line, so a 100k-line dataset
-costs one decode per line and nothing more.
+costs one decode per line and nothing more. :meth:`Row.read_many` reads many lines
+at once, checking them for repeated keys a few hundred at a time.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Sequence, TypeVar
 
 import orjson
 
@@ -40,12 +41,22 @@ def _reject_constant(name: str) -> Any:
     raise _BadConstant(name)
 
 
+# The value of a row not decoded yet (see Row.__init__).
+UNREAD: Any = object()
+# Lines read_many checks for repeated keys together.
+_READ_TOGETHER = 256
+
+R = TypeVar("R", bound="Row")
+
+
 class Row:
     """One non-blank dataset line, decoded."""
 
     __slots__ = ("text", "value", "error", "has_duplicate_keys", "refused", "refused_span", "exact", "_spans")
 
-    def __init__(self, text: str, refused: str | None = None) -> None:
+    def __init__(self, text: str, refused: str | None = None, decoded: Any = UNREAD) -> None:
+        """``decoded``: the line's value as orjson read it, when it needs no second
+        look (see read_many)."""
         self.text = text
         # Set when the line was not read (too long, or a number too long to
         # convert): the RAG005 message, and the columns it is about (None: the line).
@@ -60,11 +71,44 @@ class Row:
         self.exact = False
         self._spans: dict[Path, Span] | None = None
         if refused is None:
-            self._decode()
+            if decoded is UNREAD:
+                self._decode()
+            else:
+                self.value = decoded
 
     @classmethod
-    def too_long(cls, text: str, limit: int) -> Row:
+    def too_long(cls: type[R], text: str, limit: int) -> R:
         return cls(text, refused=f"line is {len(text):,} characters, above the limit of {limit:,}; it is not read")
+
+    @classmethod
+    def read_many(cls: type[R], texts: Sequence[str]) -> list[R]:
+        """``[cls(text) for text in texts]``, twice as fast on a large dataset.
+
+        One row's check for repeated keys (orjson writes its value back, and the
+        keys in the line are counted against those it kept) costs as much as
+        decoding it. Here it is done for a few hundred rows at once: when the
+        counts agree over them all, they agree for each row (a line never has
+        fewer ``":`` than its compact form unless it is spaced or escaped
+        differently, and those are looked at row by row). Anything else a
+        row needs (an error, a wide integer) sends its group down the usual path.
+        """
+        rows: list[R] = []
+        for start in range(0, len(texts), _READ_TOGETHER):
+            group = texts[start : start + _READ_TOGETHER]
+            values = []
+            for text in group:
+                try:
+                    values.append(orjson.loads(text))
+                except orjson.JSONDecodeError:
+                    values.append(UNREAD)
+            containers = [(text, value) for text, value in zip(group, values) if type(value) is dict or type(value) is list]
+            plain = not containers or _no_repeats_possible([text for text, _ in containers], [value for _, value in containers])
+            for text, value in zip(group, values):
+                if value is UNREAD or (not plain and (type(value) is dict or type(value) is list)):
+                    rows.append(cls(text))
+                else:
+                    rows.append(cls(text, decoded=value))
+        return rows
 
     def _decode(self) -> None:
         try:
@@ -272,6 +316,21 @@ def duplicate_key_spans(row: Row) -> list[tuple[Path, int, int, int, int]]:
         else:
             first[identity] = span
     return result
+
+
+def _no_repeats_possible(texts: list[str], values: list[Any]) -> bool:
+    """Whether lines orjson read as these objects and arrays can hold no repeated
+    key, nor a number orjson widened: the checks of Row._decode, for all at once."""
+    try:
+        compact = orjson.dumps(values)
+    except orjson.JSONEncodeError:
+        return False  # nesting orjson reads but does not write
+    if b"e+" in compact:
+        return False
+    joined = "".join(texts)
+    if '" ' in joined or '"\t' in joined or '"\r' in joined or "\\u" in joined:
+        return False  # a key spaced from its colon, or a quote or colon written as \u…
+    return compact.count(b'":') == joined.count('":')
 
 
 def _max_digits() -> int:

@@ -17,11 +17,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Protocol
+from typing import Any, Iterable, Iterator, Protocol, TypeVar
 
 import pathspec
 
-from .jsonrows import Row
+from .jsonrows import UNREAD, Row
 from .manifests import GDI_TEXT, RAG_CASE, ManifestRegistry, manifest_from
 from .settings import Settings
 from .text import LineIndex
@@ -361,16 +361,8 @@ class Workspace:
             return cached
         text = source.text
         parsed = ParsedDataset(text, LineIndex(text), decode_error=source.decode_error)
-        limit = self.settings.max_line_bytes
-        rows = parsed.rows
         with gc_paused():
-            # Lines end at "\n" (a "\r" before it is part of the ending), as in LineIndex.
-            for number, line in enumerate(text.split("\n")):
-                if line.endswith("\r"):
-                    line = line[:-1]
-                if not line or line.isspace():
-                    continue
-                rows.append((number, DatasetRow(line) if len(line) <= limit else DatasetRow.too_long(line, limit)))
+            parsed.rows.extend(read_lines(DatasetRow, text.split("\n"), self.settings.max_line_bytes))
         self._datasets[relative] = parsed
         return parsed
 
@@ -620,14 +612,39 @@ def row_shape(value: Any) -> str | None:
     return None
 
 
+R = TypeVar("R", bound=Row)
+
+
+def read_lines(kind: type[R], lines: list[str], limit: int) -> list[tuple[int, R]]:
+    """(line number, row) for each line of a dataset that is not blank: rows of
+    ``kind``, refused (RAG005) when longer than ``limit``. Lines are the text split
+    at "\n"; a "\r" before it is part of the ending, as in LineIndex."""
+    numbers: list[int] = []
+    texts: list[str] = []
+    refused: list[tuple[int, R]] = []
+    for number, line in enumerate(lines):
+        if line.endswith("\r"):
+            line = line[:-1]
+        if not line or line.isspace():
+            continue
+        if len(line) <= limit:
+            numbers.append(number)
+            texts.append(line)
+        else:
+            refused.append((number, kind.too_long(line, limit)))
+    rows = list(zip(numbers, kind.read_many(texts)))
+    # Line numbers are distinct: sorting never compares two rows.
+    return sorted(rows + refused, key=lambda item: item[0]) if refused else rows
+
+
 class DatasetRow(Row):
     """A dataset line's row with its shape (see row_shape), settled once: the
     file's shape, which rows are cases and which schema a row meets all ask."""
 
     __slots__ = ("shape",)
 
-    def __init__(self, text: str, refused: str | None = None) -> None:
-        super().__init__(text, refused)
+    def __init__(self, text: str, refused: str | None = None, decoded: Any = UNREAD) -> None:
+        super().__init__(text, refused, decoded)
         self.shape = row_shape(self.value)
 
 
