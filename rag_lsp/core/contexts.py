@@ -166,8 +166,8 @@ class DatasetContext:
 
     @classmethod
     def of(cls, workspace: Workspace, path: str, rows: RowsContext) -> DatasetContext:
-        index = case_id_index(rows.cases)
-        return cls(workspace, path, {key: group for key, group in index.items() if len(group) > 1}, index)
+        first, repeated = case_id_index(rows.cases)
+        return cls(workspace, path, repeated, first)
 
 
 def case_id(case: dict[str, Any]) -> str | None:
@@ -176,18 +176,25 @@ def case_id(case: dict[str, Any]) -> str | None:
     return value if type(value) is str and value else None
 
 
-def case_id_index(cases: Iterable[tuple[RowContext, dict[str, Any]]]) -> dict[str, list[RowContext]]:
-    """Case id -> the rows that use it, in line order."""
-    index: dict[str, list[RowContext]] = {}
+def case_id_index(
+    cases: Iterable[tuple[RowContext, dict[str, Any]]],
+) -> tuple[dict[str, RowContext], dict[str, list[RowContext]]]:
+    """Case id -> the first row that uses it; and for each id used more than once,
+    every row that uses it, in line order. (A list per id would be a hundred
+    thousand lists for a dataset that repeats none.)"""
+    first: dict[str, RowContext] = {}
+    repeated: dict[str, list[RowContext]] = {}
     for context, case in cases:
         key = case.get("id")  # as case_id(), inline: this runs once per case
         if type(key) is str and key:
-            group = index.get(key)
-            if group is None:
-                index[key] = [context]
-            else:
-                group.append(context)
-    return index
+            earlier = first.setdefault(key, context)
+            if earlier is not context:
+                group = repeated.get(key)
+                if group is None:
+                    repeated[key] = [earlier, context]
+                else:
+                    group.append(context)
+    return first, repeated
 
 
 def locate(root: YNode | None, path: tuple[Any, ...], anchor: str = "value") -> tuple[int, int]:
