@@ -84,6 +84,8 @@ for line in sys.stdin:
         while True:
             sys.stdout.write("x" * 65536)
             sys.stdout.flush()
+    elif mode == "answer":
+        print(json.dumps({"hits": [{"path": "src/app.py"}], "mode": "semantic"}), flush=True)
     elif mode == "chatty":
         while True:
             sys.stderr.write("still thinking " * 4096)
@@ -270,3 +272,27 @@ async def test_shutdown_during_a_hanging_run_leaves_no_process(client: LanguageC
         assert await still_running(pids) == []
     finally:
         listener.close()
+
+
+async def test_removing_a_workspace_folder_stops_its_target_processes(client: LanguageClient, tmp_path: Path) -> None:
+    """A command target's process, kept between runs, ends when its workspace folder is removed from the editor."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    suite_path, _ = make_workspace(first, command("answer"))
+    (second / ".punica").mkdir(parents=True)
+    await start(client, first, options={"trusted": True})
+    suite_uri = open_file(client, suite_path)
+    await diagnostics(client, suite_uri, 1)
+    answered = await asyncio.wait_for(run_suite(client, suite_uri), TIMEOUT_S)
+    assert answered["suites"][0]["passed"], answered
+    pids = started_pids(first)
+    assert len(pids) == 2 and set(pids) <= set(children_of(server_pid()))  # the command and its child, kept
+    client.text_document_did_close(types.DidCloseTextDocumentParams(document(suite_uri)))
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=second.as_uri(), name="second")],
+                removed=[types.WorkspaceFolder(uri=first.as_uri(), name="first")],
+            )
+        )
+    )
+    assert await still_running(pids) == []

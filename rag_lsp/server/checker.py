@@ -181,7 +181,7 @@ def _new_model(workspace: Workspace, relative: str, text: str) -> DatasetModel:
     return model
 
 
-def _near(root: Path, folders: tuple[Path, ...]) -> bool:
+def near(root: Path, folders: tuple[Path, ...]) -> bool:
     """Whether ``root`` is one of ``folders``, inside one, or holds one."""
     return any(root == folder or folder in root.parents or root in folder.parents for folder in folders)
 
@@ -268,7 +268,7 @@ class Checker:
         if full and folders:
             # Workspace folders the editor no longer has: their files are forgotten
             # (and their diagnostics cleared), unless a document there is open.
-            for root in [root for root in self.workspaces if root not in by_root and not _near(root, folders)]:
+            for root in [root for root in self.workspaces if root not in by_root and not near(root, folders)]:
                 self._forget_root(root)
                 affected.discard(root)
                 result.checked_roots.add(root)

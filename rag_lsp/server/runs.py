@@ -43,8 +43,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol import default_converter
 
-from ..core.findings import SOURCE
 from ..core.compare import BaselineError, RunFigures, direction_from, load_baseline
+from ..core.findings import SOURCE
 from ..core.results import (
     CASE,
     Baseline,
@@ -61,7 +61,7 @@ from ..core.runner import CaseNotFound, Runner, SuiteResult
 from ..core.settings import OFF, Settings
 from ..core.targets import TargetPool
 from ..core.workspace import DATASET_FILE, SUITE_FILE, DiskSource, OverlaySource, SuiteInfo, Workspace
-from .checker import FileDiagnostics, document_relative
+from .checker import FileDiagnostics, document_relative, near
 from .convert import client_column, encoding_name
 from .session import path_of
 
@@ -497,6 +497,20 @@ class RunManager:
     def settings_changed(self) -> None:
         """New settings (trust, timeout, limits): targets are opened anew by the next run."""
         self._worker.submit(self._close_stale, self.server.session.settings)
+
+    def folders_changed(self) -> None:
+        """Workspace folders were added or removed: the targets of a root that no
+        folder holds any more (and no open document is in) are closed, so no
+        process of a removed folder lives on."""
+        self._worker.submit(self._close_outside, self.server.session.folders(), list(self._paths.values()))
+
+    def _close_outside(self, folders: tuple[Path, ...], open_paths: list[Path]) -> None:
+        if not folders:
+            return
+        for root, state in list(self._roots.items()):
+            if not near(root, folders) and not any(path == root or root in path.parents for path in open_paths):
+                state.pool.close()
+                del self._roots[root]
 
     def _close_stale(self, settings: Settings) -> None:
         for root, state in list(self._roots.items()):

@@ -174,8 +174,10 @@ def create_server() -> RagLanguageServer:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def did_change_workspace_folders(ls: RagLanguageServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
-        # pygls has updated its folders: scan the new ones, forget the removed ones.
+        # pygls has updated its folders: scan the new ones, forget the removed ones
+        # (and stop their targets' processes).
         ls.session.changed(full=True)
+        ls.runs.folders_changed()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: RagLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
