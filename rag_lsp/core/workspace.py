@@ -311,7 +311,7 @@ class Workspace:
         else:
             self._yaml.pop(relative, None)
             self._datasets.pop(relative, None)
-        kept = {name: self._facts[name] for name in ("files", "file_set") if not files_changed and name in self._facts}
+        kept = {name: self._facts[name] for name in ("files", "file_set", "normal_file_set") if not files_changed and name in self._facts}
         if "file_set" not in kept:
             self.files_version += 1
         self._facts = kept
@@ -409,6 +409,11 @@ class Workspace:
 
     def file_set(self) -> frozenset[str]:
         return self._fact("file_set", lambda: frozenset(self.files()))
+
+    def normal_file_set(self) -> frozenset[str]:
+        """The workspace files whose path is its own normal form (nearly all): an
+        expected value among them needs no normalizing to be found."""
+        return self._fact("normal_file_set", lambda: frozenset(f for f in self.files() if normalize_relative(f) == f))
 
     def _list_files(self) -> list[str]:
         found: list[str] = []

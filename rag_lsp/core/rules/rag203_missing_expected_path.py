@@ -41,9 +41,10 @@ def missing_expected_path(rows):
         return
     workspace = rows.workspace
     files = workspace.file_set()
+    found = workspace.normal_file_set()
     for context, relevant in rows.expected:
         for index, value in enumerate(relevant):
-            if type(value) is not str:
+            if type(value) is not str or value in found:
                 continue
             normal = normalize_relative(value)
             if normal in files:

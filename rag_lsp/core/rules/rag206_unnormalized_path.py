@@ -32,10 +32,11 @@ RULE = rule_of(__doc__, "RAG206", "unnormalized-path", Severity.WARNING)
 def unnormalized_path(rows):
     if "path" not in rows.use.matches:
         return
+    found = rows.workspace.normal_file_set()
     for context, relevant in rows.expected:
         for index, value in enumerate(relevant):
-            if type(value) is not str:
-                continue
+            if type(value) is not str or value in found:
+                continue  # a workspace file's own path is normal
             normal = normalize_relative(value)
             # A path leaving the workspace (or naming its root) is RAG203's.
             if not normal or normal == value:
