@@ -322,6 +322,16 @@ class Workspace:
         self._yaml.pop(relative, None)
         self._datasets.pop(relative, None)
 
+    def line_index(self, relative: str) -> LineIndex:
+        """The line index of a file as it was last parsed (or of its text now, when
+        it was not), to place findings: a large dataset's is not built twice."""
+        source = self.read(relative)
+        text = source.text if source is not None else ""
+        for parsed in (self._datasets.get(relative), self._yaml.get(relative)):
+            if parsed is not None and parsed.lines.text == text:
+                return parsed.lines
+        return LineIndex(text)
+
     def _fact(self, name: str, compute: Any) -> Any:
         if name not in self._facts:
             self._facts[name] = compute()
