@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Iterator
 
-from rapidfuzz import process
 
 from .resources import load_schema
 
@@ -159,6 +158,8 @@ def _expected_types(types: Any) -> str:
 
 
 def _suggest(word: str, choices: list[str]) -> str:
+    from rapidfuzz import process  # only when a suggestion is wanted: a check of valid files never needs it
+
     match = process.extractOne(word, choices, score_cutoff=70) if choices else None
     return f" (did you mean {match[0]!r}?)" if match else ""
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from rapidfuzz import process
 
 from ..findings import Fix, TextEdit
 from ..yamltree import MAP, SCALAR, SEQ, YNode
@@ -28,6 +27,8 @@ def closest(word: str, choices: Iterable[str], limit: int = 3, cutoff: float = _
     names = sorted({choice for choice in choices if choice != word})
     if not word or not names:
         return []
+    from rapidfuzz import process  # only when a name is unknown
+
     found = process.extract(word, names, limit=limit, score_cutoff=cutoff)
     if not found:
         return []

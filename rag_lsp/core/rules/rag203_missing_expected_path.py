@@ -23,8 +23,6 @@ Write the path of the file as it is in the workspace, relative to the workspace
 root and `/`-separated, or remove the value if the file is gone.
 """
 
-from rapidfuzz import fuzz, process
-
 from ..findings import Severity
 from ..workspace import normalize_relative
 from . import ROW, rule_of
@@ -66,6 +64,8 @@ def _problem(workspace, value: str, normal: str | None) -> str:
     if workspace.contains(absolute) and absolute.is_dir():
         return f"{value!r} is a folder, not a file: list the files inside it that must come back"
     # ratio (not WRatio) keeps a 50k-file workspace at a few milliseconds per path.
+    from rapidfuzz import fuzz, process  # only for a path that is not a file
+
     best = process.extractOne(normal, workspace.files(), scorer=fuzz.ratio, score_cutoff=_SUGGESTION_CUTOFF)
     if best is not None:
         return f"{value!r} is not a file in the workspace, so no hit can match it (did you mean {best[0]!r}?)"
