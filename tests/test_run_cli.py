@@ -154,3 +154,21 @@ def test_no_exec_refuses_command_targets(tmp_path: Path) -> None:
     (suite,) = json.loads(refused.stdout)["suites"]
     assert suite["broken"] and suite["cases"] == []
     assert "--no-exec" in refused.stderr and "RAG405" in refused.stderr
+
+
+def test_a_case_id_with_a_lone_surrogate_is_written_escaped_in_every_output(tmp_path: Path) -> None:
+    """`"\\ud800"` is valid JSON: such a case id runs, is written escaped in text, json and junit, and a report holding it reads back as a baseline."""
+    make_workspace(tmp_path, dataset='{"id": "\\ud800app", "input": {"query": "app"}, "expect": {"relevant": ["src/app.py"]}}\n')
+    code, document = run_json(cwd=tmp_path)
+    assert code == 1 and [case["id"] for case in document["suites"][0]["cases"]] == ["\ud800app"]
+    (tmp_path / "base.json").write_text(rag_lsp("run", "--format", "json", cwd=tmp_path).stdout, encoding="utf-8", errors="surrogatepass")
+    for args in (["--format", "text"], ["--format", "junit"], ["--baseline", "base.json", "--compare-json", "compare.json"]):
+        result = rag_lsp("run", *args, cwd=tmp_path)
+        assert result.returncode == 1 and "internal error" not in result.stderr, (args, result.stderr)
+        if args == ["--format", "text"]:
+            assert "\\ud800app" in result.stdout
+        if args == ["--format", "junit"]:  # XML cannot hold it at all: a replacement character stands in
+            names = [case.get("name") for case in ET.fromstring(result.stdout).iter("testcase")]
+            assert "\ufffdapp" in names
+    compared = json.loads((tmp_path / "compare.json").read_text(encoding="utf-8"))
+    assert [suite["id"] for suite in compared["suites"]] == ["code"]

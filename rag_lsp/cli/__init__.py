@@ -43,6 +43,12 @@ def main(argv: list[str] | None = None, *, standalone: bool = False) -> int:
     """Run one command; its exit code. ``standalone``: this process exists only to
     run it (the console command), so a command that leaves nothing to clean up
     may end the process at once (see _end_now)."""
+    for stream in (sys.stdout, sys.stderr):
+        # Text from datasets may hold lone surrogates ("\ud800" is valid JSON):
+        # they are written escaped, never as an error.
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     parser = build_parser()
     try:
         arguments = parser.parse_args(argv)

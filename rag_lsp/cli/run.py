@@ -188,11 +188,11 @@ def run_command(arguments: argparse.Namespace) -> int:
         for note in recordings.notes():
             print(f"rag-lsp: {note}", file=sys.stderr)
     if comparison is not None and arguments.compare_json:
-        import orjson
-
         from ..core.compare import report_json
 
-        report = orjson.dumps(report_json(comparison), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        from .run_formats import json_bytes
+
+        report = json_bytes(report_json(comparison))
         _write_file(arguments.compare_json, report, "--compare-json")
     if arguments.summary_md:
         from . import compare_formats
@@ -244,7 +244,8 @@ def _direction(run: Run):
 
 
 def _write_stdout(output: str | bytes) -> None:
-    data = output if isinstance(output, bytes) else output.encode("utf-8")
+    # A lone surrogate (a case id written "\ud800" in its dataset) is shown escaped.
+    data = output if isinstance(output, bytes) else output.encode("utf-8", "backslashreplace")
     out = getattr(sys.stdout, "buffer", None)
     if out is not None:
         sys.stdout.flush()

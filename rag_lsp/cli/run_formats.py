@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -37,7 +38,9 @@ TABLE_ROWS = 50
 # ---------------------------------------------------------------- json
 
 
-def suite_json(result: SuiteResult) -> dict:
+def suite_json(result: SuiteResult, shared: bool = True) -> dict:
+    """A suite's part of the JSON report (``shared``: sweep figures as orjson
+    fragments, written once for the cases that share them)."""
     document = {
         "id": result.id,
         "passed": result.passed,
@@ -59,6 +62,8 @@ def suite_json(result: SuiteResult) -> dict:
             at = case.at_k
             if at is None:
                 return None
+            if not shared:
+                return {str(k): scores for k, scores in at.items()}  # type: ignore[return-value]
             found = converted.get(id(at))
             if found is None:
                 found = converted[id(at)] = orjson.Fragment(orjson.dumps({str(k): scores for k, scores in at.items()}))
@@ -96,13 +101,27 @@ def suite_json(result: SuiteResult) -> dict:
 def format_json(run: Run) -> bytes:
     document = {"suites": [suite_json(result) for _, result in run.results]}
     # Bytes, written as they are: a 100k-case report is tens of megabytes.
-    return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    try:
+        return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError:
+        return json_bytes({"suites": [suite_json(result, shared=False) for _, result in run.results]})
+
+
+def json_bytes(document: object) -> bytes:
+    """``document`` as indented JSON, by orjson, or by the standard encoder when
+    orjson refuses a string: a lone surrogate (a case id written "\\ud800" in its
+    dataset is valid JSON), which that one escapes."""
+    try:
+        return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError:
+        return (json.dumps(document, indent=2) + "\n").encode("ascii")
 
 
 # ---------------------------------------------------------------- junit
 
 # Characters XML 1.0 cannot hold, even escaped (a target may answer them).
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+# Characters XML 1.0 cannot hold, even as references (lone surrogates included).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _xml_text(text: str) -> str:

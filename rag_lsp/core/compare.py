@@ -26,6 +26,7 @@ the rank it moved from.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,7 +143,7 @@ _REPORT = msgspec.json.Decoder(RunFigures)
 def parse_report(data: bytes | str, name: str = "the baseline") -> RunFigures:
     """A run report from its JSON text; BaselineError when it is not one."""
     try:
-        return _REPORT.decode(data)
+        return _decode_report(data)
     except msgspec.ValidationError as error:
         detail = str(error)
         hint = ""
@@ -157,6 +158,19 @@ def parse_report(data: bytes | str, name: str = "the baseline") -> RunFigures:
         ) from None
     except msgspec.DecodeError as error:
         raise BaselineError(f"{name} is not valid JSON: {error}") from None
+
+
+def _decode_report(data: bytes | str) -> RunFigures:
+    try:
+        return _REPORT.decode(data)
+    except msgspec.DecodeError as error:
+        # msgspec refuses a lone surrogate escape ("\\ud800"), which is valid JSON
+        # and which a report holds when a case id does: the standard decoder reads it.
+        try:
+            value = json.loads(data)
+        except (ValueError, RecursionError):
+            raise error from None  # msgspec's error, which says where
+        return msgspec.convert(value, RunFigures)
 
 
 def load_baseline(path: Path) -> RunFigures:
