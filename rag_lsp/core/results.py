@@ -245,9 +245,8 @@ def _case_tail(change: CaseChange | None) -> str:
     if change is None:
         return " — not in the baseline"
     if change.broken is not None and change.baseline_scores is not None:
-        scored = " · ".join(
-            f"{name} {value:.2f}" for name, value in _named(change.baseline_scores) if value is not None
-        )
+        known = {metric: value for metric, value in change.baseline_scores.items() if value is not None}
+        scored = _figures(known, lambda _: "")
         return f" — the baseline scored it: {scored}" if scored else " — the baseline scored it"
     if change.baseline_broken is not None:
         return f" — broken in the baseline: {change.baseline_broken}"
@@ -255,10 +254,6 @@ def _case_tail(change: CaseChange | None) -> str:
     if hits:
         return f" — vs baseline: {hits}"
     return " — same as the baseline" if not change.changed else ""
-
-
-def _named(scores: Mapping[str, float | None]) -> list[tuple[str, float | None]]:
-    return [(name, scores.get(metric)) for metric, name in ((RECALL, "recall"), (MRR, "MRR"), (HIT_AT_K, "hit@k")) if metric in scores]
 
 
 # ---------------------------------------------------------------- marks of a run
