@@ -39,28 +39,27 @@ _NO_FINDINGS: tuple[Finding, ...] = ()
 
 class _Line(DatasetRow):
     """A model's row: its shape and case id stay; its value (a JSON object or
-    array) is dropped once those are known, and read again only to check the line."""
+    array) is dropped once the line is checked, and read again only to check it
+    again."""
 
     __slots__ = ("key", "dropped")
 
     def __init__(self, text: str, refused: str | None = None, decoded: Any = UNREAD) -> None:
         super().__init__(text, refused, decoded)
         value = self.value
-        self.key = None
+        self.key = case_id(value) if type(value) is dict else None
         self.dropped = False
-        if type(value) is dict:
-            self.key = case_id(value)
-        if type(value) is dict or type(value) is list:
-            self.value = None
-            self.dropped = True
 
     def restore(self) -> None:
         if self.dropped:
             self.value = self.decode_again()
+            self.dropped = False
 
     def drop(self) -> None:
-        if self.dropped:
+        value = self.value
+        if type(value) is dict or type(value) is list:
             self.value = None
+            self.dropped = True
 
 
 class DatasetModel:
@@ -80,8 +79,6 @@ class DatasetModel:
         # The text's size in UTF-8 bytes (what size limits count), kept through edits.
         self.size = len(text.encode("utf-8", "surrogatepass"))
         self.rows: list[_Line | None] = [None] * len(self.lines)
-        for number, row in read_lines(_Line, self.lines, workspace.settings.max_line_bytes):
-            self.rows[number] = row
         # Per line: the row rules' findings, placed on that line; None: not checked.
         self._placed: list[Sequence[Finding] | None] = [None] * len(self.rows)
         # Lines whose findings are not empty, ascending; and lines to check.
@@ -90,8 +87,6 @@ class DatasetModel:
         # Case id -> its row, or its rows (in no order) when it repeats.
         self._ids: dict[str, _Line | list[_Line]] = {}
         self._shapes: Counter[str] = Counter()
-        for row in self.rows:
-            self._index(row, +1)
         self._facts: Any = None
         # RAG202's findings by repeated id; ids whose findings must be redone.
         self._repeated: dict[str, list[Finding]] = {}
@@ -100,6 +95,35 @@ class DatasetModel:
         # Whether findings() has run at least once.
         self.checked = False
         self._moves: dict[int, tuple[Finding, Finding, int]] = {}
+        self._read_and_check()
+
+    def _read_and_check(self) -> None:
+        """Read every line and check it while its value is at hand: each line is
+        decoded once, and the values of one batch are held at a time.
+
+        The lines are checked as the shape of the first batch's rows; should the
+        file's majority turn out otherwise (a file of mixed rows), the facts
+        differ at the first :meth:`findings` and every line is checked again.
+        """
+        workspace = self.workspace
+        use = workspace.dataset_use(self.path)
+        limit = workspace.settings.max_line_bytes
+        shape: str | None = None
+        found: dict[int, list[Finding]] = {}
+        for first in range(0, len(self.lines), _CHECK_BATCH):
+            batch = [
+                (first + number, row)
+                for number, row in read_lines(_Line, self.lines[first : first + _CHECK_BATCH], limit)
+            ]
+            for line, row in batch:
+                self.rows[line] = row
+                self._index(row, +1)
+            if first == 0:
+                shape = self._shape()
+            self._check_batch(batch, use, shape, found)
+        self._place(range(len(self.rows)), found)
+        self._facts = (use, shape, workspace.files_version, workspace.settings)
+        self._stale = set()
 
     # ------------------------------------------------------------ editing
 
@@ -201,7 +225,9 @@ class DatasetModel:
         if not line or line.isspace():
             return None
         limit = self.workspace.settings.max_line_bytes
-        return _Line(line) if len(line) <= limit else _Line.too_long(line, limit)
+        row = _Line(line) if len(line) <= limit else _Line.too_long(line, limit)
+        row.drop()  # until the line is checked
+        return row
 
     # ------------------------------------------------------------ indexes
 
@@ -284,18 +310,27 @@ class DatasetModel:
         rows = [(line, row) for line in stale if (row := self.rows[line]) is not None]
         found: dict[int, list[Finding]] = {}
         for first in range(0, len(rows), _CHECK_BATCH):
-            chunk = rows[first : first + _CHECK_BATCH]
-            for _, row in chunk:
+            batch = rows[first : first + _CHECK_BATCH]
+            for _, row in batch:
                 row.restore()
-            try:
-                batch = RowsContext.of(self.workspace, self.path, use, shape, chunk)
-                for finding in finish(self.workspace, self.path, check_rows(batch)):
-                    found.setdefault(finding.range.start.line, []).append(finding)
-            finally:
-                for _, row in chunk:
-                    row.drop()
+            self._check_batch(batch, use, shape, found)
+        self._place(stale, found)
+
+    def _check_batch(self, batch: list[tuple[int, _Line]], use: Any, shape: str | None, found: dict[int, list[Finding]]) -> None:
+        """Add the row rules' findings on ``batch`` (rows holding their values) to
+        ``found``, by line; the values are dropped after."""
+        try:
+            context = RowsContext.of(self.workspace, self.path, use, shape, batch)
+            for finding in finish(self.workspace, self.path, check_rows(context)):
+                found.setdefault(finding.range.start.line, []).append(finding)
+        finally:
+            for _, row in batch:
+                row.drop()
+
+    def _place(self, lines: Sequence[int], found: dict[int, list[Finding]]) -> None:
+        """Keep the findings of checked ``lines`` (ascending) on them."""
         placed_lines = self._placed
-        for line in stale:
+        for line in lines:
             placed = found.get(line, _NO_FINDINGS)
             placed_lines[line] = placed
             if placed:
