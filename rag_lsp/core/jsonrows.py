@@ -203,11 +203,13 @@ class Row:
 
     def span(self, *path: Any) -> Span:
         """Where the value at ``path`` is, or the nearest enclosing value that exists."""
-        if self._spans is None:
-            self._spans = _spans(self.text)
-        while path and path not in self._spans:
-            path = path[:-1]
-        return self._spans.get(path) or Span(0, len(self.text))
+        spans = self._spans
+        if spans is None:
+            spans = self._spans = {}
+        span = spans.get(path)
+        if span is None:
+            span = spans[path] = _span_at(self.text, path)
+        return span
 
     def key_span(self, *path: Any) -> tuple[int, int]:
         """The span of the key of ``path`` (or of the nearest enclosing value that
@@ -245,9 +247,13 @@ def _parser() -> Any:
 
 
 def _string_value(node: Any) -> str:
-    # The key node is a JSON string; decode it exactly as json would.
+    # The key node is a JSON string; decode it exactly as json would (a key with
+    # no escape is its text between the quotes: nearly every key, done fast).
+    raw = node.text
+    if b"\\" not in raw and len(raw) >= 2 and raw[:1] == raw[-1:] == b'"':
+        return raw[1:-1].decode("utf-8", "replace")
     try:
-        return json.loads(node.text.decode("utf-8", "replace"))
+        return json.loads(raw.decode("utf-8", "replace"))
     except ValueError:
         return node.text.decode("utf-8", "replace").strip('"')
 
@@ -284,18 +290,45 @@ def _walk_values(text: str):
     return data, out
 
 
-def _spans(text: str) -> dict[Path, Span]:
-    data, values = _walk_values(text)
-    spans: dict[Path, Span] = {}
-    # In line order, so that for a repeated key the last one wins, as in JSON.
-    for path, key, node in sorted(values, key=lambda item: item[2].start_byte):
-        spans[path] = Span(
-            _char_column(text, data, node.start_byte),
-            _char_column(text, data, node.end_byte),
-            _char_column(text, data, key.start_byte) if key is not None else None,
-            _char_column(text, data, key.end_byte) if key is not None else None,
-        )
-    return spans
+def _span_at(text: str, path: Path) -> Span:
+    """The span of the value at ``path`` in a row's text, or of the deepest value
+    on the way that exists: the tree is walked down the path only. Where a key
+    repeats, the last one counts, as it does for the decoded value."""
+    data = text.encode("utf-8", "surrogatepass")
+    root = _parser().parse(data).root_node
+    node = next((child for child in root.named_children if child.type not in ("comment", "ERROR")), None)
+    if node is None:
+        return Span(0, len(text))
+    key = None
+    for part in path:
+        step = _step(node, part)
+        if step is None:
+            break
+        key, node = step
+    return Span(
+        _char_column(text, data, node.start_byte),
+        _char_column(text, data, node.end_byte),
+        _char_column(text, data, key.start_byte) if key is not None else None,
+        _char_column(text, data, key.end_byte) if key is not None else None,
+    )
+
+
+def _step(node: Any, part: Any) -> tuple[Any, Any] | None:
+    """(key node or None, value node) of ``part`` (a key or an index) in ``node``."""
+    if node.type == "object" and isinstance(part, str):
+        found = None
+        for pair in node.named_children:
+            if pair.type != "pair":
+                continue
+            key = pair.child_by_field_name("key")
+            value = pair.child_by_field_name("value")
+            if key is not None and value is not None and _string_value(key) == part:
+                found = (key, value)
+        return found
+    if node.type == "array" and isinstance(part, int) and not isinstance(part, bool):
+        elements = [child for child in node.named_children if child.type not in ("comment", "ERROR")]
+        return (None, elements[part]) if 0 <= part < len(elements) else None
+    return None
 
 
 def duplicate_key_spans(row: Row) -> list[tuple[Path, int, int, int, int]]:
