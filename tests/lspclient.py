@@ -234,8 +234,13 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+def _is_server(cmdline: bytes) -> bool:
+    return b"rag_lsp" in cmdline and b"rag_lsp.core.parallel" not in cmdline
+
+
 def server_pid() -> int:
     """The rag-lsp server this test process started."""
-    mine = [pid for pid in children_of(os.getpid()) if b"rag_lsp" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    # Not the server's helper process (rag_lsp.core.parallel), which runs below it.
+    mine = [pid for pid in children_of(os.getpid()) if _is_server(Path(f"/proc/{pid}/cmdline").read_bytes())]
     assert len(mine) == 1, mine
     return mine[0]

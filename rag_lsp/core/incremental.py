@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from typing import Any, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
 
 from . import rules as registry
 from .analyze import check_rows, finish
@@ -29,12 +31,26 @@ from .contexts import DatasetContext, RowContext, RowsContext, case_id
 from .findings import Finding
 from .jsonrows import UNREAD
 from .manifests import GDI_TEXT, RAG_CASE
+from .parallel import Helper, TwoEnds
+from .settings import Settings
 from .text import Position
-from .workspace import DatasetRow, Workspace, gc_paused, read_lines
+from .workspace import (
+    DatasetRow,
+    DatasetUse,
+    Workspace,
+    gc_paused,
+    read_lines,
+    utf8_size,
+)
 
 # Lines checked together: a batch holds its rows' decoded values while it is checked.
 _CHECK_BATCH = 4096
 _NO_FINDINGS: tuple[Finding, ...] = ()
+# The least batches a helper process is given a share of: below, starting one, or
+# the round trips, cost about what it would save.
+SHARED_FROM_BATCHES = 6
+# A helper's answer for a line it did not pass (see screen_batch).
+LOOK = 0
 
 
 class _Line(DatasetRow):
@@ -42,13 +58,34 @@ class _Line(DatasetRow):
     array) is dropped once the line is checked, and read again only to check it
     again."""
 
-    __slots__ = ("key", "dropped")
+    __slots__ = ("key", "dropped", "line")
 
     def __init__(self, text: str, refused: str | None = None, decoded: Any = UNREAD) -> None:
         super().__init__(text, refused, decoded)
         value = self.value
         self.key = case_id(value) if type(value) is dict else None
         self.dropped = False
+        # The line the row was placed on; lines above it may have come or gone since.
+        self.line = -1
+
+    @classmethod
+    def plain(cls, text: str, shape: str | None, key: str | None, exact: bool) -> _Line:
+        """The row of a line another process read and checked with no findings
+        (see screen_batch): what reading it here would keep, its value dropped."""
+        row = cls.__new__(cls)
+        row.text = text
+        row.value = None
+        row.error = None
+        row.has_duplicate_keys = False
+        row.refused = None
+        row.refused_span = None
+        row.exact = exact
+        row._spans = None
+        row.shape = shape
+        row.key = key
+        row.dropped = True
+        row.line = -1
+        return row
 
     def restore(self) -> None:
         if self.dropped:
@@ -66,18 +103,20 @@ class DatasetModel:
     """A dataset kept line by line: :meth:`edit` records what changed, and
     :meth:`findings` checks only that."""
 
-    def __init__(self, workspace: Workspace, path: str, text: str) -> None:
+    def __init__(self, workspace: Workspace, path: str, text: str, helper: Helper | None = None) -> None:
+        """``helper``: a second process that may take a share of the first reading
+        of a large dataset (see rag_lsp.core.parallel)."""
         # Building a model allocates a few containers per line, none in a cycle.
         with gc_paused():
-            self._build(workspace, path, text)
+            self._build(workspace, path, text, helper)
 
-    def _build(self, workspace: Workspace, path: str, text: str) -> None:
+    def _build(self, workspace: Workspace, path: str, text: str, helper: Helper | None) -> None:
         self.workspace = workspace
         self.path = path
         # Lines without their "\n" (a "\r" stays on the line, as in the text).
         self.lines: list[str] = text.split("\n")
         # The text's size in UTF-8 bytes (what size limits count), kept through edits.
-        self.size = len(text.encode("utf-8", "surrogatepass"))
+        self.size = utf8_size(text)
         self.rows: list[_Line | None] = [None] * len(self.lines)
         # Per line: the row rules' findings, placed on that line; None: not checked.
         self._placed: list[Sequence[Finding] | None] = [None] * len(self.rows)
@@ -86,6 +125,8 @@ class DatasetModel:
         self._stale: set[int] | None = None  # None: every line
         # Case id -> its row, or its rows (in no order) when it repeats.
         self._ids: dict[str, _Line | list[_Line]] = {}
+        # The ids held by more than one row.
+        self._repeated_ids: set[str] = set()
         self._shapes: Counter[str] = Counter()
         self._facts: Any = None
         # RAG202's findings by repeated id; ids whose findings must be redone.
@@ -95,35 +136,94 @@ class DatasetModel:
         # Whether findings() has run at least once.
         self.checked = False
         self._moves: dict[int, tuple[Finding, Finding, int]] = {}
-        self._read_and_check()
+        # Lines of the first reading whose screening a helper process answered.
+        self.lines_from_helper = 0
+        self._read_and_check(helper)
 
-    def _read_and_check(self) -> None:
+    def _read_and_check(self, helper: Helper | None) -> None:
         """Read every line and check it while its value is at hand: each line is
         decoded once, and the values of one batch are held at a time.
 
         The lines are checked as the shape of the first batch's rows; should the
         file's majority turn out otherwise (a file of mixed rows), the facts
         differ at the first :meth:`findings` and every line is checked again.
+        A helper process, when there is one and the file is large, screens
+        batches from the end of the file meanwhile.
         """
         workspace = self.workspace
         use = workspace.dataset_use(self.path)
-        limit = workspace.settings.max_line_bytes
-        shape: str | None = None
+        batches = [self.lines[first : first + _CHECK_BATCH] for first in range(0, len(self.lines), _CHECK_BATCH)]
+        ends = TwoEnds(1, len(batches))
+        share = None
+        if helper is not None and len(batches) >= SHARED_FROM_BATCHES:
+            share = helper.share(self.text, ends)
         found: dict[int, list[Finding]] = {}
-        for first in range(0, len(self.lines), _CHECK_BATCH):
-            batch = [
-                (first + number, row)
-                for number, row in read_lines(_Line, self.lines[first : first + _CHECK_BATCH], limit)
-            ]
-            for line, row in batch:
-                self.rows[line] = row
-                self._index(row, +1)
-            if first == 0:
-                shape = self._shape()
-            self._check_batch(batch, use, shape, found)
+        self._read_batch(0, batches[0])
+        shape = self._shape()
+        self._check_batch(self._rows_from(0, len(batches[0])), use, shape, found)
+        if share is not None:
+            share.begin(_Screening(workspace.root, workspace.settings, workspace.files(), self.path, use, shape, _CHECK_BATCH))
+        to_look_at: list[tuple[int, _Line]] = []
+        while (index := ends.take_front()) is not None:
+            first = index * _CHECK_BATCH
+            self._read_batch(first, batches[index])
+            self._check_batch(self._rows_from(first, len(batches[index])), use, shape, found)
+            if share is not None:  # what the helper did meanwhile
+                self._take_answers(share.answered(), batches, use, shape, found, to_look_at)
+        if share is not None:
+            self._take_answers(share.remaining(), batches, use, shape, found, to_look_at)
+            for start in range(0, len(to_look_at), _CHECK_BATCH):
+                self._check_batch(to_look_at[start : start + _CHECK_BATCH], use, shape, found)
         self._place(range(len(self.rows)), found)
         self._facts = (use, shape, workspace.files_version, workspace.settings)
         self._stale = set()
+
+    def _read_batch(self, first: int, lines: list[str]) -> None:
+        """Read the rows of ``lines`` (from line ``first``) into the model, with their values."""
+        for number, row in read_lines(_Line, lines, self.workspace.settings.max_line_bytes):
+            row.line = first + number
+            self.rows[first + number] = row
+            self._index(row, +1)
+
+    def _rows_from(self, first: int, count: int) -> list[tuple[int, _Line]]:
+        return [(line, row) for line in range(first, first + count) if (row := self.rows[line]) is not None]
+
+    def _take_answers(
+        self,
+        answers: list[tuple[int, Any]],
+        batches: list[list[str]],
+        use: Any,
+        shape: str | None,
+        found: dict[int, list[Finding]],
+        to_look_at: list[tuple[int, _Line]],
+    ) -> None:
+        """Keep the plain lines of the batches the helper screened, and add the
+        lines it did not pass to ``to_look_at``; read and check here a batch it
+        did not answer."""
+        limit = self.workspace.settings.max_line_bytes
+        rows = self.rows
+        for index, answer in answers:
+            first = index * _CHECK_BATCH
+            lines = batches[index]
+            if not _is_answer(answer, len(lines)):
+                self._read_batch(first, lines)
+                self._check_batch(self._rows_from(first, len(lines)), use, shape, found)
+                continue
+            self.lines_from_helper += len(lines)
+            for number, entry in enumerate(answer):
+                if entry is None:
+                    continue  # a blank line
+                text = lines[number]
+                if text.endswith("\r"):
+                    text = text[:-1]
+                if entry == LOOK:
+                    row = _Line(text) if len(text) <= limit else _Line.too_long(text, limit)
+                    to_look_at.append((first + number, row))
+                else:
+                    row = _Line.plain(text, *entry)
+                row.line = first + number
+                rows[first + number] = row
+                self._index(row, +1)
 
     # ------------------------------------------------------------ editing
 
@@ -162,6 +262,9 @@ class DatasetModel:
         stop = start + removed
         added = len(lines)
         new_rows = [self._row(line) for line in lines]
+        for line, row in enumerate(new_rows, start):
+            if row is not None:
+                row.line = line
         self.size += _utf8_size(lines) - _utf8_size(self.lines[start:stop])
         for row in self.rows[start:stop]:
             self._touch_id(row)
@@ -248,12 +351,25 @@ class DatasetModel:
                 held.append(row)
             else:
                 ids[key] = [held, row]
+                self._repeated_ids.add(key)
         elif held is row:
             del ids[key]
         elif type(held) is list:
             held.remove(row)
             if len(held) == 1:
                 ids[key] = held[0]
+                self._repeated_ids.discard(key)
+
+    def _line_of(self, row: _Line) -> int:
+        """The line ``row`` is on now: where it was placed, unless lines came or
+        went above it since; then every row's line is set again, in one pass."""
+        line = row.line
+        if 0 <= line < len(self.rows) and self.rows[line] is row:
+            return line
+        for line, each in enumerate(self.rows):
+            if each is not None:
+                each.line = line
+        return row.line
 
     def _rows_of(self, key: str) -> list[_Line]:
         held = self._ids.get(key)
@@ -338,23 +454,17 @@ class DatasetModel:
 
     def _check_repeated_ids(self, shape: str | None) -> None:
         if self._dirty_ids is None:
-            dirty = [key for key, rows in self._ids.items() if type(rows) is list]
+            dirty: Iterable[str] = list(self._repeated_ids)
             self._repeated = {}
-            # Every repeated id at once: one pass gives every row's line.
-            lines = {id(row): line for line, row in enumerate(self.rows) if row is not None}
-            line_of = lambda row: lines[id(row)]  # noqa: E731
         else:
             dirty = self._dirty_ids
-            # A few ids: list.index compares by identity here (rows have no
-            # __eq__), a C-speed scan paid only for ids that repeat.
-            line_of = self.rows.index
         self._dirty_ids = set()
         groups: dict[str, list[RowContext]] = {}
         for key in dirty:
             self._repeated.pop(key, None)
             rows = [row for row in self._rows_of(key) if _counts_as_case(row, shape)]
             if len(rows) > 1:
-                placed = sorted((line_of(row), row) for row in rows)
+                placed = sorted((self._line_of(row), row) for row in rows)
                 groups[key] = [RowContext(self.path, row, line) for line, row in placed]
         if not groups:
             return
@@ -368,9 +478,75 @@ class DatasetModel:
             self._repeated.setdefault(key or "", []).append(finding)
 
 
+@dataclass(frozen=True)
+class _Screening:
+    """A helper's job: screen lines of a dataset as this process checks them,
+    with the same workspace files, settings, facts and row shape."""
+
+    root: Path
+    settings: Settings
+    files: list[str]
+    path: str
+    use: DatasetUse
+    shape: str | None
+    batch_lines: int
+
+    def start(self, text: str) -> Callable[[int], list[Any]]:
+        workspace = Workspace(self.root, self.settings)
+        workspace.adopt_files(self.files)
+        lines = text.split("\n")
+
+        def screen(index: int) -> list[Any]:
+            batch = lines[index * self.batch_lines : (index + 1) * self.batch_lines]
+            with gc_paused():  # as the model's own reading
+                return screen_batch(workspace, self.path, self.use, self.shape, batch)
+
+        return screen
+
+
+def screen_batch(workspace: Workspace, path: str, use: DatasetUse, shape: str | None, lines: list[str]) -> list[Any]:
+    """For each line of a batch: None when blank; for a plain line (an object or
+    array read with no error, no repeated key, no findings) its row's shape, case
+    id and whether it was read exactly; else LOOK: the model reads and checks it."""
+    rows = read_lines(_Line, lines, workspace.settings.max_line_bytes)
+    context = RowsContext.of(workspace, path, use, shape, rows)
+    with_findings = {finding.range.start.line for finding in finish(workspace, path, check_rows(context))}
+    answer: list[Any] = [None] * len(lines)
+    for number, row in rows:
+        plain = (
+            row.error is None
+            and row.refused is None
+            and not row.has_duplicate_keys
+            and type(row.value) in (dict, list)  # a value the model drops
+            and number not in with_findings
+        )
+        answer[number] = (row.shape, row.key, row.exact) if plain else LOOK
+    return answer
+
+
+def _is_answer(answer: Any, lines: int) -> bool:
+    """Whether ``answer`` is what screen_batch gives for a batch of ``lines``."""
+    return (
+        type(answer) is list
+        and len(answer) == lines
+        and all(
+            entry is None
+            or entry == LOOK
+            or (
+                type(entry) is tuple
+                and len(entry) == 3
+                and entry[0] in (None, RAG_CASE, GDI_TEXT)
+                and (entry[1] is None or type(entry[1]) is str)
+                and type(entry[2]) is bool
+            )
+            for entry in answer
+        )
+    )
+
+
 def _utf8_size(lines: list[str]) -> int:
     """The UTF-8 size of lines joined with "\n"."""
-    return sum(len(line.encode("utf-8", "surrogatepass")) for line in lines) + len(lines) - 1
+    return sum(utf8_size(line) for line in lines) + len(lines) - 1
 
 
 def _counts_as_case(row: _Line, shape: str | None) -> bool:

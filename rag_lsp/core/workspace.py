@@ -132,12 +132,18 @@ class OverlaySource:
         return SourceText(text)
 
 
+def utf8_size(text: str) -> int:
+    """The size of ``text`` in UTF-8 (its length when it is ASCII, which CPython
+    knows without looking)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
 def size_above(text: str, limit: int | None) -> int | None:
     """The UTF-8 size of ``text`` when it is above ``limit``, else None (encoding
     only a text whose length alone does not decide)."""
     if limit is None or len(text) * 4 <= limit:
         return None
-    size = len(text.encode("utf-8", "surrogatepass"))
+    size = utf8_size(text)
     return size if size > limit else None
 
 
@@ -416,6 +422,11 @@ class Workspace:
     def files(self) -> list[str]:
         """Every workspace file (relative), skipping VCS, environments, dependencies and ignored files."""
         return self._fact("files", self._list_files)
+
+    def adopt_files(self, files: list[str]) -> None:
+        """Take ``files`` as the workspace's files (as another process's workspace
+        listed them), so that both judge expected paths alike."""
+        self._facts["files"] = files
 
     def file_set(self) -> frozenset[str]:
         return self._fact("file_set", lambda: frozenset(self.files()))

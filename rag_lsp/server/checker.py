@@ -23,6 +23,7 @@ from pygls.protocol import default_converter
 from ..core.analyze import analyze_file
 from ..core.findings import Finding
 from ..core.incremental import DatasetModel
+from ..core.parallel import Helper, cores
 from ..core.settings import Settings
 from ..core.text import LineIndex
 from ..core.workspace import DATASET_FILE, DiskSource, OverlaySource, Workspace, find_root, gc_paused, size_above
@@ -168,7 +169,7 @@ def _json_text(value: object) -> str:
 _TOO_LARGE = object()
 
 
-def _new_model(workspace: Workspace, relative: str, text: str) -> DatasetModel:
+def _new_model(workspace: Workspace, relative: str, text: str, helper: Helper | None) -> DatasetModel:
     """A dataset model, built with the collector paused and then frozen out of its way.
 
     A model is a large, long-lived, acyclic object graph: otherwise the collector
@@ -176,7 +177,7 @@ def _new_model(workspace: Workspace, relative: str, text: str) -> DatasetModel:
     after (together, more than building and checking it).
     """
     with gc_paused():
-        model = DatasetModel(workspace, relative, text)
+        model = DatasetModel(workspace, relative, text, helper)
         gc.freeze()
     return model
 
@@ -207,6 +208,14 @@ class Checker:
         # Diagnostics already converted, by finding and the text of its lines.
         self._converted: dict[Path, dict[int, tuple[Finding, list[str], types.Diagnostic, str]]] = {}
         self._json = default_converter()
+        # A second process for the first reading of large datasets, on a machine
+        # with a core to spare.
+        self.helper = Helper() if cores() > 1 else None
+
+    def close(self) -> None:
+        """Stop what the checker started (its helper process)."""
+        if self.helper is not None:
+            self.helper.close()
 
     # -------------------------------------------------- roots
 
@@ -362,7 +371,7 @@ class Checker:
 
     def _first_findings(self, workspace: Workspace, relative: str, path: Path, text: str) -> list[Finding]:
         """Read a dataset from disk into a model and check it all."""
-        model = self.models[path] = _new_model(workspace, relative, text)
+        model = self.models[path] = _new_model(workspace, relative, text, self.helper)
         if relative not in workspace.live_datasets:
             workspace.live_datasets[relative] = model
         with gc_paused():
@@ -457,7 +466,7 @@ class Checker:
                 self._following.add(path)
                 overlay.texts[path] = model
                 return opened
-            model = _new_model(workspace, relative, document.text)
+            model = _new_model(workspace, relative, document.text, self.helper)
         elif model is None or path not in self._following:
             return None  # changes to a text this checker does not hold
         else:

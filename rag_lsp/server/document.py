@@ -30,8 +30,9 @@ class LineDocument(TextDocument):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._rows: list[str] = (self._source or "").split("\n")
+        # The text as it came is the text of this version: not joined again.
+        self._joined: str | None = self._source or ""
         self._source = None
-        self._joined: str | None = None
         self._encoding = encoding_name(self.position_codec.encoding)
         # Changes not yet taken by the checker (see take_changes); recorded only
         # once it follows the document: a suite is re-read whole, and its changes

@@ -171,6 +171,7 @@ class Session:
         if self._task is not None:
             self._task.cancel()
         self.executor.shutdown(wait=False, cancel_futures=True)
+        self.checker.close()
 
     # -------------------------------------------------- passes
 

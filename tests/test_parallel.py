@@ -1,0 +1,270 @@
+"""A helper process that takes a share of a large dataset's first reading changes
+nothing but the time: the findings are exactly those of a check in one process,
+whatever the helper does (works, dies, hangs, answers nonsense)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lspclient import (
+    SERVER,
+    TIMEOUT_S,
+    children_of,
+    diagnostics,
+    open_file,
+    server_pid,
+    start,
+)
+from pytest_lsp import LanguageClient
+from test_equivalence import SEVERITIES, finding, fresh_check
+
+from rag_lsp.core import incremental, parallel
+from rag_lsp.core.analyze import analyze_file
+from rag_lsp.core.incremental import DatasetModel
+from rag_lsp.core.parallel import Helper
+from rag_lsp.core.settings import Settings
+from rag_lsp.core.workspace import Workspace
+
+DATASET = ".punica/evals/mixed.jsonl"
+SUITE = """\
+suites:
+  - id: mixed
+    target: {kind: capability, id: vectors.query}
+    dataset: .punica/evals/mixed.jsonl
+    engines: [rag]
+    options: {rag: {k: 5}}
+    thresholds: {rag.recall: 0.8, rag.mode.semantic: 1}
+"""
+
+
+def case(name: str, relevant: object, **extra: object) -> str:
+    row = {"id": name, "input": {"query": f"where is {name}", "topK": 10}, "expect": {"relevant": relevant}}
+    row.update(extra)
+    return json.dumps(row, ensure_ascii=False)
+
+
+def row_kinds(number: int) -> list[str]:
+    """One of each kind of line the row rules and the reader tell apart."""
+    n = number
+    return [
+        case(f"plain-{n}", ["src/app.py"]),
+        case(f"plain-ünï-{n}", ["docs/guide.md", "src/app.py"]),
+        "",
+        "   ",
+        case(f"crlf-{n}", ["src/app.py"]) + "\r",
+        '{"id": "broken-' + str(n) + '", "input": ',
+        '{"id": "twice-' + str(n) + '", "id": "twice-again", "input": {"query": "q"}, "expect": {"relevant": ["src/app.py"]}}',
+        case(f"empty-{n}", []),
+        json.dumps({"id": f"none-{n}", "input": {"query": "q"}, "expect": {}}),
+        case(f"missing-{n}", ["docs/missing.md"]),
+        case(f"unnormal-{n}", ["./src/app.py"]),
+        case(f"repeated-{n}", ["src/app.py", "src/app.py"]),
+        case("same-id", ["src/app.py"]),  # repeated on every copy of the kinds
+        json.dumps({"id": f"k-{n}", "input": {"query": "q", "topK": 2}, "expect": {"relevant": ["src/app.py"]}}),
+        json.dumps({"input_id": f"gdi-{n}", "prompt": "p", "reference_contexts": ["c"], "sut_response": "r", "retrieved_context": ["c"]}),
+        '{"id": "wide-' + str(n) + '", "input": {"query": "q", "seed": 123456789012345678901234567890}, "expect": {"relevant": ["src/app.py"]}}',
+        "[1, 2, 3]",
+        "7",
+        case(f"long-{n}", ["src/app.py"], note="x" * 300),
+    ]
+
+
+def mixed_dataset(lines: int) -> str:
+    kinds: list[str] = []
+    number = 0
+    while len(kinds) < lines:
+        kinds.extend(row_kinds(number))
+        number += 1
+    return "\n".join(kinds[:lines]) + "\n"
+
+
+def make_root(root: Path, text: str) -> Path:
+    (root / ".punica" / "evals").mkdir(parents=True)
+    (root / ".punica" / "evals" / "mixed.suite.yaml").write_text(SUITE)
+    (root / DATASET).write_text(text, encoding="utf-8")
+    for name in ("src/app.py", "docs/guide.md"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("content\n")
+    return root
+
+
+@pytest.fixture
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches of 16 lines, and a helper for files of 3 batches or more: the
+    sharing of a 100,000-line file, on a few hundred lines."""
+    monkeypatch.setattr(incremental, "_CHECK_BATCH", 16)
+    monkeypatch.setattr(incremental, "SHARED_FROM_BATCHES", 3)
+
+
+@pytest.fixture
+def shared(small_batches: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model's own reading waits, after its first batch, until the helper has
+    taken a batch: on a few hundred lines it would otherwise finish before a
+    helper process has started."""
+    take_front = parallel.TwoEnds.take_front
+
+    def after_the_helper_took_one(ends: parallel.TwoEnds) -> int | None:
+        if not hasattr(ends, "stop"):
+            ends.stop = ends._back  # type: ignore[attr-defined]
+        elif ends._back == ends.stop:  # type: ignore[attr-defined]
+            deadline = time.monotonic() + TIMEOUT_S
+            while ends._back == ends.stop and time.monotonic() < deadline:  # type: ignore[attr-defined]
+                time.sleep(0.005)
+        return take_front(ends)
+
+    monkeypatch.setattr(parallel.TwoEnds, "take_front", after_the_helper_took_one)
+
+
+@pytest.fixture
+def helper():
+    helper = Helper()
+    yield helper
+    helper.close()
+
+
+def read_with(root: Path, helper: Helper | None, settings: Settings | None = None) -> tuple[DatasetModel, list, list]:
+    """A model read with ``helper``, its findings, and those of a check in one process."""
+    text = (root / DATASET).read_text(encoding="utf-8")
+    model = DatasetModel(Workspace(root, settings), DATASET, text, helper)
+    return model, model.findings(), analyze_file(Workspace(root, settings), DATASET)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        None,
+        # Rows that are no case at all pass when RAG004 is off; a line too long is refused.
+        Settings(severity={"RAG004": "off", "RAG203": "hint"}, max_line_bytes=300),
+    ],
+    ids=["defaults", "overrides"],
+)
+def test_findings_with_a_helper_are_those_of_one_process(tmp_path: Path, shared: None, helper: Helper, settings) -> None:
+    """Every kind of line, read partly by a helper process, gives the findings of a check in one process."""
+    root = make_root(tmp_path, mixed_dataset(700))
+    model, found, expected = read_with(root, helper, settings)
+    assert model.lines_from_helper > 0  # the helper did take a share
+    assert found == expected
+    assert len({finding.code for finding in found}) >= 8
+
+
+def test_rows_a_helper_screened_check_again_as_read_ones(tmp_path: Path, shared: None, helper: Helper) -> None:
+    """After the workspace changes, lines the helper screened are read again and give the findings of a fresh check."""
+    root = make_root(tmp_path, mixed_dataset(400))
+    model, found, expected = read_with(root, helper)
+    assert model.lines_from_helper > 0 and found == expected
+    (root / "docs" / "missing.md").write_text("now here\n")
+    model.workspace.invalidate()
+    assert model.findings() == analyze_file(Workspace(root), DATASET)
+
+
+def test_a_helper_that_cannot_start_costs_nothing(tmp_path: Path, small_batches: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the helper's program cannot be run, the model reads every line itself."""
+    monkeypatch.setattr(parallel.sys, "executable", str(tmp_path / "no-such-python"))
+    root = make_root(tmp_path, mixed_dataset(300))
+    helper = Helper()
+    try:
+        model, found, expected = read_with(root, helper)
+    finally:
+        helper.close()
+    assert model.lines_from_helper == 0
+    assert found == expected
+
+
+# Stand-ins for the helper's program: each speaks the channel's framing, then misbehaves.
+FRAMING = """
+import pickle, struct, sys, time
+def read():
+    head = sys.stdin.buffer.read(8)
+    if len(head) < 8:
+        sys.exit(0)
+    return pickle.loads(sys.stdin.buffer.read(struct.unpack("<Q", head)[0]))
+def write(answer):
+    data = pickle.dumps(answer)
+    sys.stdout.buffer.write(struct.pack("<Q", len(data)) + data)
+    sys.stdout.buffer.flush()
+"""
+MISBEHAVING = {
+    # Takes the text and the job, then dies on the first batch.
+    "dies": FRAMING + "write(read()[0]); read(); write('ready'); read(); sys.exit(3)",
+    # Answers every batch with something that is no screening.
+    "nonsense": FRAMING + "write(read()[0]); read(); write('ready')\nwhile True:\n    read(); write([('rag_case', 5, 'x')] * 3)",
+    # Answers each batch with the right number of lines, all wrong.
+    "wrong": FRAMING + "write(read()[0]); read(); write('ready')\nwhile True:\n    read(); write([('rag_case', 'fake', 'no')] * 16)",
+    # Takes a batch and never answers.
+    "hangs": FRAMING + "write(read()[0]); read(); write('ready'); read(); time.sleep(120)",
+}
+
+
+@pytest.mark.parametrize("behaviour", sorted(MISBEHAVING))
+def test_a_misbehaving_helper_loses_nothing(tmp_path: Path, shared: None, monkeypatch: pytest.MonkeyPatch, behaviour: str) -> None:
+    """A helper that dies, answers nonsense or hangs leaves the model to read those batches itself."""
+    monkeypatch.setattr(parallel, "ANSWER_TIMEOUT_S", 1.0)
+    program = [sys.executable, "-c", MISBEHAVING[behaviour]]
+    monkeypatch.setattr(parallel._Channel, "command", staticmethod(lambda: program))
+    root = make_root(tmp_path, mixed_dataset(300))
+    helper = Helper()
+    try:
+        started = time.monotonic()
+        model, found, expected = read_with(root, helper)
+        pid = helper.pid
+    finally:
+        helper.close()
+    assert model.lines_from_helper == 0
+    assert found == expected
+    assert time.monotonic() - started < 30
+    assert pid is None or not Path(f"/proc/{pid}").exists()
+
+
+def test_close_ends_the_helper(tmp_path: Path, shared: None) -> None:
+    """A helper kept between readings ends when it is closed."""
+    root = make_root(tmp_path, mixed_dataset(200))
+    helper = Helper()
+    read_with(root, helper)
+    read_with(root, helper)  # the same process serves the next reading
+    pid = helper.pid
+    assert pid is not None and Path(f"/proc/{pid}").exists()
+    helper.close()
+    assert helper.pid is None
+    assert not Path(f"/proc/{pid}").exists()
+
+
+# ---------------------------------------------------------------- through the server
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient):
+    yield
+    if not getattr(lsp_client, "ended", False):
+        await lsp_client.shutdown_session()
+
+
+def helpers_below(pid: int) -> list[int]:
+    return [child for child in children_of(pid) if b"rag_lsp.core.parallel" in Path(f"/proc/{child}/cmdline").read_bytes()]
+
+
+@pytest.mark.skipif(parallel.cores() < 2, reason="the server starts a helper only with a core to spare")
+async def test_server_reads_a_large_dataset_with_a_helper(client: LanguageClient, tmp_path: Path) -> None:
+    """A large dataset opened in the server is read with a helper process, gives the diagnostics of
+    `rag-lsp check`, and its helper ends when the server shuts down."""
+    lines = incremental._CHECK_BATCH * (incremental.SHARED_FROM_BATCHES + 1)
+    root = make_root(tmp_path, mixed_dataset(lines))
+    await start(client, root)
+    uri = open_file(client, root / DATASET)
+    published = await diagnostics(client, uri, 1)
+    server = server_pid()
+    assert helpers_below(server), "no helper process was started"
+    expected = fresh_check(root, {DATASET: (root / DATASET).read_text(encoding="utf-8")})[DATASET]
+    assert sorted(
+        finding(str(d.code), (d.range.start.line, d.range.start.character), (d.range.end.line, d.range.end.character), SEVERITIES[int(d.severity or 1)], d.message)
+        for d in published
+    ) == expected
+    await asyncio.wait_for(client.shutdown_async(None), TIMEOUT_S)
+    assert helpers_below(server) == []
+    client.exit(None)
+    client.ended = True  # type: ignore[attr-defined]
