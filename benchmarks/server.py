@@ -10,9 +10,9 @@ dataset of --cases rag cases (about 1% defects), and measures:
 * for --edits one-line `didChange` edits (an incremental change inside a line, a
   changed relevant path, every few a line inserted), the time from sending the
   change to the `publishDiagnostics` of that version: median and p95;
-* the server's peak resident memory (VmHWM), with that of any process below it
-  (rag-lsp's helper, which reads a share of a large dataset on open): the sum of
-  their peaks.
+* the server's peak resident memory: its own (VmHWM), or, when larger, the
+  largest sum of its and its helper's (a process that reads a share of a large
+  dataset on open) sampled every 5 ms.
 
 With --repeat N, rag-lsp is measured N times (a fresh server each time) and the
 median of each figure is printed after the runs: timings on a shared machine
@@ -103,37 +103,37 @@ class Client:
         return future
 
 
+def _status_mb(pid: int, field: str) -> float:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    for line in status.splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def peak_memory_mb(pid: int) -> float:
-    """The peak resident memory of ``pid`` and of the processes below it (rag-lsp's
-    helper): the sum of each one's peak, which their peak together cannot exceed."""
-    total = 0.0
-    for each in [pid, *children_of(pid)]:
-        try:
-            status = Path(f"/proc/{each}/status").read_text()
-        except OSError:
-            continue
-        for line in status.splitlines():
-            if line.startswith("VmHWM:"):
-                total += int(line.split()[1]) / 1024
-    return total or float("nan")
+    """The server's own peak resident memory (VmHWM)."""
+    return _status_mb(pid, "VmHWM")
 
 
-def children_of(pid: int) -> list[int]:
-    """Every process below ``pid`` (Linux /proc)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, frontier = [], [pid]
-    while frontier:
-        parent = frontier.pop()
-        below = [child for child, of in parents.items() if of == parent]
-        found += below
-        frontier += below
-    return found
+async def sample_memory(pid: int, peak: list[float]) -> None:
+    """Keep in ``peak[0]`` the largest resident memory of ``pid`` and the processes
+    below it together (rag-lsp's helper, which reads a share of a large dataset on
+    open), sampled every 5 ms."""
+    while True:
+        peak[0] = max(peak[0], sum(_status_mb(each, "VmRSS") for each in [pid, *direct_children(pid)]))
+        await asyncio.sleep(0.005)
+
+
+def direct_children(pid: int) -> list[int]:
+    """The processes ``pid`` started (one file to read: cheap enough to sample often)."""
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
 
 
 def edits_for(lines: list[str], count: int, rng: random.Random):
@@ -156,6 +156,8 @@ async def measure(command: list[str], uri: str, text: str, language: str, edits:
         *command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, limit=1 << 30
     )
     client = Client(process)
+    together = [0.0]
+    sampler = asyncio.create_task(sample_memory(process.pid, together))
     capabilities = {"textDocument": {"publishDiagnostics": {"versionSupport": True}}}
     if pull:
         capabilities["textDocument"]["diagnostic"] = {"dynamicRegistration": False}
@@ -191,7 +193,8 @@ async def measure(command: list[str], uri: str, text: str, language: str, edits:
         )
         arrived, _ = await (waiting if waiting is not None else diagnostics(version))
         times.append(arrived - start)
-    memory = peak_memory_mb(process.pid)
+    memory = max(peak_memory_mb(process.pid), together[0])
+    sampler.cancel()
     await client.request("shutdown", None)
     await client.notify("exit", None)
     try:

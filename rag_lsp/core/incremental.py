@@ -20,6 +20,8 @@ the same contexts); a property test holds the two together.
 from __future__ import annotations
 
 import bisect
+import itertools
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -362,14 +364,18 @@ class DatasetModel:
 
     def _line_of(self, row: _Line) -> int:
         """The line ``row`` is on now: where it was placed, unless lines came or
-        went above it since; then every row's line is set again, in one pass."""
+        went above it since; then found by list.index, which compares by identity
+        here (rows have no __eq__), a C-speed scan paid only for such a row."""
         line = row.line
-        if 0 <= line < len(self.rows) and self.rows[line] is row:
-            return line
-        for line, each in enumerate(self.rows):
-            if each is not None:
-                each.line = line
-        return row.line
+        if not (0 <= line < len(self.rows) and self.rows[line] is row):
+            line = row.line = self.rows.index(row)
+        return line
+
+    def _renumber(self) -> None:
+        """Set every row's line again (before looking up many of them)."""
+        for line, row in enumerate(self.rows):
+            if row is not None:
+                row.line = line
 
     def _rows_of(self, key: str) -> list[_Line]:
         held = self._ids.get(key)
@@ -456,6 +462,8 @@ class DatasetModel:
         if self._dirty_ids is None:
             dirty: Iterable[str] = list(self._repeated_ids)
             self._repeated = {}
+            if self.checked:  # lines may have come and gone since the rows were placed
+                self._renumber()
         else:
             dirty = self._dirty_ids
         self._dirty_ids = set()
@@ -491,13 +499,19 @@ class _Screening:
     shape: str | None
     batch_lines: int
 
-    def start(self, text: str) -> Callable[[int], list[Any]]:
+    def start(self, data: bytes) -> Callable[[int], list[Any]]:
         workspace = Workspace(self.root, self.settings)
         workspace.adopt_files(self.files)
-        lines = text.split("\n")
+        size = self.batch_lines
+        # Where each batch ends: at the newline after its last line ("\n" is one
+        # byte in UTF-8, never part of another character). The text is decoded a
+        # batch at a time, and never split whole.
+        ends = [match.start() for match in itertools.islice(re.finditer(b"\n", data), size - 1, None, size)]
 
         def screen(index: int) -> list[Any]:
-            batch = lines[index * self.batch_lines : (index + 1) * self.batch_lines]
+            start = ends[index - 1] + 1 if index > 0 else 0
+            end = ends[index] if index < len(ends) else len(data)
+            batch = data[start:end].decode("utf-8", "surrogatepass").split("\n")
             with gc_paused():  # as the model's own reading
                 return screen_batch(workspace, self.path, self.use, self.shape, batch)
 

@@ -3,8 +3,9 @@
 Opening a 100,000-line dataset means decoding and checking every line: a second
 and a half of one core in Python, with the interpreter's lock keeping threads to
 one core. A :class:`Helper` is a process of its own that takes batches of lines
-from the far end while the caller works from the near end (:class:`TwoEnds`), so
-a machine with two cores opens the dataset in about half the time.
+from the far end while the caller works from the near end (:class:`TwoEnds`): on
+two cores the dataset opens in about two thirds of the time (the caller still
+builds every line's row, and reads again the lines the helper did not pass).
 
 The helper only *screens* lines: for each it answers either the little a plain
 line leaves behind (see ``incremental.screen_batch``) or "look at this one", and
@@ -41,6 +42,8 @@ log = logging.getLogger(__name__)
 ANSWER_TIMEOUT_S = 30.0
 
 _LENGTH = struct.Struct("<Q")
+# Characters of a text encoded at a time for the helper.
+_PIECE = 1 << 20
 # The folder holding the rag_lsp package: the helper runs this very code.
 _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent)
 
@@ -55,9 +58,10 @@ def cores() -> int:
 
 class Job(Protocol):
     """What the helper is to do with a text: picklable, and turned once, in the
-    helper, into the function it applies to each batch (by index)."""
+    helper, into the function it applies to each batch (by index). The text comes
+    as UTF-8 (lone surrogates kept): a helper decodes only what it reads."""
 
-    def start(self, text: str) -> Callable[[int], Any]: ...
+    def start(self, data: bytes) -> Callable[[int], Any]: ...
 
 
 class TwoEnds:
@@ -162,7 +166,9 @@ def _pass_text(text: str, channel: _Channel) -> None:
     descriptor, name = tempfile.mkstemp(prefix="rag-lsp-", suffix=".text")
     try:
         with os.fdopen(descriptor, "wb") as file:
-            file.write(text.encode("utf-8", "surrogatepass"))
+            # A piece at a time: the whole text encoded at once would be a copy.
+            for start in range(0, len(text), _PIECE):
+                file.write(text[start : start + _PIECE].encode("utf-8", "surrogatepass"))
         channel.send(("read", name))
         if channel.receive() != "read":
             raise RuntimeError("the helper could not read the text")
@@ -286,13 +292,13 @@ def _read(stream: BinaryIO) -> Any:
 
 
 def serve() -> None:
-    """The helper's side: read each text, start each job, answer each batch,
-    until the input closes."""
+    """The helper's side: read each text (as UTF-8 bytes), start each job, answer
+    each batch, until the input closes."""
     requests: BinaryIO = sys.stdin.buffer
     answers: BinaryIO = sys.stdout.buffer
     # Only answers go to stdout; anything printed by mistake goes to stderr.
     sys.stdout = sys.stderr
-    text = ""
+    data = b""
     work: Callable[[int], Any] | None = None
     while True:
         try:
@@ -302,11 +308,11 @@ def serve() -> None:
         answer: Any = None
         try:
             if kind == "read":
-                text = Path(payload).read_bytes().decode("utf-8", "surrogatepass")
+                data = Path(payload).read_bytes()
                 work = None
                 answer = "read"
             elif kind == "job":
-                work = pickle.loads(payload).start(text)
+                work = pickle.loads(payload).start(data)
                 answer = "ready"
             elif kind == "batch" and work is not None:
                 answer = work(payload)
@@ -319,5 +325,5 @@ def serve() -> None:
         except OSError:
             return
         if kind == "end":  # after answering: the caller need not wait for this
-            text, work = "", None
+            data, work = b"", None
             gc.collect()
