@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -219,6 +220,23 @@ def test_a_misbehaving_helper_loses_nothing(tmp_path: Path, shared: None, monkey
     assert found == expected
     assert time.monotonic() - started < 30
     assert pid is None or not Path(f"/proc/{pid}").exists()
+
+
+def test_a_reading_that_fails_lets_its_helper_go(tmp_path: Path, small_batches: None, helper: Helper, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the model's own reading fails before the helper's share has begun, the error comes
+    out and the thread feeding the helper ends instead of waiting for the share forever."""
+
+    def failing(model: DatasetModel, *args: object) -> None:
+        raise RuntimeError("a rule that cannot fail did")
+
+    monkeypatch.setattr(DatasetModel, "_check_batch", failing)
+    root = make_root(tmp_path, mixed_dataset(700))
+    with pytest.raises(RuntimeError, match="cannot fail"):
+        DatasetModel(Workspace(root), DATASET, (root / DATASET).read_text(encoding="utf-8"), helper)
+    deadline = time.monotonic() + TIMEOUT_S
+    while any(thread.name == "rag-lsp-helper-feed" for thread in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not any(thread.name == "rag-lsp-helper-feed" for thread in threading.enumerate())
 
 
 def test_close_ends_the_helper(tmp_path: Path, shared: None) -> None:

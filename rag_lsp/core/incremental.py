@@ -160,18 +160,23 @@ class DatasetModel:
         if helper is not None and len(batches) >= SHARED_FROM_BATCHES:
             share = helper.share(self.text, ends)
         found: dict[int, list[Finding]] = {}
-        self._read_batch(0, batches[0])
-        shape = self._shape()
-        self._check_batch(self._rows_from(0, len(batches[0])), use, shape, found)
-        if share is not None:
-            share.begin(_Screening(workspace.root, workspace.settings, workspace.files(), self.path, use, shape, _CHECK_BATCH))
-        to_look_at: list[tuple[int, _Line]] = []
-        while (index := ends.take_front()) is not None:
-            first = index * _CHECK_BATCH
-            self._read_batch(first, batches[index])
-            self._check_batch(self._rows_from(first, len(batches[index])), use, shape, found)
-            if share is not None:  # what the helper did meanwhile
-                self._take_answers(share.answered(), batches, use, shape, found, to_look_at)
+        try:
+            self._read_batch(0, batches[0])
+            shape = self._shape()
+            self._check_batch(self._rows_from(0, len(batches[0])), use, shape, found)
+            if share is not None:
+                share.begin(_Screening(workspace.root, workspace.settings, workspace.files(), self.path, use, shape, _CHECK_BATCH))
+            to_look_at: list[tuple[int, _Line]] = []
+            while (index := ends.take_front()) is not None:
+                first = index * _CHECK_BATCH
+                self._read_batch(first, batches[index])
+                self._check_batch(self._rows_from(first, len(batches[index])), use, shape, found)
+                if share is not None:  # what the helper did meanwhile
+                    self._take_answers(share.answered(), batches, use, shape, found, to_look_at)
+        except BaseException:
+            if share is not None:
+                share.abandon()
+            raise
         if share is not None:
             self._take_answers(share.remaining(), batches, use, shape, found, to_look_at)
             for start in range(0, len(to_look_at), _CHECK_BATCH):

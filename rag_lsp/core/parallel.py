@@ -149,6 +149,13 @@ class Share:
             arrived, self._arrived = self._arrived, []
         return arrived
 
+    def abandon(self) -> None:
+        """The caller stops reading (it failed): the helper takes no more batches
+        and the feeding thread ends without being waited for."""
+        while self._ends.take_front() is not None:
+            pass
+        self._begun.set()
+
     def remaining(self) -> list[tuple[int, Any]]:
         """As :meth:`answered`, once the helper has answered its last batch."""
         self._begun.set()  # a share never begun ends here
