@@ -168,9 +168,7 @@ class DatasetModel:
                 share.begin(_Screening(workspace.root, workspace.settings, workspace.files(), self.path, use, shape, _CHECK_BATCH))
             to_look_at: list[tuple[int, _Line]] = []
             while (index := ends.take_front()) is not None:
-                first = index * _CHECK_BATCH
-                self._read_batch(first, batches[index])
-                self._check_batch(self._rows_from(first, len(batches[index])), use, shape, found)
+                self._read_and_check_batch(index, batches[index], use, shape, found)
                 if share is not None:  # what the helper did meanwhile
                     self._take_answers(share.answered(), batches, use, shape, found, to_look_at)
         except BaseException:
@@ -192,6 +190,11 @@ class DatasetModel:
             self.rows[first + number] = row
             self._index(row, +1)
 
+    def _read_and_check_batch(self, index: int, lines: list[str], use: Any, shape: str | None, found: dict[int, list[Finding]]) -> None:
+        first = index * _CHECK_BATCH
+        self._read_batch(first, lines)
+        self._check_batch(self._rows_from(first, len(lines)), use, shape, found)
+
     def _rows_from(self, first: int, count: int) -> list[tuple[int, _Line]]:
         return [(line, row) for line in range(first, first + count) if (row := self.rows[line]) is not None]
 
@@ -207,27 +210,24 @@ class DatasetModel:
         """Keep the plain lines of the batches the helper screened, and add the
         lines it did not pass to ``to_look_at``; read and check here a batch it
         did not answer."""
-        limit = self.workspace.settings.max_line_bytes
         rows = self.rows
         for index, answer in answers:
             first = index * _CHECK_BATCH
             lines = batches[index]
             if not _is_answer(answer, len(lines)):
-                self._read_batch(first, lines)
-                self._check_batch(self._rows_from(first, len(lines)), use, shape, found)
+                self._read_and_check_batch(index, lines, use, shape, found)
                 continue
             self.lines_from_helper += len(lines)
             for number, entry in enumerate(answer):
                 if entry is None:
                     continue  # a blank line
-                text = lines[number]
-                if text.endswith("\r"):
-                    text = text[:-1]
                 if entry == LOOK:
-                    row = _Line(text) if len(text) <= limit else _Line.too_long(text, limit)
+                    row = self._read_line(lines[number])
+                    if row is None:
+                        continue
                     to_look_at.append((first + number, row))
                 else:
-                    row = _Line.plain(text, *entry)
+                    row = _Line.plain(lines[number].removesuffix("\r"), *entry)
                 row.line = first + number
                 rows[first + number] = row
                 self._index(row, +1)
@@ -330,14 +330,18 @@ class DatasetModel:
             self._repeated[key] = [finding.moved(delta, below=boundary) for finding in found]
 
     def _row(self, line: str) -> _Line | None:
-        if line.endswith("\r"):
-            line = line[:-1]
+        row = self._read_line(line)
+        if row is not None:
+            row.drop()  # until the line is checked
+        return row
+
+    def _read_line(self, line: str) -> _Line | None:
+        """The row of one line (None when blank), holding its value; as read_lines reads them."""
+        line = line.removesuffix("\r")
         if not line or line.isspace():
             return None
         limit = self.workspace.settings.max_line_bytes
-        row = _Line(line) if len(line) <= limit else _Line.too_long(line, limit)
-        row.drop()  # until the line is checked
-        return row
+        return _Line(line) if len(line) <= limit else _Line.too_long(line, limit)
 
     # ------------------------------------------------------------ indexes
 

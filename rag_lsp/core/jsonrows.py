@@ -10,6 +10,7 @@ at once, checking them for repeated keys a few hundred at a time.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sys
@@ -258,12 +259,31 @@ def _string_value(node: Any) -> str:
         return node.text.decode("utf-8", "replace").strip('"')
 
 
+def _parse(text: str) -> tuple[bytes, Any]:
+    """A row's text as UTF-8, and its top value's node (None when it has none)."""
+    data = text.encode("utf-8", "surrogatepass")
+    root = _parser().parse(data).root_node
+    return data, next(_values_in(root), None)
+
+
+def _values_in(node: Any) -> Any:
+    """The value nodes directly inside ``node`` (an array's elements, the document's value)."""
+    return (child for child in node.named_children if child.type not in ("comment", "ERROR"))
+
+
+def _pairs(node: Any) -> Any:
+    """(key node, value node) of each complete pair of an object node, in line order."""
+    for pair in node.named_children:
+        if pair.type == "pair":
+            key = pair.child_by_field_name("key")
+            value = pair.child_by_field_name("value")
+            if key is not None and value is not None:
+                yield key, value
+
+
 def _walk_values(text: str):
     """Yield ``(path, key node or None, value node)`` for every value in the row."""
-    data = text.encode("utf-8", "surrogatepass")
-    tree = _parser().parse(data)
-    root = tree.root_node
-    top = next((child for child in root.named_children if child.type not in ("comment", "ERROR")), None)
+    data, top = _parse(text)
     if top is None:
         return data, []
     out = []
@@ -272,21 +292,11 @@ def _walk_values(text: str):
         path, key, node = pending.pop()
         out.append((path, key, node))
         if node.type == "object":
-            for pair in node.named_children:
-                if pair.type != "pair":
-                    continue
-                key_node = pair.child_by_field_name("key")
-                value_node = pair.child_by_field_name("value")
-                if key_node is None or value_node is None:
-                    continue
+            for key_node, value_node in _pairs(node):
                 pending.append((path + (_string_value(key_node),), key_node, value_node))
         elif node.type == "array":
-            index = 0
-            for child in node.named_children:
-                if child.type in ("comment", "ERROR"):
-                    continue
+            for index, child in enumerate(_values_in(node)):
                 pending.append((path + (index,), None, child))
-                index += 1
     return data, out
 
 
@@ -294,9 +304,7 @@ def _span_at(text: str, path: Path) -> Span:
     """The span of the value at ``path`` in a row's text, or of the deepest value
     on the way that exists: the tree is walked down the path only. Where a key
     repeats, the last one counts, as it does for the decoded value."""
-    data = text.encode("utf-8", "surrogatepass")
-    root = _parser().parse(data).root_node
-    node = next((child for child in root.named_children if child.type not in ("comment", "ERROR")), None)
+    data, node = _parse(text)
     if node is None:
         return Span(0, len(text))
     key = None
@@ -317,17 +325,13 @@ def _step(node: Any, part: Any) -> tuple[Any, Any] | None:
     """(key node or None, value node) of ``part`` (a key or an index) in ``node``."""
     if node.type == "object" and isinstance(part, str):
         found = None
-        for pair in node.named_children:
-            if pair.type != "pair":
-                continue
-            key = pair.child_by_field_name("key")
-            value = pair.child_by_field_name("value")
-            if key is not None and value is not None and _string_value(key) == part:
+        for key, value in _pairs(node):
+            if _string_value(key) == part:
                 found = (key, value)
         return found
-    if node.type == "array" and isinstance(part, int) and not isinstance(part, bool):
-        elements = [child for child in node.named_children if child.type not in ("comment", "ERROR")]
-        return (None, elements[part]) if 0 <= part < len(elements) else None
+    if node.type == "array" and isinstance(part, int) and not isinstance(part, bool) and part >= 0:
+        element = next(itertools.islice(_values_in(node), part, None), None)
+        return (None, element) if element is not None else None
     return None
 
 
