@@ -124,7 +124,8 @@ def shared(small_batches: None, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def helper():
-    helper = Helper()
+    """A helper as the server starts it: the model's module preloaded."""
+    helper = Helper(preload=[DatasetModel.__module__])
     yield helper
     helper.close()
 
@@ -227,9 +228,9 @@ def test_a_reading_that_fails_lets_its_helper_go(tmp_path: Path, small_batches: 
     out and the thread feeding the helper ends instead of waiting for the share forever."""
 
     def failing(model: DatasetModel, *args: object) -> None:
-        raise RuntimeError("a rule that cannot fail did")
+        raise RuntimeError("a reading that cannot fail did")
 
-    monkeypatch.setattr(DatasetModel, "_check_batch", failing)
+    monkeypatch.setattr(DatasetModel, "_read_batch", failing)
     root = make_root(tmp_path, mixed_dataset(700))
     with pytest.raises(RuntimeError, match="cannot fail"):
         DatasetModel(Workspace(root), DATASET, (root / DATASET).read_text(encoding="utf-8"), helper)
@@ -237,6 +238,18 @@ def test_a_reading_that_fails_lets_its_helper_go(tmp_path: Path, small_batches: 
     while any(thread.name == "rag-lsp-helper-feed" for thread in threading.enumerate()) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not any(thread.name == "rag-lsp-helper-feed" for thread in threading.enumerate())
+
+
+def test_a_helper_whose_preload_fails_still_helps(tmp_path: Path, shared: None) -> None:
+    """A module the helper cannot preload is logged; the helper still takes its share."""
+    root = make_root(tmp_path, mixed_dataset(400))
+    helper = Helper(preload=["rag_lsp.no_such_module"])
+    try:
+        model, found, expected = read_with(root, helper)
+    finally:
+        helper.close()
+    assert model.lines_from_helper > 0
+    assert found == expected
 
 
 def test_close_ends_the_helper(tmp_path: Path, shared: None) -> None:

@@ -165,6 +165,39 @@ written = st.builds(
 )
 
 
+# Lines the fast decoder refuses or might read otherwise than the standard one.
+EDGE_LINES = [
+    '{"x": 1e400}',
+    '{"x": "\\ud800"}',
+    '{"x": -0.0, "y": 1.0, "z": 0}',
+    '{"x": 18446744073709551616, "y": -9223372036854775809}',
+    '{"x": ' + "7" * 4300 + "}",
+    '{"x": ' + "7" * 4301 + "}",
+    '{"x": NaN}',
+    "[" * 1100 + "]" * 1100,
+]
+
+
+def _as_written(value: object) -> str:
+    # Equal values of different types (1, 1.0, True) or signs (0.0, -0.0) write differently.
+    return json.dumps(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(written | st.sampled_from(TRICKY_LINES + EDGE_LINES))
+def test_a_row_holds_what_the_standard_decoder_reads(line: str) -> None:
+    """A row's value is the standard decoder's, number types and widths included; a line it cannot read has no value."""
+    row = Row(line)
+    try:
+        expected = json.loads(line, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
+    except (ValueError, RecursionError):
+        assert row.value is None and (row.error is not None or row.refused is not None)
+        return
+    assert row.error is None and row.refused is None
+    assert _as_written(row.value) == _as_written(expected)
+    assert _as_written(row.decode_again()) == _as_written(expected)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(written | st.sampled_from(TRICKY_LINES), min_size=1, max_size=700))
 @example(['{"q": "\\u0022:"}', '{"a": 1, "a": 2}'])  # one row's extra ": cannot hide another's repeat

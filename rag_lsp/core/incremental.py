@@ -153,32 +153,30 @@ class DatasetModel:
         batches from the end of the file meanwhile.
         """
         workspace = self.workspace
-        use = workspace.dataset_use(self.path)
         batches = [self.lines[first : first + _CHECK_BATCH] for first in range(0, len(self.lines), _CHECK_BATCH)]
         ends = TwoEnds(1, len(batches))
         share = None
         if helper is not None and len(batches) >= SHARED_FROM_BATCHES:
+            # First of all: the helper starts while this process reads.
             share = helper.share(self.text, ends)
         found: dict[int, list[Finding]] = {}
         try:
+            use = workspace.dataset_use(self.path)
             self._read_batch(0, batches[0])
             shape = self._shape()
-            self._check_batch(self._rows_from(0, len(batches[0])), use, shape, found)
             if share is not None:
                 share.begin(_Screening(workspace.root, workspace.settings, workspace.files(), self.path, use, shape, _CHECK_BATCH))
-            to_look_at: list[tuple[int, _Line]] = []
+            self._check_batch(self._rows_from(0, len(batches[0])), use, shape, found)
             while (index := ends.take_front()) is not None:
                 self._read_and_check_batch(index, batches[index], use, shape, found)
                 if share is not None:  # what the helper did meanwhile
-                    self._take_answers(share.answered(), batches, use, shape, found, to_look_at)
+                    self._take_answers(share.answered(), batches, use, shape, found)
         except BaseException:
             if share is not None:
                 share.abandon()
             raise
         if share is not None:
-            self._take_answers(share.remaining(), batches, use, shape, found, to_look_at)
-            for start in range(0, len(to_look_at), _CHECK_BATCH):
-                self._check_batch(to_look_at[start : start + _CHECK_BATCH], use, shape, found)
+            self._take_answers(share.remaining(), batches, use, shape, found)
         self._place(range(len(self.rows)), found)
         self._facts = (use, shape, workspace.files_version, workspace.settings)
         self._stale = set()
@@ -205,12 +203,11 @@ class DatasetModel:
         use: Any,
         shape: str | None,
         found: dict[int, list[Finding]],
-        to_look_at: list[tuple[int, _Line]],
     ) -> None:
-        """Keep the plain lines of the batches the helper screened, and add the
-        lines it did not pass to ``to_look_at``; read and check here a batch it
-        did not answer."""
+        """Keep the plain lines of the batches the helper screened, and read and
+        check here the lines it did not pass, and any batch it did not answer."""
         rows = self.rows
+        to_look_at: list[tuple[int, _Line]] = []
         for index, answer in answers:
             first = index * _CHECK_BATCH
             lines = batches[index]
@@ -231,6 +228,8 @@ class DatasetModel:
                 row.line = first + number
                 rows[first + number] = row
                 self._index(row, +1)
+        for start in range(0, len(to_look_at), _CHECK_BATCH):
+            self._check_batch(to_look_at[start : start + _CHECK_BATCH], use, shape, found)
 
     # ------------------------------------------------------------ editing
 

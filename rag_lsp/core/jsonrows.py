@@ -1,6 +1,7 @@
 """JSON Lines rows with positions.
 
-Each line is decoded by orjson, the fastest strict decoder; a line it refuses is
+Each line is decoded by msgspec, the fastest strict decoder (its values are the
+standard library's, integers of any width included); a line it refuses is
 decoded again by the standard library's, which says where and why it fails.
 Spans of keys and values inside a line come from tree-sitter's JSON grammar,
 asked only when a finding needs to point inside the line, so a 100k-line dataset
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence, TypeVar
 
+import msgspec
 import orjson
 
 # JSON pointer-like path of a value inside a row: ("expect", "relevant", 1).
@@ -42,6 +44,12 @@ def _reject_constant(name: str) -> Any:
     raise _BadConstant(name)
 
 
+# The fast decoder, and what it refuses that the standard one may yet read or
+# explain: NaN, a lone surrogate, a float beyond range, an integer past the
+# interpreter's digit limit, deep nesting.
+_fast_decode = msgspec.json.Decoder().decode
+_REFUSED = (msgspec.DecodeError, UnicodeEncodeError, RecursionError)
+
 # The value of a row not decoded yet (see Row.__init__).
 UNREAD: Any = object()
 # Lines read_many checks for repeated keys together.
@@ -56,8 +64,8 @@ class Row:
     __slots__ = ("text", "value", "error", "has_duplicate_keys", "refused", "refused_span", "exact", "_spans")
 
     def __init__(self, text: str, refused: str | None = None, decoded: Any = UNREAD) -> None:
-        """``decoded``: the line's value as orjson read it, when it needs no second
-        look (see read_many)."""
+        """``decoded``: the line's value as the fast decoder read it, when it needs
+        no second look (see read_many)."""
         self.text = text
         # Set when the line was not read (too long, or a number too long to
         # convert): the RAG005 message, and the columns it is about (None: the line).
@@ -86,8 +94,8 @@ class Row:
         """``[cls(text) for text in texts]``, twice as fast on a large dataset.
 
         One row's check for repeated keys (orjson writes its value back, and the
-        keys in the line are counted against those it kept) costs as much as
-        decoding it. Here it is done for a few hundred rows at once: when the
+        keys in the line are counted against those the value kept) costs as much
+        as decoding it. Here it is done for a few hundred rows at once: when the
         counts agree over them all, they agree for each row (a line never has
         fewer ``":`` than its compact form unless it is spaced or escaped
         differently, and those are looked at row by row). Anything else a
@@ -99,8 +107,8 @@ class Row:
             values = []
             for text in group:
                 try:
-                    values.append(orjson.loads(text))
-                except orjson.JSONDecodeError:
+                    values.append(_fast_decode(text))
+                except _REFUSED:
                     values.append(UNREAD)
             containers = [(text, value) for text, value in zip(group, values) if type(value) is dict or type(value) is list]
             plain = not containers or _no_repeats_possible([text for text, _ in containers], [value for _, value in containers])
@@ -113,26 +121,21 @@ class Row:
 
     def _decode(self) -> None:
         try:
-            self.value = orjson.loads(self.text)
-        except orjson.JSONDecodeError:
-            # orjson is strict and fast; the standard decoder says where and why a
-            # line fails, and reads what orjson refuses but JSON allows.
+            self.value = _fast_decode(self.text)
+        except _REFUSED:
+            # The standard decoder says where and why a line fails, and reads what
+            # the fast one refuses but JSON allows.
             self._decode_exactly()
             return
         if type(self.value) is dict or type(self.value) is list:
             try:
                 compact = orjson.dumps(self.value)
             except orjson.JSONEncodeError:
-                # orjson reads nesting deeper than it writes (1024 levels against
-                # 255): such a row is read again, exactly, by the standard decoder.
+                # orjson writes neither nesting past 255 levels nor integers
+                # beyond 64 bits: such a row is read again by the standard decoder.
                 self._decode_exactly()
                 return
-            if b"e+" in compact:
-                # orjson widens integers beyond 64 bits to floats, which it writes
-                # with an exponent: read such a line again with the standard
-                # decoder, which keeps them integers, as written.
-                self._decode_exactly()
-            elif compact.count(b'":') != self.text.count('":') or '" ' in self.text or '"\t' in self.text or '"\r' in self.text:
+            if compact.count(b'":') != self.text.count('":') or '" ' in self.text or '"\t' in self.text or '"\r' in self.text:
                 # Every key is written `"…":`, once per key kept in the compact
                 # form; more in the line means a key may be repeated (or a key is
                 # spaced from its colon, by any JSON whitespace a line can hold):
@@ -173,7 +176,7 @@ class Row:
         Only for a row that was read (no error, not refused)."""
         if self.exact:
             return json.loads(self.text, parse_constant=_reject_constant)
-        return orjson.loads(self.text)
+        return _fast_decode(self.text)
 
     def _find_duplicates(self) -> None:
         # A second, slower decode only for rows that hold objects: it notes keys the
@@ -355,23 +358,19 @@ def duplicate_key_spans(row: Row) -> list[tuple[Path, int, int, int, int]]:
     return result
 
 
-# A number orjson wrote with an exponent (an integer it widened), and a quote
-# followed by the whitespace a key may have before its colon: one regular
-# expression each, faster than one substring search per character over
+# A quote followed by the whitespace a key may have before its colon: one
+# regular expression, faster than one substring search per character over
 # JSON's many quotes.
-_WIDENED = re.compile(rb"e\+")
 _SPACED_KEY = re.compile(r'"[ \t\r]')
 
 
 def _no_repeats_possible(texts: list[str], values: list[Any]) -> bool:
-    """Whether lines orjson read as these objects and arrays can hold no repeated
-    key, nor a number orjson widened: the checks of Row._decode, for all at once."""
+    """Whether lines read as these objects and arrays can hold no repeated key:
+    the check of Row._decode, for all at once."""
     try:
         compact = orjson.dumps(values)
     except orjson.JSONEncodeError:
-        return False  # nesting orjson reads but does not write
-    if _WIDENED.search(compact):
-        return False
+        return False  # what orjson does not write (see Row._decode)
     joined = "".join(texts)
     if _SPACED_KEY.search(joined) or "\\u" in joined:
         return False  # a key spaced from its colon, or a quote or colon written as \u…

@@ -23,6 +23,7 @@ between two processes of the same program.
 from __future__ import annotations
 
 import gc
+import importlib
 import logging
 import os
 import pickle
@@ -32,7 +33,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Protocol
+from typing import Any, BinaryIO, Callable, Protocol, Sequence
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +187,10 @@ def _pass_text(text: str, channel: _Channel) -> None:
 class Helper:
     """One helper process, started when first needed."""
 
-    def __init__(self) -> None:
+    def __init__(self, preload: Sequence[str] = ()) -> None:
+        """``preload``: modules the helper imports as soon as it starts (those its
+        jobs come from), while the caller is still busy with its first batches."""
+        self._preload = tuple(preload)
         self._channel: _Channel | None = None
         self._lock = threading.Lock()
         self._closed = False
@@ -206,7 +210,7 @@ class Helper:
                 return self._channel
             self._channel = None
             try:
-                self._channel = _Channel.start()
+                self._channel = _Channel.start(self._preload)
             except OSError:
                 log.warning("the helper process could not start; datasets are read in one process", exc_info=True)
                 self._closed = True
@@ -242,18 +246,19 @@ class _Channel:
 
     @staticmethod
     def command() -> list[str]:
-        """The helper's program: this Python, running this very code."""
+        """The helper's program: this Python, running this very code (the modules
+        to preload follow)."""
         return [
             sys.executable,
             "-c",
-            "import sys; sys.path.insert(0, sys.argv[1]); from rag_lsp.core.parallel import serve; serve()",
+            "import sys; sys.path.insert(0, sys.argv[1]); from rag_lsp.core.parallel import serve; serve(sys.argv[2:])",
             _PACKAGE_PARENT,
         ]
 
     @classmethod
-    def start(cls) -> _Channel:
+    def start(cls, preload: Sequence[str] = ()) -> _Channel:
         # stderr is shared: a helper's warnings land in the server's log.
-        return cls(subprocess.Popen(cls.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE))
+        return cls(subprocess.Popen([*cls.command(), *preload], stdin=subprocess.PIPE, stdout=subprocess.PIPE))
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -298,13 +303,18 @@ def _read(stream: BinaryIO) -> Any:
     return pickle.loads(data)
 
 
-def serve() -> None:
-    """The helper's side: read each text (as UTF-8 bytes), start each job, answer
-    each batch, until the input closes."""
+def serve(preload: Sequence[str] = ()) -> None:
+    """The helper's side: import ``preload``, then read each text (as UTF-8
+    bytes), start each job, answer each batch, until the input closes."""
     requests: BinaryIO = sys.stdin.buffer
     answers: BinaryIO = sys.stdout.buffer
     # Only answers go to stdout; anything printed by mistake goes to stderr.
     sys.stdout = sys.stderr
+    for module in preload:
+        try:
+            importlib.import_module(module)
+        except Exception:  # the job's unpickling will import it, or say why not
+            log.exception("the helper could not preload %s", module)
     data = b""
     work: Callable[[int], Any] | None = None
     while True:

@@ -210,7 +210,7 @@ class Checker:
         self._json = default_converter()
         # A second process for the first reading of large datasets, on a machine
         # with a core to spare.
-        self.helper = Helper() if cores() > 1 else None
+        self.helper = Helper(preload=[DatasetModel.__module__]) if cores() > 1 else None
 
     def close(self) -> None:
         """Stop what the checker started (its helper process)."""
