@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from rag_lsp.core.incremental import _Line
 from rag_lsp.core.jsonrows import Row, duplicate_key_spans
 from rag_lsp.core.text import LineIndex, Range, apply_edits, character_from_utf16, utf16_character
+from rag_lsp.core.workspace import DatasetRow
 from rag_lsp.core.yamltree import TooLarge, YamlLimits, parse_yaml, to_python
 
 
@@ -198,13 +201,25 @@ def test_a_row_holds_what_the_standard_decoder_reads(line: str) -> None:
     assert _as_written(row.decode_again()) == _as_written(expected)
 
 
+# Rows with a shape and a case id (or an id that is none).
+CASE_LINES = [
+    '{"id": "c1", "input": {"query": "q"}, "expect": {"relevant": ["a"]}}',
+    '{"id": "", "expect": {"relevant": []}}',
+    '{"id": 7, "input": {}}',
+    '{"input_id": "g", "retrieved_context": ["x"], "reference_contexts": ["x"]}',
+]
+
+
+@pytest.mark.parametrize("kind", [Row, DatasetRow, _Line], ids=lambda kind: kind.__name__)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(written | st.sampled_from(TRICKY_LINES), min_size=1, max_size=700))
-@example(['{"q": "\\u0022:"}', '{"a": 1, "a": 2}'])  # one row's extra ": cannot hide another's repeat
-def test_reading_many_rows_at_once_gives_what_reading_each_gives(lines: list[str]) -> None:
-    """Row.read_many, which checks rows for repeated keys a few hundred at a time, reads every line as Row does alone."""
+@given(lines=st.lists(written | st.sampled_from(TRICKY_LINES + CASE_LINES), min_size=1, max_size=700))
+@example(lines=['{"q": "\\u0022:"}', '{"a": 1, "a": 2}'])  # one row's extra ": cannot hide another's repeat
+def test_reading_many_rows_at_once_gives_what_reading_each_gives(kind: type[Row], lines: list[str]) -> None:
+    """read_many, which checks rows for repeated keys a few hundred at a time and builds the plain ones
+    field by field, reads every line as the row's own class does alone (a dataset row's shape and case id too)."""
 
     def state(row: Row) -> tuple:
-        return (row.text, row.value, row.error, row.has_duplicate_keys, row.refused, row.refused_span, row.exact)
+        extra = tuple(getattr(row, name, None) for name in ("shape", "key", "dropped", "line"))
+        return (row.text, row.value, row.error, row.has_duplicate_keys, row.refused, row.refused_span, row.exact, *extra)
 
-    assert [state(row) for row in Row.read_many(lines)] == [state(Row(line)) for line in lines]
+    assert [state(row) for row in kind.read_many(lines)] == [state(kind(line)) for line in lines]

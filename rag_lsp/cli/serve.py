@@ -42,10 +42,11 @@ def run_serve(arguments: argparse.Namespace) -> int:
     # stdout carries the protocol: logs go to stderr only.
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, arguments.log_level.upper()))
     from ..server import create_server
+    from ..server.transport import serve_stdio, serve_tcp
 
     server = create_server()
     if address is not None:
-        server.start_tcp(*address)
+        serve_tcp(server, *address, on_large=server.large_message_coming)
     else:
-        server.start_io()
+        serve_stdio(server, on_large=server.large_message_coming)
     return EXIT_OK

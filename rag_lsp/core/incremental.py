@@ -42,6 +42,7 @@ from .workspace import (
     Workspace,
     gc_paused,
     read_lines,
+    row_shape,
     utf8_size,
 )
 
@@ -71,21 +72,33 @@ class _Line(DatasetRow):
         self.line = -1
 
     @classmethod
+    def read_fine(cls, text: str, value: Any) -> _Line:
+        is_object = type(value) is dict
+        return cls._built(text, value, row_shape(value) if is_object else None, case_id(value) if is_object else None, False, False)
+
+    @classmethod
     def plain(cls, text: str, shape: str | None, key: str | None, exact: bool) -> _Line:
         """The row of a line another process read and checked with no findings
         (see screen_batch): what reading it here would keep, its value dropped."""
+        return cls._built(text, None, shape, key, exact, True)
+
+    @classmethod
+    def _built(cls, text: str, value: Any, shape: str | None, key: str | None, exact: bool, dropped: bool) -> _Line:
+        # A line read with nothing to report, its fields set one by one (Row's
+        # as Row.read_fine sets them): without the calls of __init__ and super(),
+        # which cost more than the fields over a hundred thousand lines.
         row = cls.__new__(cls)
         row.text = text
-        row.value = None
-        row.error = None
-        row.has_duplicate_keys = False
         row.refused = None
         row.refused_span = None
+        row.value = value
+        row.error = None
+        row.has_duplicate_keys = False
         row.exact = exact
         row._spans = None
         row.shape = shape
         row.key = key
-        row.dropped = True
+        row.dropped = dropped
         row.line = -1
         return row
 
@@ -105,18 +118,21 @@ class DatasetModel:
     """A dataset kept line by line: :meth:`edit` records what changed, and
     :meth:`findings` checks only that."""
 
-    def __init__(self, workspace: Workspace, path: str, text: str, helper: Helper | None = None) -> None:
+    def __init__(
+        self, workspace: Workspace, path: str, text: str, helper: Helper | None = None, lines: list[str] | None = None
+    ) -> None:
         """``helper``: a second process that may take a share of the first reading
-        of a large dataset (see rag_lsp.core.parallel)."""
+        of a large dataset (see rag_lsp.core.parallel). ``lines``: the text split
+        at "\n", when the caller has it (the model keeps and changes that list)."""
         # Building a model allocates a few containers per line, none in a cycle.
         with gc_paused():
-            self._build(workspace, path, text, helper)
+            self._build(workspace, path, text, helper, lines)
 
-    def _build(self, workspace: Workspace, path: str, text: str, helper: Helper | None) -> None:
+    def _build(self, workspace: Workspace, path: str, text: str, helper: Helper | None, lines: list[str] | None) -> None:
         self.workspace = workspace
         self.path = path
         # Lines without their "\n" (a "\r" stays on the line, as in the text).
-        self.lines: list[str] = text.split("\n")
+        self.lines: list[str] = text.split("\n") if lines is None else lines
         # The text's size in UTF-8 bytes (what size limits count), kept through edits.
         self.size = utf8_size(text)
         self.rows: list[_Line | None] = [None] * len(self.lines)

@@ -216,6 +216,15 @@ class Helper:
                 self._closed = True
             return self._channel
 
+    def start_soon(self) -> None:
+        """Start the helper process in the background unless it runs: its start
+        (an interpreter, the preloaded modules) then overlaps whatever the caller
+        does before it shares a reading."""
+        channel = self._channel
+        if self._closed or (channel is not None and channel.alive()):
+            return
+        threading.Thread(target=self.channel, name="rag-lsp-helper-start", daemon=True).start()
+
     def stop(self) -> None:
         """Stop the helper process (a later share starts a new one)."""
         with self._lock:

@@ -639,6 +639,7 @@ def row_shape(value: Any) -> str | None:
 
 
 R = TypeVar("R", bound=Row)
+DR = TypeVar("DR", bound="DatasetRow")
 
 
 def read_lines(kind: type[R], lines: list[str], limit: int) -> list[tuple[int, R]]:
@@ -672,6 +673,12 @@ class DatasetRow(Row):
     def __init__(self, text: str, refused: str | None = None, decoded: Any = UNREAD) -> None:
         super().__init__(text, refused, decoded)
         self.shape = row_shape(self.value)
+
+    @classmethod
+    def read_fine(cls: type[DR], text: str, value: Any) -> DR:
+        row = super().read_fine(text, value)
+        row.shape = row_shape(value)
+        return row
 
 
 def shape_of_rows(rows: Iterable[DatasetRow]) -> str | None:

@@ -44,6 +44,8 @@ class OpenDocument:
     # the document (a dataset model) up to this version.
     text: str | None
     changes: tuple[Change, ...] = ()
+    # ``text.split("\n")``, when the document has it at hand (a list the checker may keep).
+    lines: list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -169,7 +171,7 @@ def _json_text(value: object) -> str:
 _TOO_LARGE = object()
 
 
-def _new_model(workspace: Workspace, relative: str, text: str, helper: Helper | None) -> DatasetModel:
+def _new_model(workspace: Workspace, relative: str, text: str, helper: Helper | None, lines: list[str] | None = None) -> DatasetModel:
     """A dataset model, built with the collector paused and then frozen out of its way.
 
     A model is a large, long-lived, acyclic object graph: otherwise the collector
@@ -177,7 +179,7 @@ def _new_model(workspace: Workspace, relative: str, text: str, helper: Helper | 
     after (together, more than building and checking it).
     """
     with gc_paused():
-        model = DatasetModel(workspace, relative, text, helper)
+        model = DatasetModel(workspace, relative, text, helper, lines)
         gc.freeze()
     return model
 
@@ -466,7 +468,7 @@ class Checker:
                 self._following.add(path)
                 overlay.texts[path] = model
                 return opened
-            model = _new_model(workspace, relative, document.text, self.helper)
+            model = _new_model(workspace, relative, document.text, self.helper, document.lines)
         elif model is None or path not in self._following:
             return None  # changes to a text this checker does not hold
         else:

@@ -17,6 +17,7 @@ from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
 
 from ..core.text import Position
+from ..core.workspace import gc_paused
 from .convert import code_point_character, encoding_name
 
 # One recorded change: (start, end, text) in code points, or (None, None, text)
@@ -29,7 +30,9 @@ class LineDocument(TextDocument):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._rows: list[str] = (self._source or "").split("\n")
+        # A large document's lines are many small objects, none in a cycle.
+        with gc_paused():
+            self._rows: list[str] = (self._source or "").split("\n")
         # The text as it came is the text of this version: not joined again.
         self._joined: str | None = self._source or ""
         self._source = None
@@ -65,6 +68,11 @@ class LineDocument(TextDocument):
     @property
     def line_count(self) -> int:
         return len(self._rows)
+
+    def copy_of_lines(self) -> list[str]:
+        """The lines without their "\n" (``source.split("\n")``), in a list of
+        their own: a copy of the list, the lines themselves shared."""
+        return list(self._rows)
 
     # -------------------------------------------------- changing
 

@@ -68,6 +68,14 @@ class RagLanguageServer(LanguageServer):
         self.initial_settings = Settings()
         self.setting_problems: list[str] = []
 
+    def large_message_coming(self, length: int) -> None:
+        """A message of ``length`` bytes is arriving: most likely a large dataset
+        opened, whose first reading a helper process shares; it starts now, while
+        the message arrives and decodes, rather than when the reading begins."""
+        helper = self.session.checker.helper
+        if helper is not None:
+            helper.start_soon()
+
     def warn(self, message: str) -> None:
         self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
 

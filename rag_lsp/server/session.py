@@ -240,7 +240,9 @@ class Session:
                 # A dataset travels as its changes since the last pass: the checker
                 # keeps a model of it and checks only the edited lines.
                 text, changes = document.take_changes()
-                documents[path] = OpenDocument(document.uri, document.version, text, tuple(changes))
+                # The document's lines come along with its whole text: split once.
+                lines = document.copy_of_lines() if text is not None else None
+                documents[path] = OpenDocument(document.uri, document.version, text, tuple(changes), lines)
             else:
                 documents[path] = OpenDocument(document.uri, document.version, document.source)
         changed_files = tuple(self._changed_files)
