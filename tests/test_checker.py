@@ -51,3 +51,24 @@ def test_diagnostics_moved_by_inserted_and_removed_lines_equal_a_fresh_check(tmp
         fresh = published(Checker(), root, path, version, text)
         assert moved == fresh
         assert {item["code"] for item in moved} >= {"RAG202", "RAG205", "RAG206", "RAG203", "RAG200"}
+
+
+def test_workspaces_read_before_the_first_pass_serve_it(tmp_path: Path) -> None:
+    """A workspace prepared with the first pass's settings is the one that pass checks with (and it
+    checks as a fresh checker does); prepared with other settings, it is read afresh."""
+    root = make_workspace(tmp_path, suite=GOOD_SUITE, dataset="\n".join(ROWS) + "\n")
+    path = root / ".punica/evals/code.jsonl"
+    text = "\n".join(ROWS) + "\n"
+    checker = Checker()
+    checker.prepare((root,), Settings())
+    prepared = checker.workspaces[root]
+    assert published(checker, root, path, 1, text) == published(Checker(), root, path, 1, text)
+    assert checker.workspaces[root] is prepared
+    checker.prepare((root,), Settings(max_line_bytes=10))  # after a pass: nothing to do
+    assert checker.workspaces[root] is prepared
+
+    other = Checker()
+    other.prepare((root,), Settings(max_line_bytes=10))
+    stale = other.workspaces[root]
+    assert published(other, root, path, 1, text) == published(Checker(), root, path, 1, text)
+    assert other.workspaces[root] is not stale

@@ -189,6 +189,13 @@ def near(root: Path, folders: tuple[Path, ...]) -> bool:
     return any(root == folder or folder in root.parents or root in folder.parents for folder in folders)
 
 
+def _root_of_folder(folder: Path) -> Path:
+    """The workspace root a workspace folder is scanned as: the root above it
+    when that is marked, else the folder itself."""
+    root = find_root(folder)
+    return root if _has_marker(root) else folder
+
+
 def _has_marker(folder: Path) -> bool:
     return (folder / ".punica").is_dir() or (folder / ".git").exists()
 
@@ -213,6 +220,8 @@ class Checker:
         # A second process for the first reading of large datasets, on a machine
         # with a core to spare.
         self.helper = Helper(preload=[DatasetModel.__module__]) if cores() > 1 else None
+        # The settings the workspaces were prepared with before the first pass (see prepare).
+        self._prepared_with: Settings | None = None
 
     def close(self) -> None:
         """Stop what the checker started (its helper process)."""
@@ -241,14 +250,36 @@ class Checker:
             workspace = self.workspaces[root] = Workspace(root, settings, source)
         return workspace
 
+    def prepare(self, folders: tuple[Path, ...], settings: Settings) -> None:
+        """Read what any check of the folders' workspaces needs first (their files,
+        suites, manifests and targets) before the first pass: a document opened
+        right after start-up is then checked without waiting for a walk of the
+        workspace. Only before the first pass; the first pass keeps these
+        workspaces if its settings are these."""
+        if self.settings is not None:
+            return
+        self._prepared_with = settings
+        for folder in folders:
+            workspace = self._workspace(_root_of_folder(folder), settings)
+            try:
+                workspace.discover()
+                workspace.manifests()
+                workspace.targets()
+                workspace.normal_file_set()
+            except Exception:  # the pass reads them again, and reports what fails
+                log.exception("reading the workspace at %s failed", workspace.root)
+
     # -------------------------------------------------- one pass
 
     def run(self, snapshot: Snapshot, progress: ProgressCallback | None = None) -> PassResult:
         full = snapshot.full
         if snapshot.settings != self.settings:
-            # Settings shape parsing and discovery: start every workspace afresh.
+            # Settings shape parsing and discovery: start every workspace afresh
+            # (unless prepared with these settings, just before this first pass).
             self.settings = snapshot.settings
-            self.workspaces.clear()
+            if self._prepared_with != snapshot.settings:
+                self.workspaces.clear()
+            self._prepared_with = None
             self.models.clear()
             self._following.clear()
             full = True
@@ -268,8 +299,7 @@ class Checker:
         if full:
             affected |= set(self.workspaces)
             for folder in folders:
-                root = find_root(folder)
-                root = root if _has_marker(root) else folder
+                root = _root_of_folder(folder)
                 affected.add(root)
                 self._scanned.add(root)
         by_root: dict[Path, dict[Path, OpenDocument]] = {}

@@ -394,6 +394,10 @@ class Session:
 
     async def scan(self) -> None:
         """Check the whole workspace, with work-done progress when the client has it."""
+        # The workspace's files and suites are read at once, on the checking thread,
+        # while the scan waits for the editor's first documents.
+        if not self._shut_down:
+            self.executor.submit(self.checker.prepare, self.folders(), self.settings)
         token = await self._create_progress()
         if token is not None:
             self._progress_token, self._progress_percent = token, 0
