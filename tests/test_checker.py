@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from workspaces import GOOD_SUITE, make_workspace
+from workspaces import GOOD_CASE, GOOD_SUITE, make_workspace
 
 from rag_lsp.core.settings import Settings
 from rag_lsp.core.text import Position
@@ -72,3 +72,30 @@ def test_workspaces_read_before_the_first_pass_serve_it(tmp_path: Path) -> None:
     stale = other.workspaces[root]
     assert published(other, root, path, 1, text) == published(Checker(), root, path, 1, text)
     assert other.workspaces[root] is not stale
+
+
+GDI_ROW = '{"input_id": "g1", "prompt": "p", "reference_contexts": ["a"], "sut_response": "r", "retrieved_context": ["a"]}'
+
+
+def test_a_dataset_reopened_with_another_row_shape_than_the_disk_rechecks_its_suites(tmp_path: Path) -> None:
+    """Closing a dataset lets its suites read the disk's rows; reopening it with rows of another
+    shape checks them again against the editor's (RAG110 comes and goes with the shape)."""
+    root = make_workspace(tmp_path, suite=GOOD_SUITE, dataset=GDI_ROW + "\n")
+    suite, dataset = root / ".punica/evals/code.suite.yaml", root / ".punica/evals/code.jsonl"
+    edited = GOOD_CASE + "\n" + GDI_ROW + "\n"  # a tie reads as rag cases: no RAG110
+    checker = Checker()
+    shown: list[str] = []  # the suite's diagnostics as last published
+
+    def codes(generation: int, documents: dict[Path, str]) -> list[str]:
+        opened = {path: OpenDocument(path.as_uri(), generation, text) for path, text in documents.items()}
+        snapshot = Snapshot(generation, opened, (root,), Settings(), "utf-16", full=generation == 1)
+        result = checker.run(snapshot)
+        if suite in result.files:
+            shown[:] = [json.loads(item)["code"] for item in result.files[suite].json]
+        return shown
+
+    suite_text = suite.read_text()
+    assert "RAG110" in codes(1, {suite: suite_text, dataset: GDI_ROW + "\n"})
+    assert "RAG110" not in codes(2, {suite: suite_text, dataset: edited})
+    assert "RAG110" in codes(3, {suite: suite_text})  # closed: the disk's gdi row counts
+    assert "RAG110" not in codes(4, {suite: suite_text, dataset: edited})

@@ -105,21 +105,27 @@ def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def shared(small_batches: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The model's own reading waits, after its first batch, until the helper has
-    taken a batch: on a few hundred lines it would otherwise finish before a
+    """The model's own reading waits, from its second batch on, until the helper
+    has taken a batch: on a few hundred lines it would otherwise finish before a
     helper process has started."""
-    take_front = parallel.TwoEnds.take_front
+    stops: list[int] = []
+    header = parallel.SharedEnds.header
 
-    def after_the_helper_took_one(ends: parallel.TwoEnds) -> int | None:
-        if not hasattr(ends, "stop"):
-            ends.stop = ends._back  # type: ignore[attr-defined]
-        elif ends._back == ends.stop:  # type: ignore[attr-defined]
+    def noting_the_stop(start: int, stop: int) -> bytes:
+        stops.append(stop)
+        return header(start, stop)
+
+    take_front = parallel.SharedEnds.take_front
+
+    def after_the_helper_took_one(ends: parallel.SharedEnds) -> int | None:
+        if ends.front > 1:
             deadline = time.monotonic() + TIMEOUT_S
-            while ends._back == ends.stop and time.monotonic() < deadline:  # type: ignore[attr-defined]
+            while ends.back == stops[-1] and time.monotonic() < deadline:
                 time.sleep(0.005)
         return take_front(ends)
 
-    monkeypatch.setattr(parallel.TwoEnds, "take_front", after_the_helper_took_one)
+    monkeypatch.setattr(parallel.SharedEnds, "header", staticmethod(noting_the_stop))
+    monkeypatch.setattr(parallel.SharedEnds, "take_front", after_the_helper_took_one)
 
 
 @pytest.fixture
@@ -178,9 +184,11 @@ def test_a_helper_that_cannot_start_costs_nothing(tmp_path: Path, small_batches:
     assert found == expected
 
 
-# Stand-ins for the helper's program: each speaks the channel's framing, then misbehaves.
+# Stand-ins for the helper's program: each speaks the channel's framing and takes
+# batches from the shared counters (take() maps them from the share's file), then
+# misbehaves.
 FRAMING = """
-import pickle, struct, sys, time
+import mmap, pickle, struct, sys, time
 def read():
     head = sys.stdin.buffer.read(8)
     if len(head) < 8:
@@ -190,16 +198,31 @@ def write(answer):
     data = pickle.dumps(answer)
     sys.stdout.buffer.write(struct.pack("<Q", len(data)) + data)
     sys.stdout.buffer.flush()
+def share():
+    global counters
+    kind, path = read()
+    with open(path, "r+b") as file:
+        counters = mmap.mmap(file.fileno(), 16)
+    write("read")
+    read()  # the job
+def take():
+    front, back = struct.unpack_from("<qq", counters)
+    if back - 1 < front:
+        return None
+    struct.pack_into("<q", counters, 8, back - 1)
+    return back - 1
 """
 MISBEHAVING = {
-    # Takes the text and the job, then dies on the first batch.
-    "dies": FRAMING + "write(read()[0]); read(); write('ready'); read(); sys.exit(3)",
-    # Answers every batch with something that is no screening.
-    "nonsense": FRAMING + "write(read()[0]); read(); write('ready')\nwhile True:\n    read(); write([('rag_case', 5, 'x')] * 3)",
+    # Takes a batch, then dies.
+    "dies": FRAMING + "share(); take(); sys.exit(3)",
+    # Answers every batch it takes with something that is no screening, then a batch it never took.
+    "nonsense": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, [('rag_case', 5, 'x')] * 3))\nwrite((0, None)); write('done'); read()",
     # Answers each batch with the right number of lines, all wrong.
-    "wrong": FRAMING + "write(read()[0]); read(); write('ready')\nwhile True:\n    read(); write([('rag_case', 'fake', 'no')] * 16)",
+    "wrong": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, [('rag_case', 'fake', 'no')] * 16))\nwrite('done'); read()",
+    # Answers with something that is no batch at all.
+    "garbage": FRAMING + "share(); take(); write(('one', []))",
     # Takes a batch and never answers.
-    "hangs": FRAMING + "write(read()[0]); read(); write('ready'); read(); time.sleep(120)",
+    "hangs": FRAMING + "share(); take(); time.sleep(120)",
 }
 
 
@@ -221,6 +244,56 @@ def test_a_misbehaving_helper_loses_nothing(tmp_path: Path, shared: None, monkey
     assert found == expected
     assert time.monotonic() - started < 30
     assert pid is None or not Path(f"/proc/{pid}").exists()
+
+
+# Takes four batches at once, then answers one every 0.4 s ("look at every line"):
+# together longer than the caller's patience of 1 s, each within it.
+SLOW_BUT_STEADY = FRAMING + """
+share()
+taken = [i for i in (take() for _ in range(4)) if i is not None]
+for i in taken:
+    time.sleep(0.4)
+    write((i, [0] * 16))
+write("done"); read(); write("ended")
+"""
+
+
+def test_a_slow_helper_is_waited_for_while_it_answers(tmp_path: Path, shared: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caller gives the helper up only when it has been silent too long, not when its whole share takes long."""
+    monkeypatch.setattr(parallel, "ANSWER_TIMEOUT_S", 1.0)
+    program = [sys.executable, "-c", SLOW_BUT_STEADY]
+    monkeypatch.setattr(parallel._Channel, "command", staticmethod(lambda: program))
+    root = make_root(tmp_path, mixed_dataset(16 * 20 - 1))  # 20 full batches of 16 lines
+    helper = Helper()
+    try:
+        model, found, expected = read_with(root, helper)
+    finally:
+        helper.close()
+    assert model.lines_from_helper == 4 * 16
+    assert found == expected
+
+
+# Takes one batch and answers it, and answers batch 1 too, which the caller reads itself.
+ANSWERS_THE_CALLERS_BATCH = FRAMING + """
+share()
+i = take()
+write((1, [0] * 16)); write((i, [0] * 16))
+write("done"); read(); write("ended")
+"""
+
+
+def test_an_answer_for_a_batch_the_caller_read_is_ignored(tmp_path: Path, shared: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should both sides take the same batch, the caller keeps its own reading: no line is read twice."""
+    program = [sys.executable, "-c", ANSWERS_THE_CALLERS_BATCH]
+    monkeypatch.setattr(parallel._Channel, "command", staticmethod(lambda: program))
+    root = make_root(tmp_path, mixed_dataset(16 * 20 - 1))
+    helper = Helper()
+    try:
+        model, found, expected = read_with(root, helper)
+    finally:
+        helper.close()
+    assert model.lines_from_helper == 16
+    assert found == expected
 
 
 def test_a_reading_that_fails_lets_its_helper_go(tmp_path: Path, small_batches: None, helper: Helper, monkeypatch: pytest.MonkeyPatch) -> None:

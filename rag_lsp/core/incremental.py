@@ -170,11 +170,11 @@ class DatasetModel:
         """
         workspace = self.workspace
         batches = [self.lines[first : first + _CHECK_BATCH] for first in range(0, len(self.lines), _CHECK_BATCH)]
-        ends = TwoEnds(1, len(batches))
         share = None
         if helper is not None and len(batches) >= SHARED_FROM_BATCHES:
             # First of all: the helper starts while this process reads.
-            share = helper.share(self.text, ends)
+            share = helper.share(self.text, 1, len(batches))
+        ends = share.ends if share is not None else TwoEnds(1, len(batches))
         found: dict[int, list[Finding]] = {}
         try:
             use = workspace.dataset_use(self.path)

@@ -3,21 +3,28 @@
 Opening a 100,000-line dataset means decoding and checking every line: a second
 and a half of one core in Python, with the interpreter's lock keeping threads to
 one core. A :class:`Helper` is a process of its own that takes batches of lines
-from the far end while the caller works from the near end (:class:`TwoEnds`): on
-two cores the dataset opens in about two thirds of the time (the caller still
-builds every line's row, and reads again the lines the helper did not pass).
+from the far end while the caller works from the near end: on two cores the
+dataset opens in about two thirds of the time (the caller still builds every
+line's row, and reads again the lines the helper did not pass).
+
+Each side takes its batches itself, through two counters in a small file both
+map (:class:`SharedEnds`): the helper never waits for the caller to hand it the
+next batch, however busy the caller is. Each counter is written by one side
+only, and a side stops at the first batch the other has taken; reading the
+other's counter a moment late can only make both take the same last batch (the
+caller keeps its own reading of it), never leave a batch to neither.
 
 The helper only *screens* lines: for each it answers either the little a plain
 line leaves behind (see ``incremental.screen_batch``) or "look at this one", and
 the caller reads and checks those itself. Every finding is therefore made by the
 caller's own rules and workspace, as without a helper. Whatever goes wrong with
 the helper (it cannot start, dies, hangs, answers nonsense) costs only time: the
-caller takes back the batches it did not answer.
+caller reads the batches it did not answer.
 
-The helper is started on first use and kept for later ones; it ends when
-:meth:`Helper.close` is called or when its input closes (the caller is gone).
-Messages are pickles with a length in front, over the helper's stdin and stdout,
-between two processes of the same program.
+The helper is started on first use (or ahead of it, see :meth:`Helper.start_soon`)
+and kept for later ones; it ends when :meth:`Helper.close` is called or when its
+input closes (the caller is gone). Messages are pickles with a length in front,
+over the helper's stdin and stdout, between two processes of the same program.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from __future__ import annotations
 import gc
 import importlib
 import logging
+import mmap
 import os
 import pickle
 import struct
@@ -32,17 +40,25 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Protocol, Sequence
 
 log = logging.getLogger(__name__)
 
-# How long the caller waits for the helper's answers once its own share is done,
-# beyond which the helper is stopped and its batches taken back (a batch takes
-# the helper tens of milliseconds).
+# How long the caller waits for the helper's next answer once its own share is
+# done, beyond which the helper is stopped and its batches read by the caller (a
+# batch takes the helper tens of milliseconds).
 ANSWER_TIMEOUT_S = 30.0
 
 _LENGTH = struct.Struct("<Q")
+# The shared counters at the start of a share's file: the caller's next batch
+# (the front) and the lowest batch the helper has taken (the back); the text follows.
+_COUNTER = struct.Struct("<q")
+_FRONT, _BACK = 0, _COUNTER.size
+_HEADER = 2 * _COUNTER.size
+# What Linux lets any user give a pipe without privileges (pipe-max-size).
+_PIPE_BYTES = 1 << 20
 # Characters of a text encoded at a time for the helper.
 _PIECE = 1 << 20
 # The folder holding the rag_lsp package: the helper runs this very code.
@@ -66,46 +82,97 @@ class Job(Protocol):
 
 
 class TwoEnds:
-    """Batch indexes ``[start, stop)`` taken from both ends, each exactly once."""
+    """Batch indexes ``[start, stop)`` for one process alone: all from the front."""
 
     def __init__(self, start: int, stop: int) -> None:
         self._front = start
-        self._back = stop
-        self._lock = threading.Lock()
+        self._stop = stop
 
     def take_front(self) -> int | None:
-        with self._lock:
-            if self._front >= self._back:
-                return None
-            self._front += 1
-            return self._front - 1
+        if self._front >= self._stop:
+            return None
+        self._front += 1
+        return self._front - 1
+
+
+class SharedEnds:
+    """Batch indexes ``[start, stop)``, taken from the front by the caller and from
+    the back by the helper, through two counters in a mapped file (see the
+    module's docstring): each side writes its own counter and reads the other's."""
+
+    def __init__(self, counters: mmap.mmap) -> None:
+        self._counters = counters
+
+    @staticmethod
+    def header(start: int, stop: int) -> bytes:
+        return _COUNTER.pack(start) + _COUNTER.pack(stop)
+
+    def _get(self, offset: int) -> int:
+        return _COUNTER.unpack_from(self._counters, offset)[0]
+
+    def _set(self, offset: int, value: int) -> None:
+        _COUNTER.pack_into(self._counters, offset, value)
+
+    @property
+    def front(self) -> int:
+        """The caller's next batch: every batch below it is the caller's."""
+        return self._get(_FRONT)
+
+    @property
+    def back(self) -> int:
+        """The lowest batch the helper has taken."""
+        return self._get(_BACK)
+
+    def take_front(self) -> int | None:
+        front = self._get(_FRONT)
+        if front >= self._get(_BACK):
+            return None
+        self._set(_FRONT, front + 1)
+        return front
 
     def take_back(self) -> int | None:
-        with self._lock:
-            if self._front >= self._back:
-                return None
-            self._back -= 1
-            return self._back
+        back = self._get(_BACK) - 1
+        if back < self._get(_FRONT):
+            return None
+        self._set(_BACK, back)
+        return back
+
+    def close_front(self) -> None:
+        """Take every batch left (the caller gives up): the helper takes no more."""
+        self._set(_FRONT, self._get(_BACK))
 
 
 class Share:
     """The helper's part of one reading.
 
-    A thread hands the helper the text at once (through a temporary file: a pipe
-    would pass it in small pieces, each waiting for the interpreter's lock), then
-    the job when the caller knows it (:meth:`begin`), then batch after batch from
-    the back until the two ends meet.
+    The counters (and, from a thread, the text) go to a file only this user can
+    read; the thread hands the helper that file, then the job when the caller
+    knows it (:meth:`begin`), then collects the answers the helper sends for
+    each batch it takes, until it has taken its last. The caller takes its
+    batches with :attr:`ends`.
     """
 
-    def __init__(self, helper: Helper, text: str, ends: TwoEnds) -> None:
+    def __init__(self, helper: Helper, text: str, start: int, stop: int) -> None:
         self._helper = helper
         self._text = text
-        self._ends = ends
+        self._stop = stop
+        descriptor, self._path = tempfile.mkstemp(prefix="rag-lsp-", suffix=".share")
+        try:
+            self._file = os.fdopen(descriptor, "w+b")
+            self._file.write(SharedEnds.header(start, stop))
+            self._file.flush()
+            self.ends = SharedEnds(mmap.mmap(self._file.fileno(), _HEADER))
+        except BaseException:
+            os.unlink(self._path)
+            raise
         self._job: Job | None = None
         self._begun = threading.Event()
-        # (batch, answer or None) for each batch the helper took, as it ends,
-        # until the caller collects them.
+        # (batch, answer) for each batch the helper answered, until the caller
+        # collects them; and when the helper was last heard from.
         self._arrived: list[tuple[int, Any]] = []
+        self._heard = time.monotonic()
+        # The batches whose answers the caller has collected.
+        self._given: set[int] = set()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._feed, name="rag-lsp-helper-feed", daemon=True)
         self._thread.start()
@@ -120,68 +187,84 @@ class Share:
             channel = self._helper.channel()
             if channel is None:
                 return
-            _pass_text(self._text, channel)
+            self._pass_text(channel)
             self._begun.wait()
             if self._job is None:  # the caller finished alone
                 return
-            # The job goes once; the helper keeps it for the batches that follow.
             channel.send(("job", pickle.dumps(self._job, pickle.HIGHEST_PROTOCOL)))
-            if channel.receive() != "ready":
-                return
-            while (index := self._ends.take_back()) is not None:
-                answer = None  # the helper failed on this batch if it stays None
-                try:
-                    channel.send(("batch", index))
-                    answer = channel.receive()
-                finally:
-                    with self._lock:
-                        self._arrived.append((index, answer))
+            while (message := channel.receive()) != "done":
+                index, answer = message
+                if type(index) is not int:
+                    raise ValueError(f"the helper answered a batch {index!r}")
+                with self._lock:
+                    self._arrived.append((index, answer))
+                self._heard = time.monotonic()
             # The helper lets go of the text until the next share.
             channel.send(("end", None))
             channel.receive()
         except Exception:
             log.warning("the helper process failed; its batches are read here", exc_info=True)
             self._helper.stop()
+        finally:
+            self._forget_file()
+
+    def _pass_text(self, channel: _Channel) -> None:
+        """Write the text after the counters, for the helper to read and map."""
+        file = self._file
+        file.seek(_HEADER)
+        # A piece at a time: the whole text encoded at once would be a copy.
+        for start in range(0, len(self._text), _PIECE):
+            file.write(self._text[start : start + _PIECE].encode("utf-8", "surrogatepass"))
+        file.flush()
+        channel.send(("share", self._path))
+        if channel.receive() != "read":
+            raise RuntimeError("the helper could not read the share")
+        self._forget_file()
+
+    def _forget_file(self) -> None:
+        # The mapping of the counters stays valid once the file is gone.
+        if self._path:
+            try:
+                os.unlink(self._path)
+            except OSError:
+                pass
+            self._path = ""
+            self._file.close()
 
     def answered(self) -> list[tuple[int, Any]]:
         """The (batch, answer) pairs that arrived since the last call, without
-        waiting. An answer of None: the caller must read that batch itself."""
+        waiting, for batches the caller did not take itself."""
         with self._lock:
             arrived, self._arrived = self._arrived, []
-        return arrived
+        front = self.ends.front
+        given = [(index, answer) for index, answer in arrived if front <= index < self._stop and index not in self._given]
+        self._given.update(index for index, _ in given)
+        return given
 
     def abandon(self) -> None:
         """The caller stops reading (it failed): the helper takes no more batches
         and the feeding thread ends without being waited for."""
-        while self._ends.take_front() is not None:
-            pass
+        self.ends.close_front()
         self._begun.set()
 
     def remaining(self) -> list[tuple[int, Any]]:
-        """As :meth:`answered`, once the helper has answered its last batch."""
+        """As :meth:`answered`, once the helper has taken its last batch; a batch the
+        caller did not take and the helper did not answer comes with None (the
+        caller reads it)."""
         self._begun.set()  # a share never begun ends here
-        self._thread.join(ANSWER_TIMEOUT_S)
+        self._heard = time.monotonic()
+        # The helper may still be busy with several batches: it is given up only
+        # once it has said nothing for ANSWER_TIMEOUT_S.
+        while self._thread.is_alive() and (wait := self._heard + ANSWER_TIMEOUT_S - time.monotonic()) > 0:
+            self._thread.join(wait)
         if self._thread.is_alive():
             log.warning("the helper process did not answer in %.0f s; it is stopped", ANSWER_TIMEOUT_S)
             self._helper.stop()  # its pipes close, and the feeding thread ends
             self._thread.join()
-        return self.answered()
-
-
-def _pass_text(text: str, channel: _Channel) -> None:
-    """Write ``text`` to a file only this user can read, for the helper to read;
-    the file is removed once the helper has read it."""
-    descriptor, name = tempfile.mkstemp(prefix="rag-lsp-", suffix=".text")
-    try:
-        with os.fdopen(descriptor, "wb") as file:
-            # A piece at a time: the whole text encoded at once would be a copy.
-            for start in range(0, len(text), _PIECE):
-                file.write(text[start : start + _PIECE].encode("utf-8", "surrogatepass"))
-        channel.send(("read", name))
-        if channel.receive() != "read":
-            raise RuntimeError("the helper could not read the text")
-    finally:
-        os.unlink(name)
+        arrived = self.answered()
+        missing = set(range(self.ends.front, self._stop)) - self._given
+        self._given |= missing
+        return arrived + [(index, None) for index in sorted(missing)]
 
 
 class Helper:
@@ -195,11 +278,18 @@ class Helper:
         self._lock = threading.Lock()
         self._closed = False
 
-    def share(self, text: str, ends: TwoEnds) -> Share:
-        """Let the helper take batches of ``text`` from the back of ``ends`` while
-        the caller takes them from the front, once the share has begun; the
-        share's answers say what it did."""
-        return Share(self, text, ends)
+    def share(self, text: str, start: int, stop: int) -> Share | None:
+        """Let the helper take batches ``[start, stop)`` of ``text`` from the back
+        while the caller takes them from the front (``share.ends``), once the
+        share has begun; the share's answers say what the helper did. None when
+        there is no helper, or no file to share through."""
+        if self._closed:
+            return None
+        try:
+            return Share(self, text, start, stop)
+        except OSError:
+            log.warning("no file to share a reading through; it is read in one process", exc_info=True)
+            return None
 
     def channel(self) -> _Channel | None:
         """The running helper's channel, starting the helper if needed (None when closed or it cannot start)."""
@@ -267,7 +357,10 @@ class _Channel:
     @classmethod
     def start(cls, preload: Sequence[str] = ()) -> _Channel:
         # stderr is shared: a helper's warnings land in the server's log.
-        return cls(subprocess.Popen([*cls.command(), *preload], stdin=subprocess.PIPE, stdout=subprocess.PIPE))
+        process = subprocess.Popen([*cls.command(), *preload], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        # The helper answers a batch after another without waiting to be read.
+        widen_pipe(process.stdout)
+        return cls(process)
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -313,8 +406,9 @@ def _read(stream: BinaryIO) -> Any:
 
 
 def serve(preload: Sequence[str] = ()) -> None:
-    """The helper's side: import ``preload``, then read each text (as UTF-8
-    bytes), start each job, answer each batch, until the input closes."""
+    """The helper's side: import ``preload``, then for each share read its text
+    (as UTF-8 bytes) and map its counters, start its job, and answer each batch
+    it takes from the back, until the input closes."""
     requests: BinaryIO = sys.stdin.buffer
     answers: BinaryIO = sys.stdout.buffer
     # Only answers go to stdout; anything printed by mistake goes to stderr.
@@ -325,7 +419,7 @@ def serve(preload: Sequence[str] = ()) -> None:
         except Exception:  # the job's unpickling will import it, or say why not
             log.exception("the helper could not preload %s", module)
     data = b""
-    work: Callable[[int], Any] | None = None
+    ends: SharedEnds | None = None
     while True:
         try:
             kind, payload = _read(requests)
@@ -333,23 +427,38 @@ def serve(preload: Sequence[str] = ()) -> None:
             return
         answer: Any = None
         try:
-            if kind == "read":
-                data = Path(payload).read_bytes()
-                work = None
+            if kind == "share":
+                with open(payload, "r+b") as file:
+                    ends = SharedEnds(mmap.mmap(file.fileno(), _HEADER))
+                    file.seek(_HEADER)
+                    data = file.read()
                 answer = "read"
-            elif kind == "job":
+            elif kind == "job" and ends is not None:
                 work = pickle.loads(payload).start(data)
-                answer = "ready"
-            elif kind == "batch" and work is not None:
-                answer = work(payload)
+                while (index := ends.take_back()) is not None:
+                    _write(answers, (index, work(index)))
+                answer = "done"
             elif kind == "end":
                 answer = "ended"
-        except Exception:  # the caller does this part itself
+        except Exception:  # the caller reads what was not answered
             log.exception("the helper failed on a %s", kind)
+            answer = "done" if kind == "job" else None
         try:
             _write(answers, answer)
         except OSError:
             return
         if kind == "end":  # after answering: the caller need not wait for this
-            data, work = b"", None
+            data, ends = b"", None
             gc.collect()
+
+
+def widen_pipe(stream: Any) -> None:
+    """Give the pipe behind ``stream`` a 1 MiB buffer, where the system allows it
+    (Linux); anything else (a file, a terminal, a socket, another system) is
+    left as it is."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(stream.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_BYTES)
+    except (ImportError, OSError, ValueError, AttributeError):
+        pass

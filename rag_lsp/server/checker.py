@@ -169,6 +169,8 @@ def _json_text(value: object) -> str:
 
 # What _sync_dataset answers for an open dataset refused for its size.
 _TOO_LARGE = object()
+# The row shape of an open dataset no check has shown its suites yet.
+_UNSEEN = object()
 
 
 def _new_model(workspace: Workspace, relative: str, text: str, helper: Helper | None, lines: list[str] | None = None) -> DatasetModel:
@@ -213,6 +215,7 @@ class Checker:
         self.models: dict[Path, DatasetModel] = {}
         # Datasets whose model follows an open document's changes.
         self._following: set[Path] = set()
+        # The row shape each open dataset last showed its suites (see _sync_overlay).
         self._shapes: dict[Path, str | None] = {}
         # Diagnostics already converted, by finding and the text of its lines.
         self._converted: dict[Path, dict[int, tuple[Finding, list[str], types.Diagnostic, str]]] = {}
@@ -469,9 +472,11 @@ class Checker:
                     result.resync.add(document_path)
                 elif changed:
                     edited.append(relative)
-                    # The row shape is read by the suites that use the dataset (RAG110).
+                    # The row shape is read by the suites that use the dataset (RAG110):
+                    # they check again when it changed, or when they last read
+                    # another text's (the disk's, before the dataset was opened).
                     shape = self.models[path].shape
-                    if self._shapes.get(path, shape) != shape:
+                    if self._shapes.get(path, _UNSEEN) != shape:
                         structural = True
                     self._shapes[path] = shape
                 continue
@@ -535,12 +540,14 @@ class Checker:
         self._scanned.discard(root)
         for path in [path for path in self.models if path == root or root in path.parents]:
             del self.models[path]
+            self._shapes.pop(path, None)
             self._following.discard(path)
             self._converted.pop(path, None)
 
     def _forget_model(self, workspace: Workspace, relative: str, path: Path) -> None:
         """Drop a dataset's model: the next check reads the file again."""
         self.models.pop(path, None)
+        self._shapes.pop(path, None)
         self._following.discard(path)
         workspace.live_datasets.pop(relative, None)
 

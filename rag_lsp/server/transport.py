@@ -28,12 +28,14 @@ import logging
 import re
 import sys
 from threading import Event
-from typing import Any, BinaryIO, Callable
+from typing import Any, Callable
 
 import orjson
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import JsonRPCProtocol
+
+from ..core.parallel import widen_pipe
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +44,6 @@ log = logging.getLogger(__name__)
 LARGE_MESSAGE_BYTES = 2 << 20
 
 _CONTENT_LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$")
-# What Linux lets any user give a pipe without privileges (pipe-max-size).
-_PIPE_BYTES = 1 << 20
 
 
 def decode(body: bytes, protocol: JsonRPCProtocol) -> Any:
@@ -94,18 +94,6 @@ async def read_messages(
                     error_handler(exc, JsonRpcException)
             finally:
                 content_length = 0
-
-
-def widen_pipe(stream: BinaryIO) -> None:
-    """Give the pipe behind ``stream`` a 1 MiB buffer, where the system allows it
-    (Linux); anything else (a file, a terminal, a socket, another system) is
-    left as it is."""
-    try:
-        import fcntl
-
-        fcntl.fcntl(stream.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_BYTES)
-    except (ImportError, OSError, ValueError, AttributeError):
-        pass
 
 
 def serve_stdio(server: Any, on_large: Callable[[int], None] | None = None) -> None:
