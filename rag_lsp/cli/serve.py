@@ -43,10 +43,10 @@ def run_serve(arguments: argparse.Namespace) -> int:
     address = parse_address(arguments.tcp) if arguments.tcp else None
     # stdout carries the protocol: logs go to stderr only.
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, arguments.log_level.upper()))
-    # The message loop, the checking thread and the thread feeding the helper
-    # process share the interpreter's lock: one waiting for it gets it within a
-    # millisecond instead of five, so requests are answered, and the helper is
-    # handed its next batch, while a long check holds the lock.
+    # The message loop, the checking thread and the thread collecting the helper
+    # process's answers share the interpreter's lock: one waiting for it gets it
+    # within a millisecond instead of five, so requests are answered while a long
+    # check holds the lock.
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     from ..server import create_server
     from ..server.transport import serve_stdio, serve_tcp

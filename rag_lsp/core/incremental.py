@@ -31,7 +31,6 @@ from . import rules as registry
 from .analyze import check_rows, finish
 from .contexts import DatasetContext, RowContext, RowsContext, case_id
 from .findings import Finding
-from .jsonrows import UNREAD
 from .manifests import GDI_TEXT, RAG_CASE
 from .parallel import Helper, TwoEnds
 from .settings import Settings
@@ -63,8 +62,8 @@ class _Line(DatasetRow):
 
     __slots__ = ("key", "dropped", "line")
 
-    def __init__(self, text: str, refused: str | None = None, decoded: Any = UNREAD) -> None:
-        super().__init__(text, refused, decoded)
+    def __init__(self, text: str, refused: str | None = None) -> None:
+        super().__init__(text, refused)
         value = self.value
         self.key = case_id(value) if type(value) is dict else None
         self.dropped = False

@@ -50,7 +50,7 @@ def _reject_constant(name: str) -> Any:
 _fast_decode = msgspec.json.Decoder().decode
 _REFUSED = (msgspec.DecodeError, UnicodeEncodeError, RecursionError)
 
-# The value of a row not decoded yet (see Row.__init__).
+# The value of a line the fast decoder refused (see read_many).
 UNREAD: Any = object()
 # Lines read_many checks for repeated keys together.
 _READ_TOGETHER = 256
@@ -63,9 +63,7 @@ class Row:
 
     __slots__ = ("text", "value", "error", "has_duplicate_keys", "refused", "refused_span", "exact", "_spans")
 
-    def __init__(self, text: str, refused: str | None = None, decoded: Any = UNREAD) -> None:
-        """``decoded``: the line's value as the fast decoder read it, when it needs
-        no second look (see read_many)."""
+    def __init__(self, text: str, refused: str | None = None) -> None:
         self.text = text
         # Set when the line was not read (too long, or a number too long to
         # convert): the RAG005 message, and the columns it is about (None: the line).
@@ -80,10 +78,7 @@ class Row:
         self.exact = False
         self._spans: dict[Path, Span] | None = None
         if refused is None:
-            if decoded is UNREAD:
-                self._decode()
-            else:
-                self.value = decoded
+            self._decode()
 
     @classmethod
     def read_fine(cls: type[R], text: str, value: Any) -> R:

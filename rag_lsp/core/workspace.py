@@ -21,7 +21,7 @@ from typing import Any, Iterable, Iterator, Protocol, TypeVar
 
 import pathspec
 
-from .jsonrows import UNREAD, Row
+from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE, ManifestRegistry, manifest_from
 from .settings import Settings
 from .text import LineIndex
@@ -670,8 +670,8 @@ class DatasetRow(Row):
 
     __slots__ = ("shape",)
 
-    def __init__(self, text: str, refused: str | None = None, decoded: Any = UNREAD) -> None:
-        super().__init__(text, refused, decoded)
+    def __init__(self, text: str, refused: str | None = None) -> None:
+        super().__init__(text, refused)
         self.shape = row_shape(self.value)
 
     @classmethod
