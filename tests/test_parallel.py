@@ -55,6 +55,10 @@ def row_kinds(number: int) -> list[str]:
     n = number
     return [
         case(f"plain-{n}", ["src/app.py"]),
+        # Two ids used twice each on adjacent lines: some batch holds both uses,
+        # in the helper's share too.
+        case(f"twin-{n}", ["src/app.py"]),
+        case(f"twin-{n}", ["src/app.py"]),
         case(f"plain-ünï-{n}", ["docs/guide.md", "src/app.py"]),
         "",
         "   ",
@@ -67,6 +71,8 @@ def row_kinds(number: int) -> list[str]:
         case(f"unnormal-{n}", ["./src/app.py"]),
         case(f"repeated-{n}", ["src/app.py", "src/app.py"]),
         case("same-id", ["src/app.py"]),  # repeated on every copy of the kinds
+        case(f"other-twin-{n}", ["src/app.py"]),
+        case(f"other-twin-{n}", ["src/app.py"]),
         json.dumps({"id": f"k-{n}", "input": {"query": "q", "topK": 2}, "expect": {"relevant": ["src/app.py"]}}),
         json.dumps({"input_id": f"gdi-{n}", "prompt": "p", "reference_contexts": ["c"], "sut_response": "r", "retrieved_context": ["c"]}),
         '{"id": "wide-' + str(n) + '", "input": {"query": "q", "seed": 123456789012345678901234567890}, "expect": {"relevant": ["src/app.py"]}}',

@@ -223,6 +223,7 @@ class DatasetModel:
         check here the lines it did not pass, and any batch it did not answer."""
         rows = self.rows
         to_look_at: list[tuple[int, _Line]] = []
+        plain = _Line.plain
         for index, answer in answers:
             first = index * _CHECK_BATCH
             lines = batches[index]
@@ -230,19 +231,22 @@ class DatasetModel:
                 self._read_and_check_batch(index, lines, use, shape, found)
                 continue
             self.lines_from_helper += len(lines)
-            for number, entry in enumerate(answer):
+            taken: list[_Line] = []
+            for line, text, entry in zip(itertools.count(first), lines, answer):
                 if entry is None:
                     continue  # a blank line
                 if entry == LOOK:
-                    row = self._read_line(lines[number])
+                    row = self._read_line(text)
                     if row is None:
                         continue
-                    to_look_at.append((first + number, row))
+                    to_look_at.append((line, row))
                 else:
-                    row = _Line.plain(lines[number].removesuffix("\r"), *entry)
-                row.line = first + number
-                rows[first + number] = row
-                self._index(row, +1)
+                    line_shape, key, exact = entry
+                    row = plain(text[:-1] if text[-1:] == "\r" else text, line_shape, key, exact)
+                row.line = line
+                rows[line] = row
+                taken.append(row)
+            self._index_many(taken)
         for start in range(0, len(to_look_at), _CHECK_BATCH):
             self._check_batch(to_look_at[start : start + _CHECK_BATCH], use, shape, found)
 
@@ -384,6 +388,23 @@ class DatasetModel:
             if len(held) == 1:
                 ids[key] = held[0]
                 self._repeated_ids.discard(key)
+
+    def _index_many(self, rows: list[_Line]) -> None:
+        """``_index(row, +1)`` for each of ``rows`` (the many lines of a first reading)."""
+        shapes = self._shapes
+        for shape, count in Counter(row.shape for row in rows).items():
+            if shape is not None:
+                shapes[shape] += count
+        ids = self._ids
+        for row in rows:
+            key = row.key
+            if key is not None and ids.setdefault(key, row) is not row:
+                held = ids[key]
+                if type(held) is list:
+                    held.append(row)
+                else:
+                    ids[key] = [held, row]
+                    self._repeated_ids.add(key)
 
     def _line_of(self, row: _Line) -> int:
         """The line ``row`` is on now: where it was placed, unless lines came or
