@@ -115,3 +115,64 @@ def test_pipes_are_widened_and_other_streams_left_alone(tmp_path) -> None:
         assert fcntl.fcntl(reading.fileno(), fcntl.F_GETPIPE_SZ) == 1 << 20
     with open(tmp_path / "file", "wb") as regular:
         widen_pipe(regular)
+
+
+def _send(connection, message: dict) -> None:
+    connection.sendall(framed(message))
+
+
+def _receive(stream) -> dict:
+    length = None
+    while (header := stream.readline()) not in (b"\r\n", b""):
+        name, _, value = header.decode("ascii").partition(":")
+        if name.lower() == "content-length":
+            length = int(value)
+    assert length is not None, "the server closed the connection"
+    return json.loads(stream.read(length))
+
+
+def test_the_tcp_server_reads_with_the_same_loop(tmp_path) -> None:
+    """`rag-lsp serve --tcp` answers initialize, publishes a dataset's diagnostics, and exits on exit."""
+    import socket
+    import subprocess
+    import time
+
+    (tmp_path / ".punica").mkdir()
+    dataset = tmp_path / "broken.jsonl"
+    dataset.write_text('{"id": "a", "input": \n', encoding="utf-8")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "rag_lsp", "serve", "--tcp", f"127.0.0.1:{port}"], cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                connection = socket.create_connection(("127.0.0.1", port), timeout=20)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not listen"
+                time.sleep(0.05)
+        with connection, connection.makefile("rb") as stream:
+            _send(connection, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}})
+            answer = _receive(stream)
+            assert answer["id"] == 1 and "capabilities" in answer["result"]
+            _send(connection, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
+            document = {"uri": dataset.as_uri(), "languageId": "jsonl", "version": 1, "text": dataset.read_text(encoding="utf-8")}
+            _send(connection, {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": document}})
+            while True:
+                message = _receive(stream)
+                if message.get("id") is not None and "method" in message:  # a request of the server's
+                    _send(connection, {"jsonrpc": "2.0", "id": message["id"], "result": None})
+                elif message.get("method") == "textDocument/publishDiagnostics" and message["params"]["uri"] == dataset.as_uri():
+                    break
+            assert [item["code"] for item in message["params"]["diagnostics"]] == ["RAG002"]
+            _send(connection, {"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None})
+            while _receive(stream).get("id") != 2:
+                pass
+            _send(connection, {"jsonrpc": "2.0", "method": "exit", "params": None})
+        assert server.wait(20) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
