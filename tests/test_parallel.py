@@ -177,15 +177,25 @@ def test_rows_a_helper_screened_check_again_as_read_ones(tmp_path: Path, shared:
     assert model.findings() == analyze_file(Workspace(root), DATASET)
 
 
+def read_with_a_new_helper(root: Path, helper: Helper) -> tuple[DatasetModel, list, list]:
+    """read_with ``helper``, a helper made for this reading, closed after it."""
+    try:
+        return read_with(root, helper)
+    finally:
+        helper.close()
+
+
+def use_stand_in(monkeypatch: pytest.MonkeyPatch, program: str) -> None:
+    """Helpers started from now on run ``program`` (Python) instead of the helper's own."""
+    command = [sys.executable, "-c", program]
+    monkeypatch.setattr(parallel._Channel, "command", staticmethod(lambda: command))
+
+
 def test_a_helper_that_cannot_start_costs_nothing(tmp_path: Path, small_batches: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """When the helper's program cannot be run, the model reads every line itself."""
     monkeypatch.setattr(parallel.sys, "executable", str(tmp_path / "no-such-python"))
     root = make_root(tmp_path, mixed_dataset(300))
-    helper = Helper()
-    try:
-        model, found, expected = read_with(root, helper)
-    finally:
-        helper.close()
+    model, found, expected = read_with_a_new_helper(root, Helper())
     assert model.lines_from_helper == 0
     assert found == expected
 
@@ -236,8 +246,7 @@ MISBEHAVING = {
 def test_a_misbehaving_helper_loses_nothing(tmp_path: Path, shared: None, monkeypatch: pytest.MonkeyPatch, behaviour: str) -> None:
     """A helper that dies, answers nonsense or hangs leaves the model to read those batches itself."""
     monkeypatch.setattr(parallel, "ANSWER_TIMEOUT_S", 1.0)
-    program = [sys.executable, "-c", MISBEHAVING[behaviour]]
-    monkeypatch.setattr(parallel._Channel, "command", staticmethod(lambda: program))
+    use_stand_in(monkeypatch, MISBEHAVING[behaviour])
     root = make_root(tmp_path, mixed_dataset(300))
     helper = Helper()
     try:
@@ -267,14 +276,9 @@ write("done"); read(); write("ended")
 def test_a_slow_helper_is_waited_for_while_it_answers(tmp_path: Path, shared: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The caller gives the helper up only when it has been silent too long, not when its whole share takes long."""
     monkeypatch.setattr(parallel, "ANSWER_TIMEOUT_S", 1.0)
-    program = [sys.executable, "-c", SLOW_BUT_STEADY]
-    monkeypatch.setattr(parallel._Channel, "command", staticmethod(lambda: program))
+    use_stand_in(monkeypatch, SLOW_BUT_STEADY)
     root = make_root(tmp_path, mixed_dataset(16 * 20 - 1))  # 20 full batches of 16 lines
-    helper = Helper()
-    try:
-        model, found, expected = read_with(root, helper)
-    finally:
-        helper.close()
+    model, found, expected = read_with_a_new_helper(root, Helper())
     assert model.lines_from_helper == 4 * 16
     assert found == expected
 
@@ -290,14 +294,9 @@ write("done"); read(); write("ended")
 
 def test_an_answer_for_a_batch_the_caller_read_is_ignored(tmp_path: Path, shared: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """Should both sides take the same batch, the caller keeps its own reading: no line is read twice."""
-    program = [sys.executable, "-c", ANSWERS_THE_CALLERS_BATCH]
-    monkeypatch.setattr(parallel._Channel, "command", staticmethod(lambda: program))
+    use_stand_in(monkeypatch, ANSWERS_THE_CALLERS_BATCH)
     root = make_root(tmp_path, mixed_dataset(16 * 20 - 1))
-    helper = Helper()
-    try:
-        model, found, expected = read_with(root, helper)
-    finally:
-        helper.close()
+    model, found, expected = read_with_a_new_helper(root, Helper())
     assert model.lines_from_helper == 16
     assert found == expected
 
@@ -322,11 +321,7 @@ def test_a_reading_that_fails_lets_its_helper_go(tmp_path: Path, small_batches: 
 def test_a_helper_whose_preload_fails_still_helps(tmp_path: Path, shared: None) -> None:
     """A module the helper cannot preload is logged; the helper still takes its share."""
     root = make_root(tmp_path, mixed_dataset(400))
-    helper = Helper(preload=["rag_lsp.no_such_module"])
-    try:
-        model, found, expected = read_with(root, helper)
-    finally:
-        helper.close()
+    model, found, expected = read_with_a_new_helper(root, Helper(preload=["rag_lsp.no_such_module"]))
     assert model.lines_from_helper > 0
     assert found == expected
 

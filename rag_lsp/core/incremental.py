@@ -31,6 +31,7 @@ from . import rules as registry
 from .analyze import check_rows, finish
 from .contexts import DatasetContext, RowContext, RowsContext, case_id
 from .findings import Finding
+from .jsonrows import fine_row
 from .manifests import GDI_TEXT, RAG_CASE
 from .parallel import Helper, TwoEnds
 from .settings import Settings
@@ -72,8 +73,7 @@ class _Line(DatasetRow):
 
     @classmethod
     def read_fine(cls, text: str, value: Any) -> _Line:
-        is_object = type(value) is dict
-        return cls._built(text, value, row_shape(value) if is_object else None, case_id(value) if is_object else None, False, False)
+        return cls._built(text, value, row_shape(value), case_id(value) if type(value) is dict else None, False, False)
 
     @classmethod
     def plain(cls, text: str, shape: str | None, key: str | None, exact: bool) -> _Line:
@@ -83,18 +83,8 @@ class _Line(DatasetRow):
 
     @classmethod
     def _built(cls, text: str, value: Any, shape: str | None, key: str | None, exact: bool, dropped: bool) -> _Line:
-        # A line read with nothing to report, its fields set one by one (Row's
-        # as Row.read_fine sets them): without the calls of __init__ and super(),
-        # which cost more than the fields over a hundred thousand lines.
-        row = cls.__new__(cls)
-        row.text = text
-        row.refused = None
-        row.refused_span = None
-        row.value = value
-        row.error = None
-        row.has_duplicate_keys = False
-        row.exact = exact
-        row._spans = None
+        # A line read with nothing to report (see fine_row).
+        row = fine_row(cls, text, value, exact)
         row.shape = shape
         row.key = key
         row.dropped = dropped
@@ -198,10 +188,11 @@ class DatasetModel:
 
     def _read_batch(self, first: int, lines: list[str]) -> None:
         """Read the rows of ``lines`` (from line ``first``) into the model, with their values."""
-        for number, row in read_lines(_Line, lines, self.workspace.settings.max_line_bytes):
+        read = read_lines(_Line, lines, self.workspace.settings.max_line_bytes)
+        for number, row in read:
             row.line = first + number
             self.rows[first + number] = row
-            self._index(row, +1)
+        self._index_many([row for _, row in read])
 
     def _read_and_check_batch(self, index: int, lines: list[str], use: Any, shape: str | None, found: dict[int, list[Finding]]) -> None:
         first = index * _CHECK_BATCH
@@ -293,9 +284,9 @@ class DatasetModel:
         self.size += _utf8_size(lines) - _utf8_size(self.lines[start:stop])
         for row in self.rows[start:stop]:
             self._touch_id(row)
-            self._index(row, -1)
+            self._unindex(row)
+        self._index_many([row for row in new_rows if row is not None])
         for row in new_rows:
-            self._index(row, +1)
             self._touch_id(row)
         self.lines[start:stop] = lines
         self.rows[start:stop] = new_rows
@@ -363,25 +354,18 @@ class DatasetModel:
 
     # ------------------------------------------------------------ indexes
 
-    def _index(self, row: _Line | None, step: int) -> None:
+    def _unindex(self, row: _Line | None) -> None:
+        """Take ``row`` out of the indexes (see _index_many)."""
         if row is None:
             return
         if row.shape is not None:
-            self._shapes[row.shape] += step
+            self._shapes[row.shape] -= 1
         key = row.key
         if key is None:
             return
         ids = self._ids
         held = ids.get(key)
-        if step > 0:
-            if held is None:
-                ids[key] = row
-            elif type(held) is list:
-                held.append(row)
-            else:
-                ids[key] = [held, row]
-                self._repeated_ids.add(key)
-        elif held is row:
+        if held is row:
             del ids[key]
         elif type(held) is list:
             held.remove(row)
@@ -389,8 +373,8 @@ class DatasetModel:
                 ids[key] = held[0]
                 self._repeated_ids.discard(key)
 
-    def _index_many(self, rows: list[_Line]) -> None:
-        """``_index(row, +1)`` for each of ``rows`` (the many lines of a first reading)."""
+    def _index_many(self, rows: Sequence[_Line]) -> None:
+        """Add ``rows`` to the indexes (at once: a first reading adds every line)."""
         shapes = self._shapes
         for shape, count in Counter(row.shape for row in rows).items():
             if shape is not None:

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Iterator
 
-
 from .resources import load_schema
 
 if TYPE_CHECKING:  # jsonschema is imported on first use: most values are valid

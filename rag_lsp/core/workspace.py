@@ -21,7 +21,7 @@ from typing import Any, Iterable, Iterator, Protocol, TypeVar
 
 import pathspec
 
-from .jsonrows import Row
+from .jsonrows import Row, fine_row
 from .manifests import GDI_TEXT, RAG_CASE, ManifestRegistry, manifest_from
 from .settings import Settings
 from .text import LineIndex
@@ -676,7 +676,7 @@ class DatasetRow(Row):
 
     @classmethod
     def read_fine(cls: type[DR], text: str, value: Any) -> DR:
-        row = super().read_fine(text, value)
+        row = fine_row(cls, text, value)
         row.shape = row_shape(value)
         return row
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-
 from ..findings import Fix, TextEdit
 from ..yamltree import MAP, SCALAR, SEQ, YNode
 
