@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from workspaces import GOOD_CASE, GOOD_SUITE, make_workspace
 
 from rag_lsp.core.settings import Settings
 from rag_lsp.core.text import Position
 from rag_lsp.server.checker import Checker, OpenDocument, Snapshot
+from rag_lsp.server.transport import LARGE_MESSAGE_BYTES
 
 # Findings with fixes on their own line (RAG206, RAG205), with UTF-16 columns that
 # differ from code points (the emoji), and a repeated id (RAG202, related places).
@@ -72,6 +74,30 @@ def test_workspaces_read_before_the_first_pass_serve_it(tmp_path: Path) -> None:
     stale = other.workspaces[root]
     assert published(other, root, path, 1, text) == published(Checker(), root, path, 1, text)
     assert other.workspaces[root] is not stale
+
+
+class _StartRecorder:
+    """A helper that notes when it is asked to start."""
+
+    def __init__(self) -> None:
+        self.starts = 0
+
+    def start_soon(self) -> None:
+        self.starts += 1
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("lines, starts", [(10, 0), (LARGE_MESSAGE_BYTES // len(GOOD_CASE) + 1, 1)], ids=["small", "large"])
+def test_preparing_a_workspace_with_a_large_dataset_starts_the_helper(tmp_path: Path, lines: int, starts: int) -> None:
+    """A workspace holding a dataset as large as a message that starts the helper gets the helper
+    started while it is prepared (the scan reads that dataset with it); small datasets do not."""
+    root = make_workspace(tmp_path, suite=GOOD_SUITE, dataset=(GOOD_CASE + "\n") * lines)
+    checker = Checker()
+    checker.helper = recorder = _StartRecorder()
+    checker.prepare((root,), Settings())
+    assert recorder.starts == starts
 
 
 GDI_ROW = '{"input_id": "g1", "prompt": "p", "reference_contexts": ["a"], "sut_response": "r", "retrieved_context": ["a"]}'

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 import threading
 import time
@@ -137,7 +138,7 @@ def shared(small_batches: None, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def helper():
     """A helper as the server starts it: the model's module preloaded."""
-    helper = Helper(preload=[DatasetModel.__module__])
+    helper = Helper(preload=[f"{DatasetModel.__module__}:warm_up"])
     yield helper
     helper.close()
 
@@ -318,12 +319,27 @@ def test_a_reading_that_fails_lets_its_helper_go(tmp_path: Path, small_batches: 
     assert not any(thread.name == "rag-lsp-helper-feed" for thread in threading.enumerate())
 
 
-def test_a_helper_whose_preload_fails_still_helps(tmp_path: Path, shared: None) -> None:
-    """A module the helper cannot preload is logged; the helper still takes its share."""
+@pytest.mark.parametrize("preload", ["rag_lsp.no_such_module", "rag_lsp.core.incremental:no_such_function", "json:loads"])
+def test_a_helper_whose_preload_fails_still_helps(tmp_path: Path, shared: None, preload: str) -> None:
+    """A module the helper cannot preload, or a preload function that is missing or fails
+    (json.loads without its argument), is logged; the helper still takes its share."""
     root = make_root(tmp_path, mixed_dataset(400))
-    model, found, expected = read_with_a_new_helper(root, Helper(preload=["rag_lsp.no_such_module"]))
+    model, found, expected = read_with_a_new_helper(root, Helper(preload=[preload]))
     assert model.lines_from_helper > 0
     assert found == expected
+
+
+def test_warming_up_prepares_what_a_first_screening_loads() -> None:
+    """A fresh process that preloads the model's warm_up has loaded the schema explainer and the
+    fuzzy matcher, which a batch with an invalid row or a missing path would otherwise load."""
+    code = (
+        "import sys; from rag_lsp.core.parallel import _preload; "
+        "before = {'jsonschema', 'rapidfuzz'} & set(sys.modules); "
+        "_preload('rag_lsp.core.incremental:warm_up'); "
+        "print(sorted(before), sorted({'jsonschema', 'rapidfuzz'} & set(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT_S, check=True)
+    assert done.stdout.split() == ["[]", "['jsonschema',", "'rapidfuzz']"]
 
 
 def test_close_ends_the_helper(tmp_path: Path, shared: None) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -564,6 +565,18 @@ def screen_batch(workspace: Workspace, path: str, use: DatasetUse, shape: str | 
         )
         answer[number] = (row.shape, row.key, row.exact) if plain else LOOK
     return answer
+
+
+def warm_up() -> None:
+    """Screen two made-up lines in an empty workspace, as a helper's first job
+    would: what every screening needs once per process (the row schemas
+    compiled, the built-in manifests read, the fuzzy matcher loaded) is then
+    ready before a dataset is opened."""
+    with tempfile.TemporaryDirectory(prefix="rag-lsp-warm-up-") as folder:
+        workspace = Workspace(Path(folder), Settings())
+        workspace.adopt_files([])
+        lines = ['{"id": "a", "input": {"query": "q"}, "expect": {"relevant": ["a.md"]}}', '{"id": 1}']
+        screen_batch(workspace, "warm-up.jsonl", DatasetUse(), RAG_CASE, lines)
 
 
 def _is_answer(answer: Any, lines: int) -> bool:

@@ -145,8 +145,8 @@ class SharedEnds:
 class Share:
     """The helper's part of one reading.
 
-    The counters (and, from a thread, the text) go to a file only this user can
-    read; the thread hands the helper that file, then the job when the caller
+    The counters and the text go to a file only this user can read; a thread
+    hands the helper that file, then the job when the caller
     knows it (:meth:`begin`), then collects the answers the helper sends for
     each batch it takes, until it has taken its last. The caller takes its
     batches with :attr:`ends`.
@@ -154,7 +154,6 @@ class Share:
 
     def __init__(self, helper: Helper, text: str, start: int, stop: int) -> None:
         self._helper = helper
-        self._text = text
         self._stop = stop
         descriptor, self._path = tempfile.mkstemp(prefix="rag-lsp-", suffix=".share")
         try:
@@ -162,6 +161,7 @@ class Share:
             self._file.write(SharedEnds.header(start, stop))
             self._file.flush()
             self.ends = SharedEnds(mmap.mmap(self._file.fileno(), _HEADER))
+            self._write_text(text)
         except BaseException:
             os.unlink(self._path)
             raise
@@ -208,14 +208,21 @@ class Share:
         finally:
             self._forget_file()
 
-    def _pass_text(self, channel: _Channel) -> None:
-        """Write the text after the counters, for the helper to read and map."""
+    def _write_text(self, text: str) -> None:
+        """Write the text after the counters, for the helper to read.
+
+        The caller writes it before it starts reading (a few milliseconds for
+        20 MB): from the feeding thread, each piece would wait for the
+        interpreter's lock, which the caller's reading holds, and the helper
+        would get the text a tenth of a second later."""
         file = self._file
-        file.seek(_HEADER)
         # A piece at a time: the whole text encoded at once would be a copy.
-        for start in range(0, len(self._text), _PIECE):
-            file.write(self._text[start : start + _PIECE].encode("utf-8", "surrogatepass"))
+        for start in range(0, len(text), _PIECE):
+            file.write(text[start : start + _PIECE].encode("utf-8", "surrogatepass"))
         file.flush()
+
+    def _pass_text(self, channel: _Channel) -> None:
+        """Let the helper read the text (see _write_text)."""
         channel.send(("share", self._path))
         if channel.receive() != "read":
             raise RuntimeError("the helper could not read the share")
@@ -272,7 +279,9 @@ class Helper:
 
     def __init__(self, preload: Sequence[str] = ()) -> None:
         """``preload``: modules the helper imports as soon as it starts (those its
-        jobs come from), while the caller is still busy with its first batches."""
+        jobs come from), while the caller is still busy with its first batches;
+        ``"module:function"`` also calls that function of the module once, to do
+        ahead what a job would do the first time (see :func:`serve`)."""
         self._preload = tuple(preload)
         self._channel: _Channel | None = None
         self._lock = threading.Lock()
@@ -406,18 +415,18 @@ def _read(stream: BinaryIO) -> Any:
 
 
 def serve(preload: Sequence[str] = ()) -> None:
-    """The helper's side: import ``preload``, then for each share read its text
+    """The helper's side: preload ``preload``, then for each share read its text
     (as UTF-8 bytes) and map its counters, start its job, and answer each batch
     it takes from the back, until the input closes."""
     requests: BinaryIO = sys.stdin.buffer
     answers: BinaryIO = sys.stdout.buffer
     # Only answers go to stdout; anything printed by mistake goes to stderr.
     sys.stdout = sys.stderr
-    for module in preload:
+    for entry in preload:
         try:
-            importlib.import_module(module)
+            _preload(entry)
         except Exception:  # the job's unpickling will import it, or say why not
-            log.exception("the helper could not preload %s", module)
+            log.exception("the helper could not preload %s", entry)
     data = b""
     ends: SharedEnds | None = None
     while True:
@@ -450,6 +459,16 @@ def serve(preload: Sequence[str] = ()) -> None:
         if kind == "end":  # after answering: the caller need not wait for this
             data, ends = b"", None
             gc.collect()
+
+
+def _preload(entry: str) -> None:
+    """Import the module of ``entry`` ("module" or "module:function"), and call
+    the function: a job's first batch would otherwise pay for what it prepares
+    (schemas compiled, manifests read), after the caller has begun waiting."""
+    module, _, function = entry.partition(":")
+    loaded = importlib.import_module(module)
+    if function:
+        getattr(loaded, function)()
 
 
 def widen_pipe(stream: Any) -> None:

@@ -29,6 +29,7 @@ from ..core.text import LineIndex
 from ..core.workspace import DATASET_FILE, DiskSource, OverlaySource, Workspace, find_root, gc_paused, size_above
 from .convert import Positions, file_uri, to_diagnostic
 from .document import Change
+from .transport import LARGE_MESSAGE_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -191,6 +192,19 @@ def near(root: Path, folders: tuple[Path, ...]) -> bool:
     return any(root == folder or folder in root.parents or root in folder.parents for folder in folders)
 
 
+def _holds_a_large_dataset(workspace: Workspace, discovered: dict[str, str]) -> bool:
+    """Whether a dataset of ``discovered`` is as large as a message that starts
+    the helper (see transport.LARGE_MESSAGE_BYTES)."""
+    for relative, kind in discovered.items():
+        if kind == DATASET_FILE:
+            try:
+                if workspace.absolute(relative).stat().st_size >= LARGE_MESSAGE_BYTES:
+                    return True
+            except OSError:  # gone since the walk: the scan says so
+                continue
+    return False
+
+
 def _root_of_folder(folder: Path) -> Path:
     """The workspace root a workspace folder is scanned as: the root above it
     when that is marked, else the folder itself."""
@@ -222,7 +236,7 @@ class Checker:
         self._json = default_converter()
         # A second process for the first reading of large datasets, on a machine
         # with a core to spare.
-        self.helper = Helper(preload=[DatasetModel.__module__]) if cores() > 1 else None
+        self.helper = Helper(preload=[f"{DatasetModel.__module__}:warm_up"]) if cores() > 1 else None
         # The settings the workspaces were prepared with before the first pass (see prepare).
         self._prepared_with: Settings | None = None
 
@@ -265,12 +279,17 @@ class Checker:
         for folder in folders:
             workspace = self._workspace(_root_of_folder(folder), settings)
             try:
-                workspace.discover()
+                discovered = workspace.discover()
                 workspace.manifests()
                 workspace.targets()
                 workspace.normal_file_set()
             except Exception:  # the pass reads them again, and reports what fails
                 log.exception("reading the workspace at %s failed", workspace.root)
+                continue
+            if self.helper is not None and _holds_a_large_dataset(workspace, discovered):
+                # The scan reads that dataset (open or not) with the helper: it
+                # starts now, while the scan waits for the editor's documents.
+                self.helper.start_soon()
 
     # -------------------------------------------------- one pass
 
