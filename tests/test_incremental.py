@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from rag_lsp.core.analyze import analyze_file
 from rag_lsp.core.incremental import DatasetModel
+from rag_lsp.core.rules import rag203_missing_expected_path as rag203
 from rag_lsp.core.text import LineIndex, Position
 from rag_lsp.core.workspace import DiskSource, OverlaySource, Workspace
 
@@ -76,3 +77,23 @@ def test_a_changed_fact_rechecks_every_line(tmp_path: Path) -> None:
     (tmp_path / "docs" / "new.md").write_text("new\n")
     workspace.invalidate()
     assert model.findings() == []
+
+
+def test_a_missing_path_listed_by_many_cases_is_looked_into_once(tmp_path: Path, monkeypatch) -> None:
+    """RAG203's message for a path that many cases list is derived once while the workspace's files
+    stay as they are, and derived again when they change (the path has become a folder)."""
+    (tmp_path / ".punica" / "evals").mkdir(parents=True)
+    text = "".join(f'{{"id": "c{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["docs/new"]}}}}\n' for n in range(3))
+    workspace = Workspace(tmp_path)
+    looked_into: list[str] = []
+    problem = rag203._problem
+    monkeypatch.setattr(rag203, "_problem", lambda workspace, value, normal: looked_into.append(value) or problem(workspace, value, normal))
+    model = DatasetModel(workspace, ".punica/evals/d.jsonl", text)
+    messages = [finding.message for finding in model.findings()]
+    assert len(messages) == 3 and len(set(messages)) == 1 and "is not a file in the workspace" in messages[0]
+    assert looked_into == ["docs/new"]
+    (tmp_path / "docs" / "new").mkdir(parents=True)
+    workspace.invalidate()
+    messages = [finding.message for finding in model.findings()]
+    assert len(messages) == 3 and all("is a folder" in message for message in messages)
+    assert looked_into == ["docs/new", "docs/new"]

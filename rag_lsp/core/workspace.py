@@ -338,6 +338,12 @@ class Workspace:
                 return parsed.lines
         return LineIndex(text)
 
+    def memo(self, name: str) -> dict[Any, Any]:
+        """A dict in which a rule keeps what it derived from the workspace's files
+        and texts (a message per missing path, say), forgotten with every other
+        fact (see invalidate): a value repeated over many lines is derived once."""
+        return self._fact(f"memo {name}", dict)
+
     def _fact(self, name: str, compute: Any) -> Any:
         if name not in self._facts:
             self._facts[name] = compute()

@@ -40,14 +40,19 @@ def missing_expected_path(rows):
     workspace = rows.workspace
     files = workspace.file_set()
     found = workspace.normal_file_set()
+    # A missing path is often listed by many cases (a file moved, say), and its
+    # message costs file-system calls and a fuzzy search of the workspace.
+    problems = workspace.memo(RULE.code)
     for context, relevant in rows.expected:
         for index, value in enumerate(relevant):
             if type(value) is not str or value in found:
                 continue
-            normal = normalize_relative(value)
-            if normal in files:
-                continue  # a path that is not in normal form is RAG206's
-            message = _problem(workspace, value, normal)
+            message = problems.get(value)
+            if message is None:
+                normal = normalize_relative(value)
+                if normal in files:
+                    continue  # a path that is not in normal form is RAG206's
+                message = problems[value] = _problem(workspace, value, normal)
             yield RULE.finding(context.value_range("expect", "relevant", index), message)
 
 
