@@ -115,20 +115,33 @@ class RowsContext:
         return self._by_shape[RAG_CASE]
 
     @cached_property
-    def expected(self) -> list[tuple[RowContext, list[Any]]]:
-        """Rag cases with their non-empty ``expect.relevant`` list, for the rules
-        about expected values: they read its strings with their indexes (other
-        elements are RAG004's). The list is the row's own: a copy per case, or a
-        pair per value, would cost more than the rules that read them."""
+    def relevant_lists(self) -> list[tuple[RowContext, list[Any]]]:
+        """Rag cases with their ``expect.relevant`` list (empty or not). The list
+        is the row's own: a copy per case, or a pair per value, would cost more
+        than the rules that read them."""
         found = []
         for context, case in self.cases:
             expect = case.get("expect")
-            if type(expect) is not dict:
-                continue
-            relevant = expect.get("relevant")
-            if type(relevant) is list and relevant:
-                found.append((context, relevant))
+            if type(expect) is dict:
+                relevant = expect.get("relevant")
+                if type(relevant) is list:
+                    found.append((context, relevant))
         return found
+
+    @cached_property
+    def expected(self) -> list[tuple[RowContext, list[Any]]]:
+        """Rag cases with their non-empty ``expect.relevant`` list, for the rules
+        about expected values: they read its strings with their indexes (other
+        elements are RAG004's)."""
+        return [pair for pair in self.relevant_lists if pair[1]]
+
+    @cached_property
+    def expected_off_the_files(self) -> list[tuple[RowContext, list[Any]]]:
+        """The cases of :attr:`expected` with a value that is not a workspace
+        file's path in normal form: the only ones the rules about expected paths
+        look into, as nearly every case lists workspace files exactly."""
+        files = self.workspace.normal_file_set()
+        return [pair for pair in self.expected if not _all_among(files, pair[1])]
 
     @cached_property
     def gdi_rows(self) -> list[tuple[RowContext, dict[str, Any]]]:
@@ -168,6 +181,15 @@ class DatasetContext:
     def of(cls, workspace: Workspace, path: str, rows: RowsContext) -> DatasetContext:
         first, repeated = case_id_index(rows.cases)
         return cls(workspace, path, repeated, first)
+
+
+def _all_among(found: frozenset[str], values: list[Any]) -> bool:
+    """Whether every value is in ``found`` (one call in C; False for a value
+    that cannot be in a set, a list say)."""
+    try:
+        return found.issuperset(values)
+    except TypeError:
+        return False
 
 
 def case_id(case: dict[str, Any]) -> str | None:

@@ -26,10 +26,8 @@ RULE = rule_of(__doc__, "RAG200", "nothing-relevant", Severity.ERROR)
 
 @RULE.check(ROW)
 def nothing_relevant(rows):
-    for context, case in rows.cases:
-        expect = case.get("expect")
-        relevant = expect.get("relevant") if isinstance(expect, dict) else None
-        if isinstance(relevant, list) and not relevant:
+    for context, relevant in rows.relevant_lists:
+        if not relevant:
             yield RULE.finding(
                 context.value_range("expect", "relevant"),
                 "the case declares nothing relevant: list what a good retrieval must return "

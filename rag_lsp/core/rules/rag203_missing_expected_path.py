@@ -43,7 +43,7 @@ def missing_expected_path(rows):
     # A missing path is often listed by many cases (a file moved, say), and its
     # message costs file-system calls and a fuzzy search of the workspace.
     problems = workspace.memo(RULE.code)
-    for context, relevant in rows.expected:
+    for context, relevant in rows.expected_off_the_files:
         for index, value in enumerate(relevant):
             if type(value) is not str or value in found:
                 continue

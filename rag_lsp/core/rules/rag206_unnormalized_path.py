@@ -33,7 +33,7 @@ def unnormalized_path(rows):
     if "path" not in rows.use.matches:
         return
     found = rows.workspace.normal_file_set()
-    for context, relevant in rows.expected:
+    for context, relevant in rows.expected_off_the_files:
         for index, value in enumerate(relevant):
             if type(value) is not str or value in found:
                 continue  # a workspace file's own path is normal
