@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from rag_lsp.core.incremental import _Line
 from rag_lsp.core.jsonrows import Row, duplicate_key_spans
+from rag_lsp.core.schemacheck import validator_for
 from rag_lsp.core.text import LineIndex, Range, apply_edits, character_from_utf16, utf16_character
 from rag_lsp.core.workspace import DatasetRow
 from rag_lsp.core.yamltree import TooLarge, YamlLimits, parse_yaml, to_python
@@ -223,3 +224,32 @@ def test_reading_many_rows_at_once_gives_what_reading_each_gives(kind: type[Row]
         return (row.text, row.value, row.error, row.has_duplicate_keys, row.refused, row.refused_span, row.exact, *extra)
 
     assert [state(row) for row in kind.read_many(lines)] == [state(kind(line)) for line in lines]
+
+
+_GDI_ROW = {"input_id": "g", "prompt": [{"role": "user", "content": "q"}], "reference_contexts": ["a"], "sut_response": "r", "retrieved_context": ["a"]}
+_CASE_ROW = {"id": "c", "input": {"query": "q", "topK": 3}, "expect": {"relevant": ["a.md"]}}
+# Values a row's field may take instead: right, wrong type, wide, out of range, nested wrong.
+_FIELD_VALUES = st.one_of(
+    st.sampled_from(["x", "", 0, -1, 2**70, 1.5, True, None, [], {}, ["a"], [1], [{"role": 3}], {"query": "q"}, {"relevant": []}]),
+    st.text(max_size=3),
+)
+
+
+@st.composite
+def _row_values(draw):
+    row = dict(draw(st.sampled_from([_GDI_ROW, _CASE_ROW])))
+    for key in draw(st.lists(st.sampled_from(sorted({*_GDI_ROW, *_CASE_ROW, "extra"})), max_size=2)):
+        if draw(st.booleans()):
+            row[key] = draw(_FIELD_VALUES)
+        else:
+            row.pop(key, None)
+    return row
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(_row_values(), max_size=8), schema=st.sampled_from(["rag-case", "gdi-text-v1"]))
+def test_rows_validated_together_are_valid_exactly_when_each_is(values: list, schema: str) -> None:
+    """One call for a group of rows says they are all valid exactly when each row is valid on its
+    own, for both row schemas (the gdi one holds a reference), whatever the rows hold."""
+    checker = validator_for(schema)
+    assert checker.all_valid(values) == all(checker.is_valid(value) for value in values)

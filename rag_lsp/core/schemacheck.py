@@ -21,6 +21,8 @@ if TYPE_CHECKING:  # jsonschema is imported on first use: most values are valid
 # still only demands keys.
 _ANNOTATIONS = frozenset({"title", "description", "$comment", "examples"})
 
+_DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+
 _TYPE_NAMES = {
     "string": "a string",
     "number": "a number",
@@ -75,6 +77,35 @@ class SchemaChecker:
         # jsonschema-rs judges the "regex" format (see issues()).
         formats = [name for name in cls.FORMAT_CHECKER.checkers if name != "regex"]
         return cls(self.schema, format_checker=jsonschema.FormatChecker(formats))
+
+    def all_valid(self, instances: list[Any]) -> bool:
+        """Whether every one of ``instances`` is valid, settled in one call for
+        them all: a batch of dataset rows is nearly always all valid, and one
+        call for a few dozen rows costs about half as much as a call for each."""
+        if self._list_validator is not None:
+            try:
+                return self._list_validator.is_valid(instances)
+            except (ValueError, TypeError, OverflowError):  # values jsonschema-rs cannot take
+                pass
+        return all(self.is_valid(instance) for instance in instances)
+
+    @cached_property
+    def _list_validator(self) -> Any:
+        # A list of instances, each checked against the schema by reference (so
+        # the schema's own references resolve as they do for one instance).
+        if self.fast is None:
+            return None
+        try:
+            import jsonschema_rs
+
+            uri = self.schema.get("$id") or "urn:rag-lsp:instance"
+            return jsonschema_rs.validator_for(
+                {"$schema": _DRAFT_2020_12, "type": "array", "items": {"$ref": uri}},
+                registry=jsonschema_rs.Registry([(uri, self.schema)]),
+                validate_formats=True,
+            )
+        except Exception:  # noqa: BLE001 - each instance is then checked on its own
+            return None
 
     def is_valid(self, instance: Any) -> bool:
         if self.fast is not None:
