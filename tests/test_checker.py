@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from pygls.protocol import default_converter
 from workspaces import GOOD_CASE, GOOD_SUITE, make_workspace
 
 from rag_lsp.core.settings import Settings
@@ -29,7 +30,7 @@ def published(checker: Checker, root: Path, path: Path, version: int, text: str 
     snapshot = Snapshot(version, {path: OpenDocument(path.as_uri(), version, text, tuple(changes))}, (root,), Settings(), "utf-16")
     file = checker.run(snapshot).files[path]
     as_json = [json.loads(item) for item in file.json]
-    assert as_json == [json.loads(json.dumps(checker._json.unstructure(d))) for d in file.diagnostics]
+    assert as_json == [json.loads(json.dumps(default_converter().unstructure(d))) for d in file.diagnostics]
     return as_json
 
 

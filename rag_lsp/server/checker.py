@@ -18,7 +18,6 @@ from typing import Any, Callable
 import attrs
 import orjson
 from lsprotocol import types
-from pygls.protocol import default_converter
 
 from ..core.analyze import analyze_file
 from ..core.findings import Finding
@@ -27,7 +26,7 @@ from ..core.parallel import Helper, cores
 from ..core.settings import Settings
 from ..core.text import LineIndex
 from ..core.workspace import DATASET_FILE, DiskSource, OverlaySource, Workspace, find_root, gc_paused, size_above
-from .convert import Positions, file_uri, to_diagnostic
+from .convert import Positions, diagnostic_json, file_uri, to_diagnostic
 from .document import Change
 from .transport import LARGE_MESSAGE_BYTES
 
@@ -233,7 +232,6 @@ class Checker:
         self._shapes: dict[Path, str | None] = {}
         # Diagnostics already converted, by finding and the text of its lines.
         self._converted: dict[Path, dict[int, tuple[Finding, list[str], types.Diagnostic, str]]] = {}
-        self._json = default_converter()
         # A second process for the first reading of large datasets, on a machine
         # with a core to spare.
         self.helper = Helper(preload=[f"{DatasetModel.__module__}:warm_up"]) if cores() > 1 else None
@@ -456,7 +454,7 @@ class Checker:
                         entry = _shifted(earlier, finding)
             if entry is None:
                 diagnostic = to_diagnostic(finding, converter, positions, uri_of, related_information)
-                entry = (finding, texts, diagnostic, _json_text(self._json.unstructure(diagnostic)))
+                entry = (finding, texts, diagnostic, _json_text(diagnostic_json(diagnostic)))
             # The finding itself is kept in the entry, so its id cannot be reused.
             now[id(finding)] = entry
             diagnostics.append(entry[2])
