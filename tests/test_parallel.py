@@ -234,8 +234,10 @@ MISBEHAVING = {
     "dies": FRAMING + "share(); take(); sys.exit(3)",
     # Answers every batch it takes with something that is no screening, then a batch it never took.
     "nonsense": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, [('rag_case', 5, 'x')] * 3))\nwrite((0, None)); write('done'); read()",
-    # Answers each batch with the right number of lines, all wrong.
-    "wrong": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, [('rag_case', 'fake', 'no')] * 16))\nwrite('done'); read()",
+    # Answers each batch with the right number of lines, with codes no line has.
+    "wrong": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([200]) * 16, ['fake'] * 16)))\nwrite('done'); read()",
+    # Answers each batch with the right number of lines as plain cases, with ids that are no strings.
+    "wrong-ids": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, [5] * 16)))\nwrite('done'); read()",
     # Answers with something that is no batch at all.
     "garbage": FRAMING + "share(); take(); write(('one', []))",
     # Takes a batch and never answers.
@@ -262,14 +264,14 @@ def test_a_misbehaving_helper_loses_nothing(tmp_path: Path, shared: None, monkey
     assert pid is None or not Path(f"/proc/{pid}").exists()
 
 
-# Takes four batches at once, then answers one every 0.4 s ("look at every line"):
+# Takes four batches at once, then answers one every 0.4 s ("look at every line", LOOK):
 # together longer than the caller's patience of 1 s, each within it.
 SLOW_BUT_STEADY = FRAMING + """
 share()
 taken = [i for i in (take() for _ in range(4)) if i is not None]
 for i in taken:
     time.sleep(0.4)
-    write((i, [0] * 16))
+    write((i, (bytes([1]) * 16, [None] * 16)))
 write("done"); read(); write("ended")
 """
 
@@ -288,7 +290,7 @@ def test_a_slow_helper_is_waited_for_while_it_answers(tmp_path: Path, shared: No
 ANSWERS_THE_CALLERS_BATCH = FRAMING + """
 share()
 i = take()
-write((1, [0] * 16)); write((i, [0] * 16))
+write((1, (bytes([1]) * 16, [None] * 16))); write((i, (bytes([1]) * 16, [None] * 16)))
 write("done"); read(); write("ended")
 """
 

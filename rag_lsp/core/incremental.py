@@ -53,8 +53,12 @@ _NO_FINDINGS: tuple[Finding, ...] = ()
 # The least batches a helper process is given a share of: below, starting one, or
 # the round trips, cost about what it would save.
 SHARED_FROM_BATCHES = 6
-# A helper's answer for a line it did not pass (see screen_batch).
-LOOK = 0
+# A helper's answer for each line of a batch is a byte (see screen_batch): a
+# blank line, a line it did not pass, or a plain line's shape and whether it
+# was read exactly.
+BLANK, LOOK = 0, 1
+_PLAIN = {2 + 2 * index + exact: (shape, bool(exact)) for index, shape in enumerate((None, RAG_CASE, GDI_TEXT)) for exact in (0, 1)}
+_PLAIN_CODE = {entry: code for code, entry in _PLAIN.items()}
 
 
 class _Line(DatasetRow):
@@ -72,24 +76,27 @@ class _Line(DatasetRow):
         # The line the row was placed on; lines above it may have come or gone since.
         self.line = -1
 
+    # Rows read with nothing to report (see fine_row): one call each, as a
+    # large dataset has a hundred thousand of them.
     @classmethod
     def read_fine(cls, text: str, value: Any) -> _Line:
-        return cls._built(text, value, row_shape(value), case_id(value) if type(value) is dict else None, False, False)
+        row = fine_row(cls, text, value)
+        row.shape = row_shape(value)
+        row.key = case_id(value) if type(value) is dict else None
+        row.dropped = False
+        row.line = -1
+        return row
 
     @classmethod
-    def plain(cls, text: str, shape: str | None, key: str | None, exact: bool) -> _Line:
+    def plain(cls, text: str, shape: str | None, key: str | None, exact: bool, line: int) -> _Line:
         """The row of a line another process read and checked with no findings
-        (see screen_batch): what reading it here would keep, its value dropped."""
-        return cls._built(text, None, shape, key, exact, True)
-
-    @classmethod
-    def _built(cls, text: str, value: Any, shape: str | None, key: str | None, exact: bool, dropped: bool) -> _Line:
-        # A line read with nothing to report (see fine_row).
-        row = fine_row(cls, text, value, exact)
+        (see screen_batch), placed on ``line``: what reading it here would keep,
+        its value dropped."""
+        row = fine_row(cls, text, None, exact)
         row.shape = shape
         row.key = key
-        row.dropped = dropped
-        row.line = -1
+        row.dropped = True
+        row.line = line
         return row
 
     def restore(self) -> None:
@@ -224,18 +231,19 @@ class DatasetModel:
                 continue
             self.lines_from_helper += len(lines)
             taken: list[_Line] = []
-            for line, text, entry in zip(itertools.count(first), lines, answer):
-                if entry is None:
-                    continue  # a blank line
-                if entry == LOOK:
+            codes, keys = answer
+            for line, text, code, key in zip(itertools.count(first), lines, codes, keys):
+                if code == BLANK:
+                    continue
+                if code == LOOK:
                     row = self._read_line(text)
                     if row is None:
                         continue
                     to_look_at.append((line, row))
+                    row.line = line
                 else:
-                    line_shape, key, exact = entry
-                    row = plain(text[:-1] if text[-1:] == "\r" else text, line_shape, key, exact)
-                row.line = line
+                    line_shape, exact = _PLAIN[code]
+                    row = plain(text[:-1] if text[-1:] == "\r" else text, line_shape, key, exact, line)
                 rows[line] = row
                 taken.append(row)
             self._index_many(taken)
@@ -555,14 +563,17 @@ class _Screening:
         return screen
 
 
-def screen_batch(workspace: Workspace, path: str, use: DatasetUse, shape: str | None, lines: list[str]) -> list[Any]:
-    """For each line of a batch: None when blank; for a plain line (an object or
-    array read with no error, no repeated key, no findings) its row's shape, case
-    id and whether it was read exactly; else LOOK: the model reads and checks it."""
+def screen_batch(workspace: Workspace, path: str, use: DatasetUse, shape: str | None, lines: list[str]) -> tuple[bytes, list[str | None]]:
+    """For each line of a batch, a code and a case id. The code is BLANK; for a
+    plain line (an object or array read with no error, no repeated key, no
+    findings) one of _PLAIN's, its row's shape and whether it was read exactly,
+    with its case id; else LOOK: the model reads and checks it. A byte per line
+    and a list of ids cost little to send and to check (see _is_answer)."""
     rows = read_lines(_Line, lines, workspace.settings.max_line_bytes)
     context = RowsContext.of(workspace, path, use, shape, rows)
     with_findings = {finding.range.start.line for finding in finish(workspace, path, check_rows(context))}
-    answer: list[Any] = [None] * len(lines)
+    codes = bytearray(len(lines))  # BLANK
+    keys: list[str | None] = [None] * len(lines)
     for number, row in rows:
         plain = (
             row.error is None
@@ -571,8 +582,12 @@ def screen_batch(workspace: Workspace, path: str, use: DatasetUse, shape: str | 
             and type(row.value) in (dict, list)  # a value the model drops
             and number not in with_findings
         )
-        answer[number] = (row.shape, row.key, row.exact) if plain else LOOK
-    return answer
+        if plain:
+            codes[number] = _PLAIN_CODE[row.shape, row.exact]
+            keys[number] = row.key
+        else:
+            codes[number] = LOOK
+    return bytes(codes), keys
 
 
 def warm_up() -> None:
@@ -589,21 +604,16 @@ def warm_up() -> None:
 
 def _is_answer(answer: Any, lines: int) -> bool:
     """Whether ``answer`` is what screen_batch gives for a batch of ``lines``."""
+    if type(answer) is not tuple or len(answer) != 2:
+        return False
+    codes, keys = answer
     return (
-        type(answer) is list
-        and len(answer) == lines
-        and all(
-            entry is None
-            or entry == LOOK
-            or (
-                type(entry) is tuple
-                and len(entry) == 3
-                and entry[0] in (None, RAG_CASE, GDI_TEXT)
-                and (entry[1] is None or type(entry[1]) is str)
-                and type(entry[2]) is bool
-            )
-            for entry in answer
-        )
+        type(codes) is bytes
+        and len(codes) == lines
+        and max(codes, default=BLANK) <= max(_PLAIN)
+        and type(keys) is list
+        and len(keys) == lines
+        and set(map(type, keys)) <= {str, type(None)}
     )
 
 
