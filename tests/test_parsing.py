@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from rag_lsp.core.incremental import _Line
-from rag_lsp.core.jsonrows import Row, duplicate_key_spans
+from rag_lsp.core.jsonrows import Row, _span_at, duplicate_key_spans
 from rag_lsp.core.schemacheck import validator_for
 from rag_lsp.core.text import LineIndex, Range, apply_edits, character_from_utf16, utf16_character
 from rag_lsp.core.workspace import DatasetRow
@@ -253,3 +253,29 @@ def test_rows_validated_together_are_valid_exactly_when_each_is(values: list, sc
     own, for both row schemas (the gdi one holds a reference), whatever the rows hold."""
     checker = validator_for(schema)
     assert checker.all_valid(values) == all(checker.is_valid(value) for value in values)
+
+
+_KEYS = st.one_of(st.just("id"), st.sampled_from(["id", "input", "expect", "i", "id ", "é", 'q"']))
+_SCALARS = st.one_of(st.sampled_from(["id", "x", "", "é😀", 'a"b', "a\\b", "id\n"]), st.integers(-5, 5), st.none(), st.booleans())
+_JSON_VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=3), max_leaves=6)
+
+
+@st.composite
+def _row_texts(draw):
+    pairs = draw(st.lists(st.tuples(_KEYS, _JSON_VALUES), min_size=1, max_size=4))
+    space = draw(st.sampled_from(["", " ", "\t", " \r "]))
+    ascii_only = draw(st.booleans())
+    body = ("," + space).join(f"{json.dumps(key, ensure_ascii=ascii_only)}{space}:{space}{json.dumps(value, ensure_ascii=ascii_only)}" for key, value in pairs)
+    return f"{space}{{{space}{body}{space}}}", [key for key, _ in pairs]
+
+
+@settings(max_examples=400, deadline=None)
+@given(row=_row_texts())
+@example(row=('{"id": "a", "id": "b"}', ["id"]))
+@example(row=('{"id": "a", "input": {"id": "b"}}', ["id"]))
+def test_a_leading_key_found_without_a_parse_has_the_parsed_span(row) -> None:
+    """A top-level key's span found without tree-sitter (a plainly written first key and string
+    value) is the span tree-sitter gives, for repeated keys, escapes, spacing and non-ASCII text."""
+    text, keys = row
+    for key in keys:
+        assert Row(text).span(key) == _span_at(text, (key,))

@@ -213,7 +213,11 @@ class Row:
             spans = self._spans = {}
         span = spans.get(path)
         if span is None:
-            span = spans[path] = _span_at(self.text, path)
+            if len(path) == 1 and self.error is None and self.refused is None:
+                span = _leading_string_span(self.text, path[0])
+            if span is None:
+                span = _span_at(self.text, path)
+            spans[path] = span
         return span
 
     def key_span(self, *path: Any) -> tuple[int, int]:
@@ -320,6 +324,24 @@ def _walk_values(text: str):
             for index, child in enumerate(_values_in(node)):
                 pending.append((path + (index,), None, child))
     return data, out
+
+
+# The first key of a line's object and its string value, both written plainly.
+_LEADING_STRING = re.compile(r'[ \t\r\n]*\{[ \t\r\n]*"([^"]*)"[ \t\r\n]*:[ \t\r\n]*("[^"]*")')
+
+
+def _leading_string_span(text: str, key: Any) -> Span | None:
+    """The span of ``key`` and its value when, in a line of valid JSON, ``key``
+    is its object's first key, its value a string, the line has no escape (every
+    quote begins or ends a string) and the key is written nowhere else (so it is
+    not repeated): found without a parse. A case's id is nearly always so placed.
+    None for any other line."""
+    if "\\" in text:
+        return None
+    match = _LEADING_STRING.match(text)
+    if match is None or match.group(1) != key or text.count(f'"{key}"') != 1:
+        return None
+    return Span(match.start(2), match.end(2), match.start(1) - 1, match.end(1) + 1)
 
 
 def _span_at(text: str, path: Path) -> Span:
