@@ -47,12 +47,15 @@ from .workspace import (
     utf8_size,
 )
 
-# Lines checked together: a batch holds its rows' decoded values while it is checked.
-_CHECK_BATCH = 4096
+# Lines checked together: a batch holds its rows' decoded values while it is
+# checked. With a helper, the smaller the batch, the less either side waits for
+# the other's last one; below 2048 lines, what each batch costs besides its
+# lines (a call per rule, an answer through the pipe) outweighs that.
+_CHECK_BATCH = 2048
 _NO_FINDINGS: tuple[Finding, ...] = ()
 # The least batches a helper process is given a share of: below, starting one, or
 # the round trips, cost about what it would save.
-SHARED_FROM_BATCHES = 6
+SHARED_FROM_BATCHES = 12
 # A helper's answer for each line of a batch is a byte (see screen_batch): a
 # blank line, a line it did not pass, or a plain line's shape and whether it
 # was read exactly.
