@@ -111,7 +111,12 @@ def _on_one_line(finding: Finding) -> bool:
     )
 
 
-def _shifted(entry: tuple[Finding, list[str], types.Diagnostic, str], finding: Finding) -> tuple[Finding, list[str], types.Diagnostic, str]:
+# A finding converted: the finding, the texts of its lines then (see
+# _line_texts), its diagnostic and that as JSON.
+_Converted = tuple[Finding, str | list[str], types.Diagnostic, str]
+
+
+def _shifted(entry: _Converted, finding: Finding) -> _Converted:
     """The converted ``entry`` of a finding of one line (see _on_one_line), for
     ``finding``, the same finding moved with its line: only the line numbers
     change, in the diagnostic and in its JSON."""
@@ -141,12 +146,13 @@ def _with_line(value: Any, line: int) -> Any:
     return value
 
 
-def _line_texts(finding: Finding, positions: Positions) -> list[str]:
+def _line_texts(finding: Finding, positions: Positions) -> str | list[str]:
     """The texts of the lines a finding's places are on in its own file: its
-    converted columns depend on them (UTF-16 counts differ from code points)."""
+    converted columns depend on them (UTF-16 counts differ from code points).
+    The text of its line alone for a finding of one line (see _on_one_line)."""
     line = finding.range.start.line
     if _on_one_line(finding):
-        return [positions.lines.line_text(line)]  # the usual case
+        return positions.lines.line_text(line)  # the usual case
     lines = {line, finding.range.end.line}
     for item in finding.related:
         if item.path == finding.path:
@@ -155,6 +161,14 @@ def _line_texts(finding: Finding, positions: Positions) -> list[str]:
         for edit in fix.edits:
             lines.update((edit.range.start.line, edit.range.end.line))
     return [positions.lines.line_text(number) for number in sorted(lines)]
+
+
+def _reads_as(texts: str | list[str], finding: Finding, positions: Positions) -> bool:
+    """Whether the lines of ``finding`` read as ``texts`` (its _line_texts when
+    it was converted): for a finding of one line, a look at that line."""
+    if type(texts) is str:
+        return positions.lines.line_text(finding.range.start.line) == texts
+    return _line_texts(finding, positions) == texts
 
 
 def _json_text(value: object) -> str:
@@ -231,7 +245,7 @@ class Checker:
         # The row shape each open dataset last showed its suites (see _sync_overlay).
         self._shapes: dict[Path, str | None] = {}
         # Diagnostics already converted, by finding and the text of its lines.
-        self._converted: dict[Path, dict[int, tuple[Finding, list[str], types.Diagnostic, str]]] = {}
+        self._converted: dict[Path, dict[int, _Converted]] = {}
         # A second process for the first reading of large datasets, on a machine
         # with a core to spare.
         self.helper = Helper(preload=[f"{DatasetModel.__module__}:warm_up"]) if cores() > 1 else None
@@ -436,25 +450,26 @@ class Checker:
         the same finding object on the same lines: an edit leaves most findings of a
         dataset as they were, and reusing them keeps an edit's cost to its lines."""
         before = self._converted.get(path, {})
-        now: dict[int, tuple[Finding, list[str], types.Diagnostic, str]] = {}
+        now: dict[int, _Converted] = {}
         converter = positions(relative)
         model = self.models.get(path)
         moves = model.take_moves() if model is not None else {}
         diagnostics, as_json = [], []
         for finding in findings:
-            texts = _line_texts(finding, converter)
             entry = before.get(id(finding))
-            if entry is None or entry[0] is not finding or entry[1] != texts:
+            if entry is not None and not (entry[0] is finding and _reads_as(entry[1], finding, converter)):
                 entry = None
+            if entry is None:
+                texts = _line_texts(finding, converter)
                 move = moves.get(id(finding))
                 if move is not None and move[0] is finding and _on_one_line(finding):
                     # Moved with its line since it was converted: shift that.
                     earlier = before.get(id(move[1]))
                     if earlier is not None and earlier[0] is move[1] and earlier[1] == texts:
                         entry = _shifted(earlier, finding)
-            if entry is None:
-                diagnostic = to_diagnostic(finding, converter, positions, uri_of, related_information)
-                entry = (finding, texts, diagnostic, _json_text(diagnostic_json(diagnostic)))
+                if entry is None:
+                    diagnostic = to_diagnostic(finding, converter, positions, uri_of, related_information)
+                    entry = (finding, texts, diagnostic, _json_text(diagnostic_json(diagnostic)))
             # The finding itself is kept in the entry, so its id cannot be reused.
             now[id(finding)] = entry
             diagnostics.append(entry[2])
