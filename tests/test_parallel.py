@@ -5,6 +5,7 @@ whatever the helper does (works, dies, hangs, answers nonsense)."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import subprocess
 import sys
@@ -199,6 +200,26 @@ def test_a_helper_that_cannot_start_costs_nothing(tmp_path: Path, small_batches:
     model, found, expected = read_with_a_new_helper(root, Helper())
     assert model.lines_from_helper == 0
     assert found == expected
+
+
+def test_a_share_that_cannot_be_written_leaves_the_reading_to_the_model(tmp_path: Path, small_batches: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the text cannot be written for the helper (a full disk), the model reads every line
+    itself, and the share's file is neither left behind nor left open."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(parallel.tempfile, "tempdir", str(folder))
+
+    def disk_full(self: parallel.Share, text: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(parallel.Share, "_write_text", disk_full)
+    root = make_root(tmp_path / "ws", mixed_dataset(300))
+    descriptors = len(list(Path("/proc/self/fd").iterdir()))
+    model, found, expected = read_with_a_new_helper(root, Helper())
+    assert model.lines_from_helper == 0
+    assert found == expected
+    assert list(folder.iterdir()) == []
+    assert len(list(Path("/proc/self/fd").iterdir())) == descriptors
 
 
 # Stand-ins for the helper's program: each speaks the channel's framing and takes

@@ -57,10 +57,14 @@ _NO_FINDINGS: tuple[Finding, ...] = ()
 # the round trips, cost about what it would save.
 SHARED_FROM_BATCHES = 12
 # A helper's answer for each line of a batch is a byte (see screen_batch): a
-# blank line, a line it did not pass, or a plain line's shape and whether it
-# was read exactly.
+# blank line, a line it did not pass, or a plain line's row shape and whether
+# it was read exactly (2 + twice the shape's index below + 1 if exactly).
 BLANK, LOOK = 0, 1
-_PLAIN = {2 + 2 * index + exact: (shape, bool(exact)) for index, shape in enumerate((None, RAG_CASE, GDI_TEXT)) for exact in (0, 1)}
+_PLAIN = {
+    2 + 2 * index + exact: (shape, bool(exact))
+    for index, shape in enumerate((None, RAG_CASE, GDI_TEXT))
+    for exact in (0, 1)
+}
 _PLAIN_CODE = {entry: code for code, entry in _PLAIN.items()}
 
 

@@ -146,23 +146,28 @@ class Share:
     """The helper's part of one reading.
 
     The counters and the text go to a file only this user can read; a thread
-    hands the helper that file, then the job when the caller
-    knows it (:meth:`begin`), then collects the answers the helper sends for
-    each batch it takes, until it has taken its last. The caller takes its
-    batches with :attr:`ends`.
+    hands the helper that file, then the job when the caller knows it
+    (:meth:`begin`), then collects the answers the helper sends for each batch
+    it takes, until it has taken its last. The caller takes its batches with
+    :attr:`ends`.
     """
 
     def __init__(self, helper: Helper, text: str, start: int, stop: int) -> None:
         self._helper = helper
         self._stop = stop
         descriptor, self._path = tempfile.mkstemp(prefix="rag-lsp-", suffix=".share")
+        self._file = os.fdopen(descriptor, "w+b")
+        counters = None
         try:
-            self._file = os.fdopen(descriptor, "w+b")
             self._file.write(SharedEnds.header(start, stop))
             self._file.flush()
-            self.ends = SharedEnds(mmap.mmap(self._file.fileno(), _HEADER))
+            counters = mmap.mmap(self._file.fileno(), _HEADER)
+            self.ends = SharedEnds(counters)
             self._write_text(text)
-        except BaseException:
+        except BaseException:  # a full disk, say: the caller reads alone
+            if counters is not None:
+                counters.close()
+            self._file.close()
             os.unlink(self._path)
             raise
         self._job: Job | None = None
