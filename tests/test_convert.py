@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pygls.protocol import default_converter
 from test_rules import CASES
 
