@@ -138,7 +138,7 @@ def shared(small_batches: None, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def helper():
-    """A helper as the server starts it: the model's module preloaded."""
+    """A helper as the server starts it: the model's module preloaded and warmed up."""
     helper = Helper(preload=[f"{DatasetModel.__module__}:warm_up"])
     yield helper
     helper.close()
