@@ -292,16 +292,15 @@ class Checker:
             workspace = self._workspace(_root_of_folder(folder), settings)
             try:
                 discovered = workspace.discover()
+                if self.helper is not None and _holds_a_large_dataset(workspace, discovered):
+                    # The scan reads that dataset (open or not) with the helper:
+                    # it starts now, while the editor sends its first documents.
+                    self.helper.start_soon()
                 workspace.manifests()
                 workspace.targets()
                 workspace.normal_file_set()
             except Exception:  # the pass reads them again, and reports what fails
                 log.exception("reading the workspace at %s failed", workspace.root)
-                continue
-            if self.helper is not None and _holds_a_large_dataset(workspace, discovered):
-                # The scan reads that dataset (open or not) with the helper: it
-                # starts now, while the scan waits for the editor's documents.
-                self.helper.start_soon()
 
     # -------------------------------------------------- one pass
 
