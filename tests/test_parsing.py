@@ -202,6 +202,51 @@ def test_a_row_holds_what_the_standard_decoder_reads(line: str) -> None:
     assert _as_written(row.decode_again()) == _as_written(expected)
 
 
+# Strings that put colons, quotes and escapes where a count of them could go wrong.
+_TRICKY_STRINGS = st.sampled_from(["a", "a:b", '":', "x\u0022:", ":", "", "é", "\\u", "k"])
+
+
+@st.composite
+def _object_texts(draw, depth: int = 2) -> str:
+    """A JSON object written by hand: keys may repeat, and may be spaced from their colons."""
+    pairs = []
+    for _ in range(draw(st.integers(0, 4))):
+        key = draw(_TRICKY_STRINGS)
+        if depth and draw(st.booleans()):
+            value = draw(_object_texts(depth - 1))
+        else:
+            # JSON texts too: a colon or a quote written as an escape.
+            raw = st.sampled_from(["1", "null", "[1, {}]", '["a:b"]', '"\\u003a"', '"a\\u0022:"'])
+            value = draw(st.one_of(_TRICKY_STRINGS.map(json.dumps), raw))
+        escaped = draw(st.booleans())
+        written = json.dumps(key, ensure_ascii=escaped) if "\\" not in key else json.dumps(key)
+        pairs.append(f"{written}{draw(st.sampled_from([':', ': ', ' : ', chr(13) + ':']))}{value}")
+    return "{" + draw(st.sampled_from([",", ", "])).join(pairs) + "}"
+
+
+def _repeats_a_key(line: str) -> bool:
+    repeated = False
+
+    def pairs(items: list) -> dict:
+        nonlocal repeated
+        repeated |= len({key for key, _ in items}) != len(items)
+        return dict(items)
+
+    json.loads(line, object_pairs_hook=pairs)
+    return repeated
+
+
+@settings(max_examples=500, deadline=None)
+@given(lines=st.lists(_object_texts(), min_size=1, max_size=6))
+@example(lines=['{"a": 1, "a": 2, "b": "\\u0022:"}'])  # an escaped quote and colon cannot hide the repeat
+def test_a_row_repeats_a_key_exactly_when_its_line_does(lines: list[str]) -> None:
+    """Whether a row repeats a key is what the standard decoder's pairs say, whatever the colons in
+    its strings, the escapes and the spacing, read alone or with other rows."""
+    for line, row in zip(lines, Row.read_many(lines)):
+        assert Row(line).has_duplicate_keys == _repeats_a_key(line)
+        assert row.has_duplicate_keys == _repeats_a_key(line)
+
+
 # Rows with a shape and a case id (or an id that is none).
 CASE_LINES = [
     '{"id": "c1", "input": {"query": "q"}, "expect": {"relevant": ["a"]}}',

@@ -95,12 +95,12 @@ class Row:
         """``[cls(text) for text in texts]``, twice as fast on a large dataset.
 
         One row's check for repeated keys (orjson writes its value back, and the
-        keys in the line are counted against those the value kept) costs as much
-        as decoding it. Here it is done for a few hundred rows at once: when the
-        counts agree over them all, they agree for each row (a line never has
-        fewer ``":`` than its compact form unless it is spaced or escaped
-        differently, and those are looked at row by row). Anything else a
-        row needs (an error, a wide integer) sends its group down the usual path.
+        colons in the line are counted against those of what the value kept, see
+        _no_repeats_possible_in) costs as much as decoding it. Here it is done
+        for a few hundred rows at once: when the counts agree over them all, they
+        agree for each row (a line without ``\\u`` escapes never has fewer
+        colons than its compact form). Anything else a row needs (an error, a
+        wide integer, an escape) sends its group down the usual path.
         """
         rows: list[R] = []
         for start in range(0, len(texts), _READ_TOGETHER):
@@ -136,11 +136,7 @@ class Row:
                 # beyond 64 bits: such a row is read again by the standard decoder.
                 self._decode_exactly()
                 return
-            if compact.count(b'":') != self.text.count('":') or _SPACED_KEY.search(self.text):
-                # Every key is written `"…":`, once per key kept in the compact
-                # form; more in the line means a key may be repeated (or a key is
-                # spaced from its colon, by any JSON whitespace a line can hold):
-                # then look exactly.
+            if not _no_repeats_possible_in(self.text, compact):
                 self._find_duplicates()
 
     def _decode_exactly(self) -> None:
@@ -399,10 +395,16 @@ def duplicate_key_spans(row: Row) -> list[tuple[Path, int, int, int, int]]:
     return result
 
 
-# A quote followed by the whitespace a key may have before its colon: one
-# regular expression, faster than one substring search per character over
-# JSON's many quotes.
-_SPACED_KEY = re.compile(r'"[ \t\r]')
+def _no_repeats_possible_in(text: str, compact: bytes) -> bool:
+    """Whether ``text``, read as the value orjson wrote as ``compact``, can hold
+    no repeated key.
+
+    Each key is followed by one colon, in the line and in the compact form, and
+    a colon inside a string is one colon in both, unless the line writes it (or
+    anything) as a ``\\u`` escape. A repeated key's first pair is dropped from
+    the value with its colon (and any inside it), so the line then has more
+    colons than the compact form: equal counts mean no key repeats."""
+    return "\\u" not in text and compact.count(b":") == text.count(":")
 
 
 def _no_repeats_possible(texts: list[str], values: list[Any]) -> bool:
@@ -412,10 +414,7 @@ def _no_repeats_possible(texts: list[str], values: list[Any]) -> bool:
         compact = orjson.dumps(values)
     except orjson.JSONEncodeError:
         return False  # what orjson does not write (see Row._decode)
-    joined = "".join(texts)
-    if _SPACED_KEY.search(joined) or "\\u" in joined:
-        return False  # a key spaced from its colon, or a quote or colon written as \u…
-    return compact.count(b'":') == joined.count('":')
+    return _no_repeats_possible_in("".join(texts), compact)
 
 
 def _max_digits() -> int:
