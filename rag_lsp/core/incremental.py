@@ -250,7 +250,7 @@ class DatasetModel:
                     row.line = line
                 else:
                     line_shape, exact = _PLAIN[code]
-                    row = plain(text[:-1] if text[-1:] == "\r" else text, line_shape, key, exact, line)
+                    row = plain(text.removesuffix("\r"), line_shape, key, exact, line)
                 rows[line] = row
                 taken.append(row)
             self._index_many(taken)
@@ -361,12 +361,9 @@ class DatasetModel:
         return row
 
     def _read_line(self, line: str) -> _Line | None:
-        """The row of one line (None when blank), holding its value; as read_lines reads them."""
-        line = line.removesuffix("\r")
-        if not line or line.isspace():
-            return None
-        limit = self.workspace.settings.max_line_bytes
-        return _Line(line) if len(line) <= limit else _Line.too_long(line, limit)
+        """The row of one line (None when blank), holding its value."""
+        read = read_lines(_Line, [line], self.workspace.settings.max_line_bytes)
+        return read[0][1] if read else None
 
     # ------------------------------------------------------------ indexes
 
@@ -551,7 +548,7 @@ class _Screening:
     shape: str | None
     batch_lines: int
 
-    def start(self, data: bytes) -> Callable[[int], list[Any]]:
+    def start(self, data: bytes) -> Callable[[int], tuple[bytes, list[str | None]]]:
         workspace = Workspace(self.root, self.settings)
         workspace.adopt_files(self.files)
         size = self.batch_lines
@@ -560,7 +557,7 @@ class _Screening:
         # batch at a time, and never split whole.
         ends = [match.start() for match in itertools.islice(re.finditer(b"\n", data), size - 1, None, size)]
 
-        def screen(index: int) -> list[Any]:
+        def screen(index: int) -> tuple[bytes, list[str | None]]:
             start = ends[index - 1] + 1 if index > 0 else 0
             end = ends[index] if index < len(ends) else len(data)
             batch = data[start:end].decode("utf-8", "surrogatepass").split("\n")
