@@ -76,6 +76,8 @@ SUITES = [
         "    metrics:\n      rag.hit_at_k: {k: 3, t1: 0.7}\n    thresholds: {rag.hit_at_k: 0.5}\n"
     ),
     "suites:\n  - id: code\n    dataset: ../x.jsonl\n    engines: [rga]\n",
+    # A target that does not search the workspace: expected paths are not checked against it.
+    SUITE_TEXT.replace("id: vectors.query", "id: kb.search"),
 ]
 
 ROWS = [
@@ -94,6 +96,8 @@ ROWS = [
     '{"id": "a", "id": "b", "input": {"query": "q"}, "expect": {"relevant": ["src\\\\a.py", "docs/"]}}',
     "",
     "   ",
+    # 21 documents of a corpus indexed elsewhere: with them, most expected paths may be missing.
+    '{"id": "kb", "input": {"query": "faq"}, "expect": {"relevant": [' + ", ".join(f'"kb/{n}.html"' for n in range(21)) + "]}}",
 ]
 
 # Pieces of text an edit inserts. A "\r" only ever comes as part of "\r\n": a lone

@@ -97,3 +97,65 @@ def test_a_missing_path_listed_by_many_cases_is_looked_into_once(tmp_path: Path,
     messages = [finding.message for finding in model.findings()]
     assert len(messages) == 3 and all("is a folder" in message for message in messages)
     assert looked_into == ["docs/new", "docs/new"]
+
+
+ELSEWHERE_SUITE = (
+    "suites:\n  - id: s\n    target: {kind: capability, id: vectors.query}\n"
+    "    dataset: .punica/evals/d.jsonl\n    engines: [rag]\n    thresholds: {rag.mode.semantic: 1}\n"
+)
+ELSEWHERE_DATASET = ".punica/evals/d.jsonl"
+# Pieces an edit inserts into a dataset whose expected paths are half elsewhere.
+PATH_PIECES = ['"kb/x.html", ', '"src/a.py", ', '"docs/b.md", ', '"kb/', "kb", '"', ",", "\n", "", "]"]
+
+
+def elsewhere_workspace(root: Path) -> tuple[Workspace, OverlaySource, str]:
+    """A workspace with two files and a dataset whose 40 expected paths are half not workspace files."""
+    (root / ".punica" / "evals").mkdir(parents=True)
+    (root / ".punica" / "evals" / "s.suite.yaml").write_text(ELSEWHERE_SUITE)
+    for name in ("src/a.py", "docs/b.md"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("x\n")
+    rows = [f'{{"id": "kb{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["kb/{n}.html", "kb/{n}-faq.html"]}}}}' for n in range(10)]
+    rows += [f'{{"id": "ws{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py", "docs/b.md"]}}}}' for n in range(10)]
+    source = OverlaySource(DiskSource(1 << 30))
+    return Workspace(root, source=source), source, "\n".join(rows) + "\n"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(edits=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 10_000), st.sampled_from(PATH_PIECES)), min_size=1, max_size=10))
+def test_edits_across_the_elsewhere_threshold_match_a_fresh_check(tmp_path_factory, edits) -> None:
+    """Whether most expected paths are elsewhere (one RAG203 for the file, or one per value) follows
+    each edit exactly as a fresh check of the text decides it."""
+    workspace, source, text = elsewhere_workspace(tmp_path_factory.mktemp("ws"))
+    model = DatasetModel(workspace, ELSEWHERE_DATASET, text)
+
+    def fresh(text: str):
+        source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
+        workspace.invalidate(ELSEWHERE_DATASET, files_changed=False)
+        return analyze_file(workspace, ELSEWHERE_DATASET)
+
+    assert model.findings() == fresh(text)
+    for start_seed, length, piece in edits:
+        lines = LineIndex(model.text)
+        start_offset = start_seed % (len(model.text) + 1)
+        end_offset = min(len(model.text), start_offset + length % 30)
+        model.edit(lines.position(start_offset), lines.position(end_offset), piece)
+        assert model.findings() == fresh(model.text)
+
+
+def test_files_appearing_end_the_summary_of_paths_elsewhere(tmp_path: Path) -> None:
+    """A dataset whose paths are mostly missing gets one RAG203; once most of those files exist, each
+    missing path gets its own again, as a fresh check gives."""
+    workspace, source, text = elsewhere_workspace(tmp_path)
+    text += '{"id": "more", "input": {"query": "q"}, "expect": {"relevant": ["kb/a.html", "kb/b.html", "kb/c.html"]}}\n'
+    model = DatasetModel(workspace, ELSEWHERE_DATASET, text)
+    summary = [finding for finding in model.findings() if finding.code == "RAG203"]
+    assert len(summary) == 1 and summary[0].message.startswith("23 of the 43 expected paths")
+    for n in range(8):
+        (tmp_path / "kb").mkdir(exist_ok=True)
+        (tmp_path / "kb" / f"{n}.html").write_text("x\n")
+    workspace.invalidate()
+    found = model.findings()
+    assert [finding.code for finding in found].count("RAG203") == 15
+    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = model.text
+    assert found == analyze_file(Workspace(tmp_path, source=source), ELSEWHERE_DATASET)

@@ -179,6 +179,44 @@ def test_rows_a_helper_screened_check_again_as_read_ones(tmp_path: Path, shared:
     assert model.findings() == analyze_file(Workspace(root), DATASET)
 
 
+def elsewhere_rows(first: int, count: int) -> list[str]:
+    """Cases expecting documents of a corpus indexed elsewhere, none a workspace file."""
+    return [case(f"kb-{n}", [f"kb/article-{n}.html", f"kb/faq-{n}.html"]) for n in range(first, first + count)]
+
+
+@pytest.mark.parametrize(
+    ("layout", "summarised"),
+    [
+        # Most expected paths, on every line, are elsewhere.
+        ("throughout", True),
+        # The first batch holds only workspace paths; the rest of the file is elsewhere.
+        ("after-the-first-batch", True),
+        # The first batch is all elsewhere; the rest of the file outweighs it with workspace paths.
+        ("only-in-the-first-batch", False),
+    ],
+)
+def test_a_corpus_elsewhere_read_with_a_helper_is_summarised_as_in_one_process(
+    tmp_path: Path, shared: None, helper: Helper, layout: str, summarised: bool
+) -> None:
+    """Whether most expected paths are elsewhere (one RAG203 for the file) is decided on the whole
+    file, also when a helper screens part of it and the first batch says otherwise."""
+    mixed = mixed_dataset(400).splitlines()
+    if layout == "throughout":
+        lines = [line for pair in zip(mixed, elsewhere_rows(0, 400)) for line in pair]
+    elif layout == "after-the-first-batch":
+        lines = [case(f"first-{n}", ["src/app.py"]) for n in range(16)] + elsewhere_rows(0, 700)
+    else:
+        lines = elsewhere_rows(0, 16) + [case(f"app-{n}", ["src/app.py", "docs/guide.md"]) for n in range(400)]
+    root = make_root(tmp_path, "\n".join(lines) + "\n")
+    model, found, expected = read_with(root, helper)
+    assert model.lines_from_helper > 0
+    assert found == expected
+    missing = [finding for finding in expected if finding.code == "RAG203"]
+    assert (len(missing) == 1) == summarised, [finding.message for finding in missing[:3]]
+    if summarised:
+        assert "are not files of this workspace" in missing[0].message
+
+
 def read_with_a_new_helper(root: Path, helper: Helper) -> tuple[DatasetModel, list, list]:
     """read_with ``helper``, a helper made for this reading, closed after it."""
     try:
@@ -256,9 +294,11 @@ MISBEHAVING = {
     # Answers every batch it takes with something that is no screening, then a batch it never took.
     "nonsense": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, [('rag_case', 5, 'x')] * 3))\nwrite((0, None)); write('done'); read()",
     # Answers each batch with the right number of lines, with codes no line has.
-    "wrong": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([200]) * 16, ['fake'] * 16)))\nwrite('done'); read()",
+    "wrong": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([200]) * 16, ['fake'] * 16, bytes(128))))\nwrite('done'); read()",
     # Answers each batch with the right number of lines as plain cases, with ids that are no strings.
-    "wrong-ids": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, [5] * 16)))\nwrite('done'); read()",
+    "wrong-ids": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, [5] * 16, bytes(128))))\nwrite('done'); read()",
+    # Answers each batch as plain cases, with counts of expected paths for fewer lines than it has.
+    "wrong-counts": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, ['x'] * 16, bytes(64))))\nwrite('done'); read()",
     # Answers with something that is no batch at all.
     "garbage": FRAMING + "share(); take(); write(('one', []))",
     # Takes a batch and never answers.
@@ -292,7 +332,7 @@ share()
 taken = [i for i in (take() for _ in range(4)) if i is not None]
 for i in taken:
     time.sleep(0.4)
-    write((i, (bytes([1]) * 16, [None] * 16)))
+    write((i, (bytes([1]) * 16, [None] * 16, bytes(128))))
 write("done"); read(); write("ended")
 """
 
@@ -311,7 +351,7 @@ def test_a_slow_helper_is_waited_for_while_it_answers(tmp_path: Path, shared: No
 ANSWERS_THE_CALLERS_BATCH = FRAMING + """
 share()
 i = take()
-write((1, (bytes([1]) * 16, [None] * 16))); write((i, (bytes([1]) * 16, [None] * 16)))
+write((1, (bytes([1]) * 16, [None] * 16, bytes(128)))); write((i, (bytes([1]) * 16, [None] * 16, bytes(128))))
 write("done"); read(); write("ended")
 """
 

@@ -324,3 +324,41 @@ def test_a_leading_key_found_without_a_parse_has_the_parsed_span(row) -> None:
     text, keys = row
     for key in keys:
         assert Row(text).span(key) == _span_at(text, (key,))
+
+
+_ELEMENTS = st.one_of(st.sampled_from(["a.md", "src/x.py", "", "é😀/b", 'a"b', "a\\b", "]", ",", "relevant"]), st.integers(0, 3), st.none())
+_CASE_KEYS = st.sampled_from(["id", "input", "expect", "relevant", "extra"])
+
+
+@st.composite
+def _case_texts(draw):
+    """A rag case written as users' tools write it, with the odd escape, repeated key, spacing,
+    other key named `relevant`, or element that is not a string."""
+    space = draw(st.sampled_from(["", " ", "\t", " \r "]))
+    ascii_only = draw(st.booleans())
+
+    def dumps(value):
+        return json.dumps(value, ensure_ascii=ascii_only, separators=("," + space, ":" + space))
+
+    relevant = draw(st.lists(_ELEMENTS, max_size=4))
+    expect_pairs = [("relevant", relevant)] + draw(st.lists(st.tuples(_CASE_KEYS, _JSON_VALUES), max_size=2))
+    expect_pairs = draw(st.permutations(expect_pairs))
+    expect = "{" + space + ("," + space).join(f"{dumps(key)}:{space}{dumps(value)}" for key, value in expect_pairs) + space + "}"
+    pairs = [("expect", expect)] + [(key, dumps(value)) for key, value in draw(st.lists(st.tuples(_CASE_KEYS, _JSON_VALUES), max_size=3))]
+    pairs = draw(st.permutations(pairs))
+    body = ("," + space).join(f"{dumps(key)}{space}:{space}{value}" for key, value in pairs)
+    return f"{space}{{{space}{body}{space}}}", len(relevant)
+
+
+@settings(max_examples=500, deadline=None)
+@given(case=_case_texts())
+@example(case=('{"expect": {"relevant": ["a", "b"]}, "input": {"relevant": ["c"]}}', 2))
+@example(case=('{"expect": {"relevant": ["a"]}, "expect": {"relevant": ["b", "c"]}}', 2))
+@example(case=('{"expect": {"relevant": []}}', 0))
+def test_an_expected_value_found_without_a_parse_has_the_parsed_span(case) -> None:
+    """The span of `expect.relevant` and of each of its values found without tree-sitter (a plainly
+    written list of strings) is the span tree-sitter gives, for repeated keys, escapes, spacing,
+    other keys named `relevant` and values that are not strings."""
+    text, count = case
+    for path in [("expect", "relevant"), *(("expect", "relevant", index) for index in range(count + 1))]:
+        assert Row(text).span(*path) == _span_at(text, path), path

@@ -125,8 +125,12 @@ def analyze_dataset(workspace: Workspace, path: str, source: SourceText | None =
         findings.append(rule.finding(parsed.lines.range(offset, offset + 1), f"{message}: datasets are UTF-8 text"))
     with gc_paused():
         rows = RowsContext.of(workspace, path, use, shape, parsed.rows)
+        dataset = DatasetContext.of(workspace, path, rows)
+        if dataset.paths is not None and dataset.paths.elsewhere:
+            # Known only once every row is counted: the rows are checked knowing it.
+            rows = RowsContext.of(workspace, path, replace(use, paths_elsewhere=True), shape, parsed.rows)
         findings += check_rows(rows)
-        findings += _run(registry.DATASET, DatasetContext.of(workspace, path, rows))
+        findings += _run(registry.DATASET, dataset)
     return findings
 
 

@@ -14,7 +14,7 @@ from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE
 from .schemacheck import SchemaIssue
 from .text import Position, Range
-from .workspace import DatasetUse, ParsedYaml, SuiteInfo, Workspace
+from .workspace import DatasetUse, ParsedYaml, SuiteInfo, Workspace, normalize_relative
 from .yamltree import YNode
 
 
@@ -144,6 +144,19 @@ class RowsContext:
         return [pair for pair in self.expected if not _all_among(files, pair[1])]
 
     @cached_property
+    def path_tallies(self) -> list[tuple[RowContext, int, int]]:
+        """Each rag case listing expected values, with how many are strings (paths,
+        with `match: path`) and how many of those are not workspace files: what
+        :class:`PathTally` adds up. Zero for every case where expected paths are
+        not checked against the workspace (see DatasetUse.paths_in_workspace)."""
+        use = self.use
+        if "path" not in use.matches or not use.paths_in_workspace:
+            return [(context, 0, 0) for context, _ in self.expected]
+        workspace = self.workspace
+        files = workspace.normal_file_set()
+        return [(context, *path_tally(workspace, files, relevant)) for context, relevant in self.expected]
+
+    @cached_property
     def gdi_rows(self) -> list[tuple[RowContext, dict[str, Any]]]:
         """gdi_text_v1 rows, with their objects."""
         return self._by_shape[GDI_TEXT]
@@ -163,12 +176,40 @@ class RowsContext:
         return found
 
 
+@dataclass(frozen=True, slots=True)
+class PathTally:
+    """How many expected paths a dataset lists, and how many of them are not
+    workspace files (counted where RAG203 applies, see RowsContext.path_tallies)."""
+
+    listed: int = 0
+    absent: int = 0
+
+    def __add__(self, other: PathTally) -> PathTally:
+        return PathTally(self.listed + other.listed, self.absent + other.absent)
+
+    @property
+    def elsewhere(self) -> bool:
+        """Whether most expected paths are not workspace files, and enough of them
+        that one finding for the file says more than one per value: the corpus
+        the cases expect most likely lives elsewhere (a service's index)."""
+        return self.absent >= PATHS_ELSEWHERE_FROM and self.absent * 2 > self.listed
+
+
+# The fewest missing paths reported once for a file rather than one by one: a
+# small dataset's few missing paths are each worth their own did-you-mean.
+PATHS_ELSEWHERE_FROM = 20
+
+
 @dataclass
 class DatasetContext:
-    """Facts across the lines of one dataset: which case ids repeat.
+    """Facts across the lines of one dataset: which case ids repeat, and how
+    many expected paths are missing.
 
     ``repeated`` holds the ids to report, each with its rows in line order; a full
     check lists every repeated id, an incremental one only the ids an edit touched.
+    ``paths`` is the tally of expected paths to report on, with the first missing
+    one (its row and index); None when it is not to be reported (an incremental
+    check of repeated ids only).
     """
 
     workspace: Workspace
@@ -176,11 +217,55 @@ class DatasetContext:
     repeated: dict[str, list[RowContext]]
     # All case ids of the file, to pick a new id that is free.
     ids: Container[str]
+    use: DatasetUse = DatasetUse()
+    paths: PathTally | None = None
+    first_missing: tuple[RowContext, int] | None = None
 
     @classmethod
     def of(cls, workspace: Workspace, path: str, rows: RowsContext) -> DatasetContext:
         first, repeated = case_id_index(rows.cases)
-        return cls(workspace, path, repeated, first)
+        tally = PathTally()
+        first_missing = None
+        for context, listed, absent in rows.path_tallies:
+            tally += PathTally(listed, absent)
+            if absent and first_missing is None:
+                first_missing = (context, first_missing_index(workspace, context.row.value["expect"]["relevant"]))
+        return cls(workspace, path, repeated, first, rows.use, tally, first_missing)
+
+
+def case_path_tally(workspace: Workspace, case: dict[str, Any]) -> tuple[int, int]:
+    """:func:`path_tally` of a rag case's expected list ((0, 0) when it has none),
+    as :attr:`RowsContext.path_tallies` counts it."""
+    expect = case.get("expect")
+    if type(expect) is dict:
+        relevant = expect.get("relevant")
+        if type(relevant) is list and relevant:
+            return path_tally(workspace, workspace.normal_file_set(), relevant)
+    return 0, 0
+
+
+def path_tally(workspace: Workspace, files: frozenset[str], relevant: list[Any]) -> tuple[int, int]:
+    """(expected values that are strings, those that are not workspace files) of
+    one case's non-empty expected list; ``files`` is the normal file set."""
+    if _all_among(files, relevant):
+        return len(relevant), 0
+    listed = absent = 0
+    known = workspace.file_set()
+    for value in relevant:
+        if type(value) is str:
+            listed += 1
+            if value not in files and normalize_relative(value) not in known:
+                absent += 1
+    return listed, absent
+
+
+def first_missing_index(workspace: Workspace, relevant: list[Any]) -> int:
+    """The index of the first expected value that is a string and not a workspace file."""
+    known = workspace.file_set()
+    for index, value in enumerate(relevant):
+        if type(value) is str and normalize_relative(value) not in known:
+            return index
+    return 0
 
 
 def _all_among(found: frozenset[str], values: list[Any]) -> bool:

@@ -20,17 +20,18 @@ the same contexts); a property test holds the two together.
 from __future__ import annotations
 
 import bisect
+from array import array
 import itertools
 import re
 import tempfile
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from . import rules as registry
 from .analyze import check_rows, finish
-from .contexts import DatasetContext, RowContext, RowsContext, case_id
+from .contexts import DatasetContext, PathTally, RowContext, RowsContext, case_id, case_path_tally, first_missing_index
 from .findings import Finding
 from .jsonrows import fine_row
 from .manifests import GDI_TEXT, RAG_CASE
@@ -73,7 +74,7 @@ class _Line(DatasetRow):
     array) is dropped once the line is checked, and read again only to check it
     again."""
 
-    __slots__ = ("key", "dropped", "line")
+    __slots__ = ("key", "dropped", "line", "listed", "absent")
 
     def __init__(self, text: str, refused: str | None = None) -> None:
         super().__init__(text, refused)
@@ -82,6 +83,8 @@ class _Line(DatasetRow):
         self.dropped = False
         # The line the row was placed on; lines above it may have come or gone since.
         self.line = -1
+        # Its expected paths, and how many are not workspace files (see _tally).
+        self.listed = self.absent = 0
 
     # Rows read with nothing to report (see fine_row): one call each, as a
     # large dataset has a hundred thousand of them.
@@ -92,10 +95,11 @@ class _Line(DatasetRow):
         row.key = case_id(value) if type(value) is dict else None
         row.dropped = False
         row.line = -1
+        row.listed = row.absent = 0
         return row
 
     @classmethod
-    def plain(cls, text: str, shape: str | None, key: str | None, exact: bool, line: int) -> _Line:
+    def plain(cls, text: str, shape: str | None, key: str | None, exact: bool, line: int, listed: int, absent: int) -> _Line:
         """The row of a line another process read and checked with no findings
         (see screen_batch), placed on ``line``: what reading it here would keep,
         its value dropped."""
@@ -104,6 +108,8 @@ class _Line(DatasetRow):
         row.key = key
         row.dropped = True
         row.line = line
+        row.listed = listed
+        row.absent = absent
         return row
 
     def restore(self) -> None:
@@ -150,6 +156,10 @@ class DatasetModel:
         # The ids held by more than one row.
         self._repeated_ids: set[str] = set()
         self._shapes: Counter[str] = Counter()
+        # The expected paths of the rows that may be cases, and how many of them
+        # are not workspace files (see _tally), as of ``_tallied_files``.
+        self._listed = self._absent = 0
+        self._tallied_files = workspace.files_version
         self._facts: Any = None
         # RAG202's findings by repeated id; ids whose findings must be redone.
         self._repeated: dict[str, list[Finding]] = {}
@@ -166,9 +176,11 @@ class DatasetModel:
         """Read every line and check it while its value is at hand: each line is
         decoded once, and the values of one batch are held at a time.
 
-        The lines are checked as the shape of the first batch's rows; should the
-        file's majority turn out otherwise (a file of mixed rows), the facts
-        differ at the first :meth:`findings` and every line is checked again.
+        The lines are checked as the shape of the first batch's rows, and with
+        their expected paths taken as elsewhere or not as the first batch's are
+        (see PathTally); should the whole file turn out otherwise (a file of mixed
+        rows), the facts differ at the first :meth:`findings` and every line is
+        checked again.
         A helper process, when there is one and the file is large, screens
         batches from the end of the file meanwhile.
         """
@@ -181,9 +193,11 @@ class DatasetModel:
         ends = share.ends if share is not None else TwoEnds(1, len(batches))
         found: dict[int, list[Finding]] = {}
         try:
-            use = workspace.dataset_use(self.path)
             self._read_batch(0, batches[0])
             shape = self._shape()
+            # Whether the paths are elsewhere is known once every row is counted:
+            # the first batch's count stands in for it (see the docstring).
+            use = self._use(workspace.dataset_use(self.path), shape)
             if share is not None:
                 share.begin(_Screening(workspace.root, workspace.settings, workspace.files(), self.path, use, shape, _CHECK_BATCH))
             self._check_batch(self._rows_from(0, len(batches[0])), use, shape, found)
@@ -207,6 +221,7 @@ class DatasetModel:
         for number, row in read:
             row.line = first + number
             self.rows[first + number] = row
+            self._tally(row)
         self._index_many([row for _, row in read])
 
     def _read_and_check_batch(self, index: int, lines: list[str], use: Any, shape: str | None, found: dict[int, list[Finding]]) -> None:
@@ -238,8 +253,9 @@ class DatasetModel:
                 continue
             self.lines_from_helper += len(lines)
             taken: list[_Line] = []
-            codes, keys = answer
-            for line, text, code, key in zip(itertools.count(first), lines, codes, keys):
+            codes, keys, tallies = answer
+            counts = memoryview(tallies).cast("I")
+            for line, number, text, code, key in zip(itertools.count(first), itertools.count(0, 2), lines, codes, keys):
                 if code == BLANK:
                     continue
                 if code == LOOK:
@@ -248,9 +264,10 @@ class DatasetModel:
                         continue
                     to_look_at.append((line, row))
                     row.line = line
+                    self._tally(row)
                 else:
                     line_shape, exact = _PLAIN[code]
-                    row = plain(text.removesuffix("\r"), line_shape, key, exact, line)
+                    row = plain(text.removesuffix("\r"), line_shape, key, exact, line, counts[number], counts[number + 1])
                 rows[line] = row
                 taken.append(row)
             self._index_many(taken)
@@ -357,6 +374,7 @@ class DatasetModel:
     def _row(self, line: str) -> _Line | None:
         row = self._read_line(line)
         if row is not None:
+            self._tally(row)
             row.drop()  # until the line is checked
         return row
 
@@ -373,6 +391,8 @@ class DatasetModel:
             return
         if row.shape is not None:
             self._shapes[row.shape] -= 1
+        self._listed -= row.listed
+        self._absent -= row.absent
         key = row.key
         if key is None:
             return
@@ -392,6 +412,8 @@ class DatasetModel:
         for shape, count in Counter(row.shape for row in rows).items():
             if shape is not None:
                 shapes[shape] += count
+        self._listed += sum(row.listed for row in rows)
+        self._absent += sum(row.absent for row in rows)
         ids = self._ids
         for row in rows:
             key = row.key
@@ -433,6 +455,40 @@ class DatasetModel:
             return None
         return RAG_CASE if cases >= gdi else GDI_TEXT
 
+    def _tally(self, row: _Line) -> None:
+        """Count the expected paths of a row holding its value, as
+        RowsContext.path_tallies would were the row a case (see _path_tally)."""
+        value = row.value
+        if type(value) is dict and row.shape in (None, RAG_CASE):
+            row.listed, row.absent = case_path_tally(self.workspace, value)
+
+    def _retally(self) -> None:
+        """Count every row's expected paths again: the workspace's files changed."""
+        self._listed = self._absent = 0
+        rows = [row for row in self.rows if row is not None]
+        for first in range(0, len(rows), _CHECK_BATCH):
+            batch = rows[first : first + _CHECK_BATCH]
+            for row in batch:
+                row.restore()
+                row.listed = row.absent = 0
+                self._tally(row)
+                row.drop()
+                self._listed += row.listed
+                self._absent += row.absent
+        self._tallied_files = self.workspace.files_version
+
+    def _path_tally(self, use: DatasetUse, shape: str | None) -> PathTally:
+        """The file's PathTally: its cases' counts (in a file of gdi rows no row
+        is a case), where expected paths are checked against the workspace."""
+        if shape == GDI_TEXT or "path" not in use.matches or not use.paths_in_workspace:
+            return PathTally()
+        return PathTally(self._listed, self._absent)
+
+    def _use(self, use: DatasetUse, shape: str | None) -> DatasetUse:
+        """``use`` with whether the file's expected paths are elsewhere."""
+        elsewhere = self._path_tally(use, shape).elsewhere
+        return replace(use, paths_elsewhere=True) if elsewhere else use
+
     # ------------------------------------------------------------ findings
 
     def findings(self) -> list[Finding]:
@@ -443,8 +499,10 @@ class DatasetModel:
 
     def _findings(self) -> list[Finding]:
         workspace = self.workspace
-        use = workspace.dataset_use(self.path)
+        if self._tallied_files != workspace.files_version:
+            self._retally()
         shape = self._shape()
+        use = self._use(workspace.dataset_use(self.path), shape)
         facts = (use, shape, workspace.files_version, workspace.settings)
         if facts != self._facts:
             self._facts = facts
@@ -455,13 +513,33 @@ class DatasetModel:
         found: list[Finding] = []
         for line in self._lines_with_findings:
             found.extend(self._placed[line] or ())
-        if self._repeated:
+        summary = self._paths_summary(use, shape)
+        if self._repeated or summary:
             for repeated in self._repeated.values():
                 found.extend(repeated)
-            # Lines are in order already; the repeated-id findings go between them.
+            found.extend(summary)
+            # Lines are in order already; the findings across lines go between them.
             found.sort(key=_position_key)
         self.checked = True
         return found
+
+    def _paths_summary(self, use: DatasetUse, shape: str | None) -> list[Finding]:
+        """The dataset rules' findings on the file's expected paths (one finding
+        when most are not workspace files), at its first missing path."""
+        tally = self._path_tally(use, shape)
+        if not tally.elsewhere:
+            return []
+        line, row = next((line, row) for line, row in enumerate(self.rows) if row is not None and row.absent)
+        row.restore()
+        try:
+            first = (RowContext(self.path, row, line), first_missing_index(self.workspace, row.value["expect"]["relevant"]))
+            context = DatasetContext(self.workspace, self.path, {}, self._ids, use, tally, first)
+            found: list[Finding] = []
+            for _, check in registry.checks_for(registry.DATASET):
+                found.extend(check(context))
+        finally:
+            row.drop()
+        return finish(self.workspace, self.path, found)
 
     def _check_stale_lines(self, use: Any, shape: str | None) -> None:
         if self._stale is None:
@@ -567,18 +645,24 @@ class _Screening:
         return screen
 
 
-def screen_batch(workspace: Workspace, path: str, use: DatasetUse, shape: str | None, lines: list[str]) -> tuple[bytes, list[str | None]]:
-    """For each line of a batch, a code and a case id. The code is BLANK; for a
-    plain line (an object or array read with no error, no repeated key, no
-    findings) one of _PLAIN's, its row's shape and whether it was read exactly,
-    with its case id; else LOOK: the model reads and checks it. A byte per line
-    and a list of ids cost little to send and to check (see _is_answer)."""
+def screen_batch(workspace: Workspace, path: str, use: DatasetUse, shape: str | None, lines: list[str]) -> tuple[bytes, list[str | None], bytes]:
+    """For each line of a batch, a code, a case id and a count of expected paths.
+    The code is BLANK; for a plain line (an object or array read with no error,
+    no repeated key, no findings) one of _PLAIN's, its row's shape and whether it
+    was read exactly, with its case id; else LOOK: the model reads and checks it.
+    The counts are two unsigned 32-bit integers per line, its expected paths and
+    those not workspace files (see DatasetModel._tally). A byte per line, a list
+    of ids and an array cost little to send and to check (see _is_answer)."""
     rows = read_lines(_Line, lines, workspace.settings.max_line_bytes)
     context = RowsContext.of(workspace, path, use, shape, rows)
     with_findings = {finding.range.start.line for finding in finish(workspace, path, check_rows(context))}
     codes = bytearray(len(lines))  # BLANK
     keys: list[str | None] = [None] * len(lines)
+    counts = array("I", bytes(8 * len(lines)))
     for number, row in rows:
+        value = row.value
+        if type(value) is dict and row.shape in (None, RAG_CASE):
+            counts[2 * number], counts[2 * number + 1] = case_path_tally(workspace, value)
         plain = (
             row.error is None
             and row.refused is None
@@ -591,7 +675,7 @@ def screen_batch(workspace: Workspace, path: str, use: DatasetUse, shape: str | 
             keys[number] = row.key
         else:
             codes[number] = LOOK
-    return bytes(codes), keys
+    return bytes(codes), keys, counts.tobytes()
 
 
 def warm_up() -> None:
@@ -601,16 +685,16 @@ def warm_up() -> None:
     ready before a dataset is opened."""
     with tempfile.TemporaryDirectory(prefix="rag-lsp-warm-up-") as folder:
         workspace = Workspace(Path(folder), Settings())
-        workspace.adopt_files([])
+        workspace.adopt_files(["b.md"])  # a near miss of the case's path: the fuzzy matcher is loaded
         lines = ['{"id": "a", "input": {"query": "q"}, "expect": {"relevant": ["a.md"]}}', '{"id": 1}']
         screen_batch(workspace, "warm-up.jsonl", DatasetUse(), RAG_CASE, lines)
 
 
 def _is_answer(answer: Any, lines: int) -> bool:
     """Whether ``answer`` is what screen_batch gives for a batch of ``lines``."""
-    if type(answer) is not tuple or len(answer) != 2:
+    if type(answer) is not tuple or len(answer) != 3:
         return False
-    codes, keys = answer
+    codes, keys, counts = answer
     return (
         type(codes) is bytes
         and len(codes) == lines
@@ -618,6 +702,8 @@ def _is_answer(answer: Any, lines: int) -> bool:
         and type(keys) is list
         and len(keys) == lines
         and set(map(type, keys)) <= {str, type(None)}
+        and type(counts) is bytes
+        and len(counts) == 8 * lines
     )
 
 

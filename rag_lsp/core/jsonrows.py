@@ -209,8 +209,11 @@ class Row:
             spans = self._spans = {}
         span = spans.get(path)
         if span is None:
-            if len(path) == 1 and self.error is None and self.refused is None:
-                span = _leading_string_span(self.text, path[0])
+            if self.error is None and self.refused is None:
+                if len(path) == 1:
+                    span = _leading_string_span(self.text, path[0])
+                elif path and self.value is not None:
+                    span = _plain_path_span(self.text, self.value, path)
             if span is None:
                 span = _span_at(self.text, path)
             spans[path] = span
@@ -338,6 +341,59 @@ def _leading_string_span(text: str, key: Any) -> Span | None:
     if match is None or match.group(1) != key or text.count(f'"{key}"') != 1:
         return None
     return Span(match.start(2), match.end(2), match.start(1) - 1, match.end(1) + 1)
+
+
+# A key's colon, and an array element that is a plainly written string.
+_COLON = re.compile(r"[ \t\r\n]*:[ \t\r\n]*")
+_PLAIN_ELEMENT = re.compile(r'[ \t\r\n]*("[^"]*")[ \t\r\n]*([,\]])')
+_EMPTY_ARRAY = re.compile(r"\[[ \t\r\n]*\]")
+
+
+def _plain_path_span(text: str, value: Any, path: Path) -> Span | None:
+    """The span of a string, or of a list of strings, at ``path`` = (key, ...,
+    key[, index]) in a line of valid JSON decoded to ``value``, found without a
+    parse when the line is plainly written: no escape (so every quote begins or
+    ends a string), and the last key written once in the line (so, as ``value``
+    holds it, it is that key, and not repeated). An expected path of a case
+    (``("expect", "relevant", 2)``) is nearly always so written. None for any
+    other line or value."""
+    keys, index = (path[:-1], path[-1]) if type(path[-1]) is int else (path, None)
+    if not keys or "\\" in text:
+        return None
+    found = value
+    for key in keys:
+        if type(key) is not str or type(found) is not dict or key not in found:
+            return None
+        found = found[key]
+    if type(found) is not list or (index is not None and not (0 <= index < len(found))):
+        return None
+    if any(type(element) is not str for element in (found if index is None else found[: index + 1])):
+        return None
+    quoted = f'"{keys[-1]}"'
+    key_start = text.find(quoted)
+    if key_start < 0 or text.find(quoted, key_start + 1) >= 0:
+        return None
+    colon = _COLON.match(text, key_start + len(quoted))
+    if colon is None or text[colon.end() : colon.end() + 1] != "[":
+        return None
+    position = colon.end() + 1
+    if index is None:
+        if not found:
+            empty = _EMPTY_ARRAY.match(text, colon.end())
+            return Span(colon.end(), empty.end(), key_start, key_start + len(quoted)) if empty is not None else None
+        closed = None
+        for number in range(len(found)):
+            element = _PLAIN_ELEMENT.match(text, position)
+            if element is None or (element.group(2) == "]") != (number == len(found) - 1):
+                return None
+            position = closed = element.end()
+        return Span(colon.end(), closed, key_start, key_start + len(quoted))
+    for number in range(index + 1):
+        element = _PLAIN_ELEMENT.match(text, position)
+        if element is None or (number < index and element.group(2) == "]"):
+            return None
+        position = element.end()
+    return Span(element.start(1), element.end(1))
 
 
 def _span_at(text: str, path: Path) -> Span:

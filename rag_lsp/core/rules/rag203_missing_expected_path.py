@@ -1,11 +1,23 @@
 """Expected path is not a file in the workspace.
 
 ## What it does
-With `match: path` (the default), checks each value of a case's `expect.relevant`
-against the files of the workspace and reports one that is not there: a typo, a
-file since moved or deleted, a folder, a path that leaves the workspace, or a file
-that is git-ignored or in a skipped folder (`node_modules`, `.venv`, ...). It
-suggests the closest workspace path when there is one.
+Where a suite reads the dataset with `match: path` (the default) through a target
+that searches this workspace (the builtin target, or a target declaring
+`workspace_paths: true` in `.punica/targets.yaml`), checks each value of a case's
+`expect.relevant` against the files of the workspace and reports one that is not
+there: a typo, a file since moved or deleted, a folder, a path that leaves the
+workspace, or a file that is git-ignored or in a skipped folder (`node_modules`,
+`.venv`, ...). It suggests the closest workspace path when there is one. A
+dataset that no suite reads is checked against the workspace as well.
+
+When most expected paths of a dataset (and at least 20) are not workspace files,
+the corpus the cases describe most likely lives elsewhere (a search service's
+index): one finding says so for the whole file, with the counts, instead of one
+warning per value.
+
+Suites whose targets do not declare that they search the workspace (a `command`,
+`http` or `recorded` target without `workspace_paths: true`) are not checked: their
+hits name documents of a corpus rag-lsp cannot see.
 
 ## Why is this bad?
 Matching is exact string equality on the hit's `path`. A path no target can return
@@ -20,12 +32,17 @@ where the file is `docs/approvals.md`.
 
 ## How to fix
 Write the path of the file as it is in the workspace, relative to the workspace
-root and `/`-separated, or remove the value if the file is gone.
+root and `/`-separated, or remove the value if the file is gone. When the corpus
+is indexed by a service and not by this workspace, name that service as the
+suite's target in `.punica/targets.yaml` (a `command` or `http` target); declare
+`workspace_paths: true` on it only if it indexes this repository.
 """
+
+import os
 
 from ..findings import Severity
 from ..workspace import normalize_relative
-from . import ROW, rule_of
+from . import DATASET, ROW, rule_of
 
 RULE = rule_of(__doc__, "RAG203", "missing-expected-path", Severity.WARNING)
 
@@ -35,7 +52,8 @@ _SUGGESTION_CUTOFF = 80
 
 @RULE.check(ROW)
 def missing_expected_path(rows):
-    if "path" not in rows.use.matches:
+    use = rows.use
+    if "path" not in use.matches or not use.paths_in_workspace or use.paths_elsewhere:
         return
     workspace = rows.workspace
     files = workspace.file_set()
@@ -56,22 +74,51 @@ def missing_expected_path(rows):
             yield RULE.finding(context.value_range("expect", "relevant", index), message)
 
 
+@RULE.check(DATASET)
+def expected_paths_elsewhere(context):
+    tally = context.paths
+    if tally is None or not tally.elsewhere or context.first_missing is None:
+        return
+    row, index = context.first_missing
+    value = row.row.value["expect"]["relevant"][index] if row.row.value is not None else None
+    example = f", such as {value!r}" if isinstance(value, str) else ""
+    use = context.use
+    if use.workspace_targets:
+        reads = "reads" if len(use.suites) == 1 else "read"
+        searches = "searches" if len(use.workspace_targets) == 1 else "search"
+        reader = f"yet {_names('suite', use.suites)} {reads} it through {_names('target', use.workspace_targets)}, which {searches} this workspace"
+    else:
+        reader = "and no suite reads the dataset, so its paths are checked against this workspace"
+    yield RULE.finding(
+        row.value_range("expect", "relevant", index),
+        f"{tally.absent:,} of the {tally.listed:,} expected paths in this dataset ({tally.absent / tally.listed:.0%}) "
+        f"are not workspace files{example}, {reader}: the corpus these cases describe most likely lives elsewhere. "
+        "Declare the service that indexes it in .punica/targets.yaml and make it the suite's target (a command or "
+        "http target; `workspace_paths: true` only if it indexes this repository), or fix the paths. "
+        "Reported once for the file while most are missing.",
+    )
+
+
+def _names(kind: str, names: tuple[str, ...]) -> str:
+    shown = ", ".join(repr(name) for name in names[:3])
+    more = f" and {len(names) - 3:,} more" if len(names) > 3 else ""
+    return f"{kind}{'s' if len(names) > 1 else ''} {shown}{more}"
+
+
 def _problem(workspace, value: str, normal: str | None) -> str:
     if normal is None:
         return f"{value!r} leaves the workspace: expected paths are relative to the workspace root, so no hit can match it"
     if normal == "":
         return f"{value!r} is the workspace root, not a file: list the files that must come back"
-    if workspace.read(normal) is not None:
-        return f"{value!r} is git-ignored or in a skipped folder, so no target returns it: expect a workspace file instead"
-    # Folders are not files any source can read; a stat under the root is cheap,
-    # where scanning a 50k-file list for the prefix is not.
+    # Nearly every missing path is missing on disk too: one stat settles it.
+    # What is there is looked at further (inside the workspace, with links resolved).
     absolute = workspace.absolute(normal)
-    if workspace.contains(absolute) and absolute.is_dir():
-        return f"{value!r} is a folder, not a file: list the files inside it that must come back"
-    # ratio (not WRatio) keeps a 50k-file workspace at a few milliseconds per path.
-    from rapidfuzz import fuzz, process  # only for a path that is not a file
-
-    best = process.extractOne(normal, workspace.files(), scorer=fuzz.ratio, score_cutoff=_SUGGESTION_CUTOFF)
+    if os.path.lexists(absolute) and workspace.contains(absolute):
+        if absolute.is_file():
+            return f"{value!r} is git-ignored or in a skipped folder, so no target returns it: expect a workspace file instead"
+        if absolute.is_dir():
+            return f"{value!r} is a folder, not a file: list the files inside it that must come back"
+    best = workspace.path_index().closest(normal, _SUGGESTION_CUTOFF)
     if best is not None:
-        return f"{value!r} is not a file in the workspace, so no hit can match it (did you mean {best[0]!r}?)"
+        return f"{value!r} is not a file in the workspace, so no hit can match it (did you mean {best!r}?)"
     return f"{value!r} is not a file in the workspace, so no hit can match it: fix the path or remove it"
