@@ -214,7 +214,7 @@ def test_a_corpus_elsewhere_read_with_a_helper_is_summarised_as_in_one_process(
     missing = [finding for finding in expected if finding.code == "RAG203"]
     assert (len(missing) == 1) == summarised, [finding.message for finding in missing[:3]]
     if summarised:
-        assert "are not files of this workspace" in missing[0].message
+        assert "are not workspace files" in missing[0].message
 
 
 def read_with_a_new_helper(root: Path, helper: Helper) -> tuple[DatasetModel, list, list]:

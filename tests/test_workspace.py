@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rag_lsp.core.workspace import DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace, find_root, normalize_relative
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rag_lsp.core.workspace import (
+    DATASET_FILE,
+    MANIFEST_FILE,
+    SUITE_FILE,
+    TARGETS_FILE,
+    Workspace,
+    find_root,
+    is_normal,
+    normalize_relative,
+)
 
 SUITE = """\
 suites:
@@ -118,3 +130,11 @@ def test_suite_globs_take_editor_style_patterns(tmp_path: Path) -> None:
     write(tmp_path, "other/z.yaml", SUITE.replace("id: code", "id: z"))
     workspace = Workspace(tmp_path, Settings(suite_globs=("evals/**/*.y{a,}ml",)))
     assert {suite.id for suite in workspace.suites()} == {"code", "y"}
+
+
+@settings(max_examples=2000, deadline=None)
+@given(value=st.text(st.sampled_from(list("/.\\:a\n ")), max_size=8))
+def test_a_path_is_in_normal_form_exactly_when_normalizing_keeps_it(value: str) -> None:
+    """The one-search test for a path in normal form agrees with normalizing it, for every mix of
+    slashes, dots, backslashes, drive colons and line breaks."""
+    assert is_normal(value) == (normalize_relative(value) == value)

@@ -61,6 +61,20 @@ def _pair(position) -> tuple[int, int]:
     return position.line, position.character
 
 
+def _display_paths() -> Callable[[Workspace, str], str]:
+    """:func:`_display_path`, each file's worked out once (findings come file by
+    file, thousands of them in a large dataset)."""
+    shown: dict[tuple[int, str], str] = {}
+
+    def display(workspace: Workspace, path: str) -> str:
+        key = (id(workspace), path)
+        if key not in shown:
+            shown[key] = _display_path(workspace, path)
+        return shown[key]
+
+    return display
+
+
 def _display_path(workspace: Workspace, path: str) -> str:
     """The path as a person at this shell would type it."""
     absolute = workspace.absolute(path)
@@ -98,15 +112,16 @@ def summary(checked: Checked) -> str:
 
 def format_text(checked: Checked) -> str:
     out = []
+    display = _display_paths()
     for workspace, finding in checked.each():
         start = finding.range.start
         out.append(
-            f"{_display_path(workspace, finding.path)}:{start.line + 1}:{start.character + 1}: "
+            f"{display(workspace, finding.path)}:{start.line + 1}:{start.character + 1}: "
             f"{finding.severity.label} {finding.code} {finding.message}"
         )
         for related in finding.related:
             where = related.range.start
-            out.append(f"    {_display_path(workspace, related.path)}:{where.line + 1}:{where.character + 1}: {related.message}")
+            out.append(f"    {display(workspace, related.path)}:{where.line + 1}:{where.character + 1}: {related.message}")
     out.append(summary(checked))
     return "\n".join(out) + "\n"
 
@@ -219,12 +234,13 @@ _GITHUB_COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severi
 def format_github(checked: Checked) -> str:
     """GitHub Actions workflow commands: one annotation per finding."""
     out = []
+    display = _display_paths()
     for workspace, finding in checked.each():
         start, end = finding.range.start, finding.range.end
         properties = ",".join(
             f"{key}={_escape_property(str(value))}"
             for key, value in (
-                ("file", _display_path(workspace, finding.path)),
+                ("file", display(workspace, finding.path)),
                 ("line", start.line + 1),
                 ("col", start.character + 1),
                 ("endLine", end.line + 1),

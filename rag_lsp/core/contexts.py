@@ -14,7 +14,7 @@ from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE
 from .schemacheck import SchemaIssue
 from .text import Position, Range
-from .workspace import DatasetUse, ParsedYaml, SuiteInfo, Workspace, normalize_relative
+from .workspace import DatasetUse, ParsedYaml, SuiteInfo, Workspace, is_normal, normalize_relative
 from .yamltree import YNode
 
 
@@ -144,17 +144,28 @@ class RowsContext:
         return [pair for pair in self.expected if not _all_among(files, pair[1])]
 
     @cached_property
-    def path_tallies(self) -> list[tuple[RowContext, int, int]]:
-        """Each rag case listing expected values, with how many are strings (paths,
-        with `match: path`) and how many of those are not workspace files: what
-        :class:`PathTally` adds up. Zero for every case where expected paths are
-        not checked against the workspace (see DatasetUse.paths_in_workspace)."""
+    def paths(self) -> tuple[PathTally, tuple[RowContext, int] | None]:
+        """The batch's tally of expected paths, and its first missing one (its row
+        and index), where expected paths are checked against the workspace (see
+        DatasetUse.paths_in_workspace); else nothing counted. Only the cases that
+        list something other than workspace files are looked into."""
         use = self.use
         if "path" not in use.matches or not use.paths_in_workspace:
-            return [(context, 0, 0) for context, _ in self.expected]
+            return PathTally(), None
         workspace = self.workspace
         files = workspace.normal_file_set()
-        return [(context, *path_tally(workspace, files, relevant)) for context, relevant in self.expected]
+        off = self.expected_off_the_files
+        # Every value of the other cases is a workspace file's path.
+        listed = sum(len(relevant) for _, relevant in self.expected) - sum(len(relevant) for _, relevant in off)
+        absent = 0
+        first_missing = None
+        for context, relevant in off:
+            some, missing = path_tally(workspace, files, relevant)
+            listed += some
+            absent += missing
+            if missing and first_missing is None:
+                first_missing = (context, first_missing_index(workspace, relevant))
+        return PathTally(listed, absent), first_missing
 
     @cached_property
     def gdi_rows(self) -> list[tuple[RowContext, dict[str, Any]]]:
@@ -179,13 +190,10 @@ class RowsContext:
 @dataclass(frozen=True, slots=True)
 class PathTally:
     """How many expected paths a dataset lists, and how many of them are not
-    workspace files (counted where RAG203 applies, see RowsContext.path_tallies)."""
+    workspace files (counted where RAG203 applies, see RowsContext.paths)."""
 
     listed: int = 0
     absent: int = 0
-
-    def __add__(self, other: PathTally) -> PathTally:
-        return PathTally(self.listed + other.listed, self.absent + other.absent)
 
     @property
     def elsewhere(self) -> bool:
@@ -224,18 +232,13 @@ class DatasetContext:
     @classmethod
     def of(cls, workspace: Workspace, path: str, rows: RowsContext) -> DatasetContext:
         first, repeated = case_id_index(rows.cases)
-        tally = PathTally()
-        first_missing = None
-        for context, listed, absent in rows.path_tallies:
-            tally += PathTally(listed, absent)
-            if absent and first_missing is None:
-                first_missing = (context, first_missing_index(workspace, context.row.value["expect"]["relevant"]))
+        tally, first_missing = rows.paths
         return cls(workspace, path, repeated, first, rows.use, tally, first_missing)
 
 
 def case_path_tally(workspace: Workspace, case: dict[str, Any]) -> tuple[int, int]:
     """:func:`path_tally` of a rag case's expected list ((0, 0) when it has none),
-    as :attr:`RowsContext.path_tallies` counts it."""
+    as :attr:`RowsContext.paths` counts it."""
     expect = case.get("expect")
     if type(expect) is dict:
         relevant = expect.get("relevant")
@@ -254,18 +257,25 @@ def path_tally(workspace: Workspace, files: frozenset[str], relevant: list[Any])
     for value in relevant:
         if type(value) is str:
             listed += 1
-            if value not in files and normalize_relative(value) not in known:
+            if value not in files and not _normal_form_known(value, known):
                 absent += 1
     return listed, absent
 
 
 def first_missing_index(workspace: Workspace, relevant: list[Any]) -> int:
     """The index of the first expected value that is a string and not a workspace file."""
+    files = workspace.normal_file_set()
     known = workspace.file_set()
     for index, value in enumerate(relevant):
-        if type(value) is str and normalize_relative(value) not in known:
+        if type(value) is str and value not in files and not _normal_form_known(value, known):
             return index
     return 0
+
+
+def _normal_form_known(value: str, known: frozenset[str]) -> bool:
+    """Whether a value that is not a workspace file's path as written names one
+    in another form (``./a.md``): a value in normal form names none."""
+    return not is_normal(value) and normalize_relative(value) in known
 
 
 def _all_among(found: frozenset[str], values: list[Any]) -> bool:

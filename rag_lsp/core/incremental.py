@@ -457,7 +457,7 @@ class DatasetModel:
 
     def _tally(self, row: _Line) -> None:
         """Count the expected paths of a row holding its value, as
-        RowsContext.path_tallies would were the row a case (see _path_tally)."""
+        RowsContext.paths would were the row a case (see _path_tally)."""
         value = row.value
         if type(value) is dict and row.shape in (None, RAG_CASE):
             row.listed, row.absent = case_path_tally(self.workspace, value)

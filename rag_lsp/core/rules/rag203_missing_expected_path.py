@@ -112,8 +112,7 @@ def _problem(workspace, value: str, normal: str | None) -> str:
         return f"{value!r} is the workspace root, not a file: list the files that must come back"
     # Nearly every missing path is missing on disk too: one stat settles it.
     # What is there is looked at further (inside the workspace, with links resolved).
-    absolute = workspace.absolute(normal)
-    if os.path.lexists(absolute) and workspace.contains(absolute):
+    if os.path.lexists(os.path.join(workspace.root, normal)) and workspace.contains(absolute := workspace.absolute(normal)):
         if absolute.is_file():
             return f"{value!r} is git-ignored or in a skipped folder, so no target returns it: expect a workspace file instead"
         if absolute.is_dir():
