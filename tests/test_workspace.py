@@ -16,6 +16,7 @@ from rag_lsp.core.workspace import (
     find_root,
     is_normal,
     normalize_relative,
+    not_normal_among,
 )
 
 SUITE = """\
@@ -138,3 +139,11 @@ def test_a_path_is_in_normal_form_exactly_when_normalizing_keeps_it(value: str) 
     """The one-search test for a path in normal form agrees with normalizing it, for every mix of
     slashes, dots, backslashes, drive colons and line breaks."""
     assert is_normal(value) == (normalize_relative(value) == value)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(values=st.lists(st.text(st.sampled_from(list("/.\\:a ")), max_size=6), max_size=8) | st.lists(st.text(st.sampled_from(list("/.\\:a\n")), max_size=6), max_size=8))
+def test_values_not_in_normal_form_are_found_together_as_one_by_one(values: list[str]) -> None:
+    """One search over many values finds exactly the values that are not in normal form, line breaks
+    inside values included."""
+    assert not_normal_among(values) == {value for value in values if not is_normal(value)}

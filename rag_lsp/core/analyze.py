@@ -127,8 +127,9 @@ def analyze_dataset(workspace: Workspace, path: str, source: SourceText | None =
         rows = RowsContext.of(workspace, path, use, shape, parsed.rows)
         dataset = DatasetContext.of(workspace, path, rows)
         if dataset.paths is not None and dataset.paths.elsewhere:
-            # Known only once every row is counted: the rows are checked knowing it.
-            rows = RowsContext.of(workspace, path, replace(use, paths_elsewhere=True), shape, parsed.rows)
+            # Known only once every row is counted: the rows are checked knowing it
+            # (what the context derived from its rows stays as it is).
+            rows.use = replace(use, paths_elsewhere=True)
         findings += check_rows(rows)
         findings += _run(registry.DATASET, dataset)
     return findings

@@ -14,7 +14,7 @@ from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE
 from .schemacheck import SchemaIssue
 from .text import Position, Range
-from .workspace import DatasetUse, ParsedYaml, SuiteInfo, Workspace, is_normal, normalize_relative
+from .workspace import DatasetUse, ParsedYaml, SuiteInfo, Workspace, is_normal, normalize_relative, not_normal_among
 from .yamltree import YNode
 
 
@@ -144,6 +144,15 @@ class RowsContext:
         return [pair for pair in self.expected if not _all_among(files, pair[1])]
 
     @cached_property
+    def not_normal_expected(self) -> set[str]:
+        """The values of :attr:`expected_off_the_files` that are not in normal form
+        (``./a.md``), found in one search: a dataset can list hundreds of thousands
+        of distinct paths, nearly all in normal form."""
+        files = self.workspace.normal_file_set()
+        values = [value for _, relevant in self.expected_off_the_files for value in relevant if type(value) is str and value not in files]
+        return not_normal_among(values)
+
+    @cached_property
     def paths(self) -> tuple[PathTally, tuple[RowContext, int] | None]:
         """The batch's tally of expected paths, and its first missing one (its row
         and index), where expected paths are checked against the workspace (see
@@ -159,8 +168,9 @@ class RowsContext:
         listed = sum(len(relevant) for _, relevant in self.expected) - sum(len(relevant) for _, relevant in off)
         absent = 0
         first_missing = None
+        not_normal = self.not_normal_expected
         for context, relevant in off:
-            some, missing = path_tally(workspace, files, relevant)
+            some, missing = path_tally(workspace, files, relevant, not_normal)
             listed += some
             absent += missing
             if missing and first_missing is None:
@@ -247,9 +257,12 @@ def case_path_tally(workspace: Workspace, case: dict[str, Any]) -> tuple[int, in
     return 0, 0
 
 
-def path_tally(workspace: Workspace, files: frozenset[str], relevant: list[Any]) -> tuple[int, int]:
+def path_tally(
+    workspace: Workspace, files: frozenset[str], relevant: list[Any], not_normal: Container[str] | None = None
+) -> tuple[int, int]:
     """(expected values that are strings, those that are not workspace files) of
-    one case's non-empty expected list; ``files`` is the normal file set."""
+    one case's non-empty expected list; ``files`` is the normal file set, and
+    ``not_normal``, when known, holds those of its values not in normal form."""
     if _all_among(files, relevant):
         return len(relevant), 0
     listed = absent = 0
@@ -257,7 +270,10 @@ def path_tally(workspace: Workspace, files: frozenset[str], relevant: list[Any])
     for value in relevant:
         if type(value) is str:
             listed += 1
-            if value not in files and not _normal_form_known(value, known):
+            if value in files:
+                continue
+            unnormal = value in not_normal if not_normal is not None else not is_normal(value)
+            if not unnormal or normalize_relative(value) not in known:
                 absent += 1
     return listed, absent
 
@@ -267,15 +283,10 @@ def first_missing_index(workspace: Workspace, relevant: list[Any]) -> int:
     files = workspace.normal_file_set()
     known = workspace.file_set()
     for index, value in enumerate(relevant):
-        if type(value) is str and value not in files and not _normal_form_known(value, known):
+        # A value in normal form that is not a file's path names none in another form.
+        if type(value) is str and value not in files and (is_normal(value) or normalize_relative(value) not in known):
             return index
     return 0
-
-
-def _normal_form_known(value: str, known: frozenset[str]) -> bool:
-    """Whether a value that is not a workspace file's path as written names one
-    in another form (``./a.md``): a value in normal form names none."""
-    return not is_normal(value) and normalize_relative(value) in known
 
 
 def _all_among(found: frozenset[str], values: list[Any]) -> bool:

@@ -19,23 +19,39 @@ from typing import Sequence
 
 # What a file name keeps when reduced (see _squashed).
 _NOT_ALNUM = re.compile(r"[\W_]+")
+_ASCII_NOT_ALNUM = str.maketrans("", "", "".join(chr(code) for code in range(128) if not chr(code).isalnum()))
 
 
 def _squashed(name: str) -> str:
     """A name reduced to lower-case letters and digits: `Token-Store_1.PY` and
     `token_store_1.py` read alike."""
+    if name.isascii():  # nearly every file name: a translation, not a search
+        return name.lower().translate(_ASCII_NOT_ALNUM)
     return _NOT_ALNUM.sub("", name.lower())
 
 
-def _keys(path: str) -> list[str]:
-    """The index keys of a path: by folder, by the folder above, by name, by the
-    reduced name, by the reduced name without its extension."""
+def _own_keys(path: str) -> tuple[str, str, str]:
+    """The keys a file is indexed by: its folder, its reduced name, and its reduced
+    name without the extension (which reduction keeps apart from the stem only by
+    dropping the dot: `token_store_1.py` gives `tokenstore1py` and `tokenstore1`)."""
     folder, _, name = path.rpartition("/")
-    folder = folder.lower()
-    stem = name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
-    keys = ["d:" + folder, "n:" + name.lower(), "s:" + _squashed(name), "s:" + _squashed(stem)]
+    squashed = _squashed(name)
+    stem, dot, extension = name.rpartition(".")
+    if dot and stem:
+        cut = len(_squashed(extension))
+        bare = squashed[: len(squashed) - cut] if cut else squashed
+    else:
+        bare = squashed
+    return "d:" + folder.lower(), "s:" + squashed, "s:" + bare
+
+
+def _keys(path: str) -> list[str]:
+    """The keys a missing path is looked up by: its own, and the folder above its
+    folder (a file moved into a new subfolder such as `old/`)."""
+    keys = list(_own_keys(path))
+    folder = path.rpartition("/")[0]
     if folder:
-        keys.append("d:" + posixpath.dirname(folder))
+        keys.append("d:" + posixpath.dirname(folder).lower())
     return keys
 
 
@@ -46,18 +62,15 @@ class PathIndex:
         self.files = files
         # Key -> indexes of the files with that key, ascending (a tie in score goes
         # to the file listed first, as a scan of every file would decide it).
-        self._by_key: dict[str, list[int]] = {}
+        by_key: dict[str, list[int]] = {}
         for index, path in enumerate(files):
-            folder, _, name = path.rpartition("/")
-            stem = name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
-            # A file is indexed under its own folder only: the folder above is a
-            # key of the paths looked up (a file moved one folder down).
-            for key in ("d:" + folder.lower(), "n:" + name.lower(), "s:" + _squashed(name), "s:" + _squashed(stem)):
-                held = self._by_key.get(key)
+            for key in _own_keys(path):
+                held = by_key.get(key)
                 if held is None:
-                    self._by_key[key] = [index]
+                    by_key[key] = [index]
                 elif held[-1] != index:
                     held.append(index)
+        self._by_key = by_key
 
     def candidates(self, path: str) -> list[str]:
         """The files sharing a folder or a name with ``path``, in listing order."""

@@ -22,7 +22,7 @@ Write the path relative to the workspace root with `/` between folders:
 import json
 
 from ..findings import Fix, Severity, TextEdit
-from ..workspace import is_normal, normalize_relative
+from ..workspace import normalize_relative
 from . import ROW, rule_of
 
 RULE = rule_of(__doc__, "RAG206", "unnormalized-path", Severity.WARNING)
@@ -32,11 +32,13 @@ RULE = rule_of(__doc__, "RAG206", "unnormalized-path", Severity.WARNING)
 def unnormalized_path(rows):
     if "path" not in rows.use.matches:
         return
-    found = rows.workspace.normal_file_set()
+    not_normal = rows.not_normal_expected
+    if not not_normal:
+        return
     for context, relevant in rows.expected_off_the_files:
         for index, value in enumerate(relevant):
-            if type(value) is not str or value in found or is_normal(value):
-                continue  # a workspace file's own path is normal
+            if type(value) is not str or value not in not_normal:
+                continue
             normal = normalize_relative(value)
             # A path leaving the workspace (or naming its root) is RAG203's.
             if not normal or normal == value:
