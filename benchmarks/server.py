@@ -151,7 +151,9 @@ def edits_for(lines: list[str], count: int, rng: random.Random):
             lines[line] = text[:column] + "x" + text[column:]
 
 
-async def measure(command: list[str], uri: str, text: str, language: str, edits: int, pull: bool, init: dict) -> dict:
+async def measure(command: list[str], uri: str, text: str, language: str, edits: int, pull: bool, init: dict, make_edits=None) -> dict:
+    """The figures of one server on one document; ``make_edits(lines, count, rng)``
+    gives the edits (default: edits_for)."""
     process = await asyncio.create_subprocess_exec(
         *command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, limit=1 << 30
     )
@@ -185,7 +187,7 @@ async def measure(command: list[str], uri: str, text: str, language: str, edits:
     times = []
     rng = random.Random(7)
     lines = text.split("\n")
-    for version, (range_, new_text) in enumerate(edits_for(lines, edits, rng), start=2):
+    for version, (range_, new_text) in enumerate((make_edits or edits_for)(lines, edits, rng), start=2):
         waiting = asyncio.ensure_future(diagnostics(version)) if not pull else None
         start = await client.notify(
             "textDocument/didChange",

@@ -43,6 +43,8 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from rag_lsp.cli import main as cli_main
+from rag_lsp.core.findings import Finding, Severity, shown_in_editor
+from rag_lsp.core.text import Range
 
 DOCUMENT_TEXT = "ragLsp/documentText"
 SUITE = ".punica/evals/x.suite.yaml"
@@ -50,6 +52,9 @@ DATASET = ".punica/evals/x.jsonl"
 # Files the cases may name: RAG203 holds for other paths, not for these.
 WORKSPACE_FILES = {"src/a.py": "print('a')\n", "docs/b.md": "# B\n", "docs/ü.md": "# Ü\n"}
 SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
+# The most findings of one code the server shows for a file here: few enough that
+# edits often cross it, so the summary of those left out is held to the CLI too.
+SHOWN = 3
 
 # ---------------------------------------------------------------- texts
 
@@ -311,7 +316,7 @@ class Editor:
         self.thread = threading.Thread(target=self.loop.run_forever, name="lsp-client", daemon=True)
         self.thread.start()
         self.client: LanguageClient = self.call(SERVER.start())
-        self.call(start(self.client, None))
+        self.call(start(self.client, None, options={"maxFindingsShown": SHOWN}))
         self.workspaces = itertools.count(1)
         sentinel = folder / "sentinel"
         write_workspace(sentinel, {DATASET: '{"id": "0"}\n'})
@@ -397,9 +402,10 @@ def published_findings(params: types.PublishDiagnosticsParams) -> list[tuple]:
     )
 
 
-def fresh_check(root: Path, texts: dict[str, str]) -> dict[str, list[tuple]]:
+def fresh_check(root: Path, texts: dict[str, str], shown: int | None = None) -> dict[str, list[tuple]]:
     """``rag-lsp check --format json`` (run in this process) of ``texts`` written
-    into the workspace ``root``, by path."""
+    into the workspace ``root``, by path; with ``shown``, what an editor is shown
+    of each file's findings (see shown_in_editor) with that limit per code."""
     for relative, text in texts.items():
         (root / relative).write_bytes(text.encode("utf-8"))
     out = io.StringIO()
@@ -411,13 +417,20 @@ def fresh_check(root: Path, texts: dict[str, str]) -> dict[str, list[tuple]]:
         if collecting:  # the command line turns the collector off for its one-shot run
             gc.enable()
     assert code == 0, "rag-lsp check failed (its error is on stderr)"
-    found: dict[str, list[tuple]] = {relative: [] for relative in texts}
+    by_path: dict[str, list[Finding]] = {relative: [] for relative in texts}
     for item in json.loads(out.getvalue()):
         start, end = item["range"]["start"], item["range"]["end"]
-        found.setdefault(item["path"], []).append(
-            finding(item["code"], (start["line"], start["character"]), (end["line"], end["character"]), item["severity"], item["message"])
+        where = Range.of(start["line"], start["character"], end["line"], end["character"])
+        by_path.setdefault(item["path"], []).append(Finding(item["code"], Severity.parse(item["severity"]), where, item["message"], item["path"]))
+    found: dict[str, list[tuple]] = {}
+    for relative, items in by_path.items():
+        if shown is not None:
+            items = shown_in_editor(items, shown)
+        found[relative] = sorted(
+            finding(item.code, (item.range.start.line, item.range.start.character), (item.range.end.line, item.range.end.character), item.severity.label, item.message)
+            for item in items
         )
-    return {relative: sorted(items) for relative, items in found.items()}
+    return found
 
 
 # ---------------------------------------------------------------- the machine
@@ -500,7 +513,7 @@ class EditingSession(RuleBasedStateMachine):
     def server_agrees_with_a_fresh_check(self) -> None:
         uris = {document.uri: relative for relative, document in self.documents.items()}
         answers = self.editor.settle(list(uris))
-        expected = fresh_check(self.fresh_root, {relative: document.text for relative, document in self.documents.items()})
+        expected = fresh_check(self.fresh_root, {relative: document.text for relative, document in self.documents.items()}, SHOWN)
         for uri, (published, held) in answers.items():
             relative = uris[uri]
             document = self.documents[relative]

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_lsp.core.analyze import analyze_file
+from rag_lsp.core.findings import shown_in_editor
 from rag_lsp.core.incremental import DatasetModel
 from rag_lsp.core.rules import rag203_missing_expected_path as rag203
 from rag_lsp.core.text import LineIndex, Position
@@ -159,3 +160,41 @@ def test_files_appearing_end_the_summary_of_paths_elsewhere(tmp_path: Path) -> N
     assert [finding.code for finding in found].count("RAG203") == 15
     source.texts[workspace.absolute(ELSEWHERE_DATASET)] = model.text
     assert found == analyze_file(Workspace(tmp_path, source=source), ELSEWHERE_DATASET)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edits=edits, limit=st.integers(1, 3), findings_first=st.booleans())
+def test_what_an_editor_is_shown_follows_edits_as_the_capped_findings(edits, limit: int, findings_first: bool) -> None:
+    """After any edits (lines inserted above findings included), the findings the model shows with a
+    limit per code are those of shown_in_editor over all its findings, whichever is asked first."""
+    workspace = Workspace(EXAMPLES, source=OverlaySource(DiskSource(1 << 30)))
+    model = DatasetModel(workspace, BROKEN, (EXAMPLES / BROKEN).read_text(encoding="utf-8"))
+    for start_seed, length, column_seed, piece in edits:
+        lines = LineIndex(model.text)
+        start_offset = start_seed % (len(model.text) + 1)
+        end_offset = min(len(model.text), start_offset + length % 40)
+        model.edit(lines.position(start_offset), lines.position(end_offset), piece * (1 + column_seed % 3))
+        if findings_first:
+            everything = model.findings()
+            shown = model.shown(limit)
+        else:
+            shown = model.shown(limit)
+            everything = model.findings()
+        assert shown == shown_in_editor(everything, limit)
+
+
+def test_past_the_limit_one_finding_says_how_many_are_left_out(tmp_path: Path) -> None:
+    """A file with more findings of a code than an editor is shown keeps the first ones of that
+    code, all of the others, and one finding where the first left out is, counting them."""
+    workspace, source, text = elsewhere_workspace(tmp_path)
+    text = "".join(
+        f'{{"id": "c{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py", "docs/missing-{n}.md"]}}}}\n' for n in range(8)
+    ) + '{"id": "c0", "input": {"query": "q"}, "expect": {"relevant": []}}\n'
+    model = DatasetModel(workspace, ELSEWHERE_DATASET, text)
+    everything = model.findings()
+    assert [finding.code for finding in everything].count("RAG203") == 8
+    shown = model.shown(3)
+    assert [finding.code for finding in shown] == ["RAG203"] * 4 + ["RAG202", "RAG200"]
+    assert [finding.range.start.line for finding in shown[:4]] == [0, 1, 2, 3]
+    assert shown[3].message.startswith("5 more RAG203 findings in this file, from here on, are not shown")
+    assert shown[:3] == everything[:3]

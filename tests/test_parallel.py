@@ -29,6 +29,7 @@ from test_equivalence import SEVERITIES, finding, fresh_check
 
 from rag_lsp.core import incremental, parallel
 from rag_lsp.core.analyze import analyze_file
+from rag_lsp.core.findings import SHOWN_PER_CODE
 from rag_lsp.core.incremental import DatasetModel
 from rag_lsp.core.parallel import Helper
 from rag_lsp.core.settings import Settings
@@ -443,7 +444,7 @@ async def test_server_reads_a_large_dataset_with_a_helper(client: LanguageClient
     published = await diagnostics(client, uri, 1)
     server = server_pid()
     assert helpers_below(server), "no helper process was started"
-    expected = fresh_check(root, {DATASET: (root / DATASET).read_text(encoding="utf-8")})[DATASET]
+    expected = fresh_check(root, {DATASET: (root / DATASET).read_text(encoding="utf-8")}, SHOWN_PER_CODE)[DATASET]
     assert sorted(
         finding(str(d.code), (d.range.start.line, d.range.start.character), (d.range.end.line, d.range.end.character), SEVERITIES[int(d.severity or 1)], d.message)
         for d in published

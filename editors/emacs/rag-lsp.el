@@ -60,7 +60,8 @@ When set, the server is started as PYTHON -m rag_lsp serve."
 For example: (:severity (:RAG207 \"off\") :runTimeout 30
 :suiteGlobs [\"evals/**/*.yaml\"]).  Keys: suiteGlobs, datasetGlobs,
 manifestGlobs, severity, maxFileBytes, maxYamlBytes, maxLineBytes,
-maxYamlDepth, maxYamlNodes, runTimeout, runConcurrency, baseline.
+maxYamlDepth, maxYamlNodes, runTimeout, runConcurrency, baseline,
+maxFindingsShown.
 Lists are written as vectors.  `trusted' is not set here: see
 `rag-lsp-trusted-directories'."
   :type 'plist)

@@ -6,6 +6,8 @@ is a lookup, never a second analysis.
 
 from __future__ import annotations
 
+import itertools
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
 
@@ -111,3 +113,49 @@ class Finding:
 
     def sort_key(self) -> tuple:
         return (self.path, self.range.start, self.range.end, self.code, self.message)
+
+
+# The most findings of one code an editor is shown for one file. Past it, a list
+# of warnings no one reads costs every keystroke its conversion and transfer; one
+# finding says how many more there are, and `rag-lsp check` lists them all.
+SHOWN_PER_CODE = 1000
+
+
+def shown_in_editor(findings: list[Finding], limit: int = SHOWN_PER_CODE) -> list[Finding]:
+    """The findings of one file (in position order) an editor is shown: the first
+    ``limit`` of each code, and for a code with more, one finding of that code at
+    the first one left out that says how many are left out (see left_out_finding)."""
+    if len(findings) <= limit:
+        return findings
+    codes = [finding.code for finding in findings]
+    counts = Counter(codes)
+    over = [code for code, count in counts.items() if count > limit]
+    if not over:
+        return findings
+    keep = bytearray(b"\x01") * len(findings)
+    first_left_out = []
+    for code in over:
+        places = [index for index, each in enumerate(codes) if each == code]
+        first_left_out.append(places[limit])
+        for index in places[limit:]:
+            keep[index] = 0
+    shown = list(itertools.compress(findings, keep))
+    # Each summary goes where its first left-out finding was: after the findings
+    # kept before it (counted from the back, so earlier insertions do not shift).
+    for index in sorted(first_left_out, reverse=True):
+        finding = findings[index]
+        shown.insert(sum(keep[:index]), left_out_finding(finding, counts[finding.code] - limit, limit))
+    return shown
+
+
+def left_out_finding(first: Finding, left_out: int, limit: int) -> Finding:
+    """The finding that stands for ``left_out`` findings of ``first``'s code past
+    the ``limit`` an editor is shown, where ``first`` of them is."""
+    return Finding(
+        first.code,
+        first.severity,
+        first.range,
+        f"{left_out:,} more {first.code} findings in this file, from here on, are not shown (the first "
+        f"{limit:,} are): `rag-lsp check {first.path or '<file>'}` lists them all",
+        first.path,
+    )

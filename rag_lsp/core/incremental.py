@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable, Sequence
 from . import rules as registry
 from .analyze import check_rows, finish
 from .contexts import DatasetContext, PathTally, RowContext, RowsContext, case_id, case_path_tally, first_missing_index
-from .findings import Finding
+from .findings import SHOWN_PER_CODE, Finding, left_out_finding
 from .jsonrows import fine_row
 from .manifests import GDI_TEXT, RAG_CASE
 from .parallel import Helper, TwoEnds
@@ -333,17 +333,25 @@ class DatasetModel:
             self._move_repeated(stop, delta)
 
     def _move_lines(self, start: int, stop: int, delta: int) -> None:
-        """Drop the findings of replaced lines and move those of the lines below."""
+        """Drop the findings of replaced lines and move the lines below. Their
+        findings keep the line they were placed on until they are next given out
+        (see _current): pressing Enter above ten thousand findings moves only
+        those an editor is shown."""
         lines = self._lines_with_findings
         first = bisect.bisect_left(lines, start)
         after = bisect.bisect_left(lines, stop)
-        moved = [line + delta for line in lines[after:]]
+        self._lines_with_findings = lines[:first] + [line + delta for line in lines[after:]]
+
+    def _current(self, line: int) -> Sequence[Finding]:
+        """The findings placed on ``line``, moved to it if lines came or went above
+        since they were placed (each finding of a line starts on that line)."""
+        placed = self._placed[line]
+        if not placed:
+            return _NO_FINDINGS
+        delta = line - placed[0].range.start.line
         if delta:
-            for line in moved:
-                placed = self._placed[line]
-                if placed is not None:
-                    self._placed[line] = [self._moved(finding, delta) for finding in placed]
-        self._lines_with_findings = lines[:first] + moved
+            placed = self._placed[line] = [self._moved(finding, delta) for finding in placed]
+        return placed
 
     def _moved(self, finding: Finding, delta: int) -> Finding:
         """``finding`` moved by ``delta`` lines, noted with the finding it was at the
@@ -495,9 +503,19 @@ class DatasetModel:
         """Every finding of the dataset as it is now (as ``analyze_file`` gives)."""
         # A first check (or one after a fact changed) allocates per line too.
         with gc_paused():
-            return self._findings()
+            return self._given_out(self._refresh(), None)
 
-    def _findings(self) -> list[Finding]:
+    def shown(self, limit: int = SHOWN_PER_CODE) -> list[Finding]:
+        """The findings an editor is shown, as ``shown_in_editor(findings())``
+        gives them, with only those moved that are shown: the findings of the
+        lines below an edit are many, and only the first ``limit`` of each code
+        are converted and sent."""
+        with gc_paused():
+            return self._given_out(self._refresh(), limit)
+
+    def _refresh(self) -> list[Finding]:
+        """Check what changed since the last call; the findings across lines (in
+        position order), which are not placed on lines."""
         workspace = self.workspace
         if self._tallied_files != workspace.files_version:
             self._retally()
@@ -510,18 +528,56 @@ class DatasetModel:
             self._dirty_ids = None
         self._check_stale_lines(use, shape)
         self._check_repeated_ids(shape)
-        found: list[Finding] = []
-        for line in self._lines_with_findings:
-            found.extend(self._placed[line] or ())
-        summary = self._paths_summary(use, shape)
-        if self._repeated or summary:
-            for repeated in self._repeated.values():
-                found.extend(repeated)
-            found.extend(summary)
-            # Lines are in order already; the findings across lines go between them.
-            found.sort(key=_position_key)
+        across = [finding for repeated in self._repeated.values() for finding in repeated]
+        across += self._paths_summary(use, shape)
+        across.sort(key=_position_key)
         self.checked = True
-        return found
+        return across
+
+    def _given_out(self, across: list[Finding], limit: int | None) -> list[Finding]:
+        """The findings of every line, with those ``across`` lines merged in, in
+        position order; with a ``limit``, as shown_in_editor gives them, moving
+        only the findings of lines that have one to show."""
+        given: list[Finding] = []
+        counts: dict[str, int] = {}
+        # Where a code's first finding left out would be, and that finding.
+        left_out: list[tuple[int, Finding]] = []
+
+        def give(finding: Finding) -> None:
+            code = finding.code
+            number = counts[code] = counts.get(code, 0) + 1
+            if limit is None or number <= limit:
+                given.append(finding)
+            elif number == limit + 1:
+                left_out.append((len(given), finding))
+
+        pending = 0  # the next finding across lines to give out
+        for line in self._lines_with_findings:
+            while pending < len(across) and across[pending].range.start.line < line:
+                give(across[pending])
+                pending += 1
+            if pending < len(across) and across[pending].range.start.line == line:
+                end = pending
+                while end < len(across) and across[end].range.start.line == line:
+                    end += 1
+                group = sorted([*self._current(line), *across[pending:end]], key=_position_key)
+                pending = end
+                for finding in group:
+                    give(finding)
+            elif limit is None or any(counts.get(finding.code, 0) < limit + 1 for finding in self._placed[line] or ()):
+                for finding in self._current(line):
+                    give(finding)
+            else:
+                # Nothing to show on this line: its findings are counted, not moved.
+                for finding in self._placed[line] or ():
+                    counts[finding.code] += 1
+        for finding in across[pending:]:
+            give(finding)
+        # The finding that says how many are left out goes where the first of them
+        # is (a line with one to show: it was moved to its line).
+        for index, finding in reversed(left_out):
+            given.insert(index, left_out_finding(finding, counts[finding.code] - (limit or 0), limit or 0))
+        return given
 
     def _paths_summary(self, use: DatasetUse, shape: str | None) -> list[Finding]:
         """The dataset rules' findings on the file's expected paths (one finding

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Mapping
 
-from .findings import Severity
+from .findings import SHOWN_PER_CODE, Severity
 
 DEFAULT_SUITE_GLOBS = (".punica/**/*.yaml", ".punica/**/*.yml", "**/*.suite.yaml", "**/*.suite.yml")
 DEFAULT_DATASET_GLOBS = (".punica/evals/**/*.jsonl",)
@@ -39,6 +39,9 @@ class Settings:
     # Requests a run keeps in flight at once (http targets).
     run_concurrency: int = 4
     baseline: str | None = None
+    # The most findings of one code an editor is shown for one file (see
+    # findings.shown_in_editor); `rag-lsp check` lists them all.
+    max_findings_shown: int = SHOWN_PER_CODE
 
 
 # camelCase names used by editors -> field names.
@@ -54,6 +57,7 @@ _ALIASES = {
     "runTimeout": "run_timeout_s",
     "runTimeoutS": "run_timeout_s",
     "runConcurrency": "run_concurrency",
+    "maxFindingsShown": "max_findings_shown",
 }
 
 
@@ -116,6 +120,7 @@ _PARSERS = {
     "run_timeout_s": _positive_number,
     "run_concurrency": _positive_int,
     "baseline": _optional_text,
+    "max_findings_shown": _positive_int,
 }
 
 

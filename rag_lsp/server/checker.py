@@ -20,7 +20,7 @@ import orjson
 from lsprotocol import types
 
 from ..core.analyze import analyze_file
-from ..core.findings import Finding
+from ..core.findings import Finding, shown_in_editor
 from ..core.incremental import DatasetModel
 from ..core.parallel import Helper, cores
 from ..core.settings import Settings
@@ -417,22 +417,24 @@ class Checker:
         return result
 
     def _findings(self, workspace: Workspace, relative: str, path: Path) -> list[Finding]:
-        """A file's findings; a dataset's from its model, which checks only what changed."""
+        """The findings of a file an editor is shown (see shown_in_editor); a
+        dataset's from its model, which checks only what changed."""
         model = self.models.get(path)
         if model is None and workspace.kind_of(relative) == DATASET_FILE:
             source = workspace.read(relative)
             # Unreadable bytes and refused files are the one-shot analysis's to report.
             if source is not None and not source.refused and source.decode_error is None:
                 return self._first_findings(workspace, relative, path, source.text)
+        limit = workspace.settings.max_findings_shown
         if model is None:
-            return analyze_file(workspace, relative)
+            return shown_in_editor(analyze_file(workspace, relative), limit)
         if not model.checked:
             # Its first check allocates per line as well.
             with gc_paused():
-                findings = model.findings()
+                findings = model.shown(limit)
                 gc.freeze()
             return findings
-        return model.findings()
+        return model.shown(limit)
 
     def _first_findings(self, workspace: Workspace, relative: str, path: Path, text: str) -> list[Finding]:
         """Read a dataset from disk into a model and check it all."""
@@ -440,7 +442,7 @@ class Checker:
         if relative not in workspace.live_datasets:
             workspace.live_datasets[relative] = model
         with gc_paused():
-            findings = model.findings()
+            findings = model.shown(workspace.settings.max_findings_shown)
             gc.freeze()
         return findings
 

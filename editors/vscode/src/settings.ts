@@ -24,6 +24,7 @@ export const SERVER_SETTINGS = [
   "runTimeout",
   "runConcurrency",
   "baseline",
+  "maxFindingsShown",
 ] as const;
 
 export type ServerSetting = (typeof SERVER_SETTINGS)[number];

@@ -24,7 +24,8 @@ local defaults = {
   filetypes = { "yaml", "jsonl" },
   -- Server settings, camelCase as in the README: suiteGlobs, datasetGlobs,
   -- manifestGlobs, severity, maxFileBytes, maxYamlBytes, maxLineBytes,
-  -- maxYamlDepth, maxYamlNodes, runTimeout, runConcurrency, baseline.
+  -- maxYamlDepth, maxYamlNodes, runTimeout, runConcurrency, baseline,
+  -- maxFindingsShown.
   settings = {},
   -- Whether the workspace may run `command` / `http` targets: a boolean, or a
   -- function(root_dir) returning one. Never read from the workspace itself.
