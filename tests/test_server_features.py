@@ -362,3 +362,31 @@ async def test_a_bad_setting_is_shown_and_the_server_keeps_working(client: Langu
     assert codes(found) == ["RAG203"]
     uri = open_file(client, suite_path)
     assert "rag.recall" in by_label(await complete(client, uri, where(SUITE, "rag.recall", "rag.")))
+
+
+async def test_hover_on_an_expected_path_says_whether_the_workspace_is_its_corpus(client: LanguageClient, tmp_path: Path) -> None:
+    """Hover on an expected path says whether it is a workspace file and whether RAG203 checks it: yes
+    through the builtin target, no through a service whose corpus lives elsewhere (the target says so too)."""
+    root = tmp_path / "builtin"
+    _, dataset_path = make_workspace(root)
+    await start(client, root)
+    uri = open_file(client, dataset_path)
+    text = "\n".join(CASES)
+    checked = await hover_text(client, uri, where(text, "docs/approvals.md", "docs"))
+    assert checked.startswith("Expected path `docs/approvals.md` — not a file of this workspace.")
+    assert "Checked against the workspace's files" in checked and "`vectors.query`" in checked
+
+    elsewhere = tmp_path / "elsewhere"
+    suite = SUITE.replace("id: vectors.query", "id: kb.search")
+    suite_path, dataset_path = make_workspace(elsewhere, suite)
+    (elsewhere / ".punica" / "targets.yaml").write_text("targets:\n  kb.search:\n    command: [python, kb.py]\n")
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(added=[types.WorkspaceFolder(uri=elsewhere.as_uri(), name="elsewhere")], removed=[])
+        )
+    )
+    uri = open_file(client, dataset_path)
+    unchecked = await hover_text(client, uri, where(text, "docs/approvals.md", "docs"))
+    assert "Not checked against the workspace's files" in unchecked
+    target = await hover_text(client, open_file(client, suite_path), where(suite, "kb.search", "kb"))
+    assert "declare `workspace_paths: true`" in target

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,10 +106,51 @@ def _target_summary(workspace: Workspace, target_id: str) -> str:
     lines = [f"**{target_id}** — `{target.kind}` target, {origin}", ""]
     lines.append(f"- Corpora: {', '.join(target.corpora) if target.corpora else 'undeclared'}")
     lines.append(f"- Hit fields: {', '.join(sorted(target.fields)) if target.fields is not None else 'undeclared'}")
+    if target.workspace_paths:
+        lines.append("- Hit paths: files of this workspace, so an expected path that is not one is reported (RAG203)")
+    else:
+        lines.append(
+            "- Hit paths: of a corpus indexed elsewhere, so expected paths are not checked against this workspace "
+            "(declare `workspace_paths: true` if it indexes this repository)"
+        )
     return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- datasets
+
+
+def _unescaped(raw: str) -> str:
+    """The value of a JSON string's text between its quotes."""
+    if "\\" not in raw:
+        return raw
+    try:
+        return json.loads(f'"{raw}"')
+    except ValueError:
+        return raw
+
+
+def _expected_path(workspace: Workspace, relative: str, value: str) -> str | None:
+    """What RAG203 makes of an expected value: whether it is checked against the
+    workspace's files (and why), and whether it is one."""
+    use = workspace.dataset_use(relative)
+    if "path" not in use.matches:
+        return None
+    normal = normalize_relative(value)
+    found = normal is not None and normal in workspace.file_set()
+    where = "a file of this workspace" if found else "not a file of this workspace"
+    if use.workspace_targets:
+        targets = ", ".join(f"`{target}`" for target in use.workspace_targets)
+        searches = "searches" if len(use.workspace_targets) == 1 else "search"
+        why = f"Checked against the workspace's files: the suites read this dataset through {targets}, which {searches} it."
+    elif use.suites:
+        why = (
+            "Not checked against the workspace's files: the suites' targets search a corpus indexed elsewhere "
+            "(a target declaring `workspace_paths: true` searches this workspace)."
+        )
+    else:
+        why = "Checked against the workspace's files: no suite reads this dataset, so its corpus is taken to be the workspace."
+    return f"Expected path `{value}` — {where}.\n\n{why}"
+
 
 
 def _hover_dataset(workspace: Workspace, relative: str, text: str, line: int, character: int) -> HoverText | None:
@@ -124,6 +166,8 @@ def _hover_dataset(workspace: Workspace, relative: str, text: str, line: int, ch
     if cursor.role == KEY:
         schema = load_schema("gdi-text-v1" if workspace.dataset_shape(relative) == GDI_TEXT else "rag-case")
         markdown = schema_text(schema_at(schema, cursor.path + (word,)))
+    elif len(cursor.path) == 3 and cursor.path[:2] == ("expect", "relevant"):
+        markdown = _expected_path(workspace, relative, _unescaped(word))
     elif len(cursor.path) == 3 and cursor.path[:2] == ("input", "corpora"):
         corpora = dataset_corpora(workspace, relative)
         markdown = (f"Corpus `{word}`" + (" — served by this dataset's targets" if word in corpora
