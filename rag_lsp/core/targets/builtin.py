@@ -32,6 +32,7 @@ when they differ.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -131,9 +132,10 @@ class BuiltinTarget(Target):
 
     def _signature(self, paths: list[str]) -> tuple:
         entries = []
+        root = str(self.workspace.root)
         for relative in paths:
             try:
-                stat = self.workspace.absolute(relative).stat()
+                stat = os.stat(os.path.join(root, relative))
             except OSError:
                 continue
             entries.append((relative, stat.st_size, stat.st_mtime_ns))
@@ -195,10 +197,15 @@ class BuiltinTarget(Target):
     # -------------------------------------------------- answering
 
     def answer(self, request: Request) -> Answer:
-        query, names, top_k = self._read_input(request.input)
         with self._lock:
             self.refresh()
             index = self._index
+        return self._answer(request, index, with_text=True)
+
+    def _answer(self, request: Request, index: _Index, with_text: bool) -> Answer:
+        """The answer to one case from ``index``; hits without their ``text`` (the
+        lines that best match the query, the costliest part) unless asked for."""
+        query, names, top_k = self._read_input(request.input)
         terms = self._terms().terms(query)
         scored: list[tuple[float, str, str, int]] = []
         for name in names:
@@ -223,7 +230,7 @@ class BuiltinTarget(Target):
                 id=path,
                 corpus=name,
                 score=round(score, 6),
-                text=snippet(index.corpora[name].texts[position], terms, analyzer),
+                text=snippet(index.corpora[name].texts[position], terms, analyzer) if with_text else None,
             )
             for score, path, name, position in scored[:top_k]
         ]
@@ -238,7 +245,19 @@ class BuiltinTarget(Target):
                 for index in range(len(requests)):
                     yield index, failure
                 return
-        yield from super().answer_many(requests, cancel, concurrency)
+            # A run answers from the index as it was when it began: looking at every
+            # file again every few seconds would cost more than the run's own work.
+            index = self._index
+        with_text = fields is None or "text" in fields
+        for number, request in enumerate(requests):
+            if cancel is not None and cancel.is_set():
+                return
+            try:
+                yield number, self._answer(request, index, with_text)
+            except TargetError as error:
+                yield number, error
+            except Exception as error:  # noqa: BLE001 - a target bug is a RAG405, not a crash
+                yield number, TargetError(f"the {self.kind} target failed: {type(error).__name__}: {error}")
 
     def _read_input(self, value: Any) -> tuple[str, list[str], int]:
         if not isinstance(value, dict):
