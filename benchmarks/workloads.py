@@ -238,7 +238,7 @@ def elsewhere(root: Path, cases: int = 100_000, seed: int = 16, repository_files
         relevant = []
         for _ in range(rng.randint(1, 4)):
             # Mostly documents no other case cites, as in a knowledge base's Q&A set.
-            value = next(fresh, None) if rng.random() < 0.75 else None
+            value = next(fresh, None) if rng.random() < 0.9 else None
             relevant.append(value if value is not None else corpus[pick()])
         relevant = list(dict.fromkeys(relevant))
         expected.update(relevant)

@@ -540,17 +540,24 @@ class DatasetModel:
         only the findings of lines that have one to show."""
         given: list[Finding] = []
         counts: dict[str, int] = {}
+        # Codes with more findings than the limit so far: a line holding only
+        # those has nothing to show, and is only counted (nearly every line below
+        # the first thousand findings of a file that has ten thousand).
+        full: set[str] = set()
         # Where a code's first finding left out would be, and that finding.
         left_out: list[tuple[int, Finding]] = []
+        cap = limit if limit is not None else -1
 
         def give(finding: Finding) -> None:
             code = finding.code
             number = counts[code] = counts.get(code, 0) + 1
-            if limit is None or number <= limit:
+            if cap < 0 or number <= cap:
                 given.append(finding)
-            elif number == limit + 1:
+            elif number == cap + 1:
                 left_out.append((len(given), finding))
+                full.add(code)
 
+        placed_lines = self._placed
         pending = 0  # the next finding across lines to give out
         for line in self._lines_with_findings:
             while pending < len(across) and across[pending].range.start.line < line:
@@ -564,19 +571,25 @@ class DatasetModel:
                 pending = end
                 for finding in group:
                     give(finding)
-            elif limit is None or any(counts.get(finding.code, 0) < limit + 1 for finding in self._placed[line] or ()):
-                for finding in self._current(line):
-                    give(finding)
-            else:
-                # Nothing to show on this line: its findings are counted, not moved.
-                for finding in self._placed[line] or ():
-                    counts[finding.code] += 1
+                continue
+            if full:
+                placed = placed_lines[line] or _NO_FINDINGS
+                for finding in placed:
+                    if finding.code not in full:
+                        break
+                else:
+                    # Nothing to show on this line: its findings are counted, not moved.
+                    for finding in placed:
+                        counts[finding.code] += 1
+                    continue
+            for finding in self._current(line):
+                give(finding)
         for finding in across[pending:]:
             give(finding)
         # The finding that says how many are left out goes where the first of them
         # is (a line with one to show: it was moved to its line).
         for index, finding in reversed(left_out):
-            given.insert(index, left_out_finding(finding, counts[finding.code] - (limit or 0), limit or 0))
+            given.insert(index, left_out_finding(finding, counts[finding.code] - cap, cap))
         return given
 
     def _paths_summary(self, use: DatasetUse, shape: str | None) -> list[Finding]:

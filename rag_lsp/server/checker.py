@@ -455,10 +455,14 @@ class Checker:
         converter = positions(relative)
         model = self.models.get(path)
         moves = model.take_moves() if model is not None else {}
+        # A dataset model gives out the same finding object only while the lines it
+        # is on stay as they were (an edited line is checked again, and findings
+        # that move with their lines are new objects): its lines need no look.
+        same_lines = model is not None
         diagnostics, as_json = [], []
         for finding in findings:
             entry = before.get(id(finding))
-            if entry is not None and not (entry[0] is finding and _reads_as(entry[1], finding, converter)):
+            if entry is not None and not (entry[0] is finding and (same_lines or _reads_as(entry[1], finding, converter))):
                 entry = None
             if entry is None:
                 texts = _line_texts(finding, converter)
