@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections import defaultdict
 from typing import Sequence
 
 # What a file name keeps when reduced (see _squashed).
@@ -55,21 +56,45 @@ def _keys(path: str) -> list[str]:
     return keys
 
 
+def _squashed_all(names: list[str]) -> list[str]:
+    """:func:`_squashed` of each name: one translation of them all when they are
+    ASCII and hold no line break (a 50,000-file workspace's names, at once)."""
+    joined = "\n".join(names)
+    if joined.isascii() and joined.count("\n") == max(len(names) - 1, 0):
+        return joined.lower().translate(_ASCII_NOT_ALNUM_KEEP_LINES).split("\n")
+    return [_squashed(name) for name in names]
+
+
+_ASCII_NOT_ALNUM_KEEP_LINES = str.maketrans("", "", "".join(chr(code) for code in range(128) if not chr(code).isalnum() and chr(code) != "\n"))
+
+
 class PathIndex:
     """The workspace files by folder and by name, to find the closest one to a path."""
 
     def __init__(self, files: Sequence[str]) -> None:
         self.files = files
         # Key -> indexes of the files with that key, ascending (a tie in score goes
-        # to the file listed first, as a scan of every file would decide it).
-        by_key: dict[str, list[int]] = {}
-        for index, path in enumerate(files):
-            for key in _own_keys(path):
-                held = by_key.get(key)
-                if held is None:
-                    by_key[key] = [index]
-                elif held[-1] != index:
-                    held.append(index)
+        # to the file listed first, as a scan of every file would decide it). The
+        # keys are those of _own_keys, derived for all files at once.
+        parts = [path.rpartition("/") for path in files]
+        names = [part[2] for part in parts]
+        squashed = _squashed_all(names)
+        splits = [name.rpartition(".") for name in names]
+        extensions = _squashed_all([extension if dot and stem else "" for stem, dot, extension in splits])
+        by_key: defaultdict[str, list[int]] = defaultdict(list)
+        # One key of every file at a time: a loop of a dict lookup and an append.
+        for keys in (
+            ["d:" + part[0].lower() for part in parts],
+            ["s:" + whole for whole in squashed],
+            # The name without its extension, where it has one (else the same key again).
+            ["s:" + whole[: len(whole) - len(extension)] if extension else "" for whole, extension in zip(squashed, extensions)],
+        ):
+            for index, key in enumerate(keys):
+                if key:
+                    by_key[key].append(index)
+        for held in by_key.values():
+            if len(held) > 1 and held[-1] < held[-2]:
+                held.sort()
         self._by_key = by_key
 
     def candidates(self, path: str) -> list[str]:
@@ -81,11 +106,18 @@ class PathIndex:
 
     def closest(self, path: str, cutoff: float) -> str | None:
         """The candidate most like ``path`` by rapidfuzz's ratio (0..100), if one
-        reaches ``cutoff``."""
-        candidates = self.candidates(path)
-        if not candidates:
+        reaches ``cutoff``; of equals, the one listed first."""
+        indexes: list[int] = []
+        for key in _keys(path):
+            indexes += self._by_key.get(key, ())
+        if not indexes:
             return None
         from rapidfuzz import fuzz, process
 
-        best = process.extractOne(path, candidates, scorer=fuzz.ratio, score_cutoff=cutoff)
-        return best[0] if best is not None else None
+        files = self.files
+        # A file under two keys is scored twice: cheaper than a set, and harmless.
+        matches = process.extract(path, [files[index] for index in indexes], scorer=fuzz.ratio, score_cutoff=cutoff, limit=None)
+        if not matches:
+            return None
+        best = max(score for _, score, _ in matches)
+        return files[min(indexes[position] for _, score, position in matches if score == best)]

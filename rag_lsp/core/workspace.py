@@ -510,7 +510,12 @@ class Workspace:
     def normal_file_set(self) -> frozenset[str]:
         """The workspace files whose path is its own normal form (nearly all): an
         expected value among them needs no normalizing to be found."""
-        return self._fact("normal_file_set", lambda: frozenset(f for f in self.files() if is_normal(f)))
+        def collect() -> frozenset[str]:
+            files = self.files()
+            unusual = not_normal_among(files)
+            return frozenset(files).difference(unusual) if unusual else frozenset(files)
+
+        return self._fact("normal_file_set", collect)
 
     def path_index(self) -> PathIndex:
         """The workspace files by folder and name, for did-you-mean suggestions."""
