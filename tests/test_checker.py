@@ -17,12 +17,15 @@ from rag_lsp.server.checker import Checker, OpenDocument, Snapshot
 from rag_lsp.server.transport import LARGE_MESSAGE_BYTES
 
 # Findings with fixes on their own line (RAG206, RAG205), with UTF-16 columns that
-# differ from code points (the emoji), and a repeated id (RAG202, related places).
+# differ from code points (the emoji), a repeated id (RAG202, related places), and
+# a message only the standard JSON encoder writes.
 ROWS = [
     '{"id": "a😀", "input": {"query": "x"}, "expect": {"relevant": ["./src/app.py"]}}',
     '{"id": "b", "input": {"query": "y"}, "expect": {"relevant": []}}',
     '{"id": "c", "input": {"query": "é😀"}, "expect": {"relevant": ["src/app.py", "src/app.py"]}}',
     '{"id": "b", "input": {"query": "z"}, "expect": {"relevant": ["missing.md"]}}',
+    # A lone surrogate in a message: its JSON is written by the standard encoder, spaced.
+    '{"id": "e", "input": {"query": "q"}, "expect": {"relevant": ["lone-\\ud800.md"]}}',
 ]
 
 

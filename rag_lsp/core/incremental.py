@@ -150,6 +150,11 @@ class DatasetModel:
         self._placed: list[Sequence[Finding] | None] = [None] * len(self.rows)
         # Lines whose findings are not empty, ascending; and lines to check.
         self._lines_with_findings: list[int] = []
+        # The same lines by the codes of their findings, and how many findings of
+        # each code are placed: what an editor is shown (see shown) is found by
+        # looking at the lines of the first findings of each code only.
+        self._lines_by_code: dict[str, list[int]] = {}
+        self._placed_counts: Counter[str] = Counter()
         self._stale: set[int] | None = None  # None: every line
         # Case id -> its row, or its rows (in no order) when it repeats.
         self._ids: dict[str, _Line | list[_Line]] = {}
@@ -323,6 +328,9 @@ class DatasetModel:
             self._touch_id(row)
         self.lines[start:stop] = lines
         self.rows[start:stop] = new_rows
+        for placed in self._placed[start:stop]:
+            if placed:
+                self._placed_counts.subtract(finding.code for finding in placed)
         self._placed[start:stop] = [None] * added
         delta = added - removed
         self._move_lines(start, stop, delta)
@@ -337,10 +345,9 @@ class DatasetModel:
         findings keep the line they were placed on until they are next given out
         (see _current): pressing Enter above ten thousand findings moves only
         those an editor is shown."""
-        lines = self._lines_with_findings
-        first = bisect.bisect_left(lines, start)
-        after = bisect.bisect_left(lines, stop)
-        self._lines_with_findings = lines[:first] + [line + delta for line in lines[after:]]
+        self._lines_with_findings = _moved_lines(self._lines_with_findings, start, stop, delta)
+        for code, lines in self._lines_by_code.items():
+            self._lines_by_code[code] = _moved_lines(lines, start, stop, delta)
 
     def _current(self, line: int) -> Sequence[Finding]:
         """The findings placed on ``line``, moved to it if lines came or went above
@@ -536,14 +543,21 @@ class DatasetModel:
 
     def _given_out(self, across: list[Finding], limit: int | None) -> list[Finding]:
         """The findings of every line, with those ``across`` lines merged in, in
-        position order; with a ``limit``, as shown_in_editor gives them, moving
-        only the findings of lines that have one to show."""
+        position order; with a ``limit``, as shown_in_editor gives them: only the
+        lines of the first ``limit`` + 1 findings of each code are looked at (and
+        their findings moved), the rest are counted."""
+        totals = self._placed_counts + Counter(finding.code for finding in across)
+        if limit is None:
+            lines: Sequence[int] = self._lines_with_findings
+        else:
+            # Past its limit + 1 first lines, a code's findings are not shown (nor
+            # is the one that says so): those lines are not looked at for it.
+            wanted: set[int] = set()
+            for code, code_lines in self._lines_by_code.items():
+                wanted.update(code_lines if totals[code] <= limit else code_lines[: limit + 1])
+            lines = sorted(wanted)
         given: list[Finding] = []
         counts: dict[str, int] = {}
-        # Codes with more findings than the limit so far: a line holding only
-        # those has nothing to show, and is only counted (nearly every line below
-        # the first thousand findings of a file that has ten thousand).
-        full: set[str] = set()
         # Where a code's first finding left out would be, and that finding.
         left_out: list[tuple[int, Finding]] = []
         cap = limit if limit is not None else -1
@@ -555,11 +569,9 @@ class DatasetModel:
                 given.append(finding)
             elif number == cap + 1:
                 left_out.append((len(given), finding))
-                full.add(code)
 
-        placed_lines = self._placed
         pending = 0  # the next finding across lines to give out
-        for line in self._lines_with_findings:
+        for line in lines:
             while pending < len(across) and across[pending].range.start.line < line:
                 give(across[pending])
                 pending += 1
@@ -571,25 +583,15 @@ class DatasetModel:
                 pending = end
                 for finding in group:
                     give(finding)
-                continue
-            if full:
-                placed = placed_lines[line] or _NO_FINDINGS
-                for finding in placed:
-                    if finding.code not in full:
-                        break
-                else:
-                    # Nothing to show on this line: its findings are counted, not moved.
-                    for finding in placed:
-                        counts[finding.code] += 1
-                    continue
-            for finding in self._current(line):
-                give(finding)
+            else:
+                for finding in self._current(line):
+                    give(finding)
         for finding in across[pending:]:
             give(finding)
         # The finding that says how many are left out goes where the first of them
-        # is (a line with one to show: it was moved to its line).
+        # is; how many, the file's count (not every line of them was looked at).
         for index, finding in reversed(left_out):
-            given.insert(index, left_out_finding(finding, counts[finding.code] - cap, cap))
+            given.insert(index, left_out_finding(finding, totals[finding.code] - cap, cap))
         return given
 
     def _paths_summary(self, use: DatasetUse, shape: str | None) -> list[Finding]:
@@ -614,6 +616,8 @@ class DatasetModel:
         if self._stale is None:
             stale: Sequence[int] = range(len(self.rows))
             self._lines_with_findings = []
+            self._lines_by_code = {}
+            self._placed_counts = Counter()
         else:
             stale = sorted(self._stale)
         self._stale = set()
@@ -641,18 +645,29 @@ class DatasetModel:
         """Keep the findings of a reading of every line (as _place, without a
         step per line: nearly all have none)."""
         self._placed = [_NO_FINDINGS] * len(self.rows)
+        by_code: dict[str, list[int]] = {}
+        counts: Counter[str] = Counter()
         for line, placed in found.items():
             self._placed[line] = placed
+            counts.update(finding.code for finding in placed)
+            for code in {finding.code for finding in placed}:
+                by_code.setdefault(code, []).append(line)
         self._lines_with_findings = sorted(found)
+        self._lines_by_code = {code: sorted(lines) for code, lines in by_code.items()}
+        self._placed_counts = counts
 
     def _place(self, lines: Sequence[int], found: dict[int, list[Finding]]) -> None:
         """Keep the findings of checked ``lines`` (ascending) on them."""
         placed_lines = self._placed
+        by_code = self._lines_by_code
         for line in lines:
             placed = found.get(line, _NO_FINDINGS)
             placed_lines[line] = placed
             if placed:
                 bisect.insort(self._lines_with_findings, line)
+                self._placed_counts.update(finding.code for finding in placed)
+                for code in {finding.code for finding in placed}:
+                    bisect.insort(by_code.setdefault(code, []), line)
 
     def _check_repeated_ids(self, shape: str | None) -> None:
         if self._dirty_ids is None:
@@ -774,6 +789,13 @@ def _is_answer(answer: Any, lines: int) -> bool:
         and type(counts) is bytes
         and len(counts) == 8 * lines
     )
+
+
+def _moved_lines(lines: list[int], start: int, stop: int, delta: int) -> list[int]:
+    """Ascending ``lines`` without those in [start, stop), those below moved by ``delta``."""
+    first = bisect.bisect_left(lines, start)
+    after = bisect.bisect_left(lines, stop)
+    return lines[:first] + [line + delta for line in lines[after:]] if delta else lines[:first] + lines[after:]
 
 
 def _utf8_size(lines: list[str]) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -111,30 +112,53 @@ def _on_one_line(finding: Finding) -> bool:
     )
 
 
-# A finding converted: the finding, the texts of its lines then (see
-# _line_texts), its diagnostic and that as JSON.
-_Converted = tuple[Finding, str | list[str], types.Diagnostic, str]
+# A line number in a diagnostic's JSON: every "line" key's value (a "line" key is
+# never inside a string, where its quotes would be escaped).
+# orjson writes "line":5; the standard encoder, its fallback, "line": 5.
+_JSON_LINE = re.compile(r'(?<="line":)\d+(?=[,}])|(?<="line": )\d+(?=[,}])')
 
 
-def _shifted(entry: _Converted, finding: Finding) -> _Converted:
-    """The converted ``entry`` of a finding of one line (see _on_one_line), for
-    ``finding``, the same finding moved with its line: only the line numbers
-    change, in the diagnostic and in its JSON."""
-    _, texts, diagnostic, text = entry
-    old = diagnostic.range.start.line
-    new = finding.range.start.line
-    start, end = diagnostic.range.start, diagnostic.range.end
-    moved = attrs.evolve(
-        diagnostic,
-        range=types.Range(types.Position(new, start.character), types.Position(new, end.character)),
-        data=_with_line(diagnostic.data, new),
-    )
-    # Every "line" in the JSON is this one; a "line" key is never inside a string,
-    # where its quotes would be escaped.
-    for colon in ('"line":', '"line": '):
-        for after in (",", "}"):
-            text = text.replace(f"{colon}{old}{after}", f"{colon}{new}{after}")
-    return finding, texts, moved, text
+@dataclass(slots=True)
+class _Converted:
+    """A finding converted for the client, kept from pass to pass."""
+
+    finding: Finding
+    # The texts of the finding's lines when it was converted (see _line_texts):
+    # its columns in the client's encoding depend on them.
+    line_texts: str | list[str]
+    diagnostic: types.Diagnostic
+    json: str
+    # ``json`` split where its line number is (see moved_to), once it is moved.
+    _json_parts: list[str] | None = None
+
+    def moved_to(self, finding: Finding) -> _Converted:
+        """This conversion for ``finding``, the same finding of one line (see
+        _on_one_line) moved with its line: only the line numbers change, in the
+        diagnostic and in its JSON. Pressing Enter above a thousand findings moves
+        them all: this costs a few microseconds each, a new conversion more."""
+        new = finding.range.start.line
+        diagnostic = self.diagnostic
+        start, end = diagnostic.range.start, diagnostic.range.end
+        moved = _copy_of(diagnostic)
+        moved.range = types.Range(types.Position(new, start.character), types.Position(new, end.character))
+        if diagnostic.data is not None:
+            moved.data = _with_line(diagnostic.data, new)
+        parts = self._json_parts
+        if parts is None:
+            parts = self._json_parts = _JSON_LINE.split(self.json)
+        return _Converted(finding, self.line_texts, moved, str(new).join(parts), parts)
+
+
+def _copy_of(diagnostic: types.Diagnostic) -> types.Diagnostic:
+    """A shallow copy of a diagnostic, field by field (attrs.evolve runs its
+    initializer, at twice the cost)."""
+    copy = object.__new__(types.Diagnostic)
+    for name in _DIAGNOSTIC_FIELDS:
+        object.__setattr__(copy, name, getattr(diagnostic, name))
+    return copy
+
+
+_DIAGNOSTIC_FIELDS = tuple(field.name for field in attrs.fields(types.Diagnostic))
 
 
 def _with_line(value: Any, line: int) -> Any:
@@ -462,7 +486,7 @@ class Checker:
         diagnostics, as_json = [], []
         for finding in findings:
             entry = before.get(id(finding))
-            if entry is not None and not (entry[0] is finding and (same_lines or _reads_as(entry[1], finding, converter))):
+            if entry is not None and not (entry.finding is finding and (same_lines or _reads_as(entry.line_texts, finding, converter))):
                 entry = None
             if entry is None:
                 texts = _line_texts(finding, converter)
@@ -470,15 +494,15 @@ class Checker:
                 if move is not None and move[0] is finding and _on_one_line(finding):
                     # Moved with its line since it was converted: shift that.
                     earlier = before.get(id(move[1]))
-                    if earlier is not None and earlier[0] is move[1] and earlier[1] == texts:
-                        entry = _shifted(earlier, finding)
+                    if earlier is not None and earlier.finding is move[1] and earlier.line_texts == texts:
+                        entry = earlier.moved_to(finding)
                 if entry is None:
                     diagnostic = to_diagnostic(finding, converter, positions, uri_of, related_information)
-                    entry = (finding, texts, diagnostic, _json_text(diagnostic_json(diagnostic)))
+                    entry = _Converted(finding, texts, diagnostic, _json_text(diagnostic_json(diagnostic)))
             # The finding itself is kept in the entry, so its id cannot be reused.
             now[id(finding)] = entry
-            diagnostics.append(entry[2])
-            as_json.append(entry[3])
+            diagnostics.append(entry.diagnostic)
+            as_json.append(entry.json)
         self._converted[path] = now
         return diagnostics, as_json
 
