@@ -395,7 +395,7 @@ def test_a_helper_whose_preload_fails_still_helps(tmp_path: Path, shared: None, 
 
 def test_warming_up_prepares_what_a_first_screening_loads() -> None:
     """A fresh process that preloads the model's warm_up has loaded the schema explainer and the
-    fuzzy matcher, which a batch with an invalid row or a missing path would otherwise load."""
+    fuzzy matcher, which a batch with an invalid row or a misspelt key would otherwise load."""
     code = (
         "import sys; from rag_lsp.core.parallel import _preload; "
         "before = {'jsonschema', 'rapidfuzz'} & set(sys.modules); "
@@ -453,3 +453,20 @@ async def test_server_reads_a_large_dataset_with_a_helper(client: LanguageClient
     assert helpers_below(server) == []
     client.exit(None)
     client.ended = True  # type: ignore[attr-defined]
+
+
+def test_a_screening_leaves_the_did_you_mean_to_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A helper's screening marks a line with a missing path for the model to check, without looking
+    for the closest workspace file: the model, which checks that line again, does."""
+    from rag_lsp.core.rules import rag203_missing_expected_path as rag203
+
+    looked_for: list[str] = []
+    problem = rag203._problem
+    monkeypatch.setattr(rag203, "_problem", lambda workspace, value, normal: looked_for.append(value) or problem(workspace, value, normal))
+    root = make_root(tmp_path, mixed_dataset(40))
+    job = incremental._Screening(root, Settings(), Workspace(root).files(), DATASET, Workspace(root).dataset_use(DATASET), "rag_case", 16)
+    codes, _, _ = job.start((root / DATASET).read_bytes())(0)
+    assert incremental.LOOK in codes and looked_for == []
+    model = DatasetModel(Workspace(root), DATASET, (root / DATASET).read_text(encoding="utf-8"))
+    assert any(finding.code == "RAG203" and "docs/missing.md" in finding.message for finding in model.findings())
+    assert looked_for == ["docs/missing.md"]

@@ -713,6 +713,7 @@ class _Screening:
     def start(self, data: bytes) -> Callable[[int], tuple[bytes, list[str | None]]]:
         workspace = Workspace(self.root, self.settings)
         workspace.adopt_files(self.files)
+        workspace.screening = True  # the lines it passes are checked here again
         size = self.batch_lines
         # Where each batch ends: at the newline after its last line ("\n" is one
         # byte in UTF-8, never part of another character). The text is decoded a
@@ -765,12 +766,14 @@ def screen_batch(workspace: Workspace, path: str, use: DatasetUse, shape: str | 
 def warm_up() -> None:
     """Screen two made-up lines in an empty workspace, as a helper's first job
     would: what every screening needs once per process (the row schemas
-    compiled, the built-in manifests read, the fuzzy matcher loaded) is then
+    compiled, the built-in manifests read, the schema explainer loaded) is then
     ready before a dataset is opened."""
     with tempfile.TemporaryDirectory(prefix="rag-lsp-warm-up-") as folder:
         workspace = Workspace(Path(folder), Settings())
-        workspace.adopt_files(["b.md"])  # a near miss of the case's path: the fuzzy matcher is loaded
-        lines = ['{"id": "a", "input": {"query": "q"}, "expect": {"relevant": ["a.md"]}}', '{"id": 1}']
+        workspace.adopt_files([])
+        workspace.screening = True
+        # A row with a misspelt key: explaining it loads the fuzzy matcher too.
+        lines = ['{"id": "a", "input": {"query": "q"}, "expect": {"relevant": ["a.md"], "relevent": []}}', '{"id": 1}']
         screen_batch(workspace, "warm-up.jsonl", DatasetUse(), RAG_CASE, lines)
 
 
