@@ -176,6 +176,9 @@ class DatasetModel:
         # Lines of the first reading whose screening a helper process answered.
         self.lines_from_helper = 0
         self._read_and_check(helper)
+        # The lines hold the text: the whole of it is joined again only when asked
+        # for (a large dataset's text is tens of megabytes).
+        self._text = None
 
     def _read_and_check(self, helper: Helper | None) -> None:
         """Read every line and check it while its value is at hand: each line is
@@ -286,6 +289,21 @@ class DatasetModel:
         if self._text is None:
             self._text = "\n".join(self.lines)
         return self._text
+
+    def same_lines(self, lines: list[str]) -> bool:
+        """Whether the model holds these lines (its text split at "\n")."""
+        return self.lines == lines
+
+    def share_lines(self, lines: list[str]) -> None:
+        """Hold ``lines``, equal to the model's (see same_lines), instead of its
+        own: the document an editor opened on a dataset the model read from disk
+        holds them already, and one copy of a large dataset is enough."""
+        assert self.lines == lines
+        for line, row in zip(lines, self.rows):
+            if row is not None and not line.endswith("\r"):
+                row.text = line
+        self.lines = lines
+        self._text = None
 
     def line_text(self, line: int) -> str:
         """Line ``line`` without its ending (also without a "\\r" before it)."""

@@ -556,11 +556,14 @@ class Checker:
         if document.text is not None and size_above(document.text, overlay.max_bytes) is not None:
             return self._refuse(workspace, relative, path, document.text)
         if document.text is not None:
-            if model is not None and model.text == document.text:
+            same = model is not None and (model.same_lines(document.lines) if document.lines is not None else model.text == document.text)
+            if model is not None and same:
                 # Already this text: the editor's own model (nothing changed), or the
                 # disk's (a file the scan has read, opened unchanged), which now
                 # follows the editor and is published for the document's version.
                 opened = path not in self._following
+                if opened and document.lines is not None:
+                    model.share_lines(document.lines)  # the document holds them too
                 self._following.add(path)
                 overlay.texts[path] = model
                 return opened
