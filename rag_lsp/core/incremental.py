@@ -263,21 +263,25 @@ class DatasetModel:
             taken: list[_Line] = []
             codes, keys, tallies = answer
             counts = memoryview(tallies).cast("I")
+            looks: list[int] = []  # lines it did not pass, read here together below
             for line, number, text, code, key in zip(itertools.count(first), itertools.count(0, 2), lines, codes, keys):
                 if code == BLANK:
                     continue
                 if code == LOOK:
-                    row = self._read_line(text)
-                    if row is None:
-                        continue
-                    to_look_at.append((line, row))
-                    row.line = line
-                    self._tally(row)
-                else:
-                    line_shape, exact = _PLAIN[code]
-                    row = plain(text.removesuffix("\r"), line_shape, key, exact, line, counts[number], counts[number + 1])
+                    looks.append(line)
+                    continue
+                line_shape, exact = _PLAIN[code]
+                row = plain(text.removesuffix("\r"), line_shape, key, exact, line, counts[number], counts[number + 1])
                 rows[line] = row
                 taken.append(row)
+            if looks:
+                read = read_lines(_Line, [lines[line - first] for line in looks], self.workspace.settings.max_line_bytes)
+                for number, row in read:
+                    line = row.line = looks[number]
+                    self._tally(row)
+                    rows[line] = row
+                    taken.append(row)
+                    to_look_at.append((line, row))
             self._index_many(taken)
         for start in range(0, len(to_look_at), _CHECK_BATCH):
             self._check_batch(to_look_at[start : start + _CHECK_BATCH], use, shape, found)
