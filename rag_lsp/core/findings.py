@@ -91,6 +91,9 @@ class Finding:
         def move(range: Range) -> Range:
             return range.shifted(lines) if range.start.line >= below else range
 
+        if not self.fixes and not self.related:  # most findings: their range alone
+            return Finding(self.code, self.severity, move(self.range), self.message, self.path)
+
         # Built directly: dataclasses.replace costs several times more, and an
         # edit above many findings moves all of them.
         return Finding(
