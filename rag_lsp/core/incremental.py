@@ -732,7 +732,7 @@ class _Screening:
     shape: str | None
     batch_lines: int
 
-    def start(self, data: bytes) -> Callable[[int], tuple[bytes, list[str | None]]]:
+    def start(self, data: memoryview) -> Callable[[int], tuple[bytes, list[str | None], bytes]]:
         workspace = Workspace(self.root, self.settings)
         workspace.adopt_files(self.files)
         workspace.screening = True  # the lines it passes are checked here again
@@ -745,7 +745,7 @@ class _Screening:
         def screen(index: int) -> tuple[bytes, list[str | None]]:
             start = ends[index - 1] + 1 if index > 0 else 0
             end = ends[index] if index < len(ends) else len(data)
-            batch = data[start:end].decode("utf-8", "surrogatepass").split("\n")
+            batch = str(data[start:end], "utf-8", "surrogatepass").split("\n")
             with gc_paused():  # as the model's own reading
                 return screen_batch(workspace, self.path, self.use, self.shape, batch)
 

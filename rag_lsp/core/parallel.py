@@ -78,7 +78,9 @@ class Job(Protocol):
     helper, into the function it applies to each batch (by index). The text comes
     as UTF-8 (lone surrogates kept): a helper decodes only what it reads."""
 
-    def start(self, data: bytes) -> Callable[[int], Any]: ...
+    def start(self, data: memoryview) -> Callable[[int], Any]:
+        """Prepare to work on ``data`` (UTF-8 text, mapped from a file); the
+        function that does the work on one batch, by index."""
 
 
 class TwoEnds:
@@ -432,7 +434,8 @@ def serve(preload: Sequence[str] = ()) -> None:
             _preload(entry)
         except Exception:  # the job's unpickling will import it, or say why not
             log.exception("the helper could not preload %s", entry)
-    data = b""
+    text: mmap.mmap | None = None  # the shared file, mapped
+    data = memoryview(b"")  # its text
     ends: SharedEnds | None = None
     while True:
         try:
@@ -442,13 +445,20 @@ def serve(preload: Sequence[str] = ()) -> None:
         answer: Any = None
         try:
             if kind == "share":
+                data, text = _unmapped(data, text)
                 with open(payload, "r+b") as file:
                     ends = SharedEnds(mmap.mmap(file.fileno(), _HEADER))
-                    file.seek(_HEADER)
-                    data = file.read()
+                    # Mapped, not read: the text's pages count against this
+                    # process's memory only while it looks at them (see below).
+                    text = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+                data = memoryview(text)[_HEADER:]
                 answer = "read"
             elif kind == "job" and ends is not None:
                 work = pickle.loads(payload).start(data)
+                # Starting looked through the whole text (where its batches end):
+                # only the batches this process takes need be mapped in from now on.
+                if text is not None and hasattr(mmap, "MADV_DONTNEED"):
+                    text.madvise(mmap.MADV_DONTNEED)
                 while (index := ends.take_back()) is not None:
                     _write(answers, (index, work(index)))
                 answer = "done"
@@ -462,8 +472,20 @@ def serve(preload: Sequence[str] = ()) -> None:
         except OSError:
             return
         if kind == "end":  # after answering: the caller need not wait for this
-            data, ends = b"", None
+            data, text = _unmapped(data, text)
+            ends = None
             gc.collect()
+
+
+def _unmapped(data: memoryview, text: mmap.mmap | None) -> tuple[memoryview, None]:
+    """Let go of a shared file's text and its mapping."""
+    data.release()
+    if text is not None:
+        try:
+            text.close()
+        except BufferError:  # a view of it is still alive: it is unmapped when that goes
+            pass
+    return memoryview(b""), None
 
 
 def _preload(entry: str) -> None:
