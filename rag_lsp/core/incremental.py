@@ -43,6 +43,7 @@ from .workspace import (
     DatasetUse,
     Workspace,
     gc_paused,
+    lines_size,
     read_lines,
     row_shape,
     utf8_size,
@@ -129,22 +130,26 @@ class DatasetModel:
     :meth:`findings` checks only that."""
 
     def __init__(
-        self, workspace: Workspace, path: str, text: str, helper: Helper | None = None, lines: list[str] | None = None
+        self, workspace: Workspace, path: str, text: str | None, helper: Helper | None = None, lines: list[str] | None = None
     ) -> None:
         """``helper``: a second process that may take a share of the first reading
         of a large dataset (see rag_lsp.core.parallel). ``lines``: the text split
-        at "\n", when the caller has it (the model keeps and changes that list)."""
+        at "\n", when the caller has it (the model keeps and changes that list);
+        then ``text`` may be None: a large dataset's text is not joined for it."""
         # Building a model allocates a few containers per line, none in a cycle.
         with gc_paused():
             self._build(workspace, path, text, helper, lines)
 
-    def _build(self, workspace: Workspace, path: str, text: str, helper: Helper | None, lines: list[str] | None) -> None:
+    def _build(self, workspace: Workspace, path: str, text: str | None, helper: Helper | None, lines: list[str] | None) -> None:
         self.workspace = workspace
         self.path = path
         # Lines without their "\n" (a "\r" stays on the line, as in the text).
-        self.lines: list[str] = text.split("\n") if lines is None else lines
+        if lines is None:
+            assert text is not None
+            lines = text.split("\n")
+        self.lines: list[str] = lines
         # The text's size in UTF-8 bytes (what size limits count), kept through edits.
-        self.size = utf8_size(text)
+        self.size = utf8_size(text) if text is not None else lines_size(lines)
         self.rows: list[_Line | None] = [None] * len(self.lines)
         # Per line: the row rules' findings, placed on that line; None: not checked.
         self._placed: list[Sequence[Finding] | None] = [None] * len(self.rows)
@@ -197,7 +202,7 @@ class DatasetModel:
         share = None
         if helper is not None and len(batches) >= SHARED_FROM_BATCHES:
             # First of all: the helper starts while this process reads.
-            share = helper.share(self.text, 1, len(batches))
+            share = helper.share(self.lines, 1, len(batches))
         ends = share.ends if share is not None else TwoEnds(1, len(batches))
         found: dict[int, list[Finding]] = {}
         try:
@@ -341,7 +346,7 @@ class DatasetModel:
         for line, row in enumerate(new_rows, start):
             if row is not None:
                 row.line = line
-        self.size += _utf8_size(lines) - _utf8_size(self.lines[start:stop])
+        self.size += lines_size(lines) - lines_size(self.lines[start:stop])
         for row in self.rows[start:stop]:
             self._touch_id(row)
             self._unindex(row)
@@ -823,9 +828,6 @@ def _moved_lines(lines: list[int], start: int, stop: int, delta: int) -> list[in
     return lines[:first] + [line + delta for line in lines[after:]] if delta else lines[:first] + lines[after:]
 
 
-def _utf8_size(lines: list[str]) -> int:
-    """The UTF-8 size of lines joined with "\n"."""
-    return sum(utf8_size(line) for line in lines) + len(lines) - 1
 
 
 def _counts_as_case(row: _Line, shape: str | None) -> bool:

@@ -59,8 +59,8 @@ _FRONT, _BACK = 0, _COUNTER.size
 _HEADER = 2 * _COUNTER.size
 # What Linux lets any user give a pipe without privileges (pipe-max-size).
 _PIPE_BYTES = 1 << 20
-# Characters of a text encoded at a time for the helper.
-_PIECE = 1 << 20
+# Lines of a text encoded at a time for the helper.
+_PIECE_LINES = 2048
 # The folder holding the rag_lsp package: the helper runs this very code.
 _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent)
 
@@ -154,7 +154,7 @@ class Share:
     :attr:`ends`.
     """
 
-    def __init__(self, helper: Helper, text: str, start: int, stop: int) -> None:
+    def __init__(self, helper: Helper, lines: Sequence[str], start: int, stop: int) -> None:
         self._helper = helper
         self._stop = stop
         descriptor, self._path = tempfile.mkstemp(prefix="rag-lsp-", suffix=".share")
@@ -165,7 +165,7 @@ class Share:
             self._file.flush()
             counters = mmap.mmap(self._file.fileno(), _HEADER)
             self.ends = SharedEnds(counters)
-            self._write_text(text)
+            self._write_text(lines)
         except BaseException:  # a full disk, say: the caller reads alone
             if counters is not None:
                 counters.close()
@@ -215,17 +215,22 @@ class Share:
         finally:
             self._forget_file()
 
-    def _write_text(self, text: str) -> None:
-        """Write the text after the counters, for the helper to read.
+    def _write_text(self, lines: Sequence[str]) -> None:
+        """Write the text (its lines joined by "\n") after the counters, for the
+        helper to read.
 
         The caller writes it before it starts reading (a few milliseconds for
         20 MB): from the feeding thread, each piece would wait for the
         interpreter's lock, which the caller's reading holds, and the helper
         would get the text a tenth of a second later."""
         file = self._file
-        # A piece at a time: the whole text encoded at once would be a copy.
-        for start in range(0, len(text), _PIECE):
-            file.write(text[start : start + _PIECE].encode("utf-8", "surrogatepass"))
+        # A piece of lines at a time: the whole text joined, or encoded, at once
+        # would be a copy of it.
+        for first in range(0, len(lines), _PIECE_LINES):
+            piece = "\n".join(lines[first : first + _PIECE_LINES])
+            if first + _PIECE_LINES < len(lines):
+                piece += "\n"
+            file.write(piece.encode("utf-8", "surrogatepass"))
         file.flush()
 
     def _pass_text(self, channel: _Channel) -> None:
@@ -294,15 +299,16 @@ class Helper:
         self._lock = threading.Lock()
         self._closed = False
 
-    def share(self, text: str, start: int, stop: int) -> Share | None:
-        """Let the helper take batches ``[start, stop)`` of ``text`` from the back
+    def share(self, lines: Sequence[str], start: int, stop: int) -> Share | None:
+        """Let the helper take batches ``[start, stop)`` of a text (its ``lines``,
+        split at "\n") from the back
         while the caller takes them from the front (``share.ends``), once the
         share has begun; the share's answers say what the helper did. None when
         there is no helper, or no file to share through."""
         if self._closed:
             return None
         try:
-            return Share(self, text, start, stop)
+            return Share(self, lines, start, stop)
         except OSError:
             log.warning("no file to share a reading through; it is read in one process", exc_info=True)
             return None

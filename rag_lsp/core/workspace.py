@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Protocol, TypeVar
+from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 import pathspec
 
@@ -141,6 +141,11 @@ def utf8_size(text: str) -> int:
     """The size of ``text`` in UTF-8 (its length when it is ASCII, which CPython
     knows without looking)."""
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def lines_size(lines: Sequence[str]) -> int:
+    """The UTF-8 size of ``lines`` joined by "\n"."""
+    return sum(map(utf8_size, lines)) + len(lines) - 1
 
 
 def size_above(text: str, limit: int | None) -> int | None:

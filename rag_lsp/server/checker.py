@@ -26,7 +26,7 @@ from ..core.incremental import DatasetModel
 from ..core.parallel import Helper, cores
 from ..core.settings import Settings
 from ..core.text import LineIndex
-from ..core.workspace import DATASET_FILE, DiskSource, OverlaySource, Workspace, find_root, gc_paused, size_above
+from ..core.workspace import DATASET_FILE, DiskSource, OverlaySource, Workspace, find_root, gc_paused, lines_size, size_above
 from .convert import Positions, diagnostic_json, file_uri, to_diagnostic
 from .document import Change
 from .transport import LARGE_MESSAGE_BYTES
@@ -41,12 +41,22 @@ ProgressCallback = Callable[[int, int], None]
 class OpenDocument:
     uri: str
     version: int | None
-    # The whole text; or None, and then ``changes`` brings the checker's copy of
-    # the document (a dataset model) up to this version.
+    # The whole text; or None, and then ``lines`` holds it, or ``changes`` bring
+    # the checker's copy of the document (a dataset model) up to this version.
     text: str | None
     changes: tuple[Change, ...] = ()
-    # ``text.split("\n")``, when the document has it at hand (a list the checker may keep).
+    # The whole text split at "\n" (a list the checker may keep), when the
+    # document has it at hand; with no ``text``, for a dataset: not joined for it.
     lines: list[str] | None = None
+
+    @property
+    def whole(self) -> bool:
+        """Whether the document comes whole (not as changes)."""
+        return self.text is not None or self.lines is not None
+
+    def joined(self) -> str:
+        """The whole text."""
+        return self.text if self.text is not None else "\n".join(self.lines or ())
 
 
 @dataclass(frozen=True)
@@ -211,7 +221,16 @@ _TOO_LARGE = object()
 _UNSEEN = object()
 
 
-def _new_model(workspace: Workspace, relative: str, text: str, helper: Helper | None, lines: list[str] | None = None) -> DatasetModel:
+def _above(document: OpenDocument, limit: int | None) -> bool:
+    """Whether a whole document is larger than ``limit`` UTF-8 bytes."""
+    if limit is None:
+        return False
+    if document.text is not None:
+        return size_above(document.text, limit) is not None
+    return lines_size(document.lines or [""]) > limit
+
+
+def _new_model(workspace: Workspace, relative: str, text: str | None, helper: Helper | None, lines: list[str] | None = None) -> DatasetModel:
     """A dataset model, built with the collector paused and then frozen out of its way.
 
     A model is a large, long-lived, acyclic object graph: otherwise the collector
@@ -541,7 +560,7 @@ class Checker:
                         structural = True
                     self._shapes[path] = shape
                 continue
-            text = document.text if document.text is not None else ""
+            text = document.joined() if document.whole else ""
             if overlay.texts.get(path) != text:
                 overlay.texts[path] = text
                 workspace.invalidate(relative, files_changed=False)
@@ -553,9 +572,9 @@ class Checker:
         None when it could not (the changes did not fit what the model holds)."""
         overlay = workspace.source
         model = self.models.get(path)
-        if document.text is not None and size_above(document.text, overlay.max_bytes) is not None:
-            return self._refuse(workspace, relative, path, document.text)
-        if document.text is not None:
+        if document.whole and _above(document, overlay.max_bytes):
+            return self._refuse(workspace, relative, path, document.joined())
+        if document.whole:
             same = model is not None and (model.same_lines(document.lines) if document.lines is not None else model.text == document.text)
             if model is not None and same:
                 # Already this text: the editor's own model (nothing changed), or the

@@ -33,8 +33,9 @@ class LineDocument(TextDocument):
         # A large document's lines are many small objects, none in a cycle.
         with gc_paused():
             self._rows: list[str] = (self._source or "").split("\n")
-        # The text as it came is the text of this version: not joined again.
-        self._joined: str | None = self._source or ""
+        # The text, once something asks for it whole (see source): a large
+        # dataset's checker follows its lines, and the text as it came goes.
+        self._joined: str | None = None
         self._source = None
         self._encoding = encoding_name(self.position_codec.encoding)
         # Changes not yet taken by the checker (see take_changes); recorded only
@@ -109,14 +110,15 @@ class LineDocument(TextDocument):
         """The checker lost track: send the whole text next time."""
         self._complete = True
 
-    def take_changes(self) -> tuple[str | None, list[Change]]:
-        """What the checker needs to catch up: the whole text the first time (and
-        after a full replacement), else the changes since it last asked."""
+    def take_changes(self) -> tuple[list[str] | None, list[Change]]:
+        """What the checker needs to catch up: the whole text, as its lines (see
+        copy_of_lines), the first time (and after a full replacement), else the
+        changes since it last asked."""
         self._followed = True
         changes, self._changes = self._changes, []
         if self._complete or any(start is None for start, _, _ in changes):
             self._complete = False
-            return self.source, []
+            return self.copy_of_lines(), []
         return None, changes
 
 

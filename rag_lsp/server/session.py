@@ -65,6 +65,17 @@ class Published:
     root: Path
     # Names this exact list of diagnostics for pull clients ("unchanged" reports).
     result_id: str = ""
+    # The diagnostics as JSON, when each has it (see FileDiagnostics.json).
+    json: list[str] | None = None
+
+
+def _same_diagnostics(last: Published, file: FileDiagnostics) -> bool:
+    """Whether ``file`` has the diagnostics last published: compared by their JSON
+    where both have it (a string comparison each, where comparing diagnostics
+    compares their every field: a line inserted above a thousand moves them all)."""
+    if last.json is not None and len(file.json) == len(file.diagnostics):
+        return last.json == file.json
+    return last.diagnostics == file.diagnostics
 
 
 def path_of(uri: str) -> Path | None:
@@ -238,11 +249,10 @@ class Session:
             # pygls keys documents by the unquoted URI; the client knows the one it sent.
             if isinstance(document, LineDocument) and path.suffix == ".jsonl":
                 # A dataset travels as its changes since the last pass: the checker
-                # keeps a model of it and checks only the edited lines.
-                text, changes = document.take_changes()
-                # The document's lines come along with its whole text: split once.
-                lines = document.copy_of_lines() if text is not None else None
-                documents[path] = OpenDocument(document.uri, document.version, text, tuple(changes), lines)
+                # keeps a model of it and checks only the edited lines. The first
+                # time, its lines: a large dataset's text is not joined for it.
+                lines, changes = document.take_changes()
+                documents[path] = OpenDocument(document.uri, document.version, None, tuple(changes), lines)
             else:
                 documents[path] = OpenDocument(document.uri, document.version, document.source)
         changed_files = tuple(self._changed_files)
@@ -326,13 +336,14 @@ class Session:
             else:
                 self._notify(last.uri, None, [])  # the editor now names the file differently
             last = None
+        unchanged = last is not None and _same_diagnostics(last, file)
         if last is None:
             needed = bool(file.diagnostics) or file.version is not None
         else:
-            needed = (last.version, last.diagnostics) != (file.version, file.diagnostics)
-        unchanged = last is not None and last.diagnostics == file.diagnostics
+            needed = last.version != file.version or not unchanged
         result_id = last.result_id if unchanged and last is not None else str(next(self._result_ids))
-        self.published[path] = Published(file.uri, file.version, file.diagnostics, file.root, result_id)
+        complete = file.json if len(file.json) == len(file.diagnostics) else None
+        self.published[path] = Published(file.uri, file.version, file.diagnostics, file.root, result_id, complete)
         self.dropped.pop(path, None)
         if needed and not self.pull:
             self._notify(file.uri, file.version, file.diagnostics, file.json)
