@@ -22,9 +22,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-import numpy as np
 
 from .compare import (
     CaseChange,
@@ -442,6 +441,14 @@ def hover_markdown(run: CaseRun) -> str:
 # ---------------------------------------------------------------- marks by line
 
 
+def _numpy() -> Any:
+    """numpy, imported once marks are kept: a server that runs nothing never
+    loads it (15 MB of memory)."""
+    import numpy
+
+    return numpy
+
+
 class LineMarks:
     """One file's marks, sorted by line, moved by edits.
 
@@ -455,6 +462,7 @@ class LineMarks:
     __slots__ = ("_lines", "_ranks", "_marks", "_suspects")
 
     def __init__(self) -> None:
+        np = _numpy()
         self._lines = np.zeros(0, dtype=np.int64)
         self._ranks = np.zeros(0, dtype=np.int8)
         self._marks: list[Mark] = []
@@ -468,6 +476,7 @@ class LineMarks:
         return zip(self._lines.tolist(), self._marks)
 
     def at(self, line: int) -> list[Mark]:
+        np = _numpy()
         lo = int(np.searchsorted(self._lines, line, "left"))
         hi = int(np.searchsorted(self._lines, line, "right"))
         return self._marks[lo:hi]
@@ -476,6 +485,7 @@ class LineMarks:
 
     def add(self, placed: Sequence[tuple[int, Mark]], replaces: Callable[[int, Mark], bool] | None = None) -> None:
         """Add marks, first removing those ``replaces`` says the new ones replace."""
+        np = _numpy()
         if replaces is not None:
             self.remove(replaces)
         if not placed:
@@ -497,6 +507,7 @@ class LineMarks:
 
     def _delete(self, drop: list[int]) -> None:
         """Delete the marks at these indexes (ascending)."""
+        np = _numpy()
         if not drop:
             return
         self._lines = np.delete(self._lines, drop)
@@ -524,6 +535,7 @@ class LineMarks:
         end); it is kept until :meth:`settle` compares its text. Any other mark on
         a replaced line is dropped.
         """
+        np = _numpy()
         if (start_line, start_character) > (end_line, end_character):
             start_line, start_character, end_line, end_character = end_line, end_character, start_line, start_character
         lines = self._lines
@@ -586,6 +598,7 @@ class LineMarks:
     def shown(self, limit: int) -> list[tuple[int, Mark]]:
         """The marks to show as diagnostics, at most ``limit``: errors first, then
         warnings, then the rest, each in line order."""
+        np = _numpy()
         ranks = self._ranks
         picked = np.flatnonzero(ranks < _NOT_SHOWN)
         if len(picked) > limit:
