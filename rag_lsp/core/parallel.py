@@ -461,12 +461,13 @@ def serve(preload: Sequence[str] = ()) -> None:
                 answer = "read"
             elif kind == "job" and ends is not None:
                 work = pickle.loads(payload).start(data)
-                # Starting looked through the whole text (where its batches end):
-                # only the batches this process takes need be mapped in from now on.
-                if text is not None and hasattr(mmap, "MADV_DONTNEED"):
-                    text.madvise(mmap.MADV_DONTNEED)
+                # Starting looked through the whole text (where its batches end),
+                # and each batch looks at its own part: the pages looked at are let
+                # go after each, so this process holds one batch's at a time.
+                _let_go(text)
                 while (index := ends.take_back()) is not None:
                     _write(answers, (index, work(index)))
+                    _let_go(text)
                 answer = "done"
             elif kind == "end":
                 answer = "ended"
@@ -481,6 +482,13 @@ def serve(preload: Sequence[str] = ()) -> None:
             data, text = _unmapped(data, text)
             ends = None
             gc.collect()
+
+
+def _let_go(text: mmap.mmap | None) -> None:
+    """Drop the pages of the mapped text from this process's memory (they are
+    read again from the file, or the system's cache, when looked at again)."""
+    if text is not None and hasattr(mmap, "MADV_DONTNEED"):
+        text.madvise(mmap.MADV_DONTNEED)
 
 
 def _unmapped(data: memoryview, text: mmap.mmap | None) -> tuple[memoryview, None]:
