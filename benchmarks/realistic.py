@@ -2,7 +2,7 @@
 check-jsonschema.
 
     python benchmarks/realistic.py [--cases 100000] [--workloads happy,tree-20k,elsewhere,tree-50k]
-                                   [--repeat 3] [--edits 40] [--skip-server] [--run-cases 100000]
+                                   [--repeat 3] [--edits 40] [--server-runs 3] [--skip-server] [--run-cases 100000]
 
 For each workload of benchmarks/workloads.py (100,000 cases each by default):
 
@@ -15,6 +15,7 @@ For each workload of benchmarks/workloads.py (100,000 cases each by default):
   diagnostics of their version (median and p95: a query changed, an expected
   path changed into a near miss and back, a case inserted), the peak resident
   memory of the server and its helper, and how many diagnostics it published;
+  each the median of --server-runs fresh servers;
 * with --run-cases N (tree-20k only): `rag-lsp run` of N cases on the builtin
   keyword target over the workspace's files, beside bm25s indexing the same
   files and retrieving the same queries (same tokenization, same top-k, in one
@@ -128,10 +129,17 @@ def edits(lines: list[str], count: int, rng: random.Random):
         yield {"start": {"line": line, "character": column}, "end": {"line": line, "character": column}}, "x"
 
 
-def server_figures(workload: Workload, count: int) -> dict[str, float]:
+def server_figures(workload: Workload, count: int, runs: int) -> dict[str, float]:
+    """The server's figures, each the median of ``runs`` fresh servers: an open's
+    time and the peak memory of a server and its helper together depend on how
+    the two happen to overlap."""
     text = workload.dataset.read_text(encoding="utf-8")
     init = {"root": workload.root.as_uri()}
-    return asyncio.run(measure([*RAG_LSP, "serve"], workload.dataset.as_uri(), text, "jsonl", count, False, init, edits))
+    measured = [
+        asyncio.run(measure([*RAG_LSP, "serve"], workload.dataset.as_uri(), text, "jsonl", count, False, init, edits))
+        for _ in range(runs)
+    ]
+    return {key: statistics.median(figures[key] for figures in measured) for key in measured[0]}
 
 
 def run_figures(root: Path, cases: int) -> dict[str, float]:
@@ -164,6 +172,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--edits", type=int, default=40)
     parser.add_argument("--skip-server", action="store_true")
+    parser.add_argument("--server-runs", type=int, default=3, help="servers measured per workload (medians are printed)")
     parser.add_argument("--run-cases", type=int, default=0, help="also time `rag-lsp run` on tree-20k (0: skip)")
     arguments = parser.parse_args()
     names = arguments.workloads.split(",")
@@ -180,7 +189,7 @@ def main() -> int:
                   f"written in {time.perf_counter() - started:.0f} s", flush=True)
             figures = check_figures(workload, arguments.repeat)
             if not arguments.skip_server:
-                figures.update(server_figures(workload, arguments.edits))
+                figures.update(server_figures(workload, arguments.edits, arguments.server_runs))
             if arguments.run_cases and name == "tree-20k":
                 figures.update(run_figures(workload.root, arguments.run_cases))
             results[name] = figures
