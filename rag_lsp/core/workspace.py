@@ -144,7 +144,10 @@ def utf8_size(text: str) -> int:
 
 
 def lines_size(lines: Sequence[str]) -> int:
-    """The UTF-8 size of ``lines`` joined by "\n"."""
+    """The UTF-8 size of ``lines`` joined by "\n" (their lengths, when all are
+    ASCII: told by a C method per line, where a dataset has a hundred thousand)."""
+    if all(map(str.isascii, lines)):
+        return sum(map(len, lines)) + len(lines) - 1
     return sum(map(utf8_size, lines)) + len(lines) - 1
 
 

@@ -227,7 +227,11 @@ def _above(document: OpenDocument, limit: int | None) -> bool:
         return False
     if document.text is not None:
         return size_above(document.text, limit) is not None
-    return lines_size(document.lines or [""]) > limit
+    lines = document.lines or [""]
+    # At most four bytes a character: nearly every file is told at once.
+    if (sum(map(len, lines)) + len(lines)) * 4 <= limit:
+        return False
+    return lines_size(lines) > limit
 
 
 def _new_model(workspace: Workspace, relative: str, text: str | None, helper: Helper | None, lines: list[str] | None = None) -> DatasetModel:
