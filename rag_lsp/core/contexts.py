@@ -276,10 +276,7 @@ def path_tally(
     for value in relevant:
         if type(value) is str:
             listed += 1
-            if value in files:
-                continue
-            unnormal = value in not_normal if not_normal is not None else not is_normal(value)
-            if not unnormal or normalize_relative(value) not in known:
+            if _missing(value, files, known, not_normal):
                 absent += 1
     return listed, absent
 
@@ -289,10 +286,20 @@ def first_missing_index(workspace: Workspace, relevant: list[Any]) -> int:
     files = workspace.normal_file_set()
     known = workspace.file_set()
     for index, value in enumerate(relevant):
-        # A value in normal form that is not a file's path names none in another form.
-        if type(value) is str and value not in files and (is_normal(value) or normalize_relative(value) not in known):
+        if type(value) is str and _missing(value, files, known):
             return index
     return 0
+
+
+def _missing(value: str, files: frozenset[str], known: frozenset[str], not_normal: Container[str] | None = None) -> bool:
+    """Whether an expected path is not a workspace file: not one as written (in
+    ``files``, the normal file set), nor in normal form (among ``known``, every
+    file); a value in normal form that is not a file's path names none in another
+    form. ``not_normal``, when known, holds the values not in normal form."""
+    if value in files:
+        return False
+    unnormal = value in not_normal if not_normal is not None else not is_normal(value)
+    return not unnormal or normalize_relative(value) not in known
 
 
 def _all_among(found: frozenset[str], values: list[Any]) -> bool:

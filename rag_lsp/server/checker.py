@@ -26,7 +26,7 @@ from ..core.incremental import DatasetModel
 from ..core.parallel import Helper, cores
 from ..core.settings import Settings
 from ..core.text import LineIndex
-from ..core.workspace import DATASET_FILE, DiskSource, OverlaySource, Workspace, find_root, gc_paused, lines_size, size_above
+from ..core.workspace import DATASET_FILE, DiskSource, OverlaySource, Workspace, find_root, gc_paused, lines_size_above, size_above
 from .convert import Positions, diagnostic_json, file_uri, to_diagnostic
 from .document import Change
 from .transport import LARGE_MESSAGE_BYTES
@@ -223,15 +223,9 @@ _UNSEEN = object()
 
 def _above(document: OpenDocument, limit: int | None) -> bool:
     """Whether a whole document is larger than ``limit`` UTF-8 bytes."""
-    if limit is None:
-        return False
     if document.text is not None:
         return size_above(document.text, limit) is not None
-    lines = document.lines or [""]
-    # At most four bytes a character: nearly every file is told at once.
-    if (sum(map(len, lines)) + len(lines)) * 4 <= limit:
-        return False
-    return lines_size(lines) > limit
+    return lines_size_above(document.lines or [""], limit) is not None
 
 
 def _new_model(workspace: Workspace, relative: str, text: str | None, helper: Helper | None, lines: list[str] | None = None) -> DatasetModel:
