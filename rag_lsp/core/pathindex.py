@@ -31,34 +31,22 @@ def _squashed(name: str) -> str:
     return _NOT_ALNUM.sub("", name.lower())
 
 
-def _own_keys(path: str) -> tuple[str, str, str]:
-    """The keys a file is indexed by: its folder, its reduced name, and its reduced
-    name without the extension (which reduction keeps apart from the stem only by
-    dropping the dot: `token_store_1.py` gives `tokenstore1py` and `tokenstore1`)."""
-    folder, _, name = path.rpartition("/")
-    squashed = _squashed(name)
-    stem, dot, extension = name.rpartition(".")
-    if dot and stem:
-        cut = len(_squashed(extension))
-        bare = squashed[: len(squashed) - cut] if cut else squashed
-    else:
-        bare = squashed
-    return "d:" + folder.lower(), "s:" + squashed, "s:" + bare
-
-
-def _keys(path: str) -> list[str]:
-    """The keys a missing path is looked up by: its own, and the folder above its
-    folder (a file moved into a new subfolder such as `old/`)."""
-    keys = list(_own_keys(path))
-    folder = path.rpartition("/")[0]
-    if folder:
-        keys.append("d:" + posixpath.dirname(folder).lower())
-    return keys
+def _reduced_names(names: list[str]) -> list[tuple[str, str]]:
+    """Each name reduced (see _squashed), with and without its extension (which
+    reduction keeps apart from the stem only by dropping the dot: `token_store_1.py`
+    gives `tokenstore1py` and `tokenstore1`); all names in one translation when
+    they are ASCII and hold no line break (a 50,000-file workspace's, at once)."""
+    extensions = []
+    for name in names:
+        stem, dot, extension = name.rpartition(".")
+        extensions.append(extension if dot and stem else "")
+    wholes = _squashed_all(names)
+    cuts = _squashed_all(extensions)
+    return [(whole, whole[: len(whole) - len(cut)] if cut else whole) for whole, cut in zip(wholes, cuts)]
 
 
 def _squashed_all(names: list[str]) -> list[str]:
-    """:func:`_squashed` of each name: one translation of them all when they are
-    ASCII and hold no line break (a 50,000-file workspace's names, at once)."""
+    """:func:`_squashed` of each name, in one translation where it can."""
     joined = "\n".join(names)
     if joined.isascii() and joined.count("\n") == max(len(names) - 1, 0):
         return joined.lower().translate(_ASCII_NOT_ALNUM_KEEP_LINES).split("\n")
@@ -68,26 +56,35 @@ def _squashed_all(names: list[str]) -> list[str]:
 _ASCII_NOT_ALNUM_KEEP_LINES = str.maketrans("", "", "".join(chr(code) for code in range(128) if not chr(code).isalnum() and chr(code) != "\n"))
 
 
+def _keys(path: str) -> list[str]:
+    """The keys a missing path is looked up by: those a file at that path is
+    indexed by (see PathIndex), and the folder above its folder (a file moved into
+    a new subfolder such as `old/`)."""
+    folder, _, name = path.rpartition("/")
+    ((whole, bare),) = _reduced_names([name])
+    keys = ["d:" + folder.lower(), "s:" + whole, "s:" + bare]
+    if folder:
+        keys.append("d:" + posixpath.dirname(folder).lower())
+    return keys
+
+
 class PathIndex:
     """The workspace files by folder and by name, to find the closest one to a path."""
 
     def __init__(self, files: Sequence[str]) -> None:
         self.files = files
         # Key -> indexes of the files with that key, ascending (a tie in score goes
-        # to the file listed first, as a scan of every file would decide it). The
-        # keys are those of _own_keys, derived for all files at once.
+        # to the file listed first, as a scan of every file would decide it): a
+        # file's folder, and its reduced name with and without its extension.
         parts = [path.rpartition("/") for path in files]
-        names = [part[2] for part in parts]
-        squashed = _squashed_all(names)
-        splits = [name.rpartition(".") for name in names]
-        extensions = _squashed_all([extension if dot and stem else "" for stem, dot, extension in splits])
+        reduced = _reduced_names([part[2] for part in parts])
         by_key: defaultdict[str, list[int]] = defaultdict(list)
         # One key of every file at a time: a loop of a dict lookup and an append.
         for keys in (
             ["d:" + part[0].lower() for part in parts],
-            ["s:" + whole for whole in squashed],
-            # The name without its extension, where it has one (else the same key again).
-            ["s:" + whole[: len(whole) - len(extension)] if extension else "" for whole, extension in zip(squashed, extensions)],
+            ["s:" + whole for whole, _ in reduced],
+            # Without the extension, where it has one (else the same key again).
+            ["s:" + bare if bare != whole else "" for whole, bare in reduced],
         ):
             for index, key in enumerate(keys):
                 if key:

@@ -88,6 +88,11 @@ class FileDiagnostics:
     # thousand diagnostics is then a join, not a thousand conversions.
     json: list[str] = field(default_factory=list)
 
+    @property
+    def complete_json(self) -> list[str] | None:
+        """``json``, when it has every diagnostic's."""
+        return self.json if len(self.json) == len(self.diagnostics) else None
+
 
 @dataclass
 class PassResult:

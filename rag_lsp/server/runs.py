@@ -426,7 +426,7 @@ class RunManager:
             marks.remove(lambda _, mark: mark in stale)
         if not diagnostics:
             return file
-        combined = file.json + as_json if len(file.json) == len(file.diagnostics) else []
+        combined = file.json + as_json if file.complete_json is not None else []
         return FileDiagnostics(file.uri, file.version, file.diagnostics + diagnostics, file.root, combined)
 
     @staticmethod

@@ -73,8 +73,9 @@ def _same_diagnostics(last: Published, file: FileDiagnostics) -> bool:
     """Whether ``file`` has the diagnostics last published: compared by their JSON
     where both have it (a string comparison each, where comparing diagnostics
     compares their every field: a line inserted above a thousand moves them all)."""
-    if last.json is not None and len(file.json) == len(file.diagnostics):
-        return last.json == file.json
+    json = file.complete_json
+    if last.json is not None and json is not None:
+        return last.json == json
     return last.diagnostics == file.diagnostics
 
 
@@ -342,8 +343,7 @@ class Session:
         else:
             needed = last.version != file.version or not unchanged
         result_id = last.result_id if unchanged and last is not None else str(next(self._result_ids))
-        complete = file.json if len(file.json) == len(file.diagnostics) else None
-        self.published[path] = Published(file.uri, file.version, file.diagnostics, file.root, result_id, complete)
+        self.published[path] = Published(file.uri, file.version, file.diagnostics, file.root, result_id, file.complete_json)
         self.dropped.pop(path, None)
         if needed and not self.pull:
             self._notify(file.uri, file.version, file.diagnostics, file.json)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Iterator, Literal, Sequence
+from typing import Any, Callable, Iterator, Literal, Sequence
 
 import msgspec
 
@@ -151,17 +151,25 @@ class Target(ABC):
         The default asks one case after the other; targets that can overlap
         requests override it.
         """
+        return self._one_after_the_other(requests, cancel, self.answer)
+
+    def _one_after_the_other(
+        self, requests: Sequence[Request], cancel: threading.Event | None, answer: Callable[[Request], Answer]
+    ) -> Iterator[tuple[int, Answer | TargetError]]:
+        """:meth:`answer_many` by ``answer``, one case after the other."""
         for index, request in enumerate(requests):
             if cancel is not None and cancel.is_set():
                 return
-            result = self.answer_safely(request)
+            result = self.answer_safely(request, answer)
             if type(result) is Cancelled:
                 return
             yield index, result
 
-    def answer_safely(self, request: Request) -> Answer | TargetError:
+    def answer_safely(self, request: Request, answer: Callable[[Request], Answer] | None = None) -> Answer | TargetError:
+        """``answer(request)`` (by default :meth:`answer`), or the error it was:
+        whatever fails is a TargetError."""
         try:
-            return self.answer(request)
+            return (answer or self.answer)(request)
         except TargetError as error:
             return error
         except Exception as error:  # noqa: BLE001 - a target bug is a RAG405, not a crash

@@ -249,15 +249,7 @@ class BuiltinTarget(Target):
             # file again every few seconds would cost more than the run's own work.
             index = self._index
         with_text = fields is None or "text" in fields
-        for number, request in enumerate(requests):
-            if cancel is not None and cancel.is_set():
-                return
-            try:
-                yield number, self._answer(request, index, with_text)
-            except TargetError as error:
-                yield number, error
-            except Exception as error:  # noqa: BLE001 - a target bug is a RAG405, not a crash
-                yield number, TargetError(f"the {self.kind} target failed: {type(error).__name__}: {error}")
+        yield from self._one_after_the_other(requests, cancel, lambda request: self._answer(request, index, with_text))
 
     def _read_input(self, value: Any) -> tuple[str, list[str], int]:
         if not isinstance(value, dict):
