@@ -21,8 +21,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "check",
         help="check suites, datasets, manifests and the targets config",
-        description="Check suites, datasets, manifests and the targets config, with the same checks as the "
-        "language server. PATHs are files or folders (default: the workspace of the current folder).",
+        description="Check suites, datasets, manifests, the targets config and the settings file, with the same "
+        "checks and settings as the language server. PATHs are files or folders (default: the whole workspace of "
+        "the current folder, from whichever subfolder it is called).",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to check")
     parser.add_argument("--format", choices=sorted(FORMATS), default="text", help="output format (default: text)")
@@ -33,6 +34,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="exit 1 when a finding has this severity or worse (default: error)",
     )
     parser.add_argument("--explain", metavar="CODE", help="print the documentation of a rule and exit")
+    parser.add_argument(
+        "--show-settings",
+        action="store_true",
+        help="print the settings in force in the workspace of each PATH (or of the current folder), each with "
+        "where it comes from, and exit",
+    )
     # A check holds no process, file or connection to close: see cli._end_now.
     parser.set_defaults(handler=run_check, ends_at_once=True)
 
@@ -40,10 +47,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 def run_check(arguments: argparse.Namespace) -> int:
     if arguments.explain:
         return explain(arguments.explain)
+    if arguments.show_settings:
+        return show_settings([Path(path) for path in arguments.paths] or [Path.cwd()])
     # A one-shot process that builds millions of small acyclic objects from a large
     # dataset: the cycle collector would only re-scan them, again and again.
     gc.disable()
-    checked = check_paths([Path(path) for path in arguments.paths] or [Path.cwd()])
+    if arguments.paths:
+        checked = check_paths([Path(path) for path in arguments.paths])
+    else:
+        checked = check_workspace(Path.cwd())
     sys.stdout.write(FORMATS[arguments.format](checked))
     return EXIT_FINDINGS if fails(checked.findings, arguments.fail_on) else EXIT_OK
 
@@ -65,15 +77,31 @@ def fails(findings: list[Finding], level: str) -> bool:
     return any(finding.severity <= threshold for finding in findings)
 
 
+def check_workspace(folder: Path) -> Checked:
+    """Check the whole workspace holding ``folder`` (a CI job started in a
+    subfolder checks what one started at the root would); a workspace with
+    nothing to check is a usage error: the job most likely runs in the wrong place."""
+    root = find_root(folder)
+    checked = check_paths([root])
+    if not checked.files:
+        raise UsageError(
+            f"nothing to check in the workspace at {root}: no suite, dataset, manifest or settings file "
+            "(suites are found at .punica/**/*.yaml and **/*.suite.yaml; the workspace root is the nearest folder "
+            "upwards holding .punica/, else the git root)"
+        )
+    return checked
+
+
 def check_paths(paths: list[Path]) -> Checked:
-    """Check files and folders; each is checked in the workspace it belongs to."""
+    """Check files and folders; each is checked in the workspace it belongs to
+    (files that are none of ours, as pre-commit passes them, are skipped)."""
     workspaces: dict[Path, Workspace] = {}
     selected: dict[tuple[Path, str], tuple[Workspace, str | None]] = {}
     for path in paths:
         if not path.exists():
             raise UsageError(f"{path}: no such file or folder")
         root = find_root(path)
-        workspace = workspaces.get(root) or workspaces.setdefault(root, Workspace(root))
+        workspace = workspaces.get(root) or workspaces.setdefault(root, Workspace.configured(root))
         if path.is_dir():
             prefix = workspace.relative(path)
             prefix = "" if prefix in ("", ".") else prefix + "/"
@@ -90,3 +118,42 @@ def check_paths(paths: list[Path]) -> Checked:
     for (root, relative), (workspace, kind) in sorted(selected.items(), key=lambda item: (str(item[0][0]), item[0][1])):
         checked.add(workspace, relative, analyze_file(workspace, relative, kind))
     return checked
+
+
+def show_settings(paths: list[Path]) -> int:
+    """Print the settings in force in each PATH's workspace, with their origins."""
+    from ..core.config import FIELD_KEYS, origins
+
+    roots: dict[Path, None] = {}
+    for path in paths:
+        if not path.exists():
+            raise UsageError(f"{path}: no such file or folder")
+        roots[find_root(path)] = None
+    for index, root in enumerate(roots):
+        workspace = Workspace.configured(root)
+        config = workspace.config
+        print(("\n" if index else "") + f"workspace: {root}")
+        print(f"settings file: {config.origin if config is not None else 'none (.punica/rag-lsp.toml or [tool.rag-lsp] in pyproject.toml)'}")
+        if config is not None and config.findings:
+            noun = "problem" if len(config.findings) == 1 else "problems"
+            print(f"  {len(config.findings):,} {noun} in it, left out below (rag-lsp check {config.path} lists them)")
+        where = origins(config)
+        settings = workspace.settings
+        for name, key in FIELD_KEYS.items():
+            print(f"{key} = {_shown(getattr(settings, name))}  ({where[name]})")
+        print("trusted: not read from workspace files (the editor's setting; `rag-lsp run` runs command and http targets unless --no-exec)")
+    return EXIT_OK
+
+
+def _shown(value: object) -> str:
+    """A setting's value as TOML would write it."""
+    import json
+
+    if isinstance(value, tuple):
+        value = list(value)
+    if isinstance(value, dict):
+        inner = ", ".join(f"{json.dumps(key)} = {_shown(sorted(item) if isinstance(item, frozenset) else getattr(item, 'label', item))}" for key, item in sorted(value.items()))
+        return "{" + inner + "}"
+    if value is None:
+        return "(not set)"
+    return json.dumps(value)

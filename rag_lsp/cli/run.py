@@ -142,6 +142,16 @@ def run_command(arguments: argparse.Namespace) -> int:
     ks = parse_ks(arguments.k)
     baseline = _read_baseline(arguments)
     selected = select([Path(path) for path in arguments.paths] or [Path.cwd()], arguments.suite)
+    if baseline is None:
+        baseline, arguments.baseline = _configured_baseline(selected)
+    if baseline is None:
+        for flag, given in (
+            ("--fail-on-regression", arguments.fail_on_regression),
+            ("--tolerance", arguments.tolerance != 0.0),
+            ("--compare-json", arguments.compare_json is not None),
+        ):
+            if given:
+                raise UsageError(f"{flag} compares with a baseline: give one with --baseline RUN.json")
     from ..core.recording import Recordings
 
     recordings = Recordings(arguments.record) if arguments.record else None
@@ -208,23 +218,39 @@ def run_command(arguments: argparse.Namespace) -> int:
 
 def _read_baseline(arguments: argparse.Namespace):
     """The baseline report, read before the run (a bad one is a usage error, exit 2)."""
-    if arguments.baseline is None:
-        for flag, given in (
-            ("--fail-on-regression", arguments.fail_on_regression),
-            ("--tolerance", arguments.tolerance != 0.0),
-            ("--compare-json", arguments.compare_json is not None),
-        ):
-            if given:
-                raise UsageError(f"{flag} compares with a baseline: give one with --baseline RUN.json")
-        return None
     if not math.isfinite(arguments.tolerance) or arguments.tolerance < 0:
         raise UsageError(f"--tolerance must be a number of at least 0, not {arguments.tolerance:g}")
+    if arguments.baseline is None:
+        return None
     from ..core.compare import BaselineError, load_baseline
 
     try:
         return load_baseline(Path(arguments.baseline))
     except BaselineError as error:
         raise UsageError(str(error)) from None
+
+
+def _configured_baseline(selected: list[tuple[Workspace, SuiteInfo]]):
+    """The baseline the workspace's settings name (``baseline`` in its settings
+    file), when no --baseline is given: (report, name), or (None, None). A
+    baseline not written yet (the first run) is noted and skipped; one that is not
+    a run report is a usage error, as with --baseline."""
+    from ..core.compare import BaselineError, load_baseline
+
+    named = {(workspace.root, workspace.settings.baseline) for workspace, _ in selected if workspace.settings.baseline}
+    if not named:
+        return None, None
+    if len(named) > 1:
+        raise UsageError("the workspaces of this run name different baselines: run them one at a time, or give --baseline")
+    ((root, name),) = named
+    path = root / Path(name).expanduser()
+    if not path.exists():
+        print(f"rag-lsp: baseline {name} (from the workspace settings) does not exist yet: nothing to compare with", file=sys.stderr)
+        return None, None
+    try:
+        return load_baseline(path), name
+    except BaselineError as error:
+        raise UsageError(f"{error} (baseline from the workspace settings)") from None
 
 
 def _direction(run: Run):
@@ -274,7 +300,7 @@ def select(paths: list[Path], suite_ids: list[str] | None) -> list[tuple[Workspa
         if not path.exists():
             raise UsageError(f"{path}: no such file or folder")
         root = find_root(path)
-        workspace = workspaces.get(root) or workspaces.setdefault(root, Workspace(root))
+        workspace = workspaces.get(root) or workspaces.setdefault(root, Workspace.configured(root))
         relative = workspace.relative(path)
         if path.is_dir():
             prefix = "" if relative in ("", ".") else relative + "/"

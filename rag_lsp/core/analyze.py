@@ -15,9 +15,10 @@ from typing import Any, Iterable
 from . import rules as registry
 from .contexts import DatasetContext, RowsContext, SuiteContext, YamlContext
 from .findings import Finding, Severity
-from .settings import OFF
 from .text import Range
+from .config import read_config
 from .workspace import (
+    CONFIG_FILE,
     DATASET_FILE,
     MANIFEST_FILE,
     SUITE_FILE,
@@ -48,6 +49,8 @@ def analyze_file(workspace: Workspace, path: str, kind: str | None = None, sourc
         findings = [_refused(source.refused)]
     elif kind == DATASET_FILE:
         findings = analyze_dataset(workspace, path, source)
+    elif kind == CONFIG_FILE:
+        findings = list(read_config(path, source.text).findings)
     else:
         findings = _analyze_yaml(workspace, path, kind, source)
     return finish(workspace, path, findings)
@@ -60,15 +63,15 @@ def analyze_workspace(workspace: Workspace, paths: Iterable[str] | None = None) 
 
 
 def finish(workspace: Workspace, path: str, findings: list[Finding]) -> list[Finding]:
-    """Apply severity overrides, attach the path, and sort."""
-    overrides = workspace.settings.severity
+    """Apply severity overrides and per-file ignores, attach the path, and sort."""
+    settings = workspace.settings
     result = []
     for finding in findings:
-        override = overrides.get(finding.code)
-        if override == OFF:
+        severity = settings.severity_of(path, finding.code, finding.severity)
+        if severity is None:
             continue
-        if isinstance(override, Severity):
-            finding = replace(finding, severity=override)
+        if severity != finding.severity:
+            finding = replace(finding, severity=severity)
         result.append(finding.at(path))
     result.sort(key=Finding.sort_key)
     return result

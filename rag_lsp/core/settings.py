@@ -1,12 +1,14 @@
 """Settings: one typed, defaulted object shared by the CLI and the server.
 
-Values come from the server's initialization options and ``workspace/configuration``
-(section ``ragLsp``), or from CLI flags. :func:`settings_from` never fails: a bad
-value is reported and replaced by its default.
+Values come from the workspace's settings file (``core.config``), then from the
+server's initialization options and ``workspace/configuration`` (section
+``ragLsp``), or from CLI flags. :func:`editor_values` never fails: a bad value is
+reported and left out, so the value below it stays.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Mapping
 
@@ -26,6 +28,8 @@ class Settings:
     manifest_globs: tuple[str, ...] = DEFAULT_MANIFEST_GLOBS
     # Code -> severity, or "off" to silence the code.
     severity: Mapping[str, Severity | str] = field(default_factory=dict)
+    # Glob (workspace-relative) -> codes silenced in the files it matches.
+    per_file_ignores: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # Files above this size are refused with RAG005 instead of being read.
     max_file_bytes: int = 64 * 1024 * 1024
     # YAML files are composed into a tree; they get a lower ceiling.
@@ -43,6 +47,21 @@ class Settings:
     # findings.shown_in_editor); `rag-lsp check` lists them all.
     max_findings_shown: int = SHOWN_PER_CODE
 
+    def severity_of(self, path: str, code: str, severity: Severity) -> Severity | None:
+        """The severity a finding of ``code`` in the file ``path`` is shown with
+        (its rule's ``severity`` unless overridden); None when it is silenced."""
+        override = self.severity.get(code)
+        if override == OFF:
+            return None
+        if self.per_file_ignores and self._ignored_in(path, code):
+            return None
+        return override if isinstance(override, Severity) else severity
+
+    def _ignored_in(self, path: str, code: str) -> bool:
+        from .workspace import glob_match
+
+        return any(code in codes and glob_match(path, (glob,)) for glob, codes in self.per_file_ignores.items())
+
 
 # camelCase names used by editors -> field names.
 _ALIASES = {
@@ -58,6 +77,7 @@ _ALIASES = {
     "runTimeoutS": "run_timeout_s",
     "runConcurrency": "run_concurrency",
     "maxFindingsShown": "max_findings_shown",
+    "perFileIgnores": "per_file_ignores",
 }
 
 
@@ -76,8 +96,9 @@ def _positive_int(value: Any) -> int:
 
 
 def _positive_number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ValueError("expected a positive number")
+    # NaN compares with nothing and infinity never times out: neither is a number here.
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"expected a positive number, got {value!r}")
     return float(value)
 
 
@@ -98,6 +119,17 @@ def _severities(value: Any) -> dict[str, Severity | str]:
     return result
 
 
+def _ignores(value: Any) -> dict[str, frozenset[str]]:
+    if not isinstance(value, dict):
+        raise ValueError("expected a mapping of glob to a list of codes")
+    result: dict[str, frozenset[str]] = {}
+    for glob, codes in value.items():
+        if not isinstance(glob, str) or not glob or not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
+            raise ValueError(f"ignores of {glob!r}: expected a list of codes such as [\"RAG205\"]")
+        result[glob] = frozenset(code.strip().upper() for code in codes)
+    return result
+
+
 def _optional_text(value: Any) -> str | None:
     if value is None or value == "":
         return None
@@ -106,11 +138,12 @@ def _optional_text(value: Any) -> str | None:
     return value
 
 
-_PARSERS = {
+PARSERS = {
     "suite_globs": _glob_list,
     "dataset_globs": _glob_list,
     "manifest_globs": _glob_list,
     "severity": _severities,
+    "per_file_ignores": _ignores,
     "max_file_bytes": _positive_int,
     "max_yaml_bytes": _positive_int,
     "max_line_bytes": _positive_int,
@@ -124,16 +157,16 @@ _PARSERS = {
 }
 
 
-def settings_from(options: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
-    """Settings from a client's options, and a message for each value replaced by its default."""
-    settings = base or Settings()
+def editor_values(options: Any) -> tuple[dict[str, Any], list[str]]:
+    """The settings a client's options set (by field), and a message for each
+    value left out; ``trusted`` is among them (only an editor may set it)."""
     problems: list[str] = []
     if options is None:
-        return settings, problems
+        return {}, problems
     if not isinstance(options, dict):
-        return settings, [f"ragLsp settings must be an object, got {type(options).__name__}; using defaults"]
+        return {}, [f"ragLsp settings must be an object, got {type(options).__name__}; using defaults"]
     known = {f.name for f in fields(Settings)}
-    changes: dict[str, Any] = {}
+    values: dict[str, Any] = {}
     for key, value in options.items():
         name = _ALIASES.get(key, key)
         if name not in known:
@@ -142,7 +175,27 @@ def settings_from(options: Any, base: Settings | None = None) -> tuple[Settings,
         if value is None:
             continue
         try:
-            changes[name] = _PARSERS[name](value)
+            values[name] = PARSERS[name](value)
         except ValueError as error:
             problems.append(f"ragLsp setting {key!r}: {error}; using the default")
-    return replace(settings, **changes), problems
+    return values, problems
+
+
+def with_values(settings: Settings, values: Mapping[str, Any]) -> Settings:
+    """``settings`` with ``values`` on top; severities and per-file ignores are
+    merged code by code and glob by glob (an editor that silences one code keeps
+    the workspace's other choices)."""
+    if not values:
+        return settings
+    changes = dict(values)
+    if "severity" in changes:
+        changes["severity"] = {**settings.severity, **changes["severity"]}
+    if "per_file_ignores" in changes:
+        changes["per_file_ignores"] = {**settings.per_file_ignores, **changes["per_file_ignores"]}
+    return replace(settings, **changes)
+
+
+def settings_from(options: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
+    """Settings from a client's options on top of ``base``, and a message for each value left out."""
+    values, problems = editor_values(options)
+    return with_values(base or Settings(), values), problems

@@ -19,10 +19,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
+from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence, TypeVar
 
 import pathspec
 
+from .config import CONFIG_PATH, CONFIG_PATHS, PYPROJECT_PATH, ConfigFile, find_config, holds_settings, layered
 from .jsonrows import Row, fine_row
 from .manifests import GDI_TEXT, RAG_CASE, ManifestRegistry, manifest_from
 from .pathindex import PathIndex
@@ -43,6 +44,7 @@ SUITE_FILE = "suite"
 DATASET_FILE = "dataset"
 MANIFEST_FILE = "manifest"
 TARGETS_FILE = "targets"
+CONFIG_FILE = "config"
 
 TARGETS_PATHS = (".punica/targets.yaml", ".punica/targets.yml")
 DEFAULT_TARGET = "vectors.query"
@@ -53,6 +55,17 @@ _FILE_FACTS = ("files", "file_set", "normal_file_set", "path_index")
 
 
 # ---------------------------------------------------------------- roots
+
+
+def read_workspace_config(root: Path, source: FileSource | None = None) -> ConfigFile | None:
+    """The settings file in force at ``root``, read (None when there is none)."""
+    reader = source or DiskSource(Settings().max_file_bytes)
+
+    def text_of(relative: str) -> str | None:
+        found = reader.read(root / relative)
+        return found.text if found is not None and not found.refused else None
+
+    return find_config(text_of)
 
 
 def find_root(start: Path) -> Path:
@@ -344,9 +357,13 @@ def normalize_relative(value: str) -> str | None:
 class Workspace:
     """One workspace root, its settings, and its cross-file facts."""
 
-    def __init__(self, root: Path, settings: Settings | None = None, source: FileSource | None = None) -> None:
+    def __init__(
+        self, root: Path, settings: Settings | None = None, source: FileSource | None = None, config: ConfigFile | None = None
+    ) -> None:
         self.root = root.resolve()
         self.settings = settings or Settings()
+        # The settings file these settings were read from (see configured).
+        self.config = config
         self.source: FileSource = source or DiskSource(self.settings.max_file_bytes)
         self._yaml: dict[str, ParsedYaml] = {}
         self._datasets: dict[str, ParsedDataset] = {}
@@ -361,6 +378,15 @@ class Workspace:
         # helper process screening lines that the server checks again): a rule may
         # then skip the costly part of a message (a did-you-mean search).
         self.screening = False
+
+    @classmethod
+    def configured(cls, root: Path, editor: Mapping[str, Any] | None = None, source: FileSource | None = None) -> Workspace:
+        """The workspace at ``root`` with the settings in force there: its settings
+        file's (read through ``source``, so an editor's unsaved text counts), with
+        ``editor``'s values on top (see core.config)."""
+        root = root.resolve()
+        config = read_workspace_config(root, source)
+        return cls(root, layered(config, editor), source, config)
 
     # -------------------------------------------------- paths
 
@@ -484,10 +510,12 @@ class Workspace:
         return any(_glob_regex(pattern).fullmatch(relative) for pattern in globs)
 
     def kind_of(self, relative: str, parsed: ParsedYaml | None = None) -> str | None:
-        """What ``relative`` is to us: suite, dataset, manifest, targets, or None."""
+        """What ``relative`` is to us: suite, dataset, manifest, targets, config, or None."""
         name = relative.rsplit("/", 1)[-1]
         if relative in TARGETS_PATHS:
             return TARGETS_FILE
+        if relative in CONFIG_PATHS:
+            return CONFIG_FILE if self._holds_config(relative) else None
         if name.endswith(".jsonl"):
             if relative in self.recordings():
                 return None
@@ -512,6 +540,14 @@ class Workspace:
         if self._matches(relative, self.settings.suite_globs) and (parsed is None or not parsed.document.well_formed):
             return SUITE_FILE
         return None
+
+    def _holds_config(self, relative: str) -> bool:
+        """Whether ``relative`` is the settings file in force (the `[tool.rag-lsp]`
+        table of pyproject.toml is read only when .punica/rag-lsp.toml is absent)."""
+        if relative == PYPROJECT_PATH and self.absolute(CONFIG_PATH).is_file():
+            return False
+        source = self.read(relative)
+        return source is not None and not source.refused and holds_settings(relative, source.text)
 
     # -------------------------------------------------- discovery
 
@@ -591,6 +627,9 @@ class Workspace:
     def _discover(self) -> dict[str, str]:
         found: dict[str, str] = {}
         yaml_globs = (*self.settings.suite_globs, *self.settings.manifest_globs)
+        for relative in CONFIG_PATHS:
+            if self.kind_of(relative) == CONFIG_FILE:
+                found[relative] = CONFIG_FILE
         for relative in self.files():
             if relative in TARGETS_PATHS:
                 found[relative] = TARGETS_FILE

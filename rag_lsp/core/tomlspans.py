@@ -1,0 +1,164 @@
+"""Where each key and value of a TOML document is, for findings with precise ranges.
+
+The standard library's TOML reader gives values, not positions. A document that
+it read without error is well-formed, so a scan of its lines can find every
+``key = value`` and ``[table]`` header and say where its key and its value lie:
+that is all a finding needs (the offending key, or the offending value).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# A bare key, or a basic or literal quoted key.
+_KEY_PART = re.compile(r'\s*(?:([A-Za-z0-9_-]+)|"((?:[^"\\]|\\.)*)"|\'([^\']*)\')\s*')
+_HEADER = re.compile(r"\s*(\[\[?)")
+
+
+@dataclass(frozen=True, slots=True)
+class TomlSpan:
+    """Offsets (code points) of a key and of its value; a table header's value is the header."""
+
+    key_start: int
+    key_end: int
+    value_start: int
+    value_end: int
+
+
+def toml_spans(text: str) -> dict[tuple[str, ...], TomlSpan]:
+    """The span of every key (by its full dotted path) of a well-formed TOML text."""
+    spans: dict[tuple[str, ...], TomlSpan] = {}
+    table: tuple[str, ...] = ()
+    offset = 0
+    length = len(text)
+    while offset < length:
+        line_end = text.find("\n", offset)
+        line_end = length if line_end < 0 else line_end
+        header = _HEADER.match(text, offset, line_end)
+        if header:
+            parsed = _key_path(text, header.end(), line_end)
+            if parsed is not None:
+                path, key_start, key_end = parsed
+                table = path
+                span = TomlSpan(key_start, key_end, header.start(1), len(text[:line_end].rstrip()))
+                # A header defines the tables on its way too (`[tool.rag-lsp]`: `tool`).
+                for depth in range(1, len(path) + 1):
+                    spans.setdefault(path[:depth], span)
+            offset = line_end + 1
+            continue
+        parsed = _key_path(text, offset, line_end)
+        if parsed is not None and text.startswith("=", parsed[2] + _spaces(text, parsed[2])):
+            path, key_start, key_end = parsed
+            equals = key_end + _spaces(text, key_end)
+            value_start = equals + 1 + _spaces(text, equals + 1)
+            value_end = _value_end(text, value_start)
+            full = table + path
+            spans[full] = TomlSpan(key_start, key_end, value_start, value_end)
+            # Dotted keys define the tables on their way.
+            for depth in range(len(table) + 1, len(full)):
+                spans.setdefault(full[:depth], TomlSpan(key_start, key_end, value_start, value_end))
+            next_line = text.find("\n", value_end)
+            offset = length if next_line < 0 else next_line + 1
+            continue
+        offset = line_end + 1
+    return spans
+
+
+def _spaces(text: str, offset: int) -> int:
+    count = 0
+    while offset + count < len(text) and text[offset + count] in " \t":
+        count += 1
+    return count
+
+
+def _key_path(text: str, offset: int, line_end: int) -> tuple[tuple[str, ...], int, int] | None:
+    """A dotted key starting at ``offset`` (after blanks): its parts, and where the
+    whole key starts and ends; None when the line holds no key there."""
+    parts: list[str] = []
+    position = offset
+    start = end = None
+    while True:
+        match = _KEY_PART.match(text, position, line_end)
+        if match is None or match.end() == match.start() or not any(group is not None for group in match.groups()):
+            return None
+        bare, basic, literal = match.groups()
+        if basic is not None:
+            part = _unescape(basic)
+        else:
+            part = bare if bare is not None else literal
+        parts.append(part)
+        inner_start = match.start() + (len(match.group(0)) - len(match.group(0).lstrip()))
+        inner_end = match.end() - (len(match.group(0)) - len(match.group(0).rstrip()))
+        start = inner_start if start is None else start
+        end = inner_end
+        position = match.end()
+        if position < line_end and text[position] == ".":
+            position += 1
+            continue
+        return tuple(parts), start, end
+
+
+def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
+    try:
+        return text.encode("utf-8", "surrogatepass").decode("unicode_escape")
+    except UnicodeDecodeError:
+        return text
+
+
+def _value_end(text: str, start: int) -> int:
+    """Where the value starting at ``start`` ends: arrays, inline tables and
+    multi-line strings may span lines; a comment after the value is not part of it."""
+    depth = 0
+    position = start
+    length = len(text)
+    last = start  # just after the last character of the value seen so far
+    while position < length:
+        char = text[position]
+        if text.startswith('"""', position) or text.startswith("'''", position):
+            quote = text[position : position + 3]
+            close = text.find(quote, position + 3)
+            while close >= 0 and quote == '"""' and _escaped(text, close):
+                close = text.find(quote, close + 1)
+            position = length if close < 0 else close + 3
+            # A closing run may hold up to two more quotes that belong to the string.
+            while position < length and text[position] == quote[0]:
+                position += 1
+            last = position
+            continue
+        if char in "\"'":
+            close = position + 1
+            while close < length and text[close] != char and text[close] != "\n":
+                close += 2 if char == '"' and text[close] == "\\" else 1
+            position = last = min(close + 1, length)
+            continue
+        if char == "#":
+            newline = text.find("\n", position)
+            if depth == 0:
+                return last
+            position = length if newline < 0 else newline
+            continue
+        if char == "\n":
+            if depth == 0:
+                return last
+            position += 1
+            continue
+        if char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        position += 1
+        if not char.isspace():
+            last = position
+        if depth == 0 and char in "]}":
+            return last
+    return last
+
+
+def _escaped(text: str, offset: int) -> bool:
+    backslashes = 0
+    while offset - backslashes - 1 >= 0 and text[offset - backslashes - 1] == "\\":
+        backslashes += 1
+    return backslashes % 2 == 1
