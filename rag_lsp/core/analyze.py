@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 from . import rules as registry
 from .contexts import DatasetContext, RowsContext, SuiteContext, YamlContext
-from .findings import Finding, Severity
+from .findings import Finding
 from .text import Range
 from .config import read_config
 from .workspace import (

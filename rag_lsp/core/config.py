@@ -23,7 +23,7 @@ from .findings import Finding
 from .schemacheck import schema_issues, validator_for
 from .settings import PARSERS, Settings, with_values
 from .text import LineIndex, Position, Range
-from .tomlspans import TomlSpan, toml_spans
+from .tomlspans import TomlSpan, element_span, toml_spans
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -226,9 +226,14 @@ def _placer(lines: LineIndex, spans: Mapping[tuple[str, ...], TomlSpan], prefix:
 
     def place(path: tuple[Any, ...], anchor: str) -> Range:
         keys = tuple(part for part in path if isinstance(part, str))
-        # An element of a list is underlined with its list.
         if len(keys) < len(path):
+            # An element of a list: underlined itself where it can be found, else with its list.
             anchor = "value"
+            span = spans.get(prefix + keys)
+            index = path[len(keys)]
+            found = element_span(lines.text, span, index) if span is not None and type(index) is int else None
+            if found is not None:
+                return lines.range(*found)
         for depth in range(len(keys), -1, -1):
             span = spans.get(prefix + keys[:depth])
             if span is not None:

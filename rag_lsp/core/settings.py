@@ -195,6 +195,28 @@ def with_values(settings: Settings, values: Mapping[str, Any]) -> Settings:
     return replace(settings, **changes)
 
 
+@dataclass(frozen=True)
+class EditorSettings:
+    """What an editor set, by Settings field (initialization options, then
+    ``workspace/configuration``): it applies on top of each workspace's settings
+    file (see Workspace.configured). Only an editor may set ``trusted``."""
+
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def trusted(self) -> bool:
+        return bool(self.values.get("trusted", False))
+
+    def then(self, later: EditorSettings) -> EditorSettings:
+        """These settings with ``later``'s on top (severities merged code by code)."""
+        merged = dict(self.values)
+        for name, value in later.values.items():
+            if name in ("severity", "per_file_ignores") and name in merged:
+                value = {**merged[name], **value}
+            merged[name] = value
+        return EditorSettings(merged)
+
+
 def settings_from(options: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
     """Settings from a client's options on top of ``base``, and a message for each value left out."""
     values, problems = editor_values(options)

@@ -162,3 +162,47 @@ def _escaped(text: str, offset: int) -> bool:
     while offset - backslashes - 1 >= 0 and text[offset - backslashes - 1] == "\\":
         backslashes += 1
     return backslashes % 2 == 1
+
+
+def element_span(text: str, span: TomlSpan, index: int) -> tuple[int, int] | None:
+    """Where element ``index`` of the array that is ``span``'s value lies; None
+    when the value is not an array or has no such element."""
+    start, end = span.value_start, span.value_end
+    if not text.startswith("[", start):
+        return None
+    depth = 0
+    element = 0
+    element_start = None
+    position = start + 1
+    last = position
+    while position < end:
+        char = text[position]
+        if char in "\"'":
+            close = position + 1
+            while close < end and text[close] != char:
+                close += 2 if char == '"' and text[close] == "\\" else 1
+            if element_start is None:
+                element_start = position
+            position = last = close + 1
+            continue
+        if char == "#":
+            newline = text.find("\n", position, end)
+            position = end if newline < 0 else newline
+            continue
+        if depth == 0 and char in ",]":
+            if element == index and element_start is not None:
+                return element_start, last
+            element += 1
+            element_start = None
+            position += 1
+            continue
+        if char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        if not char.isspace():
+            if element_start is None:
+                element_start = position
+            last = position + 1
+        position += 1
+    return None

@@ -138,6 +138,13 @@ class OverlaySource:
         self.max_bytes: int | None = getattr(base, "max_bytes", None)
         self.texts: dict[Path, str | HasText] = {}
 
+    def limit(self, max_bytes: int) -> None:
+        """Refuse files above ``max_bytes`` from now on (the workspace's settings
+        are known only once its settings file is read, through this source)."""
+        self.max_bytes = max_bytes
+        if isinstance(self.base, DiskSource):
+            self.base.max_bytes = max_bytes
+
     def read(self, path: Path) -> SourceText | None:
         text = self.texts.get(path)
         if text is None:

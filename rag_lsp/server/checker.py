@@ -24,9 +24,20 @@ from ..core.analyze import analyze_file
 from ..core.findings import Finding, shown_in_editor
 from ..core.incremental import DatasetModel
 from ..core.parallel import Helper, cores
-from ..core.settings import Settings
+from ..core.config import CONFIG_PATHS
+from ..core.settings import EditorSettings, Settings
 from ..core.text import LineIndex
-from ..core.workspace import DATASET_FILE, DiskSource, OverlaySource, Workspace, find_root, gc_paused, lines_size_above, size_above
+from ..core.workspace import (
+    DATASET_FILE,
+    DiskSource,
+    OverlaySource,
+    Workspace,
+    find_root,
+    gc_paused,
+    lines_size_above,
+    read_workspace_config,
+    size_above,
+)
 from .convert import Positions, diagnostic_json, file_uri, to_diagnostic
 from .document import Change
 from .transport import LARGE_MESSAGE_BYTES
@@ -66,7 +77,8 @@ class Snapshot:
     generation: int
     documents: dict[Path, OpenDocument]
     folders: tuple[Path, ...]
-    settings: Settings
+    # What the editor set: each workspace's settings file lies below it.
+    settings: EditorSettings
     encoding: str
     related_information: bool = True
     # Re-check every known workspace (start-up scan, new settings).
@@ -279,7 +291,7 @@ class Checker:
     """Core workspaces by root, with the open documents in front of the disk."""
 
     def __init__(self) -> None:
-        self.settings: Settings | None = None
+        self.settings: EditorSettings | None = None
         self.workspaces: dict[Path, Workspace] = {}
         # Roots that may be walked for discovery (marked, or an editor's folder).
         self._scanned: set[Path] = set()
@@ -296,7 +308,7 @@ class Checker:
         # with a core to spare.
         self.helper = Helper(preload=[f"{DatasetModel.__module__}:warm_up"]) if cores() > 1 else None
         # The settings the workspaces were prepared with before the first pass (see prepare).
-        self._prepared_with: Settings | None = None
+        self._prepared_with: EditorSettings | None = None
 
     def close(self) -> None:
         """Stop what the checker started (its helper process)."""
@@ -314,18 +326,39 @@ class Checker:
         holders = [folder for folder in folders if path == folder or folder in path.parents]
         return max(holders, key=lambda folder: len(folder.parts)) if holders else root
 
-    def workspace_for(self, path: Path, folders: tuple[Path, ...], settings: Settings) -> Workspace:
+    def workspace_for(self, path: Path, folders: tuple[Path, ...], settings: EditorSettings) -> Workspace:
         """The core workspace holding ``path`` (created when none does yet)."""
         return self._workspace(self.root_of(path, folders), self.settings or settings)
 
-    def _workspace(self, root: Path, settings: Settings) -> Workspace:
+    def _workspace(self, root: Path, settings: EditorSettings, documents: dict[Path, OpenDocument] | None = None) -> Workspace:
         workspace = self.workspaces.get(root)
         if workspace is None:
-            source = OverlaySource(DiskSource(settings.max_file_bytes))
-            workspace = self.workspaces[root] = Workspace(root, settings, source)
+            # The settings file is read as the editor has it (unsaved text included).
+            source = OverlaySource(DiskSource(Settings().max_file_bytes))
+            for relative in CONFIG_PATHS:
+                document = (documents or {}).get(root / relative)
+                if document is not None and document.whole:
+                    source.texts[root / relative] = document.joined()
+            workspace = Workspace.configured(root, settings.values, source)
+            source.limit(workspace.settings.max_file_bytes)
+            self.workspaces[root] = workspace
         return workspace
 
-    def prepare(self, folders: tuple[Path, ...], settings: Settings) -> None:
+    def _settings_file_changed(self, root: Path, snapshot: Snapshot) -> bool:
+        """Whether the settings file of ``root``'s workspace says something other
+        than when the workspace was made (as the editor has it, else on disk)."""
+        workspace = self.workspaces[root]
+        paths = [root / relative for relative in CONFIG_PATHS]
+        if not snapshot.full and not any(path in snapshot.changed_files or path in snapshot.documents for path in paths):
+            return False
+        overlay = OverlaySource(DiskSource(Settings().max_file_bytes))
+        for path in paths:
+            document = snapshot.documents.get(path)
+            if document is not None and document.whole:
+                overlay.texts[path] = document.joined()
+        return read_workspace_config(root, overlay) != workspace.config
+
+    def prepare(self, folders: tuple[Path, ...], settings: EditorSettings) -> None:
         """Read what any check of the folders' workspaces needs first (their files,
         suites, manifests and targets) before the first pass: a document opened
         right after start-up is then checked without waiting for a walk of the
@@ -364,6 +397,13 @@ class Checker:
             full = True
         folders = snapshot.folders
         affected: set[Path] = set()
+        for root in [root for root in self.workspaces if self._settings_file_changed(root, snapshot)]:
+            # Settings shape parsing and discovery: the workspace starts afresh.
+            scanned = root in self._scanned
+            self._forget_root(root)
+            if scanned:
+                self._scanned.add(root)
+            affected.add(root)
         for path in snapshot.changed_files:
             # What was derived from the file (and every cross-file fact: the files
             # index, suites, manifests, targets) is recomputed, and the whole
@@ -393,7 +433,7 @@ class Checker:
                 affected.discard(root)
                 result.checked_roots.add(root)
         for root in affected | set(by_root):
-            self._workspace(root, snapshot.settings)
+            self._workspace(root, snapshot.settings, by_root.get(root))
         # Only the edited lines of a dataset need checking: its other files, unless
         # an edit changed something they read (its row shape).
         edited: dict[Path, list[str]] = {}

@@ -58,9 +58,10 @@ from ..core.results import (
     suite_marks,
 )
 from ..core.runner import CaseNotFound, Runner, SuiteResult
-from ..core.settings import OFF, Settings
+from ..core.config import CONFIG_PATHS
+from ..core.settings import EditorSettings, Settings
 from ..core.targets import TargetPool
-from ..core.workspace import DATASET_FILE, SUITE_FILE, DiskSource, OverlaySource, SuiteInfo, Workspace
+from ..core.workspace import DATASET_FILE, SUITE_FILE, DiskSource, OverlaySource, SuiteInfo, Workspace, read_workspace_config
 from .checker import FileDiagnostics, document_relative, near
 from .convert import client_column, encoding_name
 from .session import path_of
@@ -165,14 +166,23 @@ class _Worker:
         self._jobs.put(None)
 
 
+def _settings_texts(root: Path, documents: dict[Path, str]) -> dict[Path, str]:
+    """The open documents that are settings files of ``root``, by path."""
+    return {root / relative: documents[root / relative] for relative in CONFIG_PATHS if root / relative in documents}
+
+
 class _RunRoot:
     """A root's workspace and target pool as runs see them (used on the run thread only)."""
 
-    def __init__(self, root: Path, settings: Settings) -> None:
+    def __init__(self, root: Path, settings: EditorSettings, documents: dict[Path, str]) -> None:
+        # The editor's settings; those in force are the workspace's (its settings
+        # file under the editor's), read as the editor has the file.
         self.settings = settings
-        self.overlay = OverlaySource(DiskSource(settings.max_file_bytes))
-        self.workspace = Workspace(root, settings, self.overlay)
-        self.pool = TargetPool(self.workspace, settings.run_timeout_s)
+        self.overlay = OverlaySource(DiskSource(Settings().max_file_bytes))
+        self.overlay.texts.update(_settings_texts(root, documents))
+        self.workspace = Workspace.configured(root, settings.values, self.overlay)
+        self.overlay.limit(self.workspace.settings.max_file_bytes)
+        self.pool = TargetPool(self.workspace, self.workspace.settings.run_timeout_s)
         # The baseline report as last read, with the file's (mtime, size) then.
         self._baseline: tuple[tuple[int, int], RunFigures] | None = None
 
@@ -180,7 +190,7 @@ class _RunRoot:
         """The ``ragLsp.baseline`` report (relative to the root, or absolute), read
         again only when the file changed; None when no baseline is set.
         BaselineError when it cannot be read or is not a run report."""
-        name = self.settings.baseline
+        name = self.workspace.settings.baseline
         if name is None:
             return None
         path = self.workspace.root / Path(name).expanduser()
@@ -194,6 +204,13 @@ class _RunRoot:
             self._baseline = (stamp, load_baseline(path))
         # Directions from the manifests as they are now (they may have changed).
         return Baseline(self._baseline[1], direction_from(self.workspace.manifests()))
+
+    def settings_file_changed(self, documents: dict[Path, str]) -> bool:
+        """Whether the workspace's settings file says something else now."""
+        root = self.workspace.root
+        overlay = OverlaySource(DiskSource(Settings().max_file_bytes))
+        overlay.texts.update(_settings_texts(root, documents))
+        return read_workspace_config(root, overlay) != self.workspace.config
 
     def sync(self, documents: dict[Path, str], changed: list[Path]) -> Workspace:
         """Put the editor's open documents in front of the disk, and forget what was
@@ -304,6 +321,8 @@ class RunManager:
         self.marks: dict[Path, LineMarks] = {}
         self._worker = _Worker("rag-lsp-run")
         self._roots: dict[Path, _RunRoot] = {}  # the run thread's
+        # Root -> (workspace root, settings in force) of the roots that ran.
+        self._in_force: dict[Path, Settings] = {}
         self._runs: list[_Run] = []
         self._changed: list[Path] = []
         # Open documents: URI as pygls keys it -> path, and back.
@@ -401,7 +420,11 @@ class RunManager:
         document = self._document(path)
         line_text = self._line_text(document) if document is not None else None
         encoding = encoding_name(self.server.workspace.position_encoding)
-        overrides = self.server.session.settings.severity
+        # The settings in force where the results were made (the deepest root holding the file).
+        holders = [root for root in self._in_force if root in path.parents]
+        root = max(holders, key=lambda root: len(root.parts)) if holders else None
+        settings = self._in_force[root] if root is not None else Settings()
+        relative = path.relative_to(root).as_posix() if root is not None else path.name
         before = self._converted.get(path, {})
         now: dict[Mark, tuple] = {}
         diagnostics: list[types.Diagnostic] = []
@@ -412,9 +435,12 @@ class RunManager:
                 stale.add(mark)  # a safety net: edits should have dropped it already
                 continue
             # The `severity` setting applies to results as to findings ("off" hides them).
-            severity = overrides.get(mark.code, mark.severity) if mark.code is not None else None
-            if severity == OFF:
-                continue
+            if mark.code is not None:
+                severity = settings.severity_of(relative, mark.code, mark.severity)
+                if severity is None:
+                    continue
+            else:
+                severity = None
             entry = before.get(mark)
             if entry is None or entry[0] != line or entry[1] != encoding or entry[4][2] != severity:
                 entry = self._diagnostic(mark, line, encoding, severity, entry)
@@ -512,7 +538,7 @@ class RunManager:
                 state.pool.close()
                 del self._roots[root]
 
-    def _close_stale(self, settings: Settings) -> None:
+    def _close_stale(self, settings: EditorSettings) -> None:
         for root, state in list(self._roots.items()):
             if state.settings != settings:
                 state.pool.close()
@@ -690,7 +716,7 @@ class RunManager:
         request: RunRequest,
         documents: dict[Path, str],
         changed: list[Path],
-        settings: Settings,
+        settings: EditorSettings,
         cancel: threading.Event,
         progress: Callable[[str, int, int], None],
     ) -> _Outcome:
@@ -701,8 +727,13 @@ class RunManager:
             elif other_root != root:
                 state.forget(changed)
         state = self._roots.get(root)
+        if state is not None and state.settings_file_changed(documents):
+            state.pool.close()
+            state = None
         if state is None:
-            state = self._roots[root] = _RunRoot(root, settings)
+            state = self._roots[root] = _RunRoot(root, settings, documents)
+            # For the results' severities, read on the message loop.
+            self._in_force[state.workspace.root] = state.workspace.settings
         workspace = state.sync(documents, changed)
         outcome = _Outcome()
         relative = document_relative(workspace, request.path)

@@ -23,7 +23,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..core.settings import Settings, settings_from
+from ..core.settings import EditorSettings, editor_values
 from . import features, lenses
 from .actions import KINDS as CODE_ACTION_KINDS
 from .actions import Actions
@@ -65,7 +65,7 @@ class RagLanguageServer(LanguageServer):
         self.session.extra = self.runs.decorate
         self.protocol.on_cancel = self.runs.cancel_request
         # Settings from initializationOptions: workspace/configuration applies on top.
-        self.initial_settings = Settings()
+        self.initial_settings = EditorSettings()
         self.setting_problems: list[str] = []
 
     def large_message_coming(self, length: int) -> None:
@@ -103,6 +103,8 @@ WATCHERS = (
     types.FileSystemWatcher(glob_pattern="**/*.{yaml,yml,jsonl}"),
     types.FileSystemWatcher(glob_pattern="**/*", kind=types.WatchKind.Create | types.WatchKind.Delete),
     types.FileSystemWatcher(glob_pattern="**/.gitignore"),
+    # The workspace's settings file: every change re-reads the settings.
+    types.FileSystemWatcher(glob_pattern="**/{.punica/rag-lsp.toml,pyproject.toml}"),
 )
 
 
@@ -122,8 +124,9 @@ async def _watch_files(ls: RagLanguageServer) -> None:
 
 
 async def _load_configuration(ls: RagLanguageServer, pushed: Any = None) -> None:
-    """Settings = defaults, then initializationOptions, then the client's ``ragLsp``
-    section; a bad value is shown to the user and replaced by its default."""
+    """The editor's settings: initializationOptions, then the client's ``ragLsp``
+    section (each workspace's settings file lies below them); a bad value is
+    shown to the user and left out."""
     problems = list(ls.setting_problems)
     ls.setting_problems = []
     value = pushed
@@ -135,7 +138,8 @@ async def _load_configuration(ls: RagLanguageServer, pushed: Any = None) -> None
             value = answer[0] if answer else None
         except Exception:  # a client that fails the request keeps the settings it gave at start
             log.warning("workspace/configuration failed", exc_info=True)
-    settings, more = settings_from(client_options(value), ls.initial_settings)
+    values, more = editor_values(client_options(value))
+    settings = ls.initial_settings.then(EditorSettings(values))
     problems += more
     if problems:
         ls.warn("rag-lsp: " + "; ".join(problems))
@@ -153,8 +157,8 @@ def create_server() -> RagLanguageServer:
     def initialize(ls: RagLanguageServer, params: types.InitializeParams) -> None:
         # Documents are kept as lines: an edit of a 100k-line dataset costs its lines.
         use_line_documents(ls.workspace)
-        settings, problems = settings_from(client_options(params.initialization_options))
-        ls.initial_settings = ls.session.settings = settings
+        values, problems = editor_values(client_options(params.initialization_options))
+        ls.initial_settings = ls.session.settings = EditorSettings(values)
         ls.setting_problems = problems
         if _supports_pull(params.capabilities):
             # Registered here so the capability is declared only to clients that pull;

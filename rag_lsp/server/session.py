@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..core.settings import Settings
+from ..core.settings import EditorSettings
 from .checker import Checker, FileDiagnostics, OpenDocument, PassResult, Snapshot
 from .convert import encoding_name
 from .document import LineDocument
@@ -100,7 +100,7 @@ class Session:
 
     def __init__(self, server: RagLanguageServer) -> None:
         self.server = server
-        self.settings = Settings()
+        self.settings = EditorSettings()
         self.checker = Checker()
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-lsp-check")
         self.published: dict[Path, Published] = {}
