@@ -273,3 +273,26 @@ async def test_server_rereads_the_file_as_it_is_edited(client: LanguageClient, t
     assert problem.code == "RAG004" and "did you mean 'off'" in problem.message
     back = await published_when(client, suite_uri, lambda items: [str(item.code) for item in items] == ["RAG103"])
     assert spans(back)[0][0] == "RAG103"
+
+
+async def test_completion_and_hover_in_the_settings_file(client: LanguageClient, tmp_path: Path) -> None:
+    """The server completes setting keys, codes and levels in the settings file, and documents them on hover."""
+    make_workspace(tmp_path)
+    config = tmp_path / CONFIG
+    text = 'max-l\n[severity]\nRAG203 = "o\n'
+    config.write_text(text)
+    await start(client, tmp_path)
+    uri = config.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="toml", version=1, text=text)))
+
+    keys = await client.text_document_completion_async(types.CompletionParams(types.TextDocumentIdentifier(uri), types.Position(0, 5)))
+    labels = [item.label for item in (keys.items if isinstance(keys, types.CompletionList) else keys)]
+    assert "max-line-bytes" in labels and "trusted" not in labels
+
+    levels = await client.text_document_completion_async(types.CompletionParams(types.TextDocumentIdentifier(uri), types.Position(2, 11)))
+    assert [item.label for item in (levels.items if isinstance(levels, types.CompletionList) else levels)] == list(
+        ("error", "warning", "information", "hint", "off")
+    )
+
+    hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(2, 2)))
+    assert hover is not None and "missing-expected-path" in hover.contents.value

@@ -39,7 +39,7 @@ from .docs import (
 )
 from .manifests import GDI_TEXT
 from .resources import load_schema
-from .workspace import DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
+from .workspace import CONFIG_FILE, DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
 from .yamltree import parse_yaml
 
 # Item kinds (the server maps them to the protocol's).
@@ -85,6 +85,10 @@ def complete(workspace: Workspace, relative: str, kind: str | None, text: str, l
     current text of the workspace file ``relative`` of kind ``kind``."""
     if kind == DATASET_FILE:
         return _complete_dataset(workspace, relative, text, line, character)
+    if kind == CONFIG_FILE:
+        from .configedit import complete_config
+
+        return complete_config(relative, text, line, character)
     if kind in (SUITE_FILE, MANIFEST_FILE, TARGETS_FILE) or (kind is None and relative.endswith((".yaml", ".yml"))):
         cursor = yaml_cursor(text, line, character)
         if cursor is None:

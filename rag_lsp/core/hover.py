@@ -8,7 +8,8 @@
   the option's description, type, default and range from the manifest;
 * a suite's ``dataset:`` value: how many cases the dataset holds;
 * a target id: the target's adapter, corpora and hit fields;
-* any other key: its description from the JSON Schema of the file.
+* any other key: its description from the JSON Schema of the file;
+* in the settings file: each setting's description, and each code's rule.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from .docs import engine_markdown, metric_markdown, option_markdown, schema_at, 
 from .manifests import GDI_TEXT
 from .resources import load_schema
 from .text import Range
-from .workspace import DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace, normalize_relative, shape_of_rows
+from .workspace import CONFIG_FILE, DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace, normalize_relative, shape_of_rows
 
 _SCHEMAS = {SUITE_FILE: "suite", MANIFEST_FILE: "manifest", TARGETS_FILE: "targets"}
 
@@ -38,6 +39,10 @@ def hover(workspace: Workspace, relative: str, kind: str | None, text: str, line
     """The documentation for ``line``/``character`` (code points) of ``text``."""
     if kind == DATASET_FILE:
         return _hover_dataset(workspace, relative, text, line, character)
+    if kind == CONFIG_FILE:
+        from .configedit import hover_config
+
+        return hover_config(relative, text, line, character)
     if kind not in _SCHEMAS:
         return None
     cursor = yaml_cursor(text, line, character)

@@ -8,9 +8,15 @@ export const DEFAULT_GLOBS = {
 
 export interface DocumentFilter {
   scheme: string;
-  language: string;
+  language?: string;
   pattern?: string;
 }
+
+/**
+ * The workspace's settings file, in whatever language VS Code gives TOML (none is
+ * built in): `.punica/rag-lsp.toml`, or `pyproject.toml` for its `[tool.rag-lsp]` table.
+ */
+export const SETTINGS_FILES = ["**/.punica/rag-lsp.toml", "**/pyproject.toml"];
 
 /**
  * A glob relative to a workspace root, made to match anywhere in an absolute path
@@ -36,8 +42,8 @@ function globList(value: unknown, fallback: readonly string[]): string[] {
 
 /**
  * Documents the server checks: YAML files matching the suite and manifest globs
- * (and anything under `.punica/`, where the targets config lives), and every JSON
- * Lines file (a suite may name a dataset anywhere in the workspace).
+ * (and anything under `.punica/`, where the targets config lives), the settings
+ * file, and every JSON Lines file (a suite may name a dataset anywhere in the workspace).
  */
 export function documentSelector(settings: { suiteGlobs?: unknown; manifestGlobs?: unknown }): DocumentFilter[] {
   const yamlGlobs = [
@@ -48,6 +54,7 @@ export function documentSelector(settings: { suiteGlobs?: unknown; manifestGlobs
   const patterns = [...new Set(yamlGlobs.map(anywhere))];
   return [
     ...patterns.map((pattern) => ({ scheme: "file", language: "yaml", pattern })),
+    ...SETTINGS_FILES.map((pattern) => ({ scheme: "file", pattern })),
     { scheme: "file", language: "jsonl" },
   ];
 }

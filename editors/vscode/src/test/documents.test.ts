@@ -12,7 +12,7 @@ test("workspace-relative globs match anywhere in an absolute path", () => {
   assert.equal(anywhere("C:\\ws\\*.yaml"), "C:/ws/*.yaml");
 });
 
-test("the default selector: suites, manifests, .punica YAML and every JSON Lines file", () => {
+test("the default selector: suites, manifests, .punica YAML, the settings file and every JSON Lines file", () => {
   const selector = documentSelector({});
   const patterns = selector.filter((filter) => filter.pattern).map((filter) => filter.pattern);
   assert.deepEqual(patterns, [
@@ -23,6 +23,8 @@ test("the default selector: suites, manifests, .punica YAML and every JSON Lines
     "**/.punica/metrics/*.yaml",
     "**/.punica/metrics/*.yml",
     "**/.punica/**",
+    "**/.punica/rag-lsp.toml",
+    "**/pyproject.toml",
   ]);
   assert.ok(selector.every((filter) => filter.scheme === "file"));
   assert.deepEqual(selector[selector.length - 1], { scheme: "file", language: "jsonl" });
@@ -38,7 +40,7 @@ test("the user's globs choose the YAML files; bad values fall back to the defaul
   const selector = documentSelector({ suiteGlobs: ["evals/*.yaml"], manifestGlobs: "metrics/*.yaml" });
   assert.deepEqual(
     selector.map((filter) => filter.pattern).filter(Boolean),
-    ["**/evals/*.yaml", "**/metrics/*.yaml", "**/.punica/**"],
+    ["**/evals/*.yaml", "**/metrics/*.yaml", "**/.punica/**", "**/.punica/rag-lsp.toml", "**/pyproject.toml"],
   );
   assert.equal(documentSelector({ suiteGlobs: [1], manifestGlobs: [] }).length, documentSelector({}).length);
 });
