@@ -11,7 +11,7 @@ import pytest
 from pygls.protocol import default_converter
 from workspaces import GOOD_CASE, GOOD_SUITE, make_workspace
 
-from rag_lsp.core.settings import Settings
+from rag_lsp.core.settings import EditorSettings, Settings
 from rag_lsp.core.text import Position
 from rag_lsp.server.checker import Checker, OpenDocument, Snapshot
 from rag_lsp.server.transport import LARGE_MESSAGE_BYTES
@@ -30,7 +30,7 @@ ROWS = [
 
 
 def published(checker: Checker, root: Path, path: Path, version: int, text: str | None, changes=()) -> list[dict]:
-    snapshot = Snapshot(version, {path: OpenDocument(path.as_uri(), version, text, tuple(changes))}, (root,), Settings(), "utf-16")
+    snapshot = Snapshot(version, {path: OpenDocument(path.as_uri(), version, text, tuple(changes))}, (root,), EditorSettings(), "utf-16")
     file = checker.run(snapshot).files[path]
     as_json = [json.loads(item) for item in file.json]
     assert as_json == [json.loads(json.dumps(default_converter().unstructure(d))) for d in file.diagnostics]
@@ -66,15 +66,15 @@ def test_workspaces_read_before_the_first_pass_serve_it(tmp_path: Path) -> None:
     path = root / ".punica/evals/code.jsonl"
     text = "\n".join(ROWS) + "\n"
     checker = Checker()
-    checker.prepare((root,), Settings())
+    checker.prepare((root,), EditorSettings())
     prepared = checker.workspaces[root]
     assert published(checker, root, path, 1, text) == published(Checker(), root, path, 1, text)
     assert checker.workspaces[root] is prepared
-    checker.prepare((root,), Settings(max_line_bytes=10))  # after a pass: nothing to do
+    checker.prepare((root,), EditorSettings({"max_line_bytes": 10}))  # after a pass: nothing to do
     assert checker.workspaces[root] is prepared
 
     other = Checker()
-    other.prepare((root,), Settings(max_line_bytes=10))
+    other.prepare((root,), EditorSettings({"max_line_bytes": 10}))
     stale = other.workspaces[root]
     assert published(other, root, path, 1, text) == published(Checker(), root, path, 1, text)
     assert other.workspaces[root] is not stale
@@ -100,7 +100,7 @@ def test_preparing_a_workspace_with_a_large_dataset_starts_the_helper(tmp_path: 
     root = make_workspace(tmp_path, suite=GOOD_SUITE, dataset=(GOOD_CASE + "\n") * lines)
     checker = Checker()
     checker.helper = recorder = _StartRecorder()
-    checker.prepare((root,), Settings())
+    checker.prepare((root,), EditorSettings())
     assert recorder.starts == starts
 
 
@@ -118,7 +118,7 @@ def test_a_dataset_reopened_with_another_row_shape_than_the_disk_rechecks_its_su
 
     def codes(generation: int, documents: dict[Path, str]) -> list[str]:
         opened = {path: OpenDocument(path.as_uri(), generation, text) for path, text in documents.items()}
-        snapshot = Snapshot(generation, opened, (root,), Settings(), "utf-16", full=generation == 1)
+        snapshot = Snapshot(generation, opened, (root,), EditorSettings(), "utf-16", full=generation == 1)
         result = checker.run(snapshot)
         if suite in result.files:
             shown[:] = [json.loads(item)["code"] for item in result.files[suite].json]

@@ -16,6 +16,7 @@ export const SERVER_SETTINGS = [
   "datasetGlobs",
   "manifestGlobs",
   "severity",
+  "perFileIgnores",
   "maxFileBytes",
   "maxYamlBytes",
   "maxLineBytes",
