@@ -24,7 +24,7 @@ from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
 import pathspec
 
 from .jsonrows import Row, fine_row
-from .manifests import GDI_TEXT, RAG_CASE, ManifestRegistry, manifest_from
+from .manifests import GDI_TEXT, RAG_CASE, ManifestRegistry, manifest_from, unreadable_manifest
 from .pathindex import PathIndex
 from .settings import Settings
 from .text import LineIndex
@@ -654,7 +654,8 @@ class Workspace:
             parsed = self.parsed_yaml(relative)
             manifest = manifest_from(parsed.value, relative) if parsed is not None and isinstance(parsed.value, dict) else None
             if manifest is None:
-                registry.unreadable.append(relative)
+                text, value = (parsed.text, parsed.value) if parsed is not None else (None, None)
+                registry.unreadable.append(unreadable_manifest(relative, text, value))
             else:
                 registry.add(manifest)
         return registry
