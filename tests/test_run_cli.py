@@ -15,9 +15,10 @@ EXAMPLES = REPO / "examples"
 SUITE_KEYS = {"id", "passed", "broken", "aggregates", "thresholds", "cases"}
 THRESHOLD_KEYS = {"metric", "threshold", "value", "passed"}
 CASE_KEYS = {"id", "scores", "broken", "missed", "first_relevant_rank", "mode"}
-# Keys written beside SPEC §6's (README): why a suite was not run, the ranks of
-# the relevant hits a case found (what --baseline compares).
-EXTRA_SUITE_KEYS = {"error"}
+# Keys written beside SPEC §6's (README): why a suite was not run, the scoring
+# metadata of its metrics' configs, the ranks of the relevant hits a case found
+# (what --baseline compares).
+EXTRA_SUITE_KEYS = {"error", "metrics"}
 EXTRA_CASE_KEYS = {"ranks"}
 
 
@@ -132,6 +133,36 @@ def test_builtin_default_target_runs_a_fresh_workspace(tmp_path: Path) -> None:
     (case,) = suite["cases"]
     assert case["scores"]["rag.recall"] == 1.0 and case["mode"] == "keyword"
     assert code == 1 and [t["metric"] for t in suite["thresholds"] if not t["passed"]] == ["rag.mode.semantic"]
+
+
+HIT_AT_K_SUITE = """\
+suites:
+  - id: answers
+    dataset: .punica/evals/code.jsonl
+    metrics:
+      rag.hit_at_k: {k: 2, metric_name: evidence_found, weight: 2.5, inverted: true}
+    thresholds: {rag.hit_at_k: 0.5}
+"""
+GDI_ROW = json.dumps(
+    {
+        "input_id": "q1",
+        "prompt": "How are approvals decided?",
+        "reference_contexts": ["A request is approved when two reviewers sign it."],
+        "sut_response": "Two reviewers sign it.",
+        "retrieved_context": ["A request is approved when two reviewers sign it."],
+    }
+)
+
+
+def test_json_carries_the_scoring_metadata_of_a_metric_config(tmp_path: Path) -> None:
+    """--format json carries metric_name, weight, inverted, min and max of a suite's rag.hit_at_k config into its result, defaults filled in."""
+    make_workspace(tmp_path, suite=HIT_AT_K_SUITE, dataset=GDI_ROW + "\n")
+    code, document = run_json(cwd=tmp_path)
+    (suite,) = document["suites"]
+    assert code == 0 and suite["aggregates"] == {"rag.hit_at_k": 1.0}
+    assert suite["metrics"] == {
+        "rag.hit_at_k": {"metric_name": "evidence_found", "weight": 2.5, "inverted": True, "min": 0.0, "max": 1.0}
+    }
 
 
 def test_no_exec_refuses_command_targets(tmp_path: Path) -> None:

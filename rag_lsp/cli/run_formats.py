@@ -7,7 +7,9 @@
 * ``json``: SPEC §6's keys: ``{"suites": [{"id", "passed", "broken", "aggregates",
   "thresholds": [{"metric", "threshold", "value", "passed"}], "cases": [{"id",
   "scores", "broken", "missed", "first_relevant_rank", "mode"}]}]}``, and beside
-  them: per suite ``error`` (why it was not run, or null); per case ``ranks``
+  them: per suite ``error`` (why it was not run, or null) and ``metrics`` (the
+  scoring metadata of each metric's config: ``{"rag.hit_at_k": {"inverted",
+  "min", "max", "weight", "metric_name"}}``); per case ``ranks``
   (each expected value that came back -> the rank of its first hit within k, what
   ``--baseline`` needs to name a lost hit and the rank it had); with ``--k``,
   ``at_k`` per suite (``{"5": {metric: mean}}``) and per case (``{"5": {metric:
@@ -50,6 +52,7 @@ def suite_json(result: SuiteResult, shared: bool = True) -> dict:
             {"metric": t.metric, "threshold": t.threshold, "value": t.value, "passed": t.passed} for t in result.thresholds
         ],
         "error": result.error,
+        "metrics": result.metadata,
     }
     if result.ks:
         document["at_k"] = {str(k): means for k, means in result.at_k.items()}

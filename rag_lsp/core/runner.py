@@ -130,6 +130,10 @@ class SuiteResult:
     # when the run swept no k. Thresholds are checked at the suite's own k only.
     ks: tuple[int, ...] = ()
     at_k: dict[int, dict[str, float]] = field(default_factory=dict)
+    # The scoring metadata of each metric's config (``metric_name``, ``weight``,
+    # ``inverted``, ``min``, ``max``), by metric: not applied, carried into the
+    # report for whoever combines the figures.
+    metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def broken(self) -> bool:
@@ -461,6 +465,7 @@ class Runner:
             config = HitAtKConfig.from_config(raw if isinstance(raw, dict) else None, schema)
         except (ConfigError, TooLarge) as error:
             return self._refuse(result, f"metric {HIT_AT_K!r}: {error} (RAG108)", thresholds)
+        result.metadata[HIT_AT_K] = config.metadata
         dataset = self._dataset(suite.dataset or "")
         assert isinstance(dataset, RunDataset)  # refused otherwise
         planned = _plan_gdi_rows(dataset.rows, case_ids)
