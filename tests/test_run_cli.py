@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -163,6 +164,21 @@ def test_json_carries_the_scoring_metadata_of_a_metric_config(tmp_path: Path) ->
     assert suite["metrics"] == {
         "rag.hit_at_k": {"metric_name": "evidence_found", "weight": 2.5, "inverted": True, "min": 0.0, "max": 1.0}
     }
+
+
+def test_text_report_writes_counts_one_way_and_agrees_in_number(tmp_path: Path) -> None:
+    """The text report writes every count with thousands separators and says that one broken case "fails" the suite."""
+    broken = json.dumps({**json.loads(GDI_ROW), "input_id": "no-references", "reference_contexts": []})
+    rows = [json.dumps({**json.loads(GDI_ROW), "input_id": f"q{n}"}) for n in range(1_200)] + [broken]
+    make_workspace(tmp_path, suite=HIT_AT_K_SUITE, dataset="\n".join(rows) + "\n")
+    result = rag_lsp("run", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    out = result.stdout
+    assert "1,201 cases, 1,200 scored" in out
+    assert "the 50 weakest of 1,201 cases; 1,151 more not shown" in out
+    assert "means over 1,200 scored cases; 1 broken case fails the suite as broken" in out
+    assert "(1 suite, 1,201 cases," in out
+    assert not re.search(r"\b\d{4,}\b", out), out  # no count of four digits or more left unseparated
 
 
 def test_no_exec_refuses_command_targets(tmp_path: Path) -> None:

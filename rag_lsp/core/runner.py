@@ -51,6 +51,7 @@ from .scorer import (
     score_suite,
 )
 from .targets import TRUSTED_KINDS, Answer, Hit, Request, TargetError, TargetPool
+from .wording import counted
 from .workspace import SuiteInfo, Workspace, row_shape, gc_paused
 from .yamltree import TooLarge, to_python
 
@@ -711,8 +712,8 @@ class _Reporter:
 
 def _describe_findings(findings: list[Finding], path: str) -> str:
     shown = "; ".join(f"line {f.range.start.line + 1}: {f.code} {f.message}" for f in findings[:3])
-    more = f"; and {len(findings) - 3} more" if len(findings) > 3 else ""
-    count = f"{len(findings)} error{'s' if len(findings) != 1 else ''}"
+    more = f"; and {len(findings) - 3:,} more" if len(findings) > 3 else ""
+    count = counted(len(findings), "error")
     return f"not run: {path} has {count} for this suite ({shown}{more}); `rag-lsp check` lists them"
 
 

@@ -272,7 +272,7 @@ def _compose(text: str, limits: YamlLimits) -> YamlDocument:
                 # A flow "[" / "{" spans its bracket; a block collection starts with
                 # an empty span: underline one character either way.
                 raise _Refused(event.start_mark.index, max(event.end_mark.index, event.start_mark.index + 1),
-                               f"nesting deeper than {limits.max_depth} levels is refused")
+                               f"nesting deeper than {limits.max_depth:,} levels is refused")
             kind = MAP if isinstance(event, yaml.MappingStartEvent) else SEQ
             node = YNode(kind, event.start_mark.index, event.end_mark.index, [], event.tag)
             stack.append([node, None, {}, event.anchor])

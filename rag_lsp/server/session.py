@@ -35,6 +35,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from ..core.settings import Settings
+from ..core.wording import counted
 from .checker import Checker, FileDiagnostics, OpenDocument, PassResult, Snapshot
 from .convert import encoding_name
 from .document import LineDocument
@@ -452,5 +453,5 @@ class Session:
             return
         self._progress_percent = percent
         self.server.work_done_progress.report(
-            token, types.WorkDoneProgressReport(message=f"{done}/{total} files", percentage=percent)
+            token, types.WorkDoneProgressReport(message=f"{done:,}/{counted(total, 'file')}", percentage=percent)
         )
