@@ -449,7 +449,10 @@ class Session:
         if token is None or total <= 0:
             return
         percent = min(100, done * 100 // total)
-        if percent == self._progress_percent:
+        # A scan may take more than one pass (a document opened while it runs is
+        # checked again, with the files that read it): its progress counts the
+        # first pass only and never goes back.
+        if percent <= self._progress_percent:
             return
         self._progress_percent = percent
         self.server.work_done_progress.report(
