@@ -166,6 +166,23 @@ def test_json_carries_the_scoring_metadata_of_a_metric_config(tmp_path: Path) ->
     }
 
 
+def test_a_hit_at_k_figure_is_never_written_as_its_threshold(tmp_path: Path) -> None:
+    """A token-set ratio of 0.697 below the 0.7 it needs is written 0.697 in the explanation, never 0.70."""
+    row = {
+        **json.loads(GDI_ROW),
+        "reference_contexts": ["the gateway approves a request once two distinct approvers have signed it"],
+        # token-set ratio 0.6974 with the reference: a miss at t1 0.7.
+        "retrieved_context": ["approvers a two tokens gateway signed have policy forwards upstream then checks"],
+    }
+    make_workspace(tmp_path, suite=HIT_AT_K_SUITE, dataset=json.dumps(row) + "\n")
+    result = rag_lsp("run", "--format", "junit", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    (case,) = [case for case in ET.fromstring(result.stdout).iter("testcase") if case.get("name") == "q1"]
+    explanation = case.findtext("system-out")
+    assert "has token-set ratio 0.697," in explanation, explanation
+    assert "a hit needs token-set ratio ≥ 0.70," in explanation and "ratio 0.70," not in explanation, explanation
+
+
 def test_text_report_writes_counts_one_way_and_agrees_in_number(tmp_path: Path) -> None:
     """The text report writes every count with thousands separators and says that one broken case "fails" the suite."""
     broken = json.dumps({**json.loads(GDI_ROW), "input_id": "no-references", "reference_contexts": []})
