@@ -247,9 +247,14 @@ def fine_row(cls: type[R], text: str, value: Any, exact: bool = False) -> R:
 
 
 def trailing_comma(text: str, column: int) -> int | None:
-    """The column of the comma that only spaces separate from the ``]`` or ``}``
-    at ``column`` (``[1, 2,]``: JSON allows none), or None."""
-    if not 0 <= column < len(text) or text[column] not in "]}":
+    """The column of a trailing comma (``[1, 2,]``: JSON allows none) where a
+    decoder stopped at ``column``: on the ``]`` or ``}`` after it (Python before
+    3.13), or on the comma itself (3.13 and later); None for any other error."""
+    if not 0 <= column < len(text):
+        return None
+    if text[column] == ",":
+        return column if text[column + 1 :].lstrip()[:1] in ("]", "}") else None
+    if text[column] not in "]}":
         return None
     before = text[:column].rstrip()
     return len(before) - 1 if before.endswith(",") else None
@@ -275,8 +280,9 @@ def _json_message(error: json.JSONDecodeError) -> str:
     here = text[pos]
     before = text[:pos].rstrip()[-1:]
     word = _WORD.match(text, pos)
-    if trailing_comma(text, pos) is not None:
-        return f"a trailing comma before '{here}': remove the comma"
+    comma = trailing_comma(text, pos)
+    if comma is not None:
+        return f"a trailing comma before '{text[comma + 1 :].lstrip()[0]}': remove the comma"
     if here == "'":
         return "single quotes: JSON strings and keys take double quotes (\"...\")"
     if message.startswith("Unterminated string"):
