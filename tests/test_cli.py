@@ -26,6 +26,36 @@ def test_clean_workspace_passes(tmp_path: Path) -> None:
     assert result.stdout.strip() == "All checks passed (2 files checked)."
 
 
+def test_the_readme_example_suite_and_dataset_check_clean(tmp_path: Path) -> None:
+    """The README's complete suite file and dataset line, written where it says, check clean and name every key they use."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## A suite and its dataset, in full", 1)[1].split("\n## ", 1)[0]
+    assert readme.index("## A suite and its dataset, in full") < readme.index("## `rag-lsp check`")
+    suite = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    line = re.search(r"```json\n(.*?)```", section, re.S).group(1)
+    (tmp_path / ".punica" / "evals").mkdir(parents=True)
+    (tmp_path / ".punica" / "evals" / "gateway.suite.yaml").write_text(suite, encoding="utf-8")
+    (tmp_path / ".punica" / "evals" / "gateway.jsonl").write_text(line, encoding="utf-8")
+    for relative in json.loads(line)["expect"]["relevant"]:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text("approvals\n", encoding="utf-8")
+    result = rag_lsp("check", cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout.startswith("All checks passed"), result.stdout + result.stderr
+
+    def keys(value: object) -> set[str]:
+        if isinstance(value, dict):
+            return set(value) | {key for item in value.values() for key in keys(item)}
+        if isinstance(value, list):
+            return {key for item in value for key in keys(item)}
+        return set()
+
+    # Every key, as `key`, `key: ...` or `parent.key` (metric names are keys too,
+    # but the metrics section explains them).
+    for key in keys(yaml.safe_load(suite)) | keys(json.loads(line)):
+        if key != "rag" and not key.startswith("rag."):
+            assert re.search(rf"[`.]{re.escape(key)}[`:. ]", section), f"the README does not explain {key!r}"
+
+
 def test_examples_text_output_reads_like_a_compiler(tmp_path: Path) -> None:
     """Findings print as path:line:col: severity CODE message, then a summary; exit 1."""
     result = rag_lsp("check", str(EXAMPLES), cwd=tmp_path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -15,9 +16,10 @@ EXAMPLES = REPO / "examples"
 SUITE_KEYS = {"id", "passed", "broken", "aggregates", "thresholds", "cases"}
 THRESHOLD_KEYS = {"metric", "threshold", "value", "passed"}
 CASE_KEYS = {"id", "scores", "broken", "missed", "first_relevant_rank", "mode"}
-# Keys written beside SPEC §6's (README): why a suite was not run, the ranks of
-# the relevant hits a case found (what --baseline compares).
-EXTRA_SUITE_KEYS = {"error"}
+# Keys written beside SPEC §6's (README): why a suite was not run, the scoring
+# metadata of its metrics' configs, the ranks of the relevant hits a case found
+# (what --baseline compares).
+EXTRA_SUITE_KEYS = {"error", "metrics"}
 EXTRA_CASE_KEYS = {"ranks"}
 
 
@@ -132,6 +134,68 @@ def test_builtin_default_target_runs_a_fresh_workspace(tmp_path: Path) -> None:
     (case,) = suite["cases"]
     assert case["scores"]["rag.recall"] == 1.0 and case["mode"] == "keyword"
     assert code == 1 and [t["metric"] for t in suite["thresholds"] if not t["passed"]] == ["rag.mode.semantic"]
+
+
+HIT_AT_K_SUITE = """\
+suites:
+  - id: answers
+    dataset: .punica/evals/code.jsonl
+    metrics:
+      rag.hit_at_k: {k: 2, metric_name: evidence_found, weight: 2.5, inverted: true}
+    thresholds: {rag.hit_at_k: 0.5}
+"""
+GDI_ROW = json.dumps(
+    {
+        "input_id": "q1",
+        "prompt": "How are approvals decided?",
+        "reference_contexts": ["A request is approved when two reviewers sign it."],
+        "sut_response": "Two reviewers sign it.",
+        "retrieved_context": ["A request is approved when two reviewers sign it."],
+    }
+)
+
+
+def test_json_carries_the_scoring_metadata_of_a_metric_config(tmp_path: Path) -> None:
+    """--format json carries metric_name, weight, inverted, min and max of a suite's rag.hit_at_k config into its result, defaults filled in."""
+    make_workspace(tmp_path, suite=HIT_AT_K_SUITE, dataset=GDI_ROW + "\n")
+    code, document = run_json(cwd=tmp_path)
+    (suite,) = document["suites"]
+    assert code == 0 and suite["aggregates"] == {"rag.hit_at_k": 1.0}
+    assert suite["metrics"] == {
+        "rag.hit_at_k": {"metric_name": "evidence_found", "weight": 2.5, "inverted": True, "min": 0.0, "max": 1.0}
+    }
+
+
+def test_a_hit_at_k_figure_is_never_written_as_its_threshold(tmp_path: Path) -> None:
+    """A token-set ratio of 0.697 below the 0.7 it needs is written 0.697 in the explanation, never 0.70."""
+    row = {
+        **json.loads(GDI_ROW),
+        "reference_contexts": ["the gateway approves a request once two distinct approvers have signed it"],
+        # token-set ratio 0.6974 with the reference: a miss at t1 0.7.
+        "retrieved_context": ["approvers a two tokens gateway signed have policy forwards upstream then checks"],
+    }
+    make_workspace(tmp_path, suite=HIT_AT_K_SUITE, dataset=json.dumps(row) + "\n")
+    result = rag_lsp("run", "--format", "junit", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    (case,) = [case for case in ET.fromstring(result.stdout).iter("testcase") if case.get("name") == "q1"]
+    explanation = case.findtext("system-out")
+    assert "has token-set ratio 0.697," in explanation, explanation
+    assert "a hit needs token-set ratio ≥ 0.70," in explanation and "ratio 0.70," not in explanation, explanation
+
+
+def test_text_report_writes_counts_one_way_and_agrees_in_number(tmp_path: Path) -> None:
+    """The text report writes every count with thousands separators and says that one broken case "fails" the suite."""
+    broken = json.dumps({**json.loads(GDI_ROW), "input_id": "no-references", "reference_contexts": []})
+    rows = [json.dumps({**json.loads(GDI_ROW), "input_id": f"q{n}"}) for n in range(1_200)] + [broken]
+    make_workspace(tmp_path, suite=HIT_AT_K_SUITE, dataset="\n".join(rows) + "\n")
+    result = rag_lsp("run", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    out = result.stdout
+    assert "1,201 cases, 1,200 scored" in out
+    assert "the 50 weakest of 1,201 cases; 1,151 more not shown" in out
+    assert "means over 1,200 scored cases; 1 broken case fails the suite as broken" in out
+    assert "(1 suite, 1,201 cases," in out
+    assert not re.search(r"\b\d{4,}\b", out), out  # no count of four digits or more left unseparated
 
 
 def test_no_exec_refuses_command_targets(tmp_path: Path) -> None:

@@ -178,6 +178,27 @@ async def test_workspace_scan_reports_unopened_files(client: LanguageClient, tmp
     assert isinstance(reports[0], types.WorkDoneProgressBegin)
 
 
+async def test_workspace_scan_counts_its_files_once(client: LanguageClient, tmp_path: Path) -> None:
+    """A document opened while the start-up scan runs does not make its progress count the workspace's files a second time."""
+    evals = tmp_path / ".punica" / "evals"
+    evals.mkdir(parents=True)
+    for n in range(150):
+        (evals / f"s{n}.suite.yaml").write_text(SUITE.replace("id: code", f"id: s{n}").replace("code.jsonl", f"d{n}.jsonl"), encoding="utf-8")
+        (evals / f"d{n}.jsonl").write_text(DATASET_LINES[0] + "\n", encoding="utf-8")
+    await start(client, tmp_path)
+
+    def scan_reports() -> list:
+        return [report for reports in client.progress_reports.values() for report in reports]
+
+    await until(client, types.PROGRESS, lambda: any(isinstance(report, types.WorkDoneProgressReport) for report in scan_reports()))
+    open_file(client, evals / "s3.suite.yaml")
+    await until(client, types.PROGRESS, lambda: any(isinstance(report, types.WorkDoneProgressEnd) for report in scan_reports()))
+    counted = [report for report in scan_reports() if isinstance(report, types.WorkDoneProgressReport)]
+    percentages = [report.percentage for report in counted]
+    assert percentages == sorted(set(percentages)) and percentages[-1] == 100, percentages
+    assert [report.message for report in counted].count("300/300 files") == 1
+
+
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
 async def test_columns_follow_the_negotiated_encoding(client: LanguageClient, tmp_path: Path, encoding: str) -> None:
     """A client that offers UTF-8 gets byte columns; a default client gets UTF-16 columns, on a line with non-ASCII text."""

@@ -229,6 +229,26 @@ async def test_broken_and_keyword_cases_get_rag401_and_rag402(client: LanguageCl
 # ---------------------------------------------------------------- results follow their lines
 
 
+async def test_a_run_leaves_no_library_log_lines_on_stderr(client: LanguageClient, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """A run through the builtin keyword target writes none of its libraries' log lines (bm25s logs at DEBUG) to the server's stderr."""
+    make_workspace(
+        tmp_path,
+        suite=SUITE.replace("id: rec}", "id: vectors.query}"),
+        targets="targets:\n  vectors.query:\n    builtin: {retrieval: keyword}\n",
+    )
+    await start(client, tmp_path)
+    uri = open_file(client, tmp_path / SUITE_FILE)
+    (lens,) = await lenses(client, uri)
+    await execute(client, lens.command)
+    await published_when(client, uri, lambda items: any(str(d.code) in ("RAG403", "RAG404") for d in items))
+    # One more round trip: what the server wrote to stderr before its results has
+    # been read and forwarded to this process's stderr by then.
+    await lenses(client, uri)
+    sys.stderr.flush()
+    stderr = capfd.readouterr().err
+    assert "bm25s" not in stderr and "DEBUG:" not in stderr, stderr
+
+
 async def test_editing_the_case_line_drops_its_result(client: LanguageClient, tmp_path: Path) -> None:
     """A result is gone as soon as its line is edited; a result on another line stays."""
     _, dataset_path = make_workspace(tmp_path)

@@ -13,6 +13,7 @@ import sys
 import traceback
 
 from .. import __version__
+from . import logs
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -54,6 +55,8 @@ def main(argv: list[str] | None = None, *, standalone: bool = False) -> int:
         arguments = parser.parse_args(argv)
     except SystemExit as exit:  # argparse exits 2 on usage errors, 0 on --help
         return int(exit.code or 0)
+    # Once, for every command: libraries' own log lines stay off stderr (see logs).
+    logs.configure(getattr(arguments, "log_level", None) or ("debug" if os.environ.get("RAG_LSP_DEBUG") else "warning"))
     code = _handle(arguments)
     if standalone and getattr(arguments, "ends_at_once", False):
         _end_now(code)

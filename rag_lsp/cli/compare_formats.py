@@ -31,16 +31,13 @@ from ..core.compare import (
 )
 from ..core.runner import describe_threshold
 from ..core.scorer import RAG_METRICS
+from ..core.wording import counted
 from .run import Run
 
 # Cases listed per kind (worse, better) in the text output and the summary.
 TEXT_CASES = 50
 MARKDOWN_CASES = 20
 LISTED_IDS = 30
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 def _ids(ids: Sequence[str], limit: int = LISTED_IDS) -> str:
@@ -79,18 +76,18 @@ def format_text(comparison: Comparison, stream=None) -> str:
         header = Text()
         header.append(f"{suite.id}  ", style="bold")
         if suite.status == NEW:
-            header.append(f"new: not in the baseline ({_plural(len(suite.added), 'case')})", style="cyan")
+            header.append(f"new: not in the baseline ({counted(len(suite.added), 'case')})", style="cyan")
             console.print(header, soft_wrap=True)
             console.print()
             continue
         if suite.status == REMOVED:
-            header.append(f"not in this run (the baseline has it, {_plural(len(suite.removed), 'case')})", style="yellow")
+            header.append(f"not in this run (the baseline has it, {counted(len(suite.removed), 'case')})", style="yellow")
             console.print(header, soft_wrap=True)
             console.print()
             continue
         regressions = suite.regressions(tolerance)
         if regressions:
-            header.append(f"✗ {_plural(len(regressions), 'mean')} regressed", style="bold red")
+            header.append(f"✗ {counted(len(regressions), 'mean')} regressed", style="bold red")
         else:
             header.append("✓ no mean regressed", style="green")
         header.append(f"  ({_counts(suite)})", style="dim")
@@ -142,9 +139,9 @@ def format_text(comparison: Comparison, stream=None) -> str:
             f"{suite} {delta.metric} {figure(delta.baseline)} → {figure(delta.current)} ({_delta_text(delta)})"
             for suite, delta in regressions[:10]
         )
-        more = f"; … {len(regressions) - 10} more" if len(regressions) > 10 else ""
+        more = f"; … {len(regressions) - 10:,} more" if len(regressions) > 10 else ""
         console.print(
-            Text(f"{_plural(len(regressions), 'mean')} regressed beyond the tolerance: {listed}{more}", style="bold red"),
+            Text(f"{counted(len(regressions), 'mean')} regressed beyond the tolerance: {listed}{more}", style="bold red"),
             soft_wrap=True,
         )
     else:
@@ -189,7 +186,7 @@ def format_markdown(run: Run, comparison: Comparison | None = None) -> str:
     for _, result in run.results:
         counts["passed" if result.passed else "broken" if result.broken else "failed"] += 1
     verdict = "✅" if run.passed else "❌"
-    parts = [f"{counts[name]} {name}" for name in ("passed", "failed", "broken") if counts[name]]
+    parts = [f"{counts[name]:,} {name}" for name in ("passed", "failed", "broken") if counts[name]]
     out.append(f"## {verdict} rag-lsp run: {', '.join(parts) or 'no suites'}")
     out.append("")
     deltas: dict[str, SuiteComparison] = {}
@@ -224,7 +221,7 @@ def format_markdown(run: Run, comparison: Comparison | None = None) -> str:
             problems.append(f"- {_code(result.id)}: {_md('; '.join(failed))}")
         broken = len(result.cases) - result.scored
         if broken:
-            problems.append(f"- {_code(result.id)}: {_plural(broken, 'broken case')} (no figures; the suite fails as broken)")
+            problems.append(f"- {_code(result.id)}: {counted(broken, 'broken case')} (no figures; the suite fails as broken)")
     if problems:
         out.extend(problems)
         out.append("")
@@ -237,7 +234,7 @@ def _markdown_comparison(comparison: Comparison) -> list[str]:
     out = [f"### Compared with the baseline {_code(comparison.baseline)}", ""]
     regressions = comparison.regressions()
     if regressions:
-        out.append(f"**❌ {_plural(len(regressions), 'mean')} regressed** beyond the tolerance ({comparison.tolerance:g}):")
+        out.append(f"**❌ {counted(len(regressions), 'mean')} regressed** beyond the tolerance ({comparison.tolerance:g}):")
         out.append("")
         for suite, delta in regressions:
             out.append(
@@ -248,7 +245,7 @@ def _markdown_comparison(comparison: Comparison) -> list[str]:
     out.append("")
     for suite in comparison.suites:
         if suite.status == NEW:
-            out.append(f"#### {_code(suite.id)}: new, not in the baseline ({_plural(len(suite.added), 'case')})")
+            out.append(f"#### {_code(suite.id)}: new, not in the baseline ({counted(len(suite.added), 'case')})")
             out.append("")
             continue
         if suite.status == REMOVED:

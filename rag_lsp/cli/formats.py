@@ -20,6 +20,7 @@ from .. import __version__
 from ..core.findings import Finding, Severity
 from ..core.rules import all_rules
 from ..core.text import LineIndex, Range, utf16_character
+from ..core.wording import counted
 from ..core.workspace import Workspace
 
 
@@ -85,19 +86,15 @@ def _display_path(workspace: Workspace, path: str) -> str:
     return relative if not relative.startswith("../../..") else str(absolute)
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
 def summary(checked: Checked) -> str:
     counts = {severity: 0 for severity in Severity}
     for finding in checked.findings:
         counts[finding.severity] += 1
-    checked_files = _plural(len(checked.files), "file")
+    checked_files = counted(len(checked.files), "file")
     if not any(counts.values()):
         return f"All checks passed ({checked_files} checked)."
     parts = [
-        _plural(counts[severity], label)
+        counted(counts[severity], label)
         for severity, label in (
             (Severity.ERROR, "error"),
             (Severity.WARNING, "warning"),
@@ -107,7 +104,7 @@ def summary(checked: Checked) -> str:
         if counts[severity]
     ]
     with_findings = sum(1 for _, _, findings in checked.files if findings)
-    return f"Found {', '.join(parts)} in {_plural(with_findings, 'file')} ({checked_files} checked)."
+    return f"Found {', '.join(parts)} in {counted(with_findings, 'file')} ({checked_files} checked)."
 
 
 def format_text(checked: Checked) -> str:

@@ -411,12 +411,13 @@ class _ProgressBar:
                 if time.monotonic() - started < PROGRESS_AFTER_S or done >= total:
                     return
                 from rich.console import Console
-                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+                from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
                 self._progress = Progress(
                     TextColumn("{task.description}"),
                     BarColumn(),
-                    MofNCompleteColumn(),
+                    # Counts as the reports write them ("1,200/100,000").
+                    TextColumn("{task.completed:,.0f}/{task.total:,.0f}"),
                     TimeRemainingColumn(),
                     console=Console(file=sys.stderr),
                     transient=True,

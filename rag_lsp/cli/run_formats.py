@@ -7,7 +7,9 @@
 * ``json``: SPEC §6's keys: ``{"suites": [{"id", "passed", "broken", "aggregates",
   "thresholds": [{"metric", "threshold", "value", "passed"}], "cases": [{"id",
   "scores", "broken", "missed", "first_relevant_rank", "mode"}]}]}``, and beside
-  them: per suite ``error`` (why it was not run, or null); per case ``ranks``
+  them: per suite ``error`` (why it was not run, or null) and ``metrics`` (the
+  scoring metadata of each metric's config: ``{"rag.hit_at_k": {"inverted",
+  "min", "max", "weight", "metric_name"}}``); per case ``ranks``
   (each expected value that came back -> the rank of its first hit within k, what
   ``--baseline`` needs to name a lost hit and the rank it had); with ``--k``,
   ``at_k`` per suite (``{"5": {metric: mean}}``) and per case (``{"5": {metric:
@@ -30,6 +32,7 @@ import orjson
 
 from ..core.runner import HIT_AT_K, TARGET_FAILED, CaseResult, SuiteResult, describe_case, describe_threshold
 from ..core.scorer import HIT_AT_1, MRR, PRECISION, RAG_METRICS, RECALL, RETRIEVED, SEMANTIC
+from ..core.wording import counted
 from .run import Run
 
 TABLE_ROWS = 50
@@ -50,6 +53,7 @@ def suite_json(result: SuiteResult, shared: bool = True) -> dict:
             {"metric": t.metric, "threshold": t.threshold, "value": t.value, "passed": t.passed} for t in result.thresholds
         ],
         "error": result.error,
+        "metrics": result.metadata,
     }
     if result.ks:
         document["at_k"] = {str(k): means for k, means in result.at_k.items()}
@@ -247,7 +251,7 @@ def format_text(run: Run) -> str:
             where.append(f"target {result.target}")
         if result.cases:
             scored = result.scored
-            where.append(f"{len(result.cases)} case{'s' if len(result.cases) != 1 else ''}, {scored} scored")
+            where.append(f"{counted(len(result.cases), 'case')}, {scored:,} scored")
         header.append("  (" + " · ".join(where) + ")", style="dim")
         console.print(header, soft_wrap=True)
         if result.error is not None:
@@ -303,11 +307,10 @@ def format_text(run: Run) -> str:
         _print_means(console, result)
         console.print()
     summary = Text()
-    parts = [f"{counts[name]} {name}" for name in ("passed", "failed", "broken") if counts[name]]
+    parts = [f"{counts[name]:,} {name}" for name in ("passed", "failed", "broken") if counts[name]]
     summary.append(", ".join(parts), style="bold green" if run.passed else "bold red")
     suites = len(run.results)
-    summary.append(f" ({suites} suite{'s' if suites != 1 else ''}, {total_cases:,} case{'s' if total_cases != 1 else ''}, "
-                   f"{run.seconds:.2f} s)")
+    summary.append(f" ({counted(suites, 'suite')}, {counted(total_cases, 'case')}, {run.seconds:.2f} s)")
     console.print(summary)
     return buffer.getvalue()
 
@@ -356,15 +359,16 @@ def _print_means(console, result: SuiteResult) -> None:
         )
     scored = result.scored
     broken = len(result.cases) - scored
-    note = f"  means over {scored:,} scored case{'s' if scored != 1 else ''}"
+    note = f"  means over {counted(scored, 'scored case')}"
     if broken:
-        note += f"; {broken:,} broken case{'s' if broken != 1 else ''} fail the suite as broken"
+        fail = "fails" if broken == 1 else "fail"
+        note += f"; {counted(broken, 'broken case')} {fail} the suite as broken"
     console.print(Text(note, style="red" if broken else "dim"), soft_wrap=True)
     keyword = sum(1 for case in result.cases if case.scores is not None and case.scores.get(SEMANTIC) == 0.0)
     if keyword:
         console.print(
             Text(
-                f"  {keyword:,} of {scored:,} scored cases ran on keyword search, not semantic (RAG402): "
+                f"  {keyword:,} of {counted(scored, 'scored case')} ran on keyword search, not semantic (RAG402): "
                 "their figures do not describe the semantic retrieval",
                 style="yellow",
             ),

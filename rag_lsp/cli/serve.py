@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 
@@ -41,8 +40,6 @@ def run_serve(arguments: argparse.Namespace) -> int:
     if arguments.tcp and arguments.stdio:
         raise UsageError("choose one of --stdio and --tcp")
     address = parse_address(arguments.tcp) if arguments.tcp else None
-    # stdout carries the protocol: logs go to stderr only.
-    logging.basicConfig(stream=sys.stderr, level=getattr(logging, arguments.log_level.upper()))
     # The message loop, the checking thread and the thread collecting the helper
     # process's answers share the interpreter's lock: one waiting for it gets it
     # within a millisecond instead of five, so requests are answered while a long

@@ -514,7 +514,7 @@ def describe_hits(change: CaseChange, limit: int = 3) -> str:
         for hit in items[:limit]:
             parts.append(word(hit))
         if len(items) > limit:
-            parts.append(f"{len(items) - limit} more")
+            parts.append(f"{len(items) - limit:,} more")
 
     listed(change.lost, lambda hit: f"lost {hit.value}" + (f" (was rank {hit.before})" if hit.before else ""))
     listed(change.moved, lambda hit: f"{hit.value} moved from rank {hit.before} to {hit.after}")

@@ -39,6 +39,7 @@ from .docs import (
 )
 from .manifests import GDI_TEXT
 from .resources import load_schema
+from .wording import counted
 from .workspace import CONFIG_FILE, DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
 from .yamltree import parse_yaml
 
@@ -293,7 +294,7 @@ def _case_count(workspace: Workspace, relative: str) -> str:
     parsed = workspace.parsed_dataset(relative)
     if parsed is None:
         return "dataset"
-    return f"{len(parsed.rows)} case{'s' if len(parsed.rows) != 1 else ''}"
+    return counted(len(parsed.rows), "case")
 
 
 def _suite_at(text: str, line: int) -> dict[str, Any] | None:

@@ -384,8 +384,34 @@ _MESSAGES: dict[str, dict[str, str]] = {
 }
 
 
-def _number(value: float, language: str) -> str:
-    text = f"{value:.2f}"
+# Decimals a figure is written with at most: past these a figure and its
+# threshold are one number for every purpose.
+_MAX_DECIMALS = 9
+
+
+def _decimals(value: float) -> str:
+    """``value`` with two decimals, or as many more as it takes to be exact (a
+    threshold of 0.695 is not written 0.69 or 0.70)."""
+    for decimals in range(2, _MAX_DECIMALS + 1):
+        text = f"{value:.{decimals}f}"
+        if float(text) == value:
+            return text
+    return repr(float(value))
+
+
+def _beside(value: float, threshold: float) -> str:
+    """``value`` with two decimals, or as many more as it takes to stay on its
+    side of ``threshold``: 0.697 beside a threshold of 0.7 is written 0.697, never
+    0.70, which would read as a pass."""
+    below = value < threshold
+    for decimals in range(2, _MAX_DECIMALS + 1):
+        text = f"{value:.{decimals}f}"
+        if (float(text) < threshold) == below:
+            return text
+    return f"{value:.{_MAX_DECIMALS}f}"
+
+
+def _localized(text: str, language: str) -> str:
     return text.replace(".", ",") if language in ("de", "fr") else text
 
 
@@ -400,17 +426,20 @@ def explain(result: HitAtKResult) -> str:
     if figures is None:
         return messages["empty"]
 
-    def number(value: float) -> str:
-        return _number(value, language)
+    def figure(value: float, threshold: float) -> str:
+        return _localized(_beside(value, threshold), language)
+
+    def threshold(value: float) -> str:
+        return _localized(_decimals(value), language)
 
     return messages["hit" if result.hit else "miss"].format(
         chunk=figures.chunk + 1,
         reference=figures.reference + 1,
         k=config.k,
-        tsr=number(figures.token_set_ratio),
-        pr=number(figures.partial_ratio),
-        ov=number(figures.overlap),
-        t1=number(config.t1),
-        t2=number(config.t2),
-        coverage=number(config.coverage),
+        tsr=figure(figures.token_set_ratio, config.t1),
+        pr=figure(figures.partial_ratio, config.t2),
+        ov=figure(figures.overlap, config.coverage),
+        t1=threshold(config.t1),
+        t2=threshold(config.t2),
+        coverage=threshold(config.coverage),
     )

@@ -24,6 +24,7 @@ from .docs import engine_markdown, metric_markdown, option_markdown, schema_at, 
 from .manifests import GDI_TEXT
 from .resources import load_schema
 from .text import Range
+from .wording import counted
 from .workspace import CONFIG_FILE, DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace, normalize_relative, shape_of_rows
 
 _SCHEMAS = {SUITE_FILE: "suite", MANIFEST_FILE: "manifest", TARGETS_FILE: "targets"}
@@ -97,9 +98,9 @@ def _dataset_summary(workspace: Workspace, written: str) -> str:
     unreadable = sum(1 for _, row in parsed.rows if row.error is not None or row.refused)
     shape = shape_of_rows(row for _, row in parsed.rows)
     count = len(parsed.rows) - unreadable
-    lines = [f"**{relative}** — {count} case{'s' if count != 1 else ''}" + (f" ({shape})" if shape else "")]
+    lines = [f"**{relative}** — {counted(count, 'case')}" + (f" ({shape})" if shape else "")]
     if unreadable:
-        lines.append(f"\n{unreadable} line{'s' if unreadable != 1 else ''} that are not valid JSON.")
+        lines.append(f"\n{counted(unreadable, 'line')} that are not valid JSON.")
     return "\n".join(lines)
 
 

@@ -246,14 +246,72 @@ def fine_row(cls: type[R], text: str, value: Any, exact: bool = False) -> R:
     return row
 
 
+def trailing_comma(text: str, column: int) -> int | None:
+    """The column of a trailing comma (``[1, 2,]``: JSON allows none) where a
+    decoder stopped at ``column``: on the ``]`` or ``}`` after it (Python before
+    3.13), or on the comma itself (3.13 and later); None for any other error."""
+    if not 0 <= column < len(text):
+        return None
+    if text[column] == ",":
+        return column if text[column + 1 :].lstrip()[:1] in ("]", "}") else None
+    if text[column] not in "]}":
+        return None
+    before = text[:column].rstrip()
+    return len(before) - 1 if before.endswith(",") else None
+
+
+# A word where a value or key belongs: a Python literal, or a key without quotes.
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_PYTHON_LITERALS = {"True": "true", "False": "false", "None": "null"}
+
+
 def _json_message(error: json.JSONDecodeError) -> str:
-    message = error.msg
+    """What is wrong where the decoder stopped, said as what to do: the decoder's
+    own words name what it expected, not the slip a person made."""
+    message, text, pos = error.msg, error.doc, error.pos
+    if text[pos : pos + 1] in ("/", "#"):
+        return "JSON has no comments: remove the comment"
     if message == "Extra data":
         return "extra data after the JSON value: one JSON object per line"
-    if error.pos >= len(error.doc.rstrip()):
+    if pos >= len(text.rstrip()):
         # Decoders stop at the end with "expecting ',' delimiter" and the like:
         # what a person has to know is that something is left open.
         return "the line ends before the JSON value is complete: close every '{', '[' and '\"' on this line"
+    here = text[pos]
+    before = text[:pos].rstrip()[-1:]
+    word = _WORD.match(text, pos)
+    comma = trailing_comma(text, pos)
+    if comma is not None:
+        return f"a trailing comma before '{text[comma + 1 :].lstrip()[0]}': remove the comma"
+    if here == "'":
+        return "single quotes: JSON strings and keys take double quotes (\"...\")"
+    if message.startswith("Unterminated string"):
+        return "this string has no closing '\"': add it where the string ends"
+    if message.startswith("Invalid control character"):
+        return "a raw control character (a tab or a line break) inside a string: write it as \\t or \\n"
+    if message == "Invalid \\escape":
+        return "a backslash starts an escape: write '\\\\' for a backslash itself, or '/' in a path"
+    if message == "Invalid \\uXXXX escape":
+        return "'\\u' needs four hexadecimal digits (\\u00e9)"
+    if word is not None and word.group() in _PYTHON_LITERALS:
+        return f"{word.group()} is not JSON: write {_PYTHON_LITERALS[word.group()]}"
+    if message.startswith("Expecting property name"):
+        if word is not None:
+            return f"a key without quotes: write \"{word.group()}\""
+        return "a key in double quotes (\"key\": value) is expected here"
+    if message == "Expecting ',' delimiter":
+        if before == '"' and word is not None:
+            # `"abc, "input": 1`: the quote that opens "input" closed the string
+            # before it, whose own closing quote is missing.
+            return (
+                "a string before this lacks its closing quote, so the quote just before this word ended it: "
+                "add the missing '\"' where that string ends"
+            )
+        return "a ',' is missing before this value: add one between the two values"
+    if message == "Expecting ':' delimiter":
+        return "a ':' is missing after the key: write \"key\": value"
+    if message == "Expecting value":
+        return "a value is expected here: a string in double quotes, a number, true, false, null, an object or a list"
     return message[0].lower() + message[1:]
 
 

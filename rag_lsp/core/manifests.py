@@ -8,6 +8,7 @@ metric's range, is it a counter, which row shapes does it accept.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
@@ -135,18 +136,56 @@ def manifest_from(data: dict[str, Any], path: str | None = None) -> Manifest | N
     return Manifest(name=name, kind=kind, data=data, path=path, metrics=tuple(metrics))
 
 
+@dataclass(frozen=True)
+class UnreadableManifest:
+    """A workspace manifest file that is not a usable manifest (a syntax error, no
+    ``name``, an unknown ``kind``): its own findings say why."""
+
+    path: str
+    # The name it declares, when that much can be read: it defines that name and
+    # no other. None: it might define any name.
+    name: str | None = None
+
+
+# A top-level `name:` whose value is a plain or quoted scalar.
+_DECLARED_NAME = re.compile(r"^name:[ \t]+([^\s\[{].*)$", re.MULTILINE)
+
+
+def unreadable_manifest(path: str, text: str | None, value: Any = None) -> UnreadableManifest:
+    """What can be told of a manifest that cannot be read: the name it declares,
+    from its parsed value, else from a top-level ``name:`` line of its text (a
+    manifest being edited is usually one bracket away from well-formed)."""
+    name: Any = None
+    if isinstance(value, dict):
+        name = value.get("name")
+    elif text is not None:
+        lines = _DECLARED_NAME.findall(text)
+        if len(lines) == 1:  # a repeated key: which one counts is unknown
+            try:
+                name = yaml.safe_load(lines[0])
+            except yaml.YAMLError:
+                name = None
+    return UnreadableManifest(path, name if isinstance(name, str) and name else None)
+
+
 @dataclass
 class ManifestRegistry:
     """Manifests by name; workspace manifests override built-ins of the same name."""
 
     manifests: dict[str, Manifest] = field(default_factory=dict)
-    # Workspace manifest files that could not be read: what they define is
-    # unknown, so no name can be called unknown while one of them is broken.
-    unreadable: list[str] = field(default_factory=list)
+    # Workspace manifest files that could not be read. One whose name can be
+    # read defines that name (a check leaves the name to the manifest's own
+    # findings); one whose name cannot might define any name.
+    unreadable: list[UnreadableManifest] = field(default_factory=list)
 
-    @property
-    def complete(self) -> bool:
-        return not self.unreadable
+    def declared_unreadable(self, name: str) -> bool:
+        """Whether a manifest that cannot be read declares ``name``."""
+        return any(manifest.name == name for manifest in self.unreadable)
+
+    def might_define(self) -> list[str]:
+        """The paths of manifests that cannot be read and whose name is unknown:
+        any name the registry does not know might be theirs."""
+        return [manifest.path for manifest in self.unreadable if manifest.name is None]
 
     @classmethod
     def builtins(cls) -> ManifestRegistry:

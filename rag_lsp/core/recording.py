@@ -178,7 +178,7 @@ class Recordings:
             line = recorder.summary()
             if len(recorder.targets) > 1:
                 line += (
-                    f"; it holds the answers of {len(recorder.targets)} targets ({', '.join(recorder.targets)}), "
+                    f"; it holds the answers of {len(recorder.targets):,} targets ({', '.join(recorder.targets)}), "
                     "and a case id they share was recorded from the first only (put {target} in the path "
                     "for a file per target)"
                 )

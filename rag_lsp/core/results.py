@@ -41,6 +41,7 @@ from .findings import Severity
 from .runner import BROKEN_CASE, HIT_AT_K, TARGET_FAILED, CaseResult, SuiteResult, describe_case, describe_threshold
 from .scorer import MRR, RECALL, SEMANTIC
 from .text import LineIndex
+from .wording import counted
 from .workspace import SuiteInfo
 from .yamltree import YNode
 
@@ -192,7 +193,7 @@ def _figures(aggregates: dict[str, float], versus: Callable[[str], str]) -> str:
 
 
 def _cases(count: int) -> str:
-    return f"{count} case{'s' if count != 1 else ''}"
+    return counted(count, "case")
 
 
 def suite_title(result: SuiteResult, versus: Callable[[str], str] = lambda _: "") -> str:
@@ -205,7 +206,7 @@ def suite_title(result: SuiteResult, versus: Callable[[str], str] = lambda _: ""
         return f"cancelled after {_cases(total)}"
     broken = total - result.scored
     if broken:
-        head = f"broken: {broken} of {_cases(total)}"
+        head = f"broken: {broken:,} of {_cases(total)}"
     elif result.passed:
         head = "passed"
     else:
@@ -373,9 +374,9 @@ def suite_marks(
             if moved:
                 message += f" ({moved})"
             if threshold.value is not None:
-                message += f" (mean over {_cases(scored).replace('case', 'scored case')})"
+                message += f" (mean over {counted(scored, 'scored case')})"
             if broken:
-                message += f"; the suite fails as broken: {broken} of {_cases(len(result.cases))} have no figures"
+                message += f"; the suite fails as broken: {broken:,} of {_cases(len(result.cases))} have no figures"
             mark(span[0], span[1], THRESHOLD_MET if threshold.passed else THRESHOLD_FAILED, message)
     lacking = [case for case in result.cases if case.scores is None and case.code == BROKEN_CASE and _carry_no_field(case, suite.match, suite.k)]
     if lacking:
@@ -383,7 +384,7 @@ def suite_marks(
         carried = sorted({name for case in lacking for hit in case.hits for name in ("path", "id", "corpus") if getattr(hit, name, None) is not None})
         carry = f"they carry {', '.join(carried)}" if carried else "they carry none of path, id, corpus"
         message = (
-            f"{len(lacking)} of {_cases(len(result.cases))} broken: the hits carry no `{suite.match}` field ({carry}); "
+            f"{len(lacking):,} of {_cases(len(result.cases))} broken: the hits carry no `{suite.match}` field ({carry}); "
             "set options.rag.match to a field the target's hits carry"
         )
         target = node or suite.node.get("id") or suite.node
@@ -429,7 +430,7 @@ def hover_markdown(run: CaseRun) -> str:
                 note = f" — beyond k = {run.k}, not scored"
             rows.append(f"{rank}. {label}" + (f" ({', '.join(extra)})" if extra else "") + note)
         if len(case.hits) > HOVER_HITS:
-            rows.append(f"… and {len(case.hits) - HOVER_HITS} more hits")
+            rows.append(f"… and {len(case.hits) - HOVER_HITS:,} more hits")
         parts.append(f"**Hits** ({case.mode or 'no'} mode):\n\n" + "\n".join(rows))
     elif case.scores is not None:
         parts.append("No hits came back.")

@@ -51,6 +51,7 @@ from .scorer import (
     score_suite,
 )
 from .targets import TRUSTED_KINDS, Answer, Hit, Request, TargetError, TargetPool
+from .wording import counted
 from .workspace import SuiteInfo, Workspace, row_shape, gc_paused
 from .yamltree import TooLarge, to_python
 
@@ -130,6 +131,10 @@ class SuiteResult:
     # when the run swept no k. Thresholds are checked at the suite's own k only.
     ks: tuple[int, ...] = ()
     at_k: dict[int, dict[str, float]] = field(default_factory=dict)
+    # The scoring metadata of each metric's config (``metric_name``, ``weight``,
+    # ``inverted``, ``min``, ``max``), by metric: not applied, carried into the
+    # report for whoever combines the figures.
+    metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def broken(self) -> bool:
@@ -461,6 +466,7 @@ class Runner:
             config = HitAtKConfig.from_config(raw if isinstance(raw, dict) else None, schema)
         except (ConfigError, TooLarge) as error:
             return self._refuse(result, f"metric {HIT_AT_K!r}: {error} (RAG108)", thresholds)
+        result.metadata[HIT_AT_K] = config.metadata
         dataset = self._dataset(suite.dataset or "")
         assert isinstance(dataset, RunDataset)  # refused otherwise
         planned = _plan_gdi_rows(dataset.rows, case_ids)
@@ -706,8 +712,8 @@ class _Reporter:
 
 def _describe_findings(findings: list[Finding], path: str) -> str:
     shown = "; ".join(f"line {f.range.start.line + 1}: {f.code} {f.message}" for f in findings[:3])
-    more = f"; and {len(findings) - 3} more" if len(findings) > 3 else ""
-    count = f"{len(findings)} error{'s' if len(findings) != 1 else ''}"
+    more = f"; and {len(findings) - 3:,} more" if len(findings) > 3 else ""
+    count = counted(len(findings), "error")
     return f"not run: {path} has {count} for this suite ({shown}{more}); `rag-lsp check` lists them"
 
 

@@ -13,6 +13,7 @@ from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .resources import load_schema
+from .wording import counted
 
 if TYPE_CHECKING:  # jsonschema is imported on first use: most values are valid
     from jsonschema.exceptions import ValidationError
@@ -238,9 +239,9 @@ def _issues_of(error: ValidationError) -> Iterator[SchemaIssue]:
         }[keyword]
         yield SchemaIssue(path, f"{_describe(instance)} is out of range: must be {relation} {value}", "value", keyword)
     elif keyword == "minItems":
-        yield SchemaIssue(path, f"needs at least {value} item{'s' if value != 1 else ''}", "value", keyword)
+        yield SchemaIssue(path, f"needs at least {counted(value, 'item')}", "value", keyword)
     elif keyword == "maxItems":
-        yield SchemaIssue(path, f"allows at most {value} item{'s' if value != 1 else ''}", "value", keyword)
+        yield SchemaIssue(path, f"allows at most {counted(value, 'item')}", "value", keyword)
     elif keyword == "minLength":
         yield SchemaIssue(path, "must not be empty" if value == 1 else f"must be at least {value} characters", "value", keyword)
     elif keyword == "uniqueItems":

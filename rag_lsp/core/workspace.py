@@ -25,7 +25,7 @@ import pathspec
 
 from .config import CONFIG_PATH, CONFIG_PATHS, PYPROJECT_PATH, ConfigFile, find_config, holds_settings, layered
 from .jsonrows import Row, fine_row
-from .manifests import GDI_TEXT, RAG_CASE, ManifestRegistry, manifest_from
+from .manifests import GDI_TEXT, RAG_CASE, ManifestRegistry, manifest_from, unreadable_manifest
 from .pathindex import PathIndex
 from .settings import Settings
 from .text import LineIndex
@@ -700,7 +700,8 @@ class Workspace:
             parsed = self.parsed_yaml(relative)
             manifest = manifest_from(parsed.value, relative) if parsed is not None and isinstance(parsed.value, dict) else None
             if manifest is None:
-                registry.unreadable.append(relative)
+                text, value = (parsed.text, parsed.value) if parsed is not None else (None, None)
+                registry.unreadable.append(unreadable_manifest(relative, text, value))
             else:
                 registry.add(manifest)
         return registry

@@ -211,12 +211,64 @@ def parse_yaml(text: str, limits: YamlLimits = YamlLimits()) -> YamlDocument:
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         offset = mark.index if mark is not None else 0
-        message = " ".join(part for part in (error.context, error.problem) if part)
-        return YamlDocument(None, [YamlProblem("RAG001", offset, offset + 1, message or str(error))])
+        return YamlDocument(None, [YamlProblem("RAG001", offset, offset + 1, syntax_message(error, text))])
     except yaml.YAMLError as error:  # ReaderError: a character YAML does not allow
         offset = getattr(error, "position", 0) or 0
-        reason = getattr(error, "reason", None) or str(error)
-        return YamlDocument(None, [YamlProblem("RAG001", offset, offset + 1, f"invalid character: {reason}")])
+        character = getattr(error, "character", None)
+        if isinstance(character, int):
+            message = f"the character U+{character:04X} is not allowed in YAML: remove it"
+        else:
+            message = f"invalid character: {getattr(error, 'reason', None) or error}"
+        return YamlDocument(None, [YamlProblem("RAG001", offset, offset + 1, message)])
+
+
+def syntax_message(error: yaml.MarkedYAMLError, text: str) -> str:
+    """What to do about a YAML syntax error: the parser's words ("while parsing a
+    block collection did not find expected '-' indicator") say what it expected,
+    not what a person wrote wrong. Lines and columns are 1-based, as editors show."""
+    context, problem = error.context or "", error.problem or ""
+    where, mark = error.context_mark, error.problem_mark
+    at = text[mark.index : mark.index + 1] if mark is not None else ""
+    line = f"line {where.line + 1}" if where is not None else "above"
+    if "flow sequence" in context or "flow mapping" in context:
+        opening, closing = ("[", "]") if "sequence" in context else ("{", "}")
+        if at in ("]", "}") and at != closing:
+            return f"the '{opening}' opened on {line} is closed by '{at}': close it with '{closing}'"
+        items = "items" if opening == "[" else "entries"
+        return f"the '{opening}' opened on {line} is not closed: add '{closing}' where it ends, or ',' between its {items}"
+    if "for the next token" in context and "cannot start any token" in problem:
+        if at == "\t":
+            return "a tab indents this line: YAML indents with spaces only; replace the tab with spaces"
+        return f"a value cannot start with {at!r}: put the value in quotes"
+    if "block mapping" in context and "expected key" in problem:
+        if at in ("]", "}"):
+            return f"a '{at}' closes nothing: remove it, or add the bracket it closes"
+        column = f"column {where.column + 1}" if where is not None else "the same column"
+        return (
+            f"this line is not a key of the mapping above, whose keys start at {column}: "
+            "align it with them, or indent it under the key it belongs to"
+        )
+    if "simple key" in context and "expected ':'" in problem:
+        return f"{line} is neither 'key: value' nor '- item': add ':' after its key, or join it to the line before"
+    if "mapping values are not allowed" in problem:
+        return "a ': ' inside a value: put the value in quotes (key: \"a: b\")"
+    if "quoted scalar" in context and "end of stream" in problem:
+        return f"the quoted value that starts on {line} has no closing quote: add it"
+    if "quoted scalar" in context and "escape" in problem:
+        return "an unknown escape in a double-quoted value: write '\\\\' for a backslash, or use single quotes"
+    if "block collection" in context and "'-' indicator" in problem:
+        return (
+            f"this line breaks the '- ' list that starts on {line}: begin it with '- ' like the other items, "
+            "or indent it under the item it belongs to"
+        )
+    for word, sign in (("alias", "*"), ("anchor", "&"), ("tag", "!"), ("directive", "%")):
+        if f"scanning an {word}" in context or f"scanning a {word}" in context:
+            return f"'{sign}' starts a YAML {word} here: put a value that begins with '{sign}' in quotes"
+    if "block scalar" in context:
+        return "the text of a '|' or '>' block goes on the lines below it, indented: move it there"
+    if "flow node" in context and "node content" in problem:
+        return "a value is missing here: write it, or remove the ',' before it"
+    return " ".join(part for part in (context, problem) if part) or str(error)
 
 
 def _compose(text: str, limits: YamlLimits) -> YamlDocument:
@@ -272,7 +324,7 @@ def _compose(text: str, limits: YamlLimits) -> YamlDocument:
                 # A flow "[" / "{" spans its bracket; a block collection starts with
                 # an empty span: underline one character either way.
                 raise _Refused(event.start_mark.index, max(event.end_mark.index, event.start_mark.index + 1),
-                               f"nesting deeper than {limits.max_depth} levels is refused")
+                               f"nesting deeper than {limits.max_depth:,} levels is refused")
             kind = MAP if isinstance(event, yaml.MappingStartEvent) else SEQ
             node = YNode(kind, event.start_mark.index, event.end_mark.index, [], event.tag)
             stack.append([node, None, {}, event.anchor])

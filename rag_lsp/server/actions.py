@@ -25,6 +25,7 @@ from pygls.capabilities import get_capability
 from pygls.protocol import default_converter
 
 from ..core.findings import SOURCE
+from ..core.wording import counted
 from .checker import Checker
 from .lenses import CASE_LENS, DocumentSuites, document_suites
 from .runs import RUN_CASE, RUN_SUITE, RunCaseArguments, RunSuiteArguments
@@ -175,7 +176,7 @@ class Actions:
 
     @staticmethod
     def _suite_action(uri: str, line: int | None, suite: Any) -> types.CodeAction:
-        cases = f" ({suite.cases} case{'s' if suite.cases != 1 else ''})" if suite.cases is not None else ""
+        cases = f" ({counted(suite.cases, 'case')})" if suite.cases is not None else ""
         title = f"Run suite {suite.id}{cases}" if suite.id else f"Run suite{cases}"
         command = types.Command(title=title, command=RUN_SUITE, arguments=[RunSuiteArguments(uri, line, suite.id)])
         return types.CodeAction(title=title, kind=RUN_SUITE_KIND, command=command)

@@ -28,6 +28,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from ..core.results import suite_key
+from ..core.wording import counted
 from ..core.workspace import DATASET_FILE, SUITE_FILE
 from . import features
 from .checker import Checker, document_relative
@@ -195,7 +196,7 @@ class Lenses:
             command = types.Command(title=title, command=RUN_CASE, arguments=[RunCaseArguments(document.uri, line, suite.id)])
         else:
             if title is None:
-                title = f"Run suite ({suite.cases} case{'s' if suite.cases != 1 else ''})" if suite.cases is not None else "Run suite"
+                title = f"Run suite ({counted(suite.cases, 'case')})" if suite.cases is not None else "Run suite"
             command = types.Command(title=title, command=RUN_SUITE, arguments=[RunSuiteArguments(document.uri, line, suite.id)])
         lens.command = command
         return lens

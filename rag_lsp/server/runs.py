@@ -61,6 +61,7 @@ from ..core.runner import CaseNotFound, Runner, SuiteResult
 from ..core.config import CONFIG_PATHS
 from ..core.settings import EditorSettings, Settings
 from ..core.targets import TargetPool
+from ..core.wording import counted
 from ..core.workspace import DATASET_FILE, SUITE_FILE, DiskSource, OverlaySource, SuiteInfo, Workspace, read_workspace_config
 from .checker import FileDiagnostics, document_relative, near
 from .convert import client_column, encoding_name
@@ -689,7 +690,7 @@ class RunManager:
             return
         run.percent = percent
         self.server.work_done_progress.report(
-            run.token, types.WorkDoneProgressReport(message=f"{suite}: {done}/{total} cases", percentage=percent)
+            run.token, types.WorkDoneProgressReport(message=f"{suite}: {done:,}/{counted(total, 'case')}", percentage=percent)
         )
 
     def _end_progress(self, run: _Run, outcome: _Outcome | None) -> None:
@@ -865,5 +866,5 @@ def _tell(outcome: _Outcome, result: SuiteResult, name: str) -> None:
         outcome.messages.append((kind, f"rag-lsp: suite {name!r} was not run: {error}"))
     elif result.cancelled:
         outcome.messages.append(
-            (types.MessageType.Info, f"rag-lsp: the run of {name!r} was cancelled after {len(result.cases)} case(s)")
+            (types.MessageType.Info, f"rag-lsp: the run of {name!r} was cancelled after {counted(len(result.cases), 'case')}")
         )

@@ -35,6 +35,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from ..core.settings import EditorSettings
+from ..core.wording import counted
 from .checker import Checker, FileDiagnostics, OpenDocument, PassResult, Snapshot
 from .convert import encoding_name
 from .document import LineDocument
@@ -448,9 +449,12 @@ class Session:
         if token is None or total <= 0:
             return
         percent = min(100, done * 100 // total)
-        if percent == self._progress_percent:
+        # A scan may take more than one pass (a document opened while it runs is
+        # checked again, with the files that read it): its progress counts the
+        # first pass only and never goes back.
+        if percent <= self._progress_percent:
             return
         self._progress_percent = percent
         self.server.work_done_progress.report(
-            token, types.WorkDoneProgressReport(message=f"{done}/{total} files", percentage=percent)
+            token, types.WorkDoneProgressReport(message=f"{done:,}/{counted(total, 'file')}", percentage=percent)
         )

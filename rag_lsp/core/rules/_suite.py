@@ -44,6 +44,19 @@ def did_you_mean(names: list[str]) -> str:
     return f" (did you mean {listed}?)"
 
 
+def unreadable_note(registry: Any) -> str:
+    """``; a.yaml cannot be read and might define it`` when manifests whose name
+    cannot be read might define a name the registry does not know, else nothing."""
+    paths = registry.might_define()
+    if not paths:
+        return ""
+    shown = paths[:3]
+    listed = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+    if len(paths) > len(shown):
+        listed += f" and {len(paths) - len(shown):,} more"
+    return f"; {listed} cannot be read and might define it"
+
+
 def rename_fixes(context: Any, node: YNode, names: list[str]) -> list[Fix]:
     """One "Change to 'x'" fix per name, replacing ``node``'s text (quotes kept)."""
     written = context.parsed.text[node.start:node.end]

@@ -3,7 +3,9 @@
 ## What it does
 Reports the first place where a suite file, manifest or targets config stops being
 YAML, at the position the parser gave up: an unclosed bracket, a tab used for
-indentation, a key without a value where a mapping was expected.
+indentation, a key without a value where a mapping was expected. The message says
+what to do (which bracket to close, opened on which line; which line breaks a
+list) rather than what the parser expected.
 
 ## Why is this bad?
 Nothing after the error can be read, so none of the file's suites run and none of

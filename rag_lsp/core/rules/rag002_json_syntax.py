@@ -2,8 +2,10 @@
 
 ## What it does
 Decodes each non-blank line of a dataset as one JSON value and reports the column
-where decoding failed: a missing comma or brace, a trailing comma, single quotes,
-`NaN`, or a second object on the same line.
+where decoding failed, with what to do about the slip found there: a missing
+comma or brace, a trailing comma (a quick fix removes it), a string missing its
+closing quote, single quotes, a key without quotes, `True`/`None` or `NaN`, a
+comment, or a second object on the same line.
 
 ## Why is this bad?
 A line that cannot be read is a case that never runs. Suite figures would be
@@ -18,7 +20,8 @@ computed over fewer cases than the file seems to hold, with nothing said.
 Fix the JSON at the reported column; keep exactly one JSON object per line.
 """
 
-from ..findings import Severity
+from ..findings import Fix, Severity, TextEdit
+from ..jsonrows import trailing_comma
 from . import ROW, rule_of
 
 RULE = rule_of(__doc__, "RAG002", "json-syntax", Severity.ERROR)
@@ -31,4 +34,6 @@ def json_syntax(rows):
             continue
         column, message = context.row.error
         end = column + 1 if column < len(context.row.text) else column
-        yield RULE.finding(context.columns(column, end), f"not valid JSON: {message}")
+        comma = trailing_comma(context.row.text, column)
+        fixes = [Fix("Remove the trailing comma", edits=(TextEdit(context.columns(comma, comma + 1), ""),))] if comma is not None else []
+        yield RULE.finding(context.columns(column, end), f"not valid JSON: {message}", fixes=fixes)

@@ -5,6 +5,10 @@ Finds an element of a suite's `engines`, or a key of its `options`, that names n
 engine manifest: neither a built-in (`rag`) nor one of the workspace's manifests
 (`.punica/metrics/*.yaml`). It suggests the closest known engine names.
 
+A manifest under `.punica/metrics/` that cannot be read does not hide the
+finding: one whose `name` can still be read defines that engine only, and the
+message names any whose name cannot be read, since it might define the engine.
+
 ## Why is this bad?
 An engine nobody declared cannot score anything. The suite would run no checks
 for it, or fail only in CI, after the change was merged; options written for a
@@ -28,7 +32,7 @@ and that `name` under `.punica/metrics/`.
 
 from ..findings import Severity
 from . import SUITE, rule_of
-from ._suite import closest, did_you_mean, rename_fixes, scalar_text, string_keys
+from ._suite import closest, did_you_mean, rename_fixes, scalar_text, string_keys, unreadable_note
 
 RULE = rule_of(__doc__, "RAG100", "unknown-engine", Severity.ERROR)
 
@@ -36,24 +40,28 @@ RULE = rule_of(__doc__, "RAG100", "unknown-engine", Severity.ERROR)
 @RULE.check(SUITE)
 def unknown_engine(context):
     registry = context.workspace.manifests()
-    if not registry.complete:
-        return  # an unreadable manifest may define it: its own findings come first
-    known = registry.engines
     engines = context.node.get("engines")
     for element in engines.elements() if engines is not None else []:
         name = scalar_text(element)
-        if name is not None and name not in known:
-            yield _finding(context, element, name, known, f"unknown engine {name!r}")
+        if name is not None and _unknown(registry, name):
+            yield _finding(context, registry, element, name, f"unknown engine {name!r}")
     for name, key, _ in string_keys(context.node.get("options")):
-        if name not in known:
-            yield _finding(context, key, name, known, f"options for unknown engine {name!r}")
+        if _unknown(registry, name):
+            yield _finding(context, registry, key, name, f"options for unknown engine {name!r}")
 
 
-def _finding(context, node, name, known, what):
+def _unknown(registry, name: str) -> bool:
+    # A manifest that declares the name but cannot be read is reported itself.
+    return registry.engine(name) is None and not registry.declared_unreadable(name)
+
+
+def _finding(context, registry, node, name, what):
+    known = registry.engines
     suggestions = closest(name, known)
     if suggestions:
         message = f"{what}{did_you_mean(suggestions)}"
     else:
         listed = ", ".join(known) or "none"
         message = f"{what}: use a known engine ({listed}) or add an engine manifest under .punica/metrics/"
+    message += unreadable_note(registry)
     return RULE.finding(context.node_range(node), message, fixes=rename_fixes(context, node, suggestions))

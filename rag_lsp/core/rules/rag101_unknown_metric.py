@@ -9,6 +9,10 @@ those its engines emit (for `rag`: `rag.recall`, `rag.precision`, `rag.mrr`,
 known names as quick fixes; a real metric this suite does not compute is
 reported with what to add.
 
+A manifest under `.punica/metrics/` that cannot be read does not hide the
+finding: one whose `name` can still be read defines that metric only, and the
+message names any whose name cannot be read, since it might define the metric.
+
 ## Why is this bad?
 A threshold on a metric nobody computes gates on nothing: a misspelled
 `rag.recal: 0.8` lets a suite pass whatever the recall is.
@@ -28,15 +32,13 @@ metric that computes it to the suite.
 
 from ..findings import Severity
 from . import SUITE, rule_of
-from ._suite import closest, did_you_mean, rename_fixes, scalar_text, string_keys
+from ._suite import closest, did_you_mean, rename_fixes, scalar_text, string_keys, unreadable_note
 
 RULE = rule_of(__doc__, "RAG101", "unknown-metric", Severity.ERROR)
 
 
 @RULE.check(SUITE)
 def unknown_metric(context):
-    if not context.workspace.manifests().complete:
-        return  # an unreadable manifest may define it: its own findings come first
     yield from _in_metrics(context)
     yield from _in_thresholds(context)
 
@@ -45,7 +47,8 @@ def _in_metrics(context):
     registry = context.workspace.manifests()
     metric_manifests = [name for name, manifest in registry.manifests.items() if manifest.kind == "metric"]
     for name, key, _ in string_keys(context.node.get("metrics")):
-        if registry.metric_manifest(name) is not None:
+        # A manifest that declares the name but cannot be read is reported itself.
+        if registry.metric_manifest(name) is not None or registry.declared_unreadable(name):
             continue
         emitted = registry.metric(name)
         if emitted is not None:
@@ -64,6 +67,7 @@ def _in_metrics(context):
                 f"unknown metric {name!r}: `metrics` takes metrics with a manifest ({listed}); "
                 "add a manifest under .punica/metrics/ for a new one"
             )
+        message += unreadable_note(registry)
         yield RULE.finding(context.node_range(key), message, fixes=rename_fixes(context, key, suggestions))
 
 
@@ -77,7 +81,9 @@ def _in_thresholds(context):
         if name is None:  # not a name: RAG004's
             continue
         engine = registry.engine(name)
-        if engine is None:
+        # An engine whose workspace manifest cannot be read emits what it emits:
+        # unknown, even where a built-in of that name is known.
+        if engine is None or registry.declared_unreadable(name):
             any_unknown_engine = True
         else:
             computed.update(metric.name for metric in engine.metrics)
@@ -90,7 +96,7 @@ def _in_thresholds(context):
         known = registry.metric(name)
         # A counter is RAG102's whatever the suite computes: never threshold it.
         # A name also listed in `metrics` is reported there, once.
-        if (known is not None and known.counter) or name in listed_metrics:
+        if (known is not None and known.counter) or name in listed_metrics or registry.declared_unreadable(name):
             continue
         if any_unknown_engine:
             # What an unknown engine emits is unknown: RAG100 reports the engine,
@@ -109,6 +115,7 @@ def _in_thresholds(context):
             message = f"unknown metric {name!r}: this suite can threshold {', '.join(gates)}"
         else:
             message = f"unknown metric {name!r}: this suite computes no metrics; add `engines` or `metrics`"
+        message += unreadable_note(registry)
         yield RULE.finding(context.node_range(key), message, fixes=rename_fixes(context, key, suggestions))
 
 

@@ -4,8 +4,8 @@
 For each property of a manifest's `config_schema` (nested `properties` included)
 that declares a `default`, checks the default against that property's own schema
 and reports the default value when it does not fit: a default below the
-property's `minimum`, outside its `enum`, or of the wrong type. Only a valid
-`config_schema` is checked (an invalid one is RAG301).
+property's `minimum`, outside its `enum`, or of the wrong type. A property whose
+own schema is invalid is left to RAG301; the others are still checked.
 
 ## Why is this bad?
 A suite that leaves the option out runs with the default, so a default the schema
@@ -38,7 +38,7 @@ def invalid_default(context):
     value = context.parsed.value
     schema = value.get("config_schema") if isinstance(value, dict) else None
     node = context.root.get("config_schema") if context.root is not None else None
-    if not isinstance(schema, dict) or node is None or not node.is_map or not _valid_schema(schema):
+    if not isinstance(schema, dict) or node is None or not node.is_map or not _dialect_known(schema):
         return
     # jsonschema's own dependency, imported only for manifests that get this far.
     from referencing.exceptions import Unresolvable
@@ -47,8 +47,13 @@ def invalid_default(context):
         default_node = property_node.get("default")
         if default_node is None:
             continue
+        checker = _property_checker(schema, property_schema)
+        # A property whose own schema is invalid is RAG301's: its default cannot
+        # be judged, but the defaults of the other properties still can.
+        if not checker.schema_is_valid:
+            continue
         try:
-            issues = schema_issues(_property_checker(schema, property_schema), property_schema["default"])
+            issues = schema_issues(checker, property_schema["default"])
         except Unresolvable:  # a `$ref` that resolves nowhere: not this rule's concern
             continue
         for issue in issues:
@@ -71,12 +76,14 @@ def _property_checker(config_schema: dict, property_schema: dict):
     return validator_of(wrapper)
 
 
-def _valid_schema(schema: dict) -> bool:
-    # An invalid config_schema is RAG301's; its defaults cannot be judged.
+def _dialect_known(schema: dict) -> bool:
+    # An unhashable `$schema` value names no dialect (RAG301 reports it): no
+    # property of the schema can be judged.
     try:
-        return validator_of(schema).schema_is_valid
-    except TypeError:  # an unhashable `$schema` value
+        hash(schema.get("$schema"))
+    except TypeError:
         return False
+    return True
 
 
 def _properties_with_defaults(schema: dict, node, prefix: str = ""):

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from ..wording import counted
 from ..workspace import TargetInfo, Workspace, normalize_relative
 from . import SHAPE, Answer, Hit, Request, Target, TargetError, _lower, answer_of, excerpt
 
@@ -115,7 +116,7 @@ class RecordedTarget(Target):
                 note = f"; line(s) {lines} of the recording could not be read"
             raise TargetError(
                 f"no recorded answer for case {case_id!r} in {self.relative} "
-                f"({len(self._answers)} cases recorded{note}); record the case again"
+                f"({counted(len(self._answers), 'case')} recorded{note}); record the case again"
             )
         if isinstance(found, TargetError):
             raise found
