@@ -28,7 +28,15 @@ from typing import Callable
 
 import orjson
 
-from ..core.runner import HIT_AT_K, TARGET_FAILED, CaseResult, SuiteResult, describe_case, describe_threshold
+from ..core.runner import (
+    HIT_AT_K,
+    TARGET_FAILED,
+    CaseResult,
+    SuiteResult,
+    describe_case,
+    describe_missed,
+    describe_threshold,
+)
 from ..core.scorer import HIT_AT_1, MRR, PRECISION, RAG_METRICS, RECALL, RETRIEVED, SEMANTIC
 from .run import Run
 
@@ -293,7 +301,7 @@ def format_text(run: Run) -> str:
                 _number(scores.get(MRR)),
                 f"{scores.get(HIT_AT_1, 0):g}",
             ]
-            table.add_row(case.id, *cells, *swept, Text(", ".join(case.missed), style="yellow"))
+            table.add_row(case.id, *cells, *swept, Text(describe_missed(case), style="yellow"))
         if result.cases:
             console.print(table)
         if len(result.cases) > TABLE_ROWS:

@@ -1,0 +1,98 @@
+"""Why a case missed, in `rag-lsp run`'s reports: through the real command line,
+on recorded answers whose ranks are fixed."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from workspaces import make_workspace, rag_lsp
+
+SUITE = """\
+suites:
+  - id: searched              # a target that searches this workspace: RAG203 applies
+    target: {kind: capability, id: rec}
+    dataset: .punica/evals/code.jsonl
+    engines: [rag]
+    options: {rag: {match: path, k: 3}}
+    thresholds:
+      rag.recall: 0.1
+  - id: elsewhere             # the same answers, from a corpus rag-lsp cannot see
+    target: {kind: capability, id: service}
+    dataset: .punica/evals/code.jsonl
+    engines: [rag]
+    options: {rag: {match: path, k: 3}}
+    thresholds:
+      rag.recall: 0.1
+"""
+TARGETS = """\
+targets:
+  rec:
+    recorded: .punica/runs/rec.jsonl
+    workspace_paths: true
+  service:
+    recorded: .punica/runs/rec.jsonl
+"""
+EXPECTED = ["src/app.py", "docs/b.md", "docs/c.md", "docs/gone.md"]
+# src/app.py at 1 and again at 5; docs/b.md at 4 and 6, past k = 3; docs/c.md is a
+# workspace file that does not come back; docs/gone.md is no workspace file.
+HITS = ["src/app.py", "x.md", "y.md", "docs/b.md", "src/app.py", "docs/b.md"]
+
+SEARCHED_MISSED = (
+    "docs/b.md (rank 4, k = 3), docs/c.md (not among the 6 hits the target returned), "
+    "docs/gone.md (not a file in the workspace, RAG203)"
+)
+ELSEWHERE_MISSED = (
+    "docs/b.md (rank 4, k = 3), docs/c.md (not among the 6 hits the target returned), "
+    "docs/gone.md (not among the 6 hits the target returned)"
+)
+
+
+def write_answers(root: Path, hits: list[str]) -> None:
+    line = json.dumps({"id": "why", "hits": [{"path": path} for path in hits], "mode": "semantic"})
+    (root / ".punica" / "runs" / "rec.jsonl").write_text(line + "\n", encoding="utf-8")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    case = {"id": "why", "input": {"query": "why"}, "expect": {"relevant": EXPECTED}}
+    make_workspace(tmp_path, suite=SUITE, dataset=json.dumps(case) + "\n")
+    (tmp_path / ".punica" / "targets.yaml").write_text(TARGETS, encoding="utf-8")
+    (tmp_path / ".punica" / "runs").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "b.md").write_text("# b\n", encoding="utf-8")
+    (tmp_path / "docs" / "c.md").write_text("# c\n", encoding="utf-8")
+    write_answers(tmp_path, HITS)
+    return tmp_path
+
+
+def cases_of(document: dict) -> dict[str, dict]:
+    return {suite["id"]: suite["cases"][0] for suite in document["suites"]}
+
+
+def missed_column(report: str) -> str:
+    """The text of a case table's last column (``missed``), its wrapped lines joined."""
+    rows = [line.split("│")[-2].strip() for line in report.splitlines() if line.startswith("│")]
+    return " ".join(row for row in rows if row)
+
+
+def test_the_text_report_says_why_each_value_was_missed(workspace: Path) -> None:
+    """The text table's missed column gives the rank past k, "not among the hits", or "not a file in the workspace" where RAG203 applies."""
+    result = rag_lsp("run", cwd=workspace)
+    assert result.returncode == 0, result.stdout + result.stderr
+    searched, elsewhere = result.stdout.split("elsewhere  ")
+    assert missed_column(searched) == SEARCHED_MISSED
+    assert missed_column(elsewhere) == ELSEWHERE_MISSED
+
+
+def test_the_junit_report_says_why_each_value_was_missed(workspace: Path) -> None:
+    """Each JUnit test case's output names each missed value with why it was missed."""
+    result = rag_lsp("run", "--format", "junit", cwd=workspace)
+    root = ET.fromstring(result.stdout.encode("utf-8"))
+    outputs = {
+        suite.get("name"): suite.find("testcase[@name='why']/system-out").text for suite in root.findall("testsuite")
+    }
+    assert outputs["searched"].endswith(" — missed: " + SEARCHED_MISSED)
+    assert outputs["elsewhere"].endswith(" — missed: " + ELSEWHERE_MISSED)
