@@ -16,9 +16,10 @@ SUITE_KEYS = {"id", "passed", "broken", "aggregates", "thresholds", "cases"}
 THRESHOLD_KEYS = {"metric", "threshold", "value", "passed"}
 CASE_KEYS = {"id", "scores", "broken", "missed", "first_relevant_rank", "mode"}
 # Keys written beside SPEC §6's (README): why a suite was not run, the ranks of
-# the relevant hits a case found (what --baseline compares).
+# the relevant hits a case found (what --baseline compares), why each missed value
+# was missed, and every rank of each expected value in the target's whole answer.
 EXTRA_SUITE_KEYS = {"error"}
-EXTRA_CASE_KEYS = {"ranks"}
+EXTRA_CASE_KEYS = {"ranks", "why_missed", "answer"}
 
 
 

@@ -96,3 +96,34 @@ def test_the_junit_report_says_why_each_value_was_missed(workspace: Path) -> Non
     }
     assert outputs["searched"].endswith(" — missed: " + SEARCHED_MISSED)
     assert outputs["elsewhere"].endswith(" — missed: " + ELSEWHERE_MISSED)
+
+
+def test_the_json_report_says_why_and_keeps_every_rank_of_the_answer(workspace: Path) -> None:
+    """`why_missed` gives each missed value's reason and rank; `answer` keeps every rank of each expected value, past k too; the SPEC keys stay as they were."""
+    result = rag_lsp("run", "--format", "json", cwd=workspace)
+    cases = cases_of(json.loads(result.stdout))
+    searched, elsewhere = cases["searched"], cases["elsewhere"]
+    assert searched["missed"] == ["docs/b.md", "docs/c.md", "docs/gone.md"]
+    assert searched["first_relevant_rank"] == 1 and searched["ranks"] == {"src/app.py": 1}
+    assert searched["why_missed"] == [
+        {"value": "docs/b.md", "reason": "below-k", "rank": 4, "message": "rank 4, k = 3"},
+        {"value": "docs/c.md", "reason": "not-returned", "rank": None, "message": "not among the 6 hits the target returned"},
+        {"value": "docs/gone.md", "reason": "not-in-workspace", "rank": None, "message": "not a file in the workspace, RAG203"},
+    ]
+    assert elsewhere["why_missed"][2] == {
+        "value": "docs/gone.md", "reason": "not-returned", "rank": None, "message": "not among the 6 hits the target returned",
+    }
+    assert searched["answer"] == elsewhere["answer"] == {
+        "hits": 6,
+        "ranks": {"src/app.py": [1, 5], "docs/b.md": [4, 6], "docs/c.md": [], "docs/gone.md": []},
+        "first_with_field": 1,
+    }
+
+
+def test_a_target_that_returned_nothing_says_so(workspace: Path) -> None:
+    """An empty answer says the target returned no hits, and the JSON answer holds no rank."""
+    write_answers(workspace, [])
+    result = rag_lsp("run", "--suite", "elsewhere", "--format", "json", cwd=workspace)
+    case = cases_of(json.loads(result.stdout))["elsewhere"]
+    assert [miss["message"] for miss in case["why_missed"]] == ["the target returned no hits"] * 4
+    assert case["answer"] == {"hits": 0, "ranks": dict.fromkeys(EXPECTED, []), "first_with_field": None}

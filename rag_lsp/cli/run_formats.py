@@ -9,7 +9,12 @@
   "scores", "broken", "missed", "first_relevant_rank", "mode"}]}]}``, and beside
   them: per suite ``error`` (why it was not run, or null); per case ``ranks``
   (each expected value that came back -> the rank of its first hit within k, what
-  ``--baseline`` needs to name a lost hit and the rank it had); with ``--k``,
+  ``--baseline`` needs to name a lost hit and the rank it had), ``why_missed``
+  (one ``{"value", "reason", "rank", "message"}`` per value of ``missed``: see
+  :class:`~..core.scorer.Miss`) and ``answer`` (``{"hits", "ranks",
+  "first_with_field"}``: every rank of each expected value in the target's whole
+  answer, not only within k, so a baseline can be read at any k; null when the
+  target gave no answer, see :class:`~..core.scorer.AnswerRanks`); with ``--k``,
   ``at_k`` per suite (``{"5": {metric: mean}}``) and per case (``{"5": {metric:
   value} | null}``, written on one line).
 * ``junit``: JUnit XML for CI test reports: a test suite per suite, a test case
@@ -19,6 +24,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -49,6 +55,16 @@ TABLE_ROWS = 50
 def suite_json(result: SuiteResult, shared: bool = True) -> dict:
     """A suite's part of the JSON report (``shared``: sweep figures as orjson
     fragments, written once for the cases that share them)."""
+    # orjson writes the scorer's records (slotted dataclasses) as objects itself;
+    # the standard encoder, which writes what orjson refuses, is given dicts.
+    why_missed: Callable[[CaseResult], object] = (
+        (lambda case: case.why_missed) if shared else (lambda case: [dataclasses.asdict(miss) for miss in case.why_missed])
+    )
+    answer: Callable[[CaseResult], object] = (
+        (lambda case: case.answer)
+        if shared
+        else (lambda case: dataclasses.asdict(case.answer) if case.answer is not None else None)
+    )
     document = {
         "id": result.id,
         "passed": result.passed,
@@ -86,6 +102,8 @@ def suite_json(result: SuiteResult, shared: bool = True) -> dict:
                 "first_relevant_rank": case.first_relevant_rank,
                 "mode": case.mode,
                 "ranks": case.ranks,
+                "why_missed": why_missed(case),
+                "answer": answer(case),
                 "at_k": at_k(case),
             }
             for case in result.cases
@@ -100,6 +118,8 @@ def suite_json(result: SuiteResult, shared: bool = True) -> dict:
             "first_relevant_rank": case.first_relevant_rank,
             "mode": case.mode,
             "ranks": case.ranks,
+            "why_missed": why_missed(case),
+            "answer": answer(case),
         }
         for case in result.cases
     ]
