@@ -127,3 +127,38 @@ def test_a_target_that_returned_nothing_says_so(workspace: Path) -> None:
     case = cases_of(json.loads(result.stdout))["elsewhere"]
     assert [miss["message"] for miss in case["why_missed"]] == ["the target returned no hits"] * 4
     assert case["answer"] == {"hits": 0, "ranks": dict.fromkeys(EXPECTED, []), "first_with_field": None}
+
+
+def test_a_baseline_run_at_one_k_compares_at_every_swept_k(workspace: Path) -> None:
+    """With --k, a baseline run without --k is read at each swept k from its ranks, giving the means a swept baseline gives."""
+    plain = rag_lsp("run", "--format", "json", cwd=workspace)
+    swept = rag_lsp("run", "--format", "json", "--k", "1,5,10", cwd=workspace)
+    (workspace / "plain.json").write_text(plain.stdout, encoding="utf-8")
+    write_answers(workspace, ["x.md", "docs/b.md", "src/app.py"])
+    result = rag_lsp(
+        "run", "--suite", "searched", "--k", "1,5,10", "--baseline", "plain.json", "--compare-json", "c.json", cwd=workspace
+    )
+    assert "Traceback" not in result.stderr, result.stderr
+    (searched, _) = json.loads((workspace / "c.json").read_text())["suites"]
+    assert list(searched["at_k"]) == ["1", "5", "10"]
+    means = json.loads(swept.stdout)["suites"][0]["at_k"]
+    for k, deltas in searched["at_k"].items():
+        assert {delta["metric"]: delta["baseline"] for delta in deltas} == means[k], k
+    at_five = {delta["metric"]: delta for delta in searched["at_k"]["5"]}
+    assert at_five["rag.recall"]["baseline"] == 0.5 and at_five["rag.recall"]["current"] == 0.5
+
+
+def test_a_lost_or_gained_hit_says_why_it_was_missed(workspace: Path) -> None:
+    """Against a baseline, a hit lost says where it went (past k, or not returned), and one gained where it had been."""
+    write_answers(workspace, ["docs/b.md", "src/app.py", "x.md", "docs/c.md"])
+    baseline = rag_lsp("run", "--suite", "searched", "--format", "json", cwd=workspace)
+    (workspace / "base.json").write_text(baseline.stdout, encoding="utf-8")
+    write_answers(workspace, ["x.md", "docs/c.md", "src/app.py", "docs/b.md"])
+    result = rag_lsp("run", "--suite", "searched", "--baseline", "base.json", "--compare-json", "c.json", cwd=workspace)
+    comparison = result.stdout.split("vs baseline base.json", 1)[1]
+    assert "lost docs/b.md (was rank 1, now rank 4, k = 3)" in comparison
+    assert "gained docs/c.md (rank 2, was rank 4, k = 3)" in comparison
+    (searched,) = json.loads((workspace / "c.json").read_text())["suites"]
+    changes = searched["worse"] + searched["better"]
+    hits = [hit for change in changes for kind in ("lost", "gained") for hit in change[kind]]
+    assert {hit["value"]: hit["why"] for hit in hits} == {"docs/b.md": "rank 4, k = 3", "docs/c.md": "rank 4, k = 3"}

@@ -249,7 +249,8 @@ def _case_tail(change: CaseChange | None) -> str:
         return f" — the baseline scored it: {scored}" if scored else " — the baseline scored it"
     if change.baseline_broken is not None:
         return f" — broken in the baseline: {change.baseline_broken}"
-    hits = describe_hits(change)
+    # The case's own result says why each value it lost is missed now.
+    hits = describe_hits(change, why_now=False)
     if hits:
         return f" — vs baseline: {hits}"
     return " — same as the baseline" if not change.changed else ""
