@@ -129,7 +129,7 @@ def test_regressions_follow_each_metrics_direction_and_the_tolerance() -> None:
     assert report["regressed"] is True and report["baseline"] == "base.json"
     code = report["suites"][0]
     assert [item["id"] for item in code["worse"]] == ["a", "g"]
-    assert code["worse"][0]["lost"] == [{"value": "y", "from": 2, "to": None}]
+    assert code["worse"][0]["lost"] == [{"value": "y", "from": 2, "to": None, "why": None}]
     json.dumps(report)  # plain JSON data
 
 
@@ -223,7 +223,10 @@ def test_baseline_in_the_text_json_and_markdown_reports(workspace: Path) -> None
     out = result.stdout.split("vs baseline base.json", 1)[1]
     (recall,) = [line for line in out.splitlines() if line.strip().startswith("rag.recall")]
     assert recall.split() == ["rag.recall", "0.62", "0.50", "−0.12", "✗", "regressed"]
-    assert "worse (1):" in out and "a  recall 1.00 → 0.50 (−0.50) · precision 1.00 → 0.50 (−0.50) — lost src/b.py (was rank 2)" in out
+    assert "worse (1):" in out and (
+        "a  recall 1.00 → 0.50 (−0.50) · precision 1.00 → 0.50 (−0.50)"
+        " — lost src/b.py (was rank 2, now not among the 2 hits the target returned)"
+    ) in out
     assert "better (1):" in out and "b  recall 0.50 → 1.00 (+0.50)" in out
     assert "added since the baseline (1): n" in out and "removed since the baseline (1): c" in out
     report = json.loads((workspace / "out" / "compare.json").read_text())
@@ -234,7 +237,8 @@ def test_baseline_in_the_text_json_and_markdown_reports(workspace: Path) -> None
     markdown = summary.read_text()
     assert markdown.startswith("earlier step\n## ✅ rag-lsp run: 1 passed")
     assert "### Compared with the baseline `base.json`" in markdown and "Worse (1)" in markdown
-    assert "- `a`: recall 1.00 → 0.50 (−0.50)" in markdown and "lost src/b.py (was rank 2)" in markdown
+    assert "- `a`: recall 1.00 → 0.50 (−0.50)" in markdown
+    assert "lost src/b.py (was rank 2, now not among the 2 hits the target returned)" in markdown
     assert "**Added since the baseline (1):** `n`" in markdown
 
 

@@ -221,7 +221,7 @@ def test_a_suite_run_marks_its_cases_and_thresholds(tmp_path: Path) -> None:
     assert cases[0][first.start : first.end] == '"a"'
     assert first.message == (
         "recall 0.50 (1/2) · precision 0.50 · MRR 0.50 (first relevant at rank 2) · hit@1 0 · retrieved 2 · semantic 1"
-        " — missed: docs/b.md"
+        " — missed: docs/b.md (rank 3, k = 2)"
     )
     in_suite = suite_marks(result, suite, key, workspace.parsed_yaml(suite.file).lines)
     assert [(line, item.code, item.message) for line, item in in_suite] == [

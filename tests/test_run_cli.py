@@ -18,9 +18,10 @@ THRESHOLD_KEYS = {"metric", "threshold", "value", "passed"}
 CASE_KEYS = {"id", "scores", "broken", "missed", "first_relevant_rank", "mode"}
 # Keys written beside SPEC §6's (README): why a suite was not run, the scoring
 # metadata of its metrics' configs, the ranks of the relevant hits a case found
-# (what --baseline compares).
+# (what --baseline compares), why each missed value was missed, and every rank of
+# each expected value in the target's whole answer.
 EXTRA_SUITE_KEYS = {"error", "metrics"}
-EXTRA_CASE_KEYS = {"ranks"}
+EXTRA_CASE_KEYS = {"ranks", "why_missed", "answer"}
 
 
 

@@ -175,7 +175,7 @@ def test_one_case(tmp_path: Path) -> None:
 
 
 def test_describe_case_reads_like_the_rag400_message(tmp_path: Path) -> None:
-    """A case's line gives every figure, the first relevant rank and what was missed."""
+    """A case's line gives every figure, the first relevant rank and what was missed, with why."""
     workspace = recorded_workspace(
         tmp_path,
         [case("a", ["src/app.py", "docs/approvals.md"])],
@@ -185,7 +185,7 @@ def test_describe_case_reads_like_the_rag400_message(tmp_path: Path) -> None:
     (only,) = run(workspace).cases
     assert describe_case(only) == (
         "recall 0.50 (1/2) · precision 0.10 · MRR 0.33 (first relevant at rank 3) · hit@1 0 · retrieved 10 · semantic 1"
-        " — missed: docs/approvals.md"
+        " — missed: docs/approvals.md (not among the 10 hits the target returned)"
     )
 
 

@@ -9,9 +9,12 @@ import pytest
 
 from rag_lsp.core.manifests import ManifestRegistry, manifest_from
 from rag_lsp.core.scorer import (
+    BELOW_K,
     HIT_AT_1,
     MRR,
     NO_MATCH_FIELD,
+    NOT_IN_WORKSPACE,
+    NOT_RETURNED,
     NOTHING_RELEVANT,
     PRECISION,
     RECALL,
@@ -119,6 +122,19 @@ def test_mode_semantic_only_for_semantic() -> None:
     """rag.mode.semantic is 1 only for the mode "semantic"; keyword, other or no mode give 0."""
     for mode, expected in (("semantic", 1.0), ("keyword", 0.0), (None, 0.0), ("Semantic", 0.0)):
         assert score_case(["a"], ["a"], mode).scores[SEMANTIC] == expected
+
+
+def test_each_missed_value_says_why_once() -> None:
+    """A value past k gives its first rank, one never returned says so, one `absent` holds for is not in the workspace; a value listed twice is explained once."""
+    result = score_case(["a", "b", "c", "d", "d"], ["x", "a", "y", "b", "b"], "semantic", k=2, absent=lambda value: value == "d")
+    assert result.missed == ("b", "c", "d")
+    assert [(miss.reason, miss.rank, str(miss)) for miss in result.why_missed] == [
+        (BELOW_K, 4, "b (rank 4, k = 2)"),
+        (NOT_RETURNED, None, "c (not among the 5 hits the target returned)"),
+        (NOT_IN_WORKSPACE, None, "d (not a file in the workspace, RAG203)"),
+    ]
+    assert result.answer.ranks == {"a": [2], "b": [4, 5], "c": [], "d": []}
+    assert [str(miss) for miss in score_case(["a"], ["x"], "semantic").why_missed] == ["a (not the one hit the target returned)"]
 
 
 def test_match_values_reads_mappings_and_objects() -> None:

@@ -52,7 +52,8 @@ async def test_a_case_run_shows_its_deltas_against_the_baseline(client: Language
             0,
             "recall 0.50 (1/2, −0.50 vs baseline) · precision 0.10 (−0.90 vs baseline)"
             " · MRR 0.33 (first relevant at rank 3, −0.67 vs baseline) · hit@1 0 (−1.00 vs baseline)"
-            " · retrieved 10 (+8.00 vs baseline) · semantic 1 — missed: docs/approvals.md"
+            " · retrieved 10 (+8.00 vs baseline) · semantic 1"
+            " — missed: docs/approvals.md (not among the 10 hits the target returned)"
             " — vs baseline: lost docs/approvals.md (was rank 2); src/gateway.ts moved from rank 1 to 3",
         ),
         (

@@ -11,7 +11,7 @@ import pytest
 from workspaces import make_workspace, rag_lsp
 
 from rag_lsp.core.runner import Runner
-from rag_lsp.core.scorer import score_case, score_case_at
+from rag_lsp.core.scorer import figures_from_answer, score_case, score_case_at
 from rag_lsp.core.workspace import Workspace
 
 SUITE = """\
@@ -75,6 +75,20 @@ def test_score_case_at_equals_score_case_at_each_k() -> None:
         values = [rng.choice(names) for _ in range(rng.randint(0, 12))]
         mode = rng.choice(["semantic", "keyword", None])
         at = score_case_at(expected, values, mode, KS)
+        assert at == {k: score_case(expected, values, mode, "path", k).scores for k in KS}, (expected, values)
+
+
+def test_the_whole_answer_gives_the_figures_at_any_k() -> None:
+    """A case's whole-answer ranks, kept at whatever k it was scored, give exactly score_case's figures at every k (None where broken)."""
+    rng = random.Random(5)
+    names = ["a", "b", "c", "d", None]
+    for _ in range(3000):
+        expected = rng.sample("abcdef", rng.randint(1, 3))
+        values = [rng.choice(names) for _ in range(rng.randint(0, 12))]
+        mode = rng.choice(["semantic", "keyword", None])
+        answer = score_case(expected, values, mode, "path", rng.choice([None, 1, 2, 4, 10])).answer
+        semantic = 1.0 if mode == "semantic" else 0.0
+        at = figures_from_answer(answer.ranks, answer.hits, answer.first_with_field, semantic, KS)
         assert at == {k: score_case(expected, values, mode, "path", k).scores for k in KS}, (expected, values)
 
 

@@ -11,7 +11,12 @@
   scoring metadata of each metric's config: ``{"rag.hit_at_k": {"inverted",
   "min", "max", "weight", "metric_name"}}``); per case ``ranks``
   (each expected value that came back -> the rank of its first hit within k, what
-  ``--baseline`` needs to name a lost hit and the rank it had); with ``--k``,
+  ``--baseline`` needs to name a lost hit and the rank it had), ``why_missed``
+  (one ``{"value", "reason", "rank", "message"}`` per value of ``missed``: see
+  :class:`~..core.scorer.Miss`) and ``answer`` (``{"hits", "ranks",
+  "first_with_field"}``: every rank of each expected value in the target's whole
+  answer, not only within k, so a baseline can be read at any k; null when the
+  target gave no answer, see :class:`~..core.scorer.AnswerRanks`); with ``--k``,
   ``at_k`` per suite (``{"5": {metric: mean}}``) and per case (``{"5": {metric:
   value} | null}``, written on one line).
 * ``junit``: JUnit XML for CI test reports: a test suite per suite, a test case
@@ -21,6 +26,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -30,7 +36,15 @@ from typing import Callable
 
 import orjson
 
-from ..core.runner import HIT_AT_K, TARGET_FAILED, CaseResult, SuiteResult, describe_case, describe_threshold
+from ..core.runner import (
+    HIT_AT_K,
+    TARGET_FAILED,
+    CaseResult,
+    SuiteResult,
+    describe_case,
+    describe_missed,
+    describe_threshold,
+)
 from ..core.scorer import HIT_AT_1, MRR, PRECISION, RAG_METRICS, RECALL, RETRIEVED, SEMANTIC
 from ..core.wording import counted
 from .run import Run
@@ -44,6 +58,16 @@ TABLE_ROWS = 50
 def suite_json(result: SuiteResult, shared: bool = True) -> dict:
     """A suite's part of the JSON report (``shared``: sweep figures as orjson
     fragments, written once for the cases that share them)."""
+    # orjson writes the scorer's records (slotted dataclasses) as objects itself;
+    # the standard encoder, which writes what orjson refuses, is given dicts.
+    why_missed: Callable[[CaseResult], object] = (
+        (lambda case: case.why_missed) if shared else (lambda case: [dataclasses.asdict(miss) for miss in case.why_missed])
+    )
+    answer: Callable[[CaseResult], object] = (
+        (lambda case: case.answer)
+        if shared
+        else (lambda case: dataclasses.asdict(case.answer) if case.answer is not None else None)
+    )
     document = {
         "id": result.id,
         "passed": result.passed,
@@ -82,6 +106,8 @@ def suite_json(result: SuiteResult, shared: bool = True) -> dict:
                 "first_relevant_rank": case.first_relevant_rank,
                 "mode": case.mode,
                 "ranks": case.ranks,
+                "why_missed": why_missed(case),
+                "answer": answer(case),
                 "at_k": at_k(case),
             }
             for case in result.cases
@@ -96,6 +122,8 @@ def suite_json(result: SuiteResult, shared: bool = True) -> dict:
             "first_relevant_rank": case.first_relevant_rank,
             "mode": case.mode,
             "ranks": case.ranks,
+            "why_missed": why_missed(case),
+            "answer": answer(case),
         }
         for case in result.cases
     ]
@@ -297,7 +325,7 @@ def format_text(run: Run) -> str:
                 _number(scores.get(MRR)),
                 f"{scores.get(HIT_AT_1, 0):g}",
             ]
-            table.add_row(case.id, *cells, *swept, Text(", ".join(case.missed), style="yellow"))
+            table.add_row(case.id, *cells, *swept, Text(describe_missed(case), style="yellow"))
         if result.cases:
             console.print(table)
         if len(result.cases) > TABLE_ROWS:

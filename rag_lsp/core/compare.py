@@ -7,9 +7,10 @@ it: ``rag-lsp run --baseline RUN.json`` compares a whole run, and an editor can 
 
 A baseline is what ``rag-lsp run --format json`` printed: SPEC §6's keys, plus the
 extra keys this version writes (``ranks``: each expected value that came back →
-the rank of its first hit within k; ``error``; ``at_k``). A report without
-``ranks`` (an older rag-lsp) still compares; a lost hit is then named without
-the rank it moved from.
+the rank of its first hit within k; ``why_missed``; ``answer``: every rank of
+each expected value in the target's whole answer; ``error``; ``at_k``). A report
+without ``ranks`` (an older rag-lsp) still compares; a lost hit is then named
+without the rank it moved from.
 
 * **Aggregates**: each suite mean of the baseline beside this run's, with the
   delta. A mean *regresses* when it moves the wrong way (down for
@@ -20,8 +21,12 @@ the rank it moved from.
   or it lost its figures (now broken), *better* when some moved the right way and
   none the wrong way, or it has figures again; otherwise unchanged. Each changed
   case carries its deltas and the relevant hits it lost, gained, or that moved
-  rank. Cases only in this run are *added*, cases only in the baseline *removed*;
-  both are listed. Suites likewise.
+  rank; a hit lost or gained says why it was missed on the side that missed it
+  (``now rank 7, k = 5``). Cases only in this run are *added*, cases only in the
+  baseline *removed*; both are listed. Suites likewise.
+* **Means at each k of a sweep** (``--k``): beside the baseline's own means at
+  that k when it swept it too, else scored again from its cases' whole answers
+  (``answer``), so a baseline run at one k compares at every k.
 """
 
 from __future__ import annotations
@@ -35,7 +40,18 @@ from typing import Any, Callable, Collection, Iterable, Mapping, Protocol, Seque
 import msgspec
 
 from .manifests import HIGHER, LOWER, ManifestRegistry
-from .scorer import HIT_AT_1, MRR, PRECISION, RAG_METRICS, RECALL, RETRIEVED, SEMANTIC
+from .scorer import (
+    HIT_AT_1,
+    MRR,
+    PRECISION,
+    RAG_METRICS,
+    RECALL,
+    RETRIEVED,
+    SEMANTIC,
+    SEMANTIC_MODE,
+    aggregate,
+    figures_from_answer,
+)
 
 #: A metric's direction for a comparison: HIGHER, LOWER or COUNTER.
 COUNTER = "counter"
@@ -91,6 +107,22 @@ def direction_from(registry: ManifestRegistry | None) -> Direction:
 # ---------------------------------------------------------------- what is compared
 
 
+class MissLike(Protocol):
+    """Why a value was missed: a :class:`~.scorer.Miss` or a :class:`MissFigures`."""
+
+    value: str
+    message: str
+
+
+class AnswerLike(Protocol):
+    """What a case's whole answer held: a :class:`~.scorer.AnswerRanks` or an
+    :class:`AnswerFigures`."""
+
+    hits: int
+    ranks: Mapping[str, Sequence[int]]
+    first_with_field: int | None
+
+
 class CaseLike(Protocol):
     """What a comparison reads of a case: a :class:`~.runner.CaseResult` or a
     :class:`CaseFigures` read from a report."""
@@ -100,6 +132,24 @@ class CaseLike(Protocol):
     broken: str | None
     missed: Sequence[str]
     ranks: Mapping[str, int] | None
+    why_missed: Sequence[MissLike]
+
+
+class MissFigures(msgspec.Struct, gc=False):
+    """Why a case of a run report missed one value (its ``why_missed``)."""
+
+    value: str
+    reason: str
+    rank: int | None = None
+    message: str = ""
+
+
+class AnswerFigures(msgspec.Struct, gc=False):
+    """What the target's whole answer held for a case of a run report (its ``answer``)."""
+
+    hits: int
+    ranks: dict[str, list[int]]
+    first_with_field: int | None = None
 
 
 class CaseFigures(msgspec.Struct, gc=False):
@@ -112,6 +162,8 @@ class CaseFigures(msgspec.Struct, gc=False):
     first_relevant_rank: int | None = None
     mode: str | None = None
     ranks: dict[str, int] | None = None
+    why_missed: list[MissFigures] = []
+    answer: AnswerFigures | None = None
     at_k: dict[str, dict[str, float | None] | None] | None = None
 
 
@@ -243,11 +295,14 @@ class MetricDelta:
 @dataclass(frozen=True, slots=True)
 class HitChange:
     """A relevant value whose rank changed: ``before``/``after`` are 1-based ranks
-    within k, None where it did not come back (or the baseline does not say)."""
+    within k, None where it did not come back (or the baseline does not say);
+    ``why``: why it was missed on the side where it was (``rank 7, k = 5``), when
+    that run said."""
 
     value: str
     before: int | None
     after: int | None
+    why: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,26 +428,29 @@ def compare_case(baseline: CaseLike, current: CaseLike, direction: Direction = d
         before = baseline.ranks
         after = current.ranks or {}
         missed_now = set(current.missed)
+        # Why a value lost was missed now, and why one gained was missed then.
+        why_now = _reasons(current)
+        why_then = _reasons(baseline)
         if before is not None:
             for value, rank in before.items():
                 now = after.get(value)
                 if now is None:
                     if value in missed_now:  # still expected, no longer found
-                        lost.append(HitChange(value, rank, None))
+                        lost.append(HitChange(value, rank, None, why_now.get(value)))
                 elif now != rank:
                     moved.append(HitChange(value, rank, now))
             for value, rank in after.items():
                 if value not in before:
-                    gained.append(HitChange(value, None, rank))
+                    gained.append(HitChange(value, None, rank, why_then.get(value)))
         else:
             # An older report without ranks: what it missed tells what it found.
             missed_before = set(baseline.missed)
             for value in current.missed:
                 if value not in missed_before:
-                    lost.append(HitChange(value, None, None))
+                    lost.append(HitChange(value, None, None, why_now.get(value)))
             for value, rank in after.items():
                 if value in missed_before:
-                    gained.append(HitChange(value, None, rank))
+                    gained.append(HitChange(value, None, rank, why_then.get(value)))
         lost.sort(key=lambda hit: (hit.before or 0, hit.value))
         gained.sort(key=lambda hit: (hit.after or 0, hit.value))
         moved.sort(key=lambda hit: (hit.before or 0, hit.value))
@@ -410,6 +468,29 @@ def compare_case(baseline: CaseLike, current: CaseLike, direction: Direction = d
     )
 
 
+def _reasons(case: CaseLike) -> dict[str, str]:
+    """Why the case missed each value it missed, by value (empty when its run did not say)."""
+    misses = getattr(case, "why_missed", None)
+    return {miss.value: miss.message for miss in misses if miss.message} if misses else {}
+
+
+def baseline_at_k(suite: SuiteFigures, ks: Sequence[int]) -> dict[int, dict[str, float]] | None:
+    """A suite's means at each of ``ks`` (ascending) scored again from its cases'
+    whole answers (``answer``), exactly as a run at that k gives them; None when
+    a scored case has no answer to read (a report of an older rag-lsp, or of a
+    metric suite)."""
+    at: list[dict[int, dict[str, float] | None]] = []
+    for case in suite.cases:
+        answer = case.answer
+        if answer is None:
+            if case.scores is not None:
+                return None
+            continue  # no answer and no figures (broken, or the target failed): none at any k
+        semantic = 1.0 if case.mode == SEMANTIC_MODE else 0.0
+        at.append(figures_from_answer(answer.ranks, answer.hits, answer.first_with_field, semantic, ks))
+    return {k: aggregate([figures[k] for figures in at])[0] for k in ks}
+
+
 def compare_suite(
     baseline: SuiteFigures | None,
     current: Any | None,
@@ -424,8 +505,15 @@ def compare_suite(
         return SuiteComparison(current.id, NEW, added=[case.id for case in current.cases], error=current.error)
     result = SuiteComparison(current.id, COMPARED, error=current.error)
     result.aggregates = compare_figures(baseline.aggregates, current.aggregates, direction)
-    base_at = baseline.at_k or {}
+    base_at: dict[str, Any] = dict(baseline.at_k or {})
     now_at = {str(k): means for k, means in (current.at_k or {}).items()}
+    # The k this run swept and the baseline did not: its means there are read
+    # again from its cases' whole answers.
+    unswept = sorted(int(key) for key in now_at.keys() - base_at.keys() if key.isdigit() and int(key) >= 1)
+    if unswept:
+        derived = baseline_at_k(baseline, unswept)
+        if derived is not None:
+            base_at.update((str(k), means) for k, means in derived.items())
     for k in sorted((int(key) for key in base_at.keys() & now_at.keys() if key.isdigit()), key=int):
         result.at_k[k] = compare_figures(base_at[str(k)], now_at[str(k)], direction)
     before = keyed(baseline.cases)
@@ -472,8 +560,6 @@ def compare_run(
 
 def _narrowed(suite: SuiteFigures, wanted: set[str]) -> SuiteFigures:
     """The baseline suite over only the wanted cases, with its means over them."""
-    from .scorer import aggregate
-
     cases = [case for case in suite.cases if case.id in wanted]
     figures = [
         {metric: value for metric, value in case.scores.items() if _number(value) is not None}
@@ -506,8 +592,11 @@ def vs_baseline(delta: MetricDelta | None) -> str:
     return f"{signed(delta.delta)} vs baseline"
 
 
-def describe_hits(change: CaseChange, limit: int = 3) -> str:
-    """``lost docs/a.md (was rank 2); src/b.ts moved 1 → 3; gained src/c.ts (rank 4)``."""
+def describe_hits(change: CaseChange, limit: int = 3, why_now: bool = True) -> str:
+    """``lost docs/a.md (was rank 2, now rank 7, k = 5); src/b.ts moved from rank 1
+    to 3; gained src/c.ts (rank 4, was rank 12, k = 10)``: each hit lost or gained
+    with why it was missed on the side that missed it, when that run said
+    (``why_now=False``: not for the hits lost, where the case's own result says it)."""
     parts: list[str] = []
 
     def listed(items: Sequence[HitChange], word: Callable[[HitChange], str]) -> None:
@@ -516,9 +605,23 @@ def describe_hits(change: CaseChange, limit: int = 3) -> str:
         if len(items) > limit:
             parts.append(f"{len(items) - limit:,} more")
 
-    listed(change.lost, lambda hit: f"lost {hit.value}" + (f" (was rank {hit.before})" if hit.before else ""))
+    def within(notes: list[str]) -> str:
+        notes = [note for note in notes if note]
+        return f" ({', '.join(notes)})" if notes else ""
+
+    def lost(hit: HitChange) -> str:
+        return f"lost {hit.value}" + within(
+            [f"was rank {hit.before}" if hit.before else "", f"now {hit.why}" if why_now and hit.why else ""]
+        )
+
+    def gained(hit: HitChange) -> str:
+        return f"gained {hit.value}" + within(
+            [f"rank {hit.after}" if hit.after else "", f"was {hit.why}" if hit.why else ""]
+        )
+
+    listed(change.lost, lost)
     listed(change.moved, lambda hit: f"{hit.value} moved from rank {hit.before} to {hit.after}")
-    listed(change.gained, lambda hit: f"gained {hit.value}" + (f" (rank {hit.after})" if hit.after else ""))
+    listed(change.gained, gained)
     return "; ".join(parts)
 
 
@@ -553,7 +656,7 @@ def report_json(comparison: Comparison) -> dict[str, Any]:
         }
 
     def hit(item: HitChange) -> dict[str, Any]:
-        return {"value": item.value, "from": item.before, "to": item.after}
+        return {"value": item.value, "from": item.before, "to": item.after, "why": item.why}
 
     def case(item: CaseChange) -> dict[str, Any]:
         return {

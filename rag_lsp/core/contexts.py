@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Container, Iterable
+from typing import Any, Callable, Container, Iterable
 
 from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE
@@ -289,6 +289,15 @@ def first_missing_index(workspace: Workspace, relevant: list[Any]) -> int:
         if type(value) is str and _missing(value, files, known):
             return index
     return 0
+
+
+def not_a_workspace_file(workspace: Workspace) -> Callable[[str], bool]:
+    """RAG203's test of one expected path, for a run to say why a value was
+    missed: whether it is not a workspace file, as written nor in normal form.
+    The workspace's files are listed once, here, so the test itself reads nothing."""
+    files = workspace.normal_file_set()
+    known = workspace.file_set()
+    return lambda value: _missing(value, files, known)
 
 
 def _missing(value: str, files: frozenset[str], known: frozenset[str], not_normal: Container[str] | None = None) -> bool:

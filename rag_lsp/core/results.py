@@ -250,7 +250,8 @@ def _case_tail(change: CaseChange | None) -> str:
         return f" — the baseline scored it: {scored}" if scored else " — the baseline scored it"
     if change.baseline_broken is not None:
         return f" — broken in the baseline: {change.baseline_broken}"
-    hits = describe_hits(change)
+    # The case's own result says why each value it lost is missed now.
+    hits = describe_hits(change, why_now=False)
     if hits:
         return f" — vs baseline: {hits}"
     return " — same as the baseline" if not change.changed else ""
@@ -408,8 +409,10 @@ def _target_node(node: YNode) -> YNode | None:
 
 def hover_markdown(run: CaseRun) -> str:
     """A case's result for its hover: the figures, the ranked hits (relevant ones
-    marked, those beyond `k` set apart) and what was missed."""
+    marked, those beyond `k` set apart, an expected one among them named) and
+    what was missed, each value with why."""
     case = run.case
+    expected = case.answer.ranks if case.answer is not None else {}
     header = f"**Run result** · suite `{run.suite}`" + (f" · target `{run.target}`" if run.target else "")
     header += f" · match `{run.match}`" + (f" · k {run.k}" if run.k is not None else "")
     parts = [header, describe_case(case)]
@@ -428,6 +431,8 @@ def hover_markdown(run: CaseRun) -> str:
                 note = " — ✓ relevant"
             elif run.k is not None and rank > run.k:
                 note = f" — beyond k = {run.k}, not scored"
+                if value in expected:
+                    note += " (expected: counted as missed)"
             rows.append(f"{rank}. {label}" + (f" ({', '.join(extra)})" if extra else "") + note)
         if len(case.hits) > HOVER_HITS:
             rows.append(f"… and {len(case.hits) - HOVER_HITS:,} more hits")
@@ -435,7 +440,11 @@ def hover_markdown(run: CaseRun) -> str:
     elif case.scores is not None:
         parts.append("No hits came back.")
     if case.missed:
-        parts.append("**Missed:** " + ", ".join(f"`{value}`" for value in case.missed))
+        if len(case.why_missed) == len(case.missed):
+            missed = [f"`{miss.value}` ({miss.message})" for miss in case.why_missed]
+        else:
+            missed = [f"`{value}`" for value in case.missed]
+        parts.append("**Missed:** " + ", ".join(missed))
     return "\n\n".join(parts)
 
 

@@ -33,6 +33,7 @@ from typing import Any, Callable, Collection, Iterable, Sequence
 import msgspec
 
 from .analyze import analyze_file
+from .contexts import not_a_workspace_file
 from .datasets import CaseRow, DatasetProblem, KnownShapes, RunDataset, Unreadable, read_dataset
 from .findings import Finding, Severity
 from .manifests import GDI_TEXT, RAG_CASE
@@ -43,9 +44,12 @@ from .scorer import (
     RECALL,
     RETRIEVED,
     SEMANTIC,
+    SEMANTIC_MODE,
+    AnswerRanks,
+    Miss,
     ThresholdResult,
     aggregate,
-    carries_from,
+    answer_pattern,
     figures_at_ks,
     score_case,
     score_suite,
@@ -103,6 +107,11 @@ class CaseResult:
     # A sweep (``run_suite(ks=...)``): k -> the case's figures at that k, or None
     # where it has none at that k; None when the run swept no k.
     at_k: dict[int, dict[str, float] | None] | None = None
+    # Why each value of ``missed`` was missed, in its order.
+    why_missed: tuple[Miss, ...] = ()
+    # What the target's whole answer held, before the cut at k (every rank of
+    # each expected value): None when the target gave no answer to score.
+    answer: AnswerRanks | None = None
 
     @property
     def scored(self) -> bool:
@@ -381,18 +390,19 @@ class Runner:
                 plan.position = position
                 requests.append(plan)
         match, k = suite.match, suite.k
+        # Where RAG203 applies, a missed path that is not a workspace file is
+        # missed for that reason (the files are listed once, before the run).
+        absent = not_a_workspace_file(self.workspace) if match == "path" and info.workspace_paths else None
         values_of = operator.attrgetter(match)
         keep = self.keep_hits
         # A recording keeps every field of the hits, whatever the run reads.
         fields = None if keep or record is not None else frozenset({match})
         every = report.every
         count = 0
-        # A sweep within the suite's k is read off each case's result (the ranks
-        # of its relevant hits are all it takes); one past it scores the hits once
-        # more, to the largest k. Cases with the same ranks share one read-only
-        # `at_k`: a 100k-case suite has a few thousand patterns.
-        top = sweep[-1] if sweep else 0
-        derive = k is None or k >= top
+        # A sweep is read off each case's whole answer (the ranks of its relevant
+        # hits are all it takes, whatever the suite's k). Cases with the same
+        # ranks share one read-only `at_k`: a 100k-case suite has a few thousand
+        # patterns.
         patterns: dict[tuple, dict[int, dict[str, float] | None]] = {}
         with gc_paused():
             answers = target.answer_many(requests, cancel, self.workspace.settings.run_concurrency, fields)
@@ -408,33 +418,31 @@ class Runner:
                 else:
                     hits = answer.hits
                     values = list(map(values_of, hits))
-                    outcome = score_case(plan.expected, values, answer.mode, match, k)
+                    outcome = score_case(plan.expected, values, answer.mode, match, k, absent)
                     if outcome.scores is None:
                         case = CaseResult(
                             plan.case_id, plan.line, None, outcome.broken.message, BROKEN_CASE,
-                            mode=answer.mode, hits=tuple(hits) if keep else (),
+                            mode=answer.mode, hits=tuple(hits) if keep else (), answer=outcome.answer,
                         )
                     else:
                         case = CaseResult(
                             plan.case_id, plan.line, outcome.scores, None, None, outcome.missed,
                             outcome.first_relevant_rank, answer.mode, tuple(hits) if keep else (),
                             outcome.relevant_ranks, outcome.found, outcome.expected, None, None, outcome.ranks,
+                            None, outcome.why_missed, outcome.answer,
                         )
                     if sweep:
-                        full = outcome if derive else score_case(plan.expected, values, answer.mode, match, top)
-                        figures = full.scores
-                        if figures is None:
-                            case.at_k = none_at  # broken at the largest k, so at each
+                        whole = outcome.answer
+                        key = answer_pattern(
+                            whole.ranks, whole.hits, whole.first_with_field,
+                            1.0 if answer.mode == SEMANTIC_MODE else 0.0, outcome.answer_relevant_ranks,
+                        )
+                        if key is None:
+                            case.at_k = none_at  # no hit carries the field: broken at every k
                         else:
-                            key = (
-                                full.relevant_ranks, tuple(full.ranks.values()), figures[RETRIEVED], full.expected,
-                                figures[SEMANTIC], carries_from(values),
-                            )
                             at = patterns.get(key)
                             if at is None:
-                                at = patterns[key] = figures_at_ks(
-                                    key[0], key[1], int(key[2]), key[3], key[4], key[5], sweep
-                                )
+                                at = patterns[key] = figures_at_ks(*key, sweep)
                             case.at_k = at
                 cases[plan.position] = case
                 if not count % every:
@@ -733,7 +741,8 @@ def _figure(value: float) -> str:
 def describe_case(case: CaseResult, versus: Callable[[str], str] | None = None) -> str:
     """A case's result in one line, as RAG400 shows it:
     ``recall 0.50 (1/2) · precision 0.10 · MRR 0.33 (first relevant at rank 3) · hit@1 0
-    · retrieved 10 · semantic 1 — missed: docs/approvals.md``.
+    · retrieved 10 · semantic 1 — missed: docs/approvals.md (rank 12, k = 10)``,
+    each missed value with why (:func:`describe_missed`).
 
     ``versus(metric)``: what to say beside a figure, e.g. ``−0.50 vs baseline``
     (empty when nothing is to be said); it joins the figure's parentheses.
@@ -764,7 +773,16 @@ def describe_case(case: CaseResult, versus: Callable[[str], str] | None = None) 
     if SEMANTIC in scores:
         parts.append(figure(SEMANTIC, f"semantic {scores[SEMANTIC]:g}"))
     line = " · ".join(parts)
-    return line + (f" — missed: {', '.join(case.missed)}" if case.missed else "")
+    return line + (f" — missed: {describe_missed(case)}" if case.missed else "")
+
+
+def describe_missed(case: CaseResult) -> str:
+    """What a case missed, each value with why: ``b.md (rank 4, k = 3), c.md (not
+    among the 10 hits the target returned)``; the bare values when the run did
+    not say why."""
+    if len(case.why_missed) == len(case.missed):
+        return ", ".join(map(str, case.why_missed))
+    return ", ".join(case.missed)
 
 
 def describe_threshold(threshold: ThresholdResult) -> str:

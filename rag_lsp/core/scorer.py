@@ -20,6 +20,12 @@ nothing relevant, or whose considered hits carry none of the field, is *broken*:
 it gets no figures, says why, and fails its suite as broken, rather than
 reporting a recall of zero that would blame the retrieval for a mistake in the
 suite.
+
+Beside the figures, a case keeps what the whole answer held (:class:`AnswerRanks`:
+every rank at which each expected value came back, before the cut at k), so that
+it can be read again at any k, and says why each missed value was missed
+(:class:`Miss`): it came back below the cut, it did not come back at all, or it
+is not a file of the workspace the target searches.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import math
 from bisect import bisect_right
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any, Collection, Iterable, Mapping, Sequence
+from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
 
 from .manifests import HIGHER, LOWER, ManifestRegistry
 
@@ -48,6 +54,11 @@ SEMANTIC_MODE = "semantic"
 NOTHING_RELEVANT = "nothing-relevant"
 NO_MATCH_FIELD = "no-match-field"
 
+#: Why an expected value was missed (``Miss.reason``).
+BELOW_K = "below-k"
+NOT_RETURNED = "not-returned"
+NOT_IN_WORKSPACE = "not-in-workspace"
+
 # Means are sums of floats: 0.1 + 0.2 + ... may land a hair under a threshold it
 # meets on paper. A threshold holds within this tolerance.
 TOLERANCE = 1e-9
@@ -62,6 +73,43 @@ class Broken:
 
     def __str__(self) -> str:
         return self.message
+
+
+# Not frozen, as are the others built once per case: a frozen dataclass sets
+# each field through object.__setattr__.
+@dataclass(slots=True)
+class Miss:
+    """Why one expected value is missed: ``reason`` is stable (BELOW_K,
+    NOT_RETURNED, NOT_IN_WORKSPACE), ``rank`` is the first rank at which it came
+    back past the cut (BELOW_K only), ``message`` says it for people
+    (``rank 4, k = 3``). ``str()`` gives the value with it: ``b.md (rank 4, k = 3)``.
+
+    Its fields are what ``rag-lsp run --format json`` writes for it.
+    """
+
+    value: str
+    reason: str
+    rank: int | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.value} ({self.message})"
+
+
+@dataclass(slots=True)
+class AnswerRanks:
+    """What the target's whole answer held for a case, before the cut at k: how
+    many hits it returned, each distinct expected value (in declaration order)
+    with every 1-based rank at which a hit carries it (empty when none does),
+    and the rank of the first hit that carries the ``match`` field (None when
+    none does). Enough to score the case again at any k (:func:`figures_from_answer`).
+
+    Its fields are what ``rag-lsp run --format json`` writes for it.
+    """
+
+    hits: int
+    ranks: dict[str, list[int]]
+    first_with_field: int | None
 
 
 @dataclass(slots=True)
@@ -83,6 +131,12 @@ class CaseScore:
     # Each expected value that came back -> the 1-based rank of the first hit
     # within the first k that carries it, in rank order (None when broken).
     ranks: dict[str, int] | None = None
+    # What the whole answer held (None when nothing relevant was declared), the
+    # ranks of every relevant hit in it (ascending), and why each missed value
+    # was missed (in the order of ``missed``).
+    answer: AnswerRanks | None = None
+    answer_relevant_ranks: list[int] | None = None
+    why_missed: tuple[Miss, ...] = ()
 
     @property
     def scored(self) -> bool:
@@ -104,51 +158,127 @@ def score_case(
     mode: str | None,
     match: str = "path",
     k: int | None = None,
+    absent: Callable[[str], bool] | None = None,
 ) -> CaseScore:
     """Score one rag case.
 
     ``expected`` are the declared relevant values (duplicates count once),
     ``values`` the ``match`` field of each hit in rank order (None where a hit has
     no such field), ``mode`` the target's reported mode, ``k`` the number of hits
-    considered (all when None).
+    considered (all when None). ``absent``, when given, says whether an expected
+    value names nothing the target can return (a path that is not a file of the
+    workspace it searches): a missed value it holds for is missed for that reason.
     """
     wanted = set(expected)
     if not wanted:
         return CaseScore(None, _NOTHING_RELEVANT, (), None)
-    considered = values if k is None or len(values) <= k else values[:k]
-    retrieved = len(considered)
+    returned = len(values)
+    cut = returned if k is None or returned <= k else k
     semantic = 1.0 if mode == SEMANTIC_MODE else 0.0
-    if wanted.isdisjoint(considered):
-        # Nothing relevant came back (the common case of a bad retrieval, and the
-        # cheap one). None (a hit without the field) is never in `wanted`.
-        if retrieved and considered.count(None) == retrieved:
-            return CaseScore(None, _no_match_field(match, retrieved), (), None)
-        missed = tuple(expected) if len(expected) == len(wanted) else tuple(dict.fromkeys(expected))
-        scores = {RECALL: 0.0, PRECISION: 0.0, MRR: 0.0, HIT_AT_1: 0.0, RETRIEVED: float(retrieved), SEMANTIC: semantic}
-        return CaseScore(scores, None, missed, None, (), 0, len(wanted), {})
-    ranks = [rank for rank, value in enumerate(considered, 1) if value in wanted]
-    # Each value found, at the rank of its first hit (a value may come back twice).
+    distinct = expected if len(expected) == len(wanted) else tuple(dict.fromkeys(expected))
+    every: dict[str, list[int]] = {value: [] for value in distinct}
+    with_field = 1 if returned and values[0] is not None else _first_with_field(values)
+    if wanted.isdisjoint(values):
+        # Nothing relevant came back at all (the common case of a bad retrieval,
+        # and the cheap one). None (a hit without the field) is never in `wanted`.
+        answer = AnswerRanks(returned, every, with_field)
+        considered = values if cut == returned else values[:cut]
+        if cut and considered.count(None) == cut:
+            return CaseScore(None, _no_match_field(match, cut), (), None, answer=answer, answer_relevant_ranks=[])
+        missed = tuple(distinct)
+        scores = {RECALL: 0.0, PRECISION: 0.0, MRR: 0.0, HIT_AT_1: 0.0, RETRIEVED: float(cut), SEMANTIC: semantic}
+        return CaseScore(
+            scores, None, missed, None, (), 0, len(wanted), {}, answer, [], why_missed(missed, answer, k, absent)
+        )
+    # The ranks of every relevant hit of the answer, and those within the first k;
+    # each value found within k, at the rank of its first hit (a value may come
+    # back twice).
+    everywhere = [rank for rank, value in enumerate(values, 1) if value in wanted]
     found: dict[str, int] = {}
-    for rank in ranks:
-        value = considered[rank - 1]
-        if value not in found:
-            found[value] = rank
+    for rank in everywhere:
+        value = values[rank - 1]
+        seen = every[value]  # type: ignore[index]
+        if not seen and rank <= cut:
+            found[value] = rank  # type: ignore[index]
+        seen.append(rank)
+    answer = AnswerRanks(returned, every, with_field)
+    ranks = everywhere if everywhere[-1] <= cut else everywhere[: bisect_right(everywhere, cut)]
+    if not ranks:
+        # Relevant hits came back, all of them past the cut.
+        considered = values[:cut]
+        if cut and considered.count(None) == cut:
+            return CaseScore(None, _no_match_field(match, cut), (), None, answer=answer, answer_relevant_ranks=everywhere)
+        missed = tuple(distinct)
+        scores = {RECALL: 0.0, PRECISION: 0.0, MRR: 0.0, HIT_AT_1: 0.0, RETRIEVED: float(cut), SEMANTIC: semantic}
+        return CaseScore(
+            scores, None, missed, None, (), 0, len(wanted), {}, answer, everywhere, why_missed(missed, answer, k, absent)
+        )
     first = ranks[0]
     if len(found) == len(wanted):
         missed = ()
+        misses: tuple[Miss, ...] = ()
     else:
-        missed = tuple([value for value in expected if value not in found])
-        if len(missed) > 1 and len(expected) != len(wanted):
-            missed = tuple(dict.fromkeys(missed))  # a value listed twice is missed once
+        missed = tuple([value for value in distinct if value not in found])
+        misses = why_missed(missed, answer, k, absent)
     scores = {
         RECALL: len(found) / len(wanted),
-        PRECISION: len(ranks) / retrieved,
+        PRECISION: len(ranks) / cut,
         MRR: 1.0 / first,
         HIT_AT_1: 1.0 if first == 1 else 0.0,
-        RETRIEVED: float(retrieved),
+        RETRIEVED: float(cut),
         SEMANTIC: semantic,
     }
-    return CaseScore(scores, None, missed, first, tuple(ranks), len(found), len(wanted), found)
+    return CaseScore(
+        scores, None, missed, first, tuple(ranks), len(found), len(wanted), found, answer, everywhere, misses
+    )
+
+
+def _first_with_field(values: Sequence[str | None]) -> int | None:
+    """The 1-based rank of the first hit that carries the field, None when none does."""
+    for rank, value in enumerate(values, 1):
+        if value is not None:
+            return rank
+    return None
+
+
+def why_missed(
+    missed: Sequence[str], answer: AnswerRanks, k: int | None, absent: Callable[[str], bool] | None = None
+) -> tuple[Miss, ...]:
+    """Why each of ``missed`` was missed, from the whole answer: it came back past
+    the cut (at which rank), it names nothing the target can return (``absent``:
+    not a file of the workspace the target searches), or the target did not
+    return it."""
+    misses = []
+    for value in missed:
+        ranks = answer.ranks.get(value)
+        if ranks:
+            misses.append(Miss(value, BELOW_K, ranks[0], f"rank {ranks[0]}, k = {k}"))
+        elif absent is not None and absent(value):
+            misses.append(Miss(value, NOT_IN_WORKSPACE, None, _NOT_IN_WORKSPACE))
+        else:
+            misses.append(Miss(value, NOT_RETURNED, None, _not_returned(answer.hits)))
+    return tuple(misses)
+
+
+_NOT_IN_WORKSPACE = "not a file in the workspace, RAG203"
+
+
+def _not_returned(hits: int) -> str:
+    message = _NOT_RETURNED.get(hits)
+    if message is None:
+        if hits == 0:
+            message = "the target returned no hits"
+        elif hits == 1:
+            message = "not the one hit the target returned"
+        else:
+            message = f"not among the {hits:,} hits the target returned"
+        if len(_NOT_RETURNED) < 1000:
+            _NOT_RETURNED[hits] = message
+    return message
+
+
+# The messages by number of hits: a run's answers mostly have the same number.
+_NOT_RETURNED: dict[int, str] = {}
 
 
 def score_case_at(
@@ -233,6 +363,38 @@ def figures_at_ks(
             SEMANTIC: semantic,
         }
     return at
+
+
+def figures_from_answer(
+    ranks: Mapping[str, Sequence[int]], hits: int, first_with_field: int | None, semantic: float, ks: Sequence[int]
+) -> dict[int, dict[str, float] | None]:
+    """A case's figures at each k of ``ks`` from what its target's whole answer
+    held (:class:`AnswerRanks`: every rank of each distinct expected value, the
+    number of hits, the rank of the first hit carrying the ``match`` field) and
+    its mode figure: exactly :func:`score_case`'s figures at each k, whatever k
+    the answer was first scored at."""
+    pattern = answer_pattern(ranks, hits, first_with_field, semantic)
+    return dict.fromkeys(ks) if pattern is None else figures_at_ks(*pattern, ks)
+
+
+def answer_pattern(
+    ranks: Mapping[str, Sequence[int]],
+    hits: int,
+    first_with_field: int | None,
+    semantic: float,
+    relevant: Sequence[int] | None = None,
+) -> tuple[tuple[int, ...], tuple[int, ...], int, int, float, int] | None:
+    """The arguments of :func:`figures_at_ks` (but ``ks``) for a whole answer, as
+    a hashable key (cases with the same key have the same figures at every k);
+    None when the case has figures at no k: nothing declared, or hits none of
+    which carries the field. ``relevant``: the ranks of every relevant hit
+    (ascending), when known."""
+    if not ranks or (hits and first_with_field is None):
+        return None
+    if relevant is None:
+        relevant = sorted([rank for found in ranks.values() for rank in found])
+    firsts = sorted([found[0] for found in ranks.values() if found])
+    return (tuple(relevant), tuple(firsts), hits, len(ranks), semantic, first_with_field or 1)
 
 
 _NOTHING_RELEVANT = Broken(NOTHING_RELEVANT, "nothing relevant declared: expect.relevant is empty, so there is nothing to count")
