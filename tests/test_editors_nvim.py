@@ -7,6 +7,9 @@
 * Against editors/test/lens_server.py, a stand-in with the run half of the
   protocol: code lenses are displayed and refreshed, and :RagRunCase /
   :RagRunSuite execute the lens under the cursor.
+* Neovim 0.11+ with nothing but ``vim.lsp.enable("rag_lsp")`` (the plugin's
+  lsp/rag_lsp.lua), the default ``rag-lsp`` command found on PATH: diagnostics,
+  lenses and a run from the real server.
 
 Neovim binaries: ``nvim`` on PATH, and any listed in RAG_LSP_TEST_NVIM
 (os.pathsep-separated), e.g. Debian's 0.7 and a 0.11 side by side. With
@@ -278,3 +281,55 @@ def test_nvim_names_the_install_command_when_the_server_is_missing(
     assert notification["level"] == 4
     for text in told:
         assert text in notification["message"], notification["message"]
+
+
+def rag_lsp_on_path(folder: Path) -> str:
+    """A PATH whose `rag-lsp` is this checkout's server, run by this Python."""
+    bin_dir = folder / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "rag-lsp"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rag_lsp "$@"\n', encoding="utf-8")
+    shim.chmod(0o755)
+    return f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+@pytest.fixture(scope="module")
+def enabled(nvim: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
+    """One headless Neovim 0.11+ session with only vim.lsp.enable("rag_lsp"): its dump and its workspace."""
+    if _version(nvim) < (0, 11):
+        pytest.skip("vim.lsp.enable and lsp/<name>.lua need Neovim 0.11")
+    folder = tmp_path_factory.mktemp("nvim-enable")
+    workspace = copy_examples(folder)
+    dump = run_nvim(nvim, "enable.lua", workspace, SERVER, folder, PATH=rag_lsp_on_path(folder))
+    return dump, workspace
+
+
+def test_nvim_enable_alone_shows_the_servers_diagnostics(enabled: tuple[dict, Path]) -> None:
+    """With only vim.lsp.enable("rag_lsp"), opening the broken suite and dataset shows exactly what `rag-lsp check` finds."""
+    dump, workspace = enabled
+    assert dump["config"] == {
+        "cmd": ["rag-lsp", "serve"],
+        "filetypes": ["yaml", "jsonl"],
+        "settings": {"ragLsp": {"trusted": False}},
+        "init_options": {"trusted": False},
+        "root_dir": "function",
+    }
+    assert Path(dump["client"]["root_dir"]).resolve() == workspace.resolve()
+    assert dump["client"]["settings"] == {"ragLsp": {"trusted": False}}
+    assert dump["client"]["attached"] == {"suite": 1, "dataset": 1}
+    suite, dataset = dump["diagnostics"]["suite"], dump["diagnostics"]["dataset"]
+    assert {"RAG101", "RAG103"} <= {d["code"] for d in suite}
+    expected = check_findings(workspace)
+    assert shown(suite) == expected[".punica/evals/broken.suite.yaml"]
+    assert shown(dataset) == expected[".punica/evals/broken.jsonl"]
+    assert all(d["source"] == "rag-lsp" for d in suite + dataset)
+    assert [n for n in dump["notifications"] if n["level"] >= 4] == []
+
+
+def test_nvim_enable_alone_shows_lenses_and_runs_a_case(enabled: tuple[dict, Path]) -> None:
+    """With only vim.lsp.enable("rag_lsp"), lenses are shown and :RagRunCase brings the case's RAG400."""
+    dump, _ = enabled
+    assert dump["lenses"]["0"].startswith("Run case"), dump["lenses"]
+    assert dump["commands"] == {"RagRunCase": 2, "RagTrust": 2}
+    (result,) = [d for d in dump["after_run"] if d["code"] == "RAG400"]
+    assert result["lnum"] == 0 and result["message"].startswith("recall 1.00 (2/2)")
