@@ -10,6 +10,9 @@
 * Neovim 0.11+ with nothing but ``vim.lsp.enable("rag_lsp")`` (the plugin's
   lsp/rag_lsp.lua), the default ``rag-lsp`` command found on PATH: diagnostics,
   lenses and a run from the real server.
+* ``:checkhealth rag_lsp``, read from the health buffer: the server's version, the
+  workspace root and its trust, whichever way the plugin was started, and the
+  install command when the server is missing.
 
 Neovim binaries: ``nvim`` on PATH, and any listed in RAG_LSP_TEST_NVIM
 (os.pathsep-separated), e.g. Debian's 0.7 and a 0.11 side by side. With
@@ -283,6 +286,13 @@ def test_nvim_names_the_install_command_when_the_server_is_missing(
         assert text in notification["message"], notification["message"]
 
 
+def server_version() -> str:
+    completed = subprocess.run(
+        [sys.executable, "-m", "rag_lsp", "--version"], check=True, capture_output=True, text=True, timeout=60
+    )
+    return completed.stdout.strip()
+
+
 def rag_lsp_on_path(folder: Path) -> str:
     """A PATH whose `rag-lsp` is this checkout's server, run by this Python."""
     bin_dir = folder / "bin"
@@ -291,6 +301,16 @@ def rag_lsp_on_path(folder: Path) -> str:
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rag_lsp "$@"\n', encoding="utf-8")
     shim.chmod(0o755)
     return f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def health_text(lines: list[str]) -> str:
+    """The report as one text, whatever the Neovim's decorations (`- OK:` or `- ✅ OK`)."""
+    return "\n".join(lines)
+
+
+def reported_root(lines: list[str]) -> Path:
+    (root,) = [m.group(1) for line in lines if (m := re.search(r"Workspace root: (\S+) \(", line))]
+    return Path(root).resolve()
 
 
 @pytest.fixture(scope="module")
@@ -333,3 +353,70 @@ def test_nvim_enable_alone_shows_lenses_and_runs_a_case(enabled: tuple[dict, Pat
     assert dump["commands"] == {"RagRunCase": 2, "RagTrust": 2}
     (result,) = [d for d in dump["after_run"] if d["code"] == "RAG400"]
     assert result["lnum"] == 0 and result["message"].startswith("recall 1.00 (2/2)")
+
+
+def test_checkhealth_after_enable_names_the_version_root_and_trust(enabled: tuple[dict, Path]) -> None:
+    """:checkhealth rag_lsp after vim.lsp.enable names the server's version, the workspace root and its trust, then :RagTrust's."""
+    dump, workspace = enabled
+    report = health_text(dump["health"])
+    assert "Server command: `rag-lsp serve`" in report
+    assert f"Version: {server_version()}" in report
+    assert 'started by vim.lsp.enable("rag_lsp") with the configuration of lsp/rag_lsp.lua' in report
+    assert reported_root(dump["health"]) == workspace.resolve()
+    assert "(the nearest folder holding .punica/)" in report
+    assert "Not trusted: `command` and `http` targets in " in report
+    assert "WARNING" not in report and "ERROR" not in report, report
+    assert dump["trusted_settings"] == {"ragLsp": {"trusted": True}}
+    trusted = health_text(dump["health_trusted"])
+    assert "Trusted by :RagTrust, for this session" in trusted and "Not trusted" not in trusted
+
+
+def test_checkhealth_after_setup_names_the_version_root_and_trust(nvim: str, tmp_path: Path) -> None:
+    """:checkhealth rag_lsp after setup() names the server's version, the workspace root, the trust and the start path."""
+    workspace = copy_examples(tmp_path)
+    dump = run_nvim(
+        nvim,
+        "health.lua",
+        workspace,
+        SERVER,
+        tmp_path,
+        RAG_LSP_E2E_SETUP=json.dumps({"python": sys.executable, "trusted": True}),
+        RAG_LSP_E2E_CLIENT="1",
+    )
+    assert dump["clients"] == 1
+    report = health_text(dump["health"])
+    assert f"Server command: `{sys.executable} -m rag_lsp serve`" in report
+    assert f"Version: {server_version()}" in report
+    version = ".".join(map(str, _version(nvim)))
+    if _version(nvim) >= (0, 11):
+        assert f'Neovim {version}: started by require("rag_lsp").setup() through vim.lsp.config and vim.lsp.enable' in report
+    else:
+        assert f'Neovim {version}: started by require("rag_lsp").setup() with vim.lsp.start_client' in report
+    assert "broken.suite.yaml (yaml), attached to client" in report
+    assert reported_root(dump["health"]) == workspace.resolve()
+    assert "Trusted by the `trusted` option of setup()" in report
+    assert "WARNING" not in report and "ERROR" not in report, report
+
+
+@pytest.mark.parametrize("start", ["enable", "setup"])
+def test_checkhealth_names_the_install_command_when_the_server_is_missing(
+    nvim: str, tmp_path: Path, start: str
+) -> None:
+    """With no `rag-lsp` on PATH, the plugin says so once and :checkhealth rag_lsp reports it with the install command."""
+    if start == "enable" and _version(nvim) < (0, 11):
+        pytest.skip("vim.lsp.enable needs Neovim 0.11")
+    workspace = copy_examples(tmp_path)
+    extra = {"RAG_LSP_E2E_SETUP": "{}"} if start == "setup" else {}
+    dump = run_nvim(nvim, "health.lua", workspace, SERVER, tmp_path, PATH=str(tmp_path / "empty"), **extra)
+    assert dump["clients"] == 0
+    (notification,) = dump["notifications"]
+    assert notification["level"] == 4 and "`rag-lsp` was not found on PATH" in notification["message"]
+    # Where to set the command: where this way of starting takes it.
+    where = "vim.lsp.config('rag_lsp'" if start == "enable" else "require('rag_lsp').setup()"
+    assert where in notification["message"], notification["message"]
+    report = health_text(dump["health"])
+    assert "ERROR" in report
+    assert "The server command `rag-lsp serve` cannot start: `rag-lsp` was not found on PATH" in report
+    assert "pip install rag-lsp" in report and where in report
+    assert "is a file the server checks, but no rag-lsp client is attached" in report
+    assert reported_root(dump["health"]) == workspace.resolve()

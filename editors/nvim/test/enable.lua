@@ -2,7 +2,8 @@
 -- vim.lsp.enable("rag_lsp"): no setup(), no options. The default command
 -- (`rag-lsp serve`) must be on PATH. Driven by tests/test_editors_nvim.py, with
 -- the environment of e2e.lua (RAG_LSP_E2E_CMD is not used). Records the
--- diagnostics, lenses and a run Neovim showed, as JSON.
+-- diagnostics, lenses and a run Neovim showed, and :checkhealth rag_lsp before
+-- and after :RagTrust, as JSON.
 
 local dump = { notifications = {}, steps = {} }
 
@@ -48,6 +49,16 @@ end
 
 local function clients(bufnr)
   return vim.lsp.get_clients({ name = "rag_lsp", bufnr = bufnr })
+end
+
+-- The report of :checkhealth rag_lsp called from the current buffer, then back.
+local function checkhealth()
+  local from = vim.api.nvim_get_current_buf()
+  vim.cmd("checkhealth rag_lsp")
+  local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  vim.cmd("tabclose")
+  vim.api.nvim_set_current_buf(from)
+  return lines
 end
 
 local function main()
@@ -112,6 +123,13 @@ local function main()
   end
   dump.after_run = diagnostics(gateway)
   table.insert(dump.steps, "run_case")
+
+  vim.api.nvim_set_current_buf(suite)
+  dump.health = checkhealth()
+  vim.cmd("RagTrust")
+  dump.trusted_settings = vim.deepcopy(client.settings)
+  dump.health_trusted = checkhealth()
+  table.insert(dump.steps, "health")
 end
 
 -- Beside this script: run main, write the dump, stop the servers and quit.
