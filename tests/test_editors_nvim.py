@@ -384,6 +384,7 @@ def test_checkhealth_after_setup_names_the_version_root_and_trust(nvim: str, tmp
         RAG_LSP_E2E_CLIENT="1",
     )
     assert dump["clients"] == 1
+    assert shown(dump["dataset"]) == check_findings(workspace)[".punica/evals/broken.jsonl"]
     report = health_text(dump["health"])
     assert f"Server command: `{sys.executable} -m rag_lsp serve`" in report
     assert f"Version: {server_version()}" in report
@@ -395,6 +396,36 @@ def test_checkhealth_after_setup_names_the_version_root_and_trust(nvim: str, tmp
     assert "broken.suite.yaml (yaml), attached to client" in report
     assert reported_root(dump["health"]) == workspace.resolve()
     assert "Trusted by the `trusted` option of setup()" in report
+    assert "WARNING" not in report and "ERROR" not in report, report
+
+
+def test_vim_lsp_config_changes_reach_the_server(nvim: str, tmp_path: Path) -> None:
+    """A command, settings and trust given with vim.lsp.config before vim.lsp.enable reach the server and the health report."""
+    if _version(nvim) < (0, 11):
+        pytest.skip("vim.lsp.config needs Neovim 0.11")
+    workspace = copy_examples(tmp_path)
+    settings = {"severity": {"RAG203": "off"}, "runTimeout": 30, "trusted": True}
+    dump = run_nvim(
+        nvim,
+        "health.lua",
+        workspace,
+        SERVER,
+        tmp_path,
+        RAG_LSP_E2E_CONFIG=json.dumps({"cmd": SERVER, "settings": {"ragLsp": settings}}),
+        RAG_LSP_E2E_CLIENT="1",
+        PATH=str(tmp_path / "empty"),  # no `rag-lsp`: the configured command starts it
+    )
+    assert dump["clients"] == 1
+    assert dump["settings"] == {"ragLsp": settings}
+    # RAG203 turned off by the settings, so they reached the server.
+    expected = check_findings(workspace)[".punica/evals/broken.jsonl"]
+    assert "RAG203" in [code for code, _, _ in expected]
+    assert shown(dump["dataset"]) == [finding for finding in expected if finding[0] != "RAG203"]
+    report = health_text(dump["health"])
+    assert f"Server command: `{' '.join(SERVER)}`" in report
+    assert f"Version: {server_version()}" in report
+    assert "Trusted by `trusted` in the client's settings (vim.lsp.config)" in report
+    assert reported_root(dump["health"]) == workspace.resolve()
     assert "WARNING" not in report and "ERROR" not in report, report
 
 
