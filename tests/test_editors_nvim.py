@@ -329,7 +329,7 @@ def test_nvim_enable_alone_shows_the_servers_diagnostics(enabled: tuple[dict, Pa
     dump, workspace = enabled
     assert dump["config"] == {
         "cmd": ["rag-lsp", "serve"],
-        "filetypes": ["yaml", "jsonl"],
+        "filetypes": ["yaml", "jsonl", "toml"],
         "settings": {"ragLsp": {"trusted": False}},
         "init_options": {"trusted": False},
         "root_dir": "function",
@@ -451,3 +451,32 @@ def test_checkhealth_names_the_install_command_when_the_server_is_missing(
     assert "pip install rag-lsp" in report and where in report
     assert "is a file the server checks, but no rag-lsp client is attached" in report
     assert reported_root(dump["health"]) == workspace.resolve()
+
+
+def test_nvim_gives_the_server_the_workspace_settings_file_only(nvim: str, tmp_path: Path) -> None:
+    """.punica/rag-lsp.toml and a root pyproject.toml with [tool.rag-lsp] show the server's findings; other pyproject.toml files get no client."""
+    first = copy_examples(tmp_path / "one")
+    (first / ".punica" / "rag-lsp.toml").write_text('run-timeout = "soon"\n\n[severity]\nRAG203 = "loud"\n', encoding="utf-8")
+    (first / "pyproject.toml").write_text('[project]\nname = "shop"\n', encoding="utf-8")
+    (first / "docs" / "pyproject.toml").write_text('[tool.rag-lsp]\nrun-timeout = "soon"\n', encoding="utf-8")
+    second = copy_examples(tmp_path / "two")
+    (second / "pyproject.toml").write_text(
+        '[project]\nname = "shop"\n\n[tool.rag-lsp.severity]\nRAG203 = "loud"\n', encoding="utf-8"
+    )
+    dump = run_nvim(nvim, "settings.lua", first, SERVER, tmp_path, RAG_LSP_E2E_WORKSPACE2=str(second))
+    files = dump["files"]
+    assert {key: file["filetype"] for key, file in files.items()} == dict.fromkeys(files, "toml")
+    # The settings files: attached, and exactly what `rag-lsp check` finds in them.
+    for key, workspace, path in [
+        ("1:.punica/rag-lsp.toml", first, ".punica/rag-lsp.toml"),
+        ("2:pyproject.toml", second, "pyproject.toml"),
+    ]:
+        assert files[key]["should_attach"] is True and files[key]["attached"] == 1
+        expected = check_findings(workspace)[path]
+        assert {code for code, _, _ in expected} == {"RAG004"}
+        assert shown(files[key]["diagnostics"]) == expected, key
+    # A pyproject.toml without the table, or below the root: not the server's.
+    for key in ["1:pyproject.toml", "1:docs/pyproject.toml"]:
+        assert files[key]["should_attach"] is False and files[key]["attached"] == 0, key
+    assert sorted(Path(root).resolve() for root in dump["clients"]) == sorted([first.resolve(), second.resolve()])
+    assert [n for n in dump["notifications"] if n["level"] >= 4] == []

@@ -23,7 +23,8 @@ local defaults = {
   cmd = nil,
   -- A Python interpreter that has rag-lsp installed.
   python = nil,
-  filetypes = { "yaml", "jsonl" },
+  -- `toml`: only the workspace's settings file (see should_attach).
+  filetypes = { "yaml", "jsonl", "toml" },
   -- Server settings, camelCase as in the README: suiteGlobs, datasetGlobs,
   -- manifestGlobs, severity, maxFileBytes, maxYamlBytes, maxLineBytes,
   -- maxYamlDepth, maxYamlNodes, runTimeout, runConcurrency, baseline,
@@ -197,9 +198,29 @@ local function relative(path, root)
   return nil
 end
 
+-- Whether a TOML buffer is the workspace's settings file, as the server reads
+-- it: `.punica/rag-lsp.toml`, or the root's `pyproject.toml` when it holds a
+-- `[tool.rag-lsp]` table (any other pyproject.toml is left to other servers).
+local function is_settings_file(bufnr, path)
+  local rel = relative(path, M.root_dir(path))
+  if rel == ".punica/rag-lsp.toml" then
+    return true
+  end
+  if rel ~= "pyproject.toml" then
+    return false
+  end
+  for _, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    if line:match("^%s*%[+%s*tool%s*%.%s*[\"']?rag%-lsp[\"']?%s*[%]%.]") then
+      return true
+    end
+  end
+  return false
+end
+
 -- Whether the server should get this buffer: every JSON Lines file (a suite may
 -- name a dataset anywhere); a YAML file that matches the suite or manifest globs,
--- lies under `.punica/`, or starts a top-level `suites:` or `manifest_version:`.
+-- lies under `.punica/`, or starts a top-level `suites:` or `manifest_version:`;
+-- the workspace's settings file.
 function M.should_attach(bufnr)
   if vim.bo[bufnr].buftype ~= "" then
     return false
@@ -216,6 +237,9 @@ function M.should_attach(bufnr)
     return false
   end
   local path = normalize(name)
+  if filetype == "toml" then
+    return is_settings_file(bufnr, path)
+  end
   if path:find("/%.punica/") then
     return true
   end
