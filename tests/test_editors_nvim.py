@@ -7,6 +7,12 @@
 * Against editors/test/lens_server.py, a stand-in with the run half of the
   protocol: code lenses are displayed and refreshed, and :RagRunCase /
   :RagRunSuite execute the lens under the cursor.
+* Neovim 0.11+ with nothing but ``vim.lsp.enable("rag_lsp")`` (the plugin's
+  lsp/rag_lsp.lua), the default ``rag-lsp`` command found on PATH: diagnostics,
+  lenses and a run from the real server.
+* ``:checkhealth rag_lsp``, read from the health buffer: the server's version, the
+  workspace root and its trust, whichever way the plugin was started, and the
+  install command when the server is missing.
 
 Neovim binaries: ``nvim`` on PATH, and any listed in RAG_LSP_TEST_NVIM
 (os.pathsep-separated), e.g. Debian's 0.7 and a 0.11 side by side. With
@@ -278,3 +284,199 @@ def test_nvim_names_the_install_command_when_the_server_is_missing(
     assert notification["level"] == 4
     for text in told:
         assert text in notification["message"], notification["message"]
+
+
+def server_version() -> str:
+    completed = subprocess.run(
+        [sys.executable, "-m", "rag_lsp", "--version"], check=True, capture_output=True, text=True, timeout=60
+    )
+    return completed.stdout.strip()
+
+
+def rag_lsp_on_path(folder: Path) -> str:
+    """A PATH whose `rag-lsp` is this checkout's server, run by this Python."""
+    bin_dir = folder / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "rag-lsp"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rag_lsp "$@"\n', encoding="utf-8")
+    shim.chmod(0o755)
+    return f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def health_text(lines: list[str]) -> str:
+    """The report as one text, whatever the Neovim's decorations (`- OK:` or `- ✅ OK`)."""
+    return "\n".join(lines)
+
+
+def reported_root(lines: list[str]) -> Path:
+    (root,) = [m.group(1) for line in lines if (m := re.search(r"Workspace root: (\S+) \(", line))]
+    return Path(root).resolve()
+
+
+@pytest.fixture(scope="module")
+def enabled(nvim: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
+    """One headless Neovim 0.11+ session with only vim.lsp.enable("rag_lsp"): its dump and its workspace."""
+    if _version(nvim) < (0, 11):
+        pytest.skip("vim.lsp.enable and lsp/<name>.lua need Neovim 0.11")
+    folder = tmp_path_factory.mktemp("nvim-enable")
+    workspace = copy_examples(folder)
+    dump = run_nvim(nvim, "enable.lua", workspace, SERVER, folder, PATH=rag_lsp_on_path(folder))
+    return dump, workspace
+
+
+def test_nvim_enable_alone_shows_the_servers_diagnostics(enabled: tuple[dict, Path]) -> None:
+    """With only vim.lsp.enable("rag_lsp"), opening the broken suite and dataset shows exactly what `rag-lsp check` finds."""
+    dump, workspace = enabled
+    assert dump["config"] == {
+        "cmd": ["rag-lsp", "serve"],
+        "filetypes": ["yaml", "jsonl", "toml"],
+        "settings": {"ragLsp": {"trusted": False}},
+        "init_options": {"trusted": False},
+        "root_dir": "function",
+    }
+    assert Path(dump["client"]["root_dir"]).resolve() == workspace.resolve()
+    assert dump["client"]["settings"] == {"ragLsp": {"trusted": False}}
+    assert dump["client"]["attached"] == {"suite": 1, "dataset": 1}
+    suite, dataset = dump["diagnostics"]["suite"], dump["diagnostics"]["dataset"]
+    assert {"RAG101", "RAG103"} <= {d["code"] for d in suite}
+    expected = check_findings(workspace)
+    assert shown(suite) == expected[".punica/evals/broken.suite.yaml"]
+    assert shown(dataset) == expected[".punica/evals/broken.jsonl"]
+    assert all(d["source"] == "rag-lsp" for d in suite + dataset)
+    assert [n for n in dump["notifications"] if n["level"] >= 4] == []
+
+
+def test_nvim_enable_alone_shows_lenses_and_runs_a_case(enabled: tuple[dict, Path]) -> None:
+    """With only vim.lsp.enable("rag_lsp"), lenses are shown and :RagRunCase brings the case's RAG400."""
+    dump, _ = enabled
+    assert dump["lenses"]["0"].startswith("Run case"), dump["lenses"]
+    assert dump["commands"] == {"RagRunCase": 2, "RagTrust": 2}
+    (result,) = [d for d in dump["after_run"] if d["code"] == "RAG400"]
+    assert result["lnum"] == 0 and result["message"].startswith("recall 1.00 (2/2)")
+
+
+def test_checkhealth_after_enable_names_the_version_root_and_trust(enabled: tuple[dict, Path]) -> None:
+    """:checkhealth rag_lsp after vim.lsp.enable names the server's version, the workspace root and its trust, then :RagTrust's."""
+    dump, workspace = enabled
+    report = health_text(dump["health"])
+    assert "Server command: `rag-lsp serve`" in report
+    assert f"Version: {server_version()}" in report
+    assert 'started by vim.lsp.enable("rag_lsp") with the configuration of lsp/rag_lsp.lua' in report
+    assert reported_root(dump["health"]) == workspace.resolve()
+    assert "(the nearest folder holding .punica/)" in report
+    assert "Not trusted: `command` and `http` targets in " in report
+    assert "WARNING" not in report and "ERROR" not in report, report
+    assert dump["trusted_settings"] == {"ragLsp": {"trusted": True}}
+    trusted = health_text(dump["health_trusted"])
+    assert "Trusted by :RagTrust, for this session" in trusted and "Not trusted" not in trusted
+
+
+def test_checkhealth_after_setup_names_the_version_root_and_trust(nvim: str, tmp_path: Path) -> None:
+    """:checkhealth rag_lsp after setup() names the server's version, the workspace root, the trust and the start path."""
+    workspace = copy_examples(tmp_path)
+    dump = run_nvim(
+        nvim,
+        "health.lua",
+        workspace,
+        SERVER,
+        tmp_path,
+        RAG_LSP_E2E_SETUP=json.dumps({"python": sys.executable, "trusted": True}),
+        RAG_LSP_E2E_CLIENT="1",
+    )
+    assert dump["clients"] == 1
+    assert shown(dump["dataset"]) == check_findings(workspace)[".punica/evals/broken.jsonl"]
+    report = health_text(dump["health"])
+    assert f"Server command: `{sys.executable} -m rag_lsp serve`" in report
+    assert f"Version: {server_version()}" in report
+    version = ".".join(map(str, _version(nvim)))
+    if _version(nvim) >= (0, 11):
+        assert f'Neovim {version}: started by require("rag_lsp").setup() through vim.lsp.config and vim.lsp.enable' in report
+    else:
+        assert f'Neovim {version}: started by require("rag_lsp").setup() with vim.lsp.start_client' in report
+    assert "broken.suite.yaml (yaml), attached to client" in report
+    assert reported_root(dump["health"]) == workspace.resolve()
+    assert "Trusted by the `trusted` option of setup()" in report
+    assert "WARNING" not in report and "ERROR" not in report, report
+
+
+def test_vim_lsp_config_changes_reach_the_server(nvim: str, tmp_path: Path) -> None:
+    """A command, settings and trust given with vim.lsp.config before vim.lsp.enable reach the server and the health report."""
+    if _version(nvim) < (0, 11):
+        pytest.skip("vim.lsp.config needs Neovim 0.11")
+    workspace = copy_examples(tmp_path)
+    settings = {"severity": {"RAG203": "off"}, "runTimeout": 30, "trusted": True}
+    dump = run_nvim(
+        nvim,
+        "health.lua",
+        workspace,
+        SERVER,
+        tmp_path,
+        RAG_LSP_E2E_CONFIG=json.dumps({"cmd": SERVER, "settings": {"ragLsp": settings}}),
+        RAG_LSP_E2E_CLIENT="1",
+        PATH=str(tmp_path / "empty"),  # no `rag-lsp`: the configured command starts it
+    )
+    assert dump["clients"] == 1
+    assert dump["settings"] == {"ragLsp": settings}
+    # RAG203 turned off by the settings, so they reached the server.
+    expected = check_findings(workspace)[".punica/evals/broken.jsonl"]
+    assert "RAG203" in [code for code, _, _ in expected]
+    assert shown(dump["dataset"]) == [finding for finding in expected if finding[0] != "RAG203"]
+    report = health_text(dump["health"])
+    assert f"Server command: `{' '.join(SERVER)}`" in report
+    assert f"Version: {server_version()}" in report
+    assert "Trusted by `trusted` in the client's settings (vim.lsp.config)" in report
+    assert reported_root(dump["health"]) == workspace.resolve()
+    assert "WARNING" not in report and "ERROR" not in report, report
+
+
+@pytest.mark.parametrize("start", ["enable", "setup"])
+def test_checkhealth_names_the_install_command_when_the_server_is_missing(
+    nvim: str, tmp_path: Path, start: str
+) -> None:
+    """With no `rag-lsp` on PATH, the plugin says so once and :checkhealth rag_lsp reports it with the install command."""
+    if start == "enable" and _version(nvim) < (0, 11):
+        pytest.skip("vim.lsp.enable needs Neovim 0.11")
+    workspace = copy_examples(tmp_path)
+    extra = {"RAG_LSP_E2E_SETUP": "{}"} if start == "setup" else {}
+    dump = run_nvim(nvim, "health.lua", workspace, SERVER, tmp_path, PATH=str(tmp_path / "empty"), **extra)
+    assert dump["clients"] == 0
+    (notification,) = dump["notifications"]
+    assert notification["level"] == 4 and "`rag-lsp` was not found on PATH" in notification["message"]
+    # Where to set the command: where this way of starting takes it.
+    where = "vim.lsp.config('rag_lsp'" if start == "enable" else "require('rag_lsp').setup()"
+    assert where in notification["message"], notification["message"]
+    report = health_text(dump["health"])
+    assert "ERROR" in report
+    assert "The server command `rag-lsp serve` cannot start: `rag-lsp` was not found on PATH" in report
+    assert "pip install rag-lsp" in report and where in report
+    assert "is a file the server checks, but no rag-lsp client is attached" in report
+    assert reported_root(dump["health"]) == workspace.resolve()
+
+
+def test_nvim_gives_the_server_the_workspace_settings_file_only(nvim: str, tmp_path: Path) -> None:
+    """.punica/rag-lsp.toml and a root pyproject.toml with [tool.rag-lsp] show the server's findings; other pyproject.toml files get no client."""
+    first = copy_examples(tmp_path / "one")
+    (first / ".punica" / "rag-lsp.toml").write_text('run-timeout = "soon"\n\n[severity]\nRAG203 = "loud"\n', encoding="utf-8")
+    (first / "pyproject.toml").write_text('[project]\nname = "shop"\n', encoding="utf-8")
+    (first / "docs" / "pyproject.toml").write_text('[tool.rag-lsp]\nrun-timeout = "soon"\n', encoding="utf-8")
+    second = copy_examples(tmp_path / "two")
+    (second / "pyproject.toml").write_text(
+        '[project]\nname = "shop"\n\n[tool.rag-lsp.severity]\nRAG203 = "loud"\n', encoding="utf-8"
+    )
+    dump = run_nvim(nvim, "settings.lua", first, SERVER, tmp_path, RAG_LSP_E2E_WORKSPACE2=str(second))
+    files = dump["files"]
+    assert {key: file["filetype"] for key, file in files.items()} == dict.fromkeys(files, "toml")
+    # The settings files: attached, and exactly what `rag-lsp check` finds in them.
+    for key, workspace, path in [
+        ("1:.punica/rag-lsp.toml", first, ".punica/rag-lsp.toml"),
+        ("2:pyproject.toml", second, "pyproject.toml"),
+    ]:
+        assert files[key]["should_attach"] is True and files[key]["attached"] == 1
+        expected = check_findings(workspace)[path]
+        assert {code for code, _, _ in expected} == {"RAG004"}
+        assert shown(files[key]["diagnostics"]) == expected, key
+    # A pyproject.toml without the table, or below the root: not the server's.
+    for key in ["1:pyproject.toml", "1:docs/pyproject.toml"]:
+        assert files[key]["should_attach"] is False and files[key]["attached"] == 0, key
+    assert sorted(Path(root).resolve() for root in dump["clients"]) == sorted([first.resolve(), second.resolve()])
+    assert [n for n in dump["notifications"] if n["level"] >= 4] == []

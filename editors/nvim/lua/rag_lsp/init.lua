@@ -1,11 +1,13 @@
 -- rag-lsp for Neovim: starts `rag-lsp serve` for retrieval eval suites (YAML),
 -- datasets (JSON Lines) and metric manifests.
 --
---   require("rag_lsp").setup({})
+--   vim.lsp.enable("rag_lsp")       -- Neovim 0.11+, configured by lsp/rag_lsp.lua
+--   require("rag_lsp").setup({})    -- any Neovim from 0.7
 --
--- Neovim 0.11+: registered with vim.lsp.config / vim.lsp.enable.
--- Neovim 0.7 to 0.10: started with vim.lsp.start_client from a FileType autocmd,
--- one client per workspace root.
+-- Neovim 0.11+: M.config() is the vim.lsp.config entry; lsp/rag_lsp.lua returns
+-- it with the defaults, setup() registers it with its options and enables it.
+-- Neovim 0.7 to 0.10: setup() starts vim.lsp.start_client from a FileType
+-- autocmd, one client per workspace root.
 
 local M = {}
 
@@ -21,7 +23,8 @@ local defaults = {
   cmd = nil,
   -- A Python interpreter that has rag-lsp installed.
   python = nil,
-  filetypes = { "yaml", "jsonl" },
+  -- `toml`: only the workspace's settings file (see should_attach).
+  filetypes = { "yaml", "jsonl", "toml" },
   -- Server settings, camelCase as in the README: suiteGlobs, datasetGlobs,
   -- manifestGlobs, severity, maxFileBytes, maxYamlBytes, maxLineBytes,
   -- maxYamlDepth, maxYamlNodes, runTimeout, runConcurrency, baseline,
@@ -40,6 +43,8 @@ local defaults = {
 }
 
 M.options = vim.deepcopy(defaults)
+-- Whether setup() was called (:checkhealth tells which way the server starts).
+M.set_up = false
 
 -- Roots trusted for this session with :RagTrust.
 local session_trust = {}
@@ -105,8 +110,9 @@ local function normalize(path)
 end
 
 -- The workspace root of a file, as the server sees it: the nearest folder upwards
--- holding `.punica/`, else the git root, else the file's folder.
-function M.root_dir(path)
+-- holding `.punica/`, else the git root, else the file's folder. The second value
+-- says which: ".punica", ".git" or "folder".
+function M.root_info(path)
   path = normalize(path)
   local function upwards(test)
     local dir = is_dir(path) and path or dirname(path)
@@ -121,11 +127,23 @@ function M.root_dir(path)
       dir = parent
     end
   end
-  return upwards(function(dir)
+  local punica = upwards(function(dir)
     return is_dir(dir .. "/.punica")
-  end) or upwards(function(dir)
+  end)
+  if punica then
+    return punica, ".punica"
+  end
+  local git = upwards(function(dir)
     return exists(dir .. "/.git")
-  end) or (is_dir(path) and path or dirname(path))
+  end)
+  if git then
+    return git, ".git"
+  end
+  return is_dir(path) and path or dirname(path), "folder"
+end
+
+function M.root_dir(path)
+  return (M.root_info(path))
 end
 
 -- A workspace glob (`**`, `*`, `?`, `{a,b}`) as a Vim regex, anchored.
@@ -180,9 +198,29 @@ local function relative(path, root)
   return nil
 end
 
+-- Whether a TOML buffer is the workspace's settings file, as the server reads
+-- it: `.punica/rag-lsp.toml`, or the root's `pyproject.toml` when it holds a
+-- `[tool.rag-lsp]` table (any other pyproject.toml is left to other servers).
+local function is_settings_file(bufnr, path)
+  local rel = relative(path, M.root_dir(path))
+  if rel == ".punica/rag-lsp.toml" then
+    return true
+  end
+  if rel ~= "pyproject.toml" then
+    return false
+  end
+  for _, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    if line:match("^%s*%[+%s*tool%s*%.%s*[\"']?rag%-lsp[\"']?%s*[%]%.]") then
+      return true
+    end
+  end
+  return false
+end
+
 -- Whether the server should get this buffer: every JSON Lines file (a suite may
 -- name a dataset anywhere); a YAML file that matches the suite or manifest globs,
--- lies under `.punica/`, or starts a top-level `suites:` or `manifest_version:`.
+-- lies under `.punica/`, or starts a top-level `suites:` or `manifest_version:`;
+-- the workspace's settings file.
 function M.should_attach(bufnr)
   if vim.bo[bufnr].buftype ~= "" then
     return false
@@ -199,6 +237,9 @@ function M.should_attach(bufnr)
     return false
   end
   local path = normalize(name)
+  if filetype == "toml" then
+    return is_settings_file(bufnr, path)
+  end
   if path:find("/%.punica/") then
     return true
   end
@@ -234,17 +275,39 @@ function M.command()
   return { "rag-lsp", "serve" }
 end
 
+-- The command the server starts with: on 0.11+ that of the resolved
+-- vim.lsp.config entry (where a user of vim.lsp.enable alone may have changed it),
+-- else setup()'s. Never called while that entry is being resolved.
+function M.active_command()
+  if has("0.11") then
+    local ok, config = pcall(function()
+      return vim.lsp.config[M.name]
+    end)
+    if ok and config and type(config.cmd) == "table" and #config.cmd > 0 then
+      return config.cmd
+    end
+  end
+  return M.command()
+end
+
 -- Why the server cannot start, or nil: the program is missing, or the chosen
 -- Python cannot import rag_lsp. The message names the install command.
 function M.check_command(cmd)
   cmd = cmd or M.command()
   if vim.fn.executable(cmd[1]) ~= 1 then
+    -- Started by vim.lsp.enable alone, the command is set with vim.lsp.config.
+    local enabled_alone = has("0.11") and not M.set_up
     if cmd[1] == "rag-lsp" then
       return "`rag-lsp` was not found on PATH. Install it with `"
         .. INSTALL
-        .. "`, or pass `python` (an interpreter that has it) or `cmd` to require('rag_lsp').setup()."
+        .. (
+          enabled_alone and "`, or set its path with vim.lsp.config('rag_lsp', { cmd = { '/path/to/rag-lsp', 'serve' } })."
+          or "`, or pass `python` (an interpreter that has it) or `cmd` to require('rag_lsp').setup()."
+        )
     end
-    return "`" .. cmd[1] .. "` was not found. Fix `cmd`/`python` in require('rag_lsp').setup(), or install rag-lsp with `" .. INSTALL .. "`."
+    local fix = enabled_alone and "Fix `cmd` in vim.lsp.config('rag_lsp', ...)"
+      or "Fix `cmd`/`python` in require('rag_lsp').setup()"
+    return "`" .. cmd[1] .. "` was not found. " .. fix .. ", or install rag-lsp with `" .. INSTALL .. "`."
   end
   if cmd[2] == "-m" and cmd[3] == "rag_lsp" then
     local output = vim.fn.system({ cmd[1], "-c", "import rag_lsp" })
@@ -263,22 +326,36 @@ function M.check_command(cmd)
   return nil
 end
 
-function M.is_trusted(root)
+-- Whether the workspace at `root` is trusted, and by what: "session" (:RagTrust),
+-- "setup" (the `trusted` option), "settings" (`configured`, the `trusted` of the
+-- client's settings, as a vim.lsp.config entry gives it), or nil when it is not.
+function M.trust_of(root, configured)
   if root and session_trust[root] then
-    return true
+    return true, "session"
   end
   local trusted = M.options.trusted
   if type(trusted) == "function" then
     local ok, value = pcall(trusted, root)
-    return ok and value == true
+    trusted = ok and value == true
   end
-  return trusted == true
+  if trusted == true then
+    return true, "setup"
+  end
+  if configured == true then
+    return true, "settings"
+  end
+  return false, nil
 end
 
--- The object the server gets as initialization options and for section `ragLsp`.
-function M.server_settings(root)
-  local settings = vim.deepcopy(M.options.settings or {})
-  settings.trusted = M.is_trusted(root)
+function M.is_trusted(root, configured)
+  return (M.trust_of(root, configured))
+end
+
+-- The object the server gets as initialization options and for section `ragLsp`:
+-- `base` (the client's settings; setup()'s by default) with the root's trust.
+function M.server_settings(root, base)
+  local settings = vim.deepcopy(base or M.options.settings or {})
+  settings.trusted = M.is_trusted(root, settings.trusted)
   return settings
 end
 
@@ -359,13 +436,16 @@ local handlers = {
 }
 
 -- The client capabilities: the user's (or Neovim's), and, where Neovim pulls
--- diagnostics, the refresh request the handler above answers.
+-- diagnostics, the refresh request the handler above answers. Neovim 0.11 lays
+-- a config's capabilities over its own, so there the refresh request alone is
+-- given, and capabilities set with vim.lsp.config("*", ...) are kept.
 local function client_capabilities()
   local capabilities = M.options.capabilities
   if not pulls_diagnostics() then
     return capabilities
   end
-  capabilities = vim.deepcopy(capabilities or vim.lsp.protocol.make_client_capabilities())
+  local own = has("0.11") and {} or vim.lsp.protocol.make_client_capabilities()
+  capabilities = vim.deepcopy(capabilities or own)
   capabilities.workspace = capabilities.workspace or {}
   capabilities.workspace.diagnostics = capabilities.workspace.diagnostics or {}
   if capabilities.workspace.diagnostics.refreshSupport == nil then
@@ -377,6 +457,8 @@ end
 local augroup = vim.api.nvim_create_augroup("rag_lsp", { clear = true })
 
 local function on_attach(client, bufnr)
+  -- Started by vim.lsp.enable alone: the commands and progress come now.
+  M.prepare()
   if M.options.codelens then
     local group = vim.api.nvim_create_augroup("rag_lsp_lens_" .. bufnr, { clear = true })
     vim.api.nvim_create_autocmd(M.options.codelens_events, {
@@ -392,6 +474,9 @@ local function on_attach(client, bufnr)
     M.options.on_attach(client, bufnr)
   end
 end
+-- For an on_attach of the user's own in vim.lsp.config("rag_lsp", ...), which
+-- replaces this one: call it from there.
+M.on_attach = on_attach
 
 -- The code lenses of `bufnr` from `client`, resolved, in `callback(err, lenses)`.
 -- `wanted(lens)` picks the lenses worth resolving (all by default).
@@ -509,7 +594,8 @@ function M.trust(bufnr)
   for _, client in ipairs(clients) do
     local root = client.config.root_dir
     session_trust[root] = true
-    local settings = M.server_settings(root)
+    local current = client.settings or client.config.settings or {}
+    local settings = M.server_settings(root, current.ragLsp)
     client.config.settings = client.config.settings or {}
     client.config.settings.ragLsp = settings
     if client.settings then
@@ -571,6 +657,8 @@ end
 -- Starting ----------------------------------------------------------------------
 
 local function base_config()
+  local settings = vim.deepcopy(M.options.settings or {})
+  settings.trusted = M.options.trusted == true
   return {
     name = M.name,
     cmd = M.command(),
@@ -578,12 +666,17 @@ local function base_config()
     handlers = handlers,
     on_attach = on_attach,
     capabilities = client_capabilities(),
-    -- A fresh table per client: before_init fills in the root's trust.
-    settings = { ragLsp = {} },
+    -- What the server gets, as settings (section `ragLsp`) and initialization
+    -- options; before_init puts in the root's trust. A copy per client.
+    settings = { ragLsp = settings },
+    init_options = vim.deepcopy(settings),
     before_init = function(params, config)
-      local settings = M.server_settings(config.root_dir)
-      params.initializationOptions = settings
-      config.settings.ragLsp = settings
+      config.settings = config.settings or {}
+      local given = vim.tbl_deep_extend("force", config.init_options or {}, config.settings.ragLsp or {})
+      local sent = M.server_settings(config.root_dir, given)
+      params.initializationOptions = sent
+      -- In place: the client answers workspace/configuration from this table.
+      config.settings.ragLsp = sent
     end,
   }
 end
@@ -591,8 +684,8 @@ end
 -- Commands found startable, so the check (a Python start for `python`) runs once.
 local startable = {}
 
-local function warn_if_missing()
-  local cmd = M.command()
+local function warn_if_missing(cmd)
+  cmd = cmd or M.command()
   local key = table.concat(cmd, "\0")
   if startable[key] then
     return false
@@ -666,33 +759,76 @@ local function add_filetype()
   })
 end
 
-function M.setup(options)
-  M.options = vim.tbl_deep_extend("force", vim.deepcopy(defaults), options or {})
-  vim.api.nvim_create_augroup("rag_lsp", { clear = true })
-  add_filetype()
+-- The user commands and the progress echo, made once: by setup(), or by the
+-- first attach of a server started with vim.lsp.enable alone.
+local prepared = false
+function M.prepare()
+  if prepared then
+    return
+  end
+  prepared = true
   create_commands()
   setup_progress()
+end
 
-  if has("0.11") then
-    local config = base_config()
-    config.root_dir = function(bufnr, on_dir)
-      if M.should_attach(bufnr) and not warn_if_missing() then
-        on_dir(M.root_dir(vim.api.nvim_buf_get_name(bufnr)))
+-- Says, once, what to install when a buffer the server should get cannot have
+-- it: vim.lsp.enable skips a missing program silently, and never asks root_dir.
+local watching = false
+local function watch_command()
+  if watching then
+    return
+  end
+  watching = true
+  local function check(bufnr)
+    if vim.api.nvim_buf_is_valid(bufnr) and M.should_attach(bufnr) then
+      warn_if_missing(M.active_command())
+    end
+  end
+  vim.api.nvim_create_autocmd("FileType", {
+    group = augroup,
+    pattern = M.options.filetypes,
+    callback = function(event)
+      check(event.buf)
+    end,
+  })
+  -- The entry is first read on the FileType of some buffer, too late for the
+  -- autocmd above to see it: check the buffers open now, once this one is done.
+  vim.schedule(function()
+    for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(bufnr) and vim.tbl_contains(M.options.filetypes, vim.bo[bufnr].filetype) then
+        check(bufnr)
       end
     end
-    vim.lsp.config(M.name, config)
+  end)
+end
+
+-- Neovim 0.11+: the vim.lsp.config entry, from the current options (setup()'s,
+-- or the defaults): cmd, filetypes, a root_dir that picks the buffers the server
+-- checks and finds their workspace root as the server does, the trust-aware
+-- settings, and the handlers and on_attach behind lenses, runs and commands.
+-- lsp/rag_lsp.lua returns it, so vim.lsp.enable("rag_lsp") needs nothing more.
+function M.config()
+  local config = base_config()
+  config.root_dir = function(bufnr, on_dir)
+    if M.should_attach(bufnr) and not warn_if_missing(M.active_command()) then
+      on_dir(M.root_dir(vim.api.nvim_buf_get_name(bufnr)))
+    end
+  end
+  watch_command()
+  return config
+end
+
+function M.setup(options)
+  M.options = vim.tbl_deep_extend("force", vim.deepcopy(defaults), options or {})
+  M.set_up = true
+  vim.api.nvim_create_augroup("rag_lsp", { clear = true })
+  prepared, watching = false, false
+  add_filetype()
+  M.prepare()
+
+  if has("0.11") then
+    vim.lsp.config(M.name, M.config())
     vim.lsp.enable(M.name)
-    -- vim.lsp.enable skips a missing program silently (and then never calls
-    -- root_dir): say what to install.
-    vim.api.nvim_create_autocmd("FileType", {
-      group = augroup,
-      pattern = M.options.filetypes,
-      callback = function(event)
-        if M.should_attach(event.buf) then
-          warn_if_missing()
-        end
-      end,
-    })
     return
   end
 
