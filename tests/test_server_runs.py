@@ -634,3 +634,59 @@ def test_result_diagnostics_are_written_as_pygls_would_write_them() -> None:
         _, _, diagnostic, as_json, _ = RunManager._diagnostic(item, 41, encoding, item.severity, None)
         assert json.loads(as_json) == default_converter().unstructure(diagnostic)
     assert diagnostic.range.start.character == 2 and diagnostic.severity == types.DiagnosticSeverity.Error
+
+
+SEVERAL_SUITES = SUITE + """\
+  - id: again
+    target: {kind: capability, id: rec}
+    dataset: .punica/evals/code.jsonl
+    engines: [rag]
+    options: {rag: {k: 1}}
+    thresholds:
+      rag.mode.semantic: 1
+"""
+# A suite whose own lines hold an error: it cannot run, whichever case is asked for.
+BROKEN_SUITE = """\
+suites:
+  - id: broken
+    target: {kind: capability, id: rec}
+    dataset: .punica/evals/code.jsonl
+    engines: [rag]
+    thresholds:
+      rag.recal: 0.5
+      rag.mode.semantic: 1
+"""
+
+
+async def test_one_lens_per_case_line_runs_every_suite(client: LanguageClient, tmp_path: Path) -> None:
+    """With several suites reading a dataset, each case line has one lens that runs the case in all of them; the hover reads one line per suite."""
+    _, dataset = make_workspace(tmp_path, suite=SEVERAL_SUITES)
+    await start(client, tmp_path)
+    uri = open_file(client, dataset)
+    before = await lenses(client, uri)
+    assert titles(before) == {0: "Run case (2 suites)", 1: "Run case (2 suites)", 2: "Run case (2 suites)"}
+    assert len(before) == 3
+    answer_ = await execute(client, before[1].command)
+    assert sorted(suite["id"] for suite in answer_["suites"]) == ["again", "code"]
+    after = titles(await lenses(client, uri))
+    assert after[1] == "code: recall 1.00 · MRR 1.00 · again: recall 1.00 · MRR 1.00"
+    assert after[0] == "Run case (2 suites)"
+    hover = await client.text_document_hover_async(types.HoverParams(document(uri), types.Position(1, 3)))
+    text = hover.contents.value if isinstance(hover.contents, types.MarkupContent) else str(hover.contents)
+    summary = text.split("---")[0]
+    assert "2 suites" in summary and summary.count("\n- `") == 2
+    assert "- `code`: recall 1.00 (1/1)" in summary and "- `again`: recall 1.00 (1/1)" in summary
+
+
+async def test_a_suite_that_cannot_run_says_so_once(client: LanguageClient, tmp_path: Path) -> None:
+    """A suite stopped by errors in its suite file says why on the dataset's first case and on the suite, not on each line run."""
+    suite, dataset = make_workspace(tmp_path, suite=BROKEN_SUITE)
+    await start(client, tmp_path)
+    uri = open_file(client, dataset)
+    suite_uri = open_file(client, suite)
+    await run_case(client, uri, 2)
+    await run_case(client, uri, 1)
+    shown = titles(await lenses(client, uri))
+    assert shown[0].startswith("not run: .punica/evals/code.suite.yaml has 1 error for this suite")
+    assert shown[1] == "Run case" and shown[2] == "Run case"
+    assert titles(await lenses(client, suite_uri))[1].startswith("not run")

@@ -1,10 +1,12 @@
 """Code lenses and the hover of a case that ran.
 
-* **"Run case"** on every line of a dataset that a suite reads (one lens per suite
-  when several read it, "Run case (suite-id)"), and **"Run suite (N cases)"** on
-  each suite's first line in a suite file. After a run the lens shows the figures
+* **"Run case"** on every line of a dataset that a suite reads: one lens per line
+  however many suites read it ("Run case (6 suites)" runs the case in each), so
+  the lenses never drown the data; and **"Run suite (N cases)"** on each suite's
+  first line in a suite file. After a run the lens shows the figures
   (``recall 0.50 · MRR 0.33``, ``broken: hits carry no path field``, a suite's
-  verdict) and still runs it again.
+  verdict; ``good: recall 1.00 · typos: recall 0.50`` for several) and still runs
+  it again.
 * **Lazily resolved.** ``textDocument/codeLens`` answers each lens as a range and
   ``data`` (``[document, suite]``, two small numbers), computed from the checker's
   model of the dataset (which lines hold rows) without parsing anything again, and
@@ -43,6 +45,10 @@ log = logging.getLogger(__name__)
 
 CASE_LENS = "case"
 SUITE_LENS = "suite"
+# A case lens's suite index when it runs the case in every suite that reads the dataset.
+EVERY_SUITE = -1
+# Past this many characters, a lens of several suites' results points to the hover.
+LENS_TITLE_CHARS = 90
 
 
 @dataclass(frozen=True)
@@ -156,8 +162,9 @@ class Lenses:
                 return None
             template = '{"range":{"start":{"line":%d,"character":0},"end":{"line":%d,"character":0}},"data":[%d,%d]}'
             if found.kind == CASE_LENS:
-                count = len(found.suites)
-                parts = [template % (line, line, number, index) for line in found.lines for index in range(count)]
+                # One lens per case line; with several suites it stands for them all.
+                index = 0 if len(found.suites) == 1 else EVERY_SUITE
+                parts = [template % (line, line, number, index) for line in found.lines]
             else:
                 parts = [template % (suite.line, suite.line, number, index) for index, suite in enumerate(found.suites)]
             return found, "[" + ",".join(parts) + "]"
@@ -179,27 +186,45 @@ class Lenses:
         if not (isinstance(data, list) and len(data) == 2 and all(isinstance(item, int) for item in data)):
             return lens
         document = self._documents.get(data[0])
-        if document is None or not 0 <= data[1] < len(document.suites.suites):
+        if document is None:
+            return lens
+        line = lens.range.start.line
+        if document.suites.kind == CASE_LENS and data[1] == EVERY_SUITE:
+            title = case_title(document.suites.suites, self.server.runs.marks_at(document.path, line))
+            lens.command = types.Command(title=title, command=RUN_CASE, arguments=[RunCaseArguments(document.uri, line, None)])
+            return lens
+        if not 0 <= data[1] < len(document.suites.suites):
             return lens
         suite = document.suites.suites[data[1]]
-        line = lens.range.start.line
-        several = len(document.suites.suites) > 1
         title = None
         for mark in self.server.runs.marks_at(document.path, line):
             if mark.suite == suite.key and mark.lens:
                 title = mark.lens
         if document.suites.kind == CASE_LENS:
-            if title is None:
-                title = f"Run case ({suite.id})" if several else "Run case"
-            elif several:
-                title = f"{suite.id}: {title}"
-            command = types.Command(title=title, command=RUN_CASE, arguments=[RunCaseArguments(document.uri, line, suite.id)])
+            command = types.Command(title=title or "Run case", command=RUN_CASE, arguments=[RunCaseArguments(document.uri, line, suite.id)])
         else:
             if title is None:
                 title = f"Run suite ({counted(suite.cases, 'case')})" if suite.cases is not None else "Run suite"
             command = types.Command(title=title, command=RUN_SUITE, arguments=[RunSuiteArguments(document.uri, line, suite.id)])
         lens.command = command
         return lens
+
+
+def case_title(suites: tuple[SuiteEntry, ...], marks: list[Any]) -> str:
+    """The title of a case line's one lens over several suites: "Run case (N
+    suites)", or once it ran, each suite's figures ("good: recall 1.00 · typos:
+    recall 0.50"), or how many ran when that is too long for a lens (the hover
+    has one line per suite)."""
+    lens_of = {mark.suite: mark.lens for mark in marks if mark.lens}
+    ran = [(suite.id or "?", lens_of[suite.key]) for suite in suites if suite.key in lens_of]
+    if not ran:
+        return f"Run case ({len(suites)} suites)"
+    title = " · ".join(f"{name}: {text}" for name, text in ran)
+    if len(ran) < len(suites):
+        title += f" · run in all {len(suites)}"
+    if len(title) > LENS_TITLE_CHARS:
+        title = f"Ran in {len(ran)} of {len(suites)} suites (hover for each) · run again"
+    return title
 
 
 def _markup(ls: RagLanguageServer, markdown: str) -> types.MarkupContent | str:

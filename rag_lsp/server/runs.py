@@ -506,8 +506,16 @@ class RunManager:
         return marks.at(line) if marks else []
 
     def hover(self, path: Path, line: int) -> str | None:
-        runs = [mark.run for mark in self.marks_at(path, line) if mark.run is not None]
-        return "\n\n---\n\n".join(hover_markdown(run) for run in runs) if runs else None
+        """The results of the case on ``line``: with several suites, one line per
+        suite first, then each suite's hits."""
+        marks = [mark for mark in self.marks_at(path, line) if mark.run is not None]
+        if not marks:
+            return None
+        details = "\n\n---\n\n".join(hover_markdown(mark.run) for mark in marks)
+        if len(marks) == 1:
+            return details
+        lines = "\n".join(f"- `{mark.run.suite}`: {mark.message}" for mark in marks)
+        return f"**Run results** · {len(marks)} suites\n\n{lines}\n\n---\n\n{details}"
 
     # -------------------------------------------------- cancelling
 
@@ -834,6 +842,17 @@ class RunManager:
             return
         outcome.suites.append(_summary(result))
         path = workspace.absolute(suite.dataset)
+        if result.error is not None and result.findings:
+            # Errors in its suite file stop the suite whichever case is asked for:
+            # said once, on the dataset's first case and on the suite, not on every
+            # line a case is run from.
+            first = next((number for number in range(line + 1) if line_text(number).strip()), line)
+            outcome.placed.append(_Placed(path, refusal_marks(result, key, line_text, [first], gdi), key, True))
+            parsed = workspace.parsed_yaml(suite.file)
+            if parsed is not None:
+                outcome.placed.append(_Placed(workspace.absolute(suite.file), suite_marks(result, suite, key, parsed.lines), key, True))
+            _tell(outcome, result, name)
+            return
         if result.error is not None:
             marks = refusal_marks(result, key, line_text, [line], gdi)
         else:
