@@ -191,11 +191,11 @@ def test_nvim_runs_a_case_and_applies_a_quick_fix_on_the_real_server(real_server
     # :RagRunCase ran the line's lens: the case in both suites.
     assert dump["run_case"].get("err") is None
     assert sorted(suite["id"] for suite in dump["run_case"]["result"]["suites"]) == ["gateway-live", "gateway-recorded"]
-    # The recorded suite's result: the one that ran semantically.
-    (result,) = [d for d in dump["after_run"] if d["code"] == "RAG400" and d["message"].endswith("semantic 1")]
+    # Each suite's result names its suite: both read the dataset.
+    (result,) = [d for d in dump["after_run"] if d["code"] == "RAG400" and d["message"].startswith("gateway-recorded: ")]
     assert result["lnum"] == 0 and result["severity"] == 3
     assert result["message"] == (
-        "recall 1.00 (2/2) · precision 0.40 · MRR 1.00 (first relevant at rank 1) · hit@1 1 · retrieved 5 · semantic 1"
+        "gateway-recorded: recall 1.00 (2/2) · precision 0.40 · MRR 1.00 (first relevant at rank 1) · hit@1 1 · retrieved 5 · semantic 1"
     )
     (title,) = [lens["title"] for lens in dump["lenses_after_run"] if lens["line"] == 0]
     assert "gateway-recorded: recall 1.00 · MRR 1.00" in title and "gateway-live: " in title
@@ -353,7 +353,8 @@ def test_nvim_enable_alone_shows_lenses_and_runs_a_case(enabled: tuple[dict, Pat
     assert dump["commands"] == {"RagRunCase": 2, "RagTrust": 2}
     # The line's one lens runs the case in both suites that read the dataset: a RAG400 from each.
     results = [d for d in dump["after_run"] if d["code"] == "RAG400"]
-    assert len(results) == 2 and all(d["lnum"] == 0 and d["message"].startswith("recall 1.00 (2/2)") for d in results)
+    assert sorted(d["message"].split(": ")[0] for d in results) == ["gateway-live", "gateway-recorded"]
+    assert all(d["lnum"] == 0 and ": recall 1.00 (2/2)" in d["message"] for d in results)
 
 
 def test_checkhealth_after_enable_names_the_version_root_and_trust(enabled: tuple[dict, Path]) -> None:

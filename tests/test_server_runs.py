@@ -676,6 +676,8 @@ async def test_one_lens_per_case_line_runs_every_suite(client: LanguageClient, t
     summary = text.split("---")[0]
     assert "2 suites" in summary and summary.count("\n- `") == 2
     assert "- `code`: recall 1.00 (1/1)" in summary and "- `again`: recall 1.00 (1/1)" in summary
+    published = await diagnostics(client, uri, 1)
+    assert sorted(d.message.split(":")[0] for d in published if d.code == "RAG400") == ["again", "code"]
 
 
 async def test_a_suite_that_cannot_run_says_so_once(client: LanguageClient, tmp_path: Path) -> None:

@@ -267,9 +267,12 @@ def case_marks(
     line_text: Callable[[int], str],
     lines: Iterable[int] | None = None,
     baseline: Baseline | None = None,
+    named: bool = False,
 ) -> list[tuple[int, Mark]]:
     """Each case's marks on its dataset line (only on ``lines`` when given), with
-    each case's figures against the same case in ``baseline`` when one is given."""
+    each case's figures against the same case in ``baseline`` when one is given;
+    ``named``: each message starts with the suite's id (several suites read the
+    dataset, and their results share its lines)."""
     wanted = set(lines) if lines is not None else None
     gdi = bool(suite.metrics) and not suite.engines
     before = baseline.suite(result.id) if baseline is not None else None
@@ -291,6 +294,8 @@ def case_marks(
             tail = _case_tail(change)
         title = case_title(case, suite.match, suite.k, versus)
         message = describe_case(case, versus) + tail
+        if named:
+            message = f"{suite.id or '?'}: {message}"
         if case.scores is not None:
             placed.append((line, Mark(key, CASE, CASE_RESULT, start, end, message, text, title, run)))
             semantic = case.scores.get(SEMANTIC)

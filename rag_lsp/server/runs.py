@@ -57,7 +57,7 @@ from ..core.results import (
     suite_key,
     suite_marks,
 )
-from ..core.runner import CaseNotFound, Runner, SuiteResult
+from ..core.runner import CaseNotFound, Runner, SuiteResult, describe_case
 from ..core.config import CONFIG_PATHS
 from ..core.settings import EditorSettings, Settings
 from ..core.targets import TargetPool
@@ -514,7 +514,7 @@ class RunManager:
         details = "\n\n---\n\n".join(hover_markdown(mark.run) for mark in marks)
         if len(marks) == 1:
             return details
-        lines = "\n".join(f"- `{mark.run.suite}`: {mark.message}" for mark in marks)
+        lines = "\n".join(f"- `{mark.run.suite}`: {describe_case(mark.run.case)}" for mark in marks)
         return f"**Run results** · {len(marks)} suites\n\n{lines}\n\n---\n\n{details}"
 
     # -------------------------------------------------- cancelling
@@ -814,7 +814,7 @@ class RunManager:
             if suite.dataset is not None and result.error is None:
                 dataset_lines = line_text_of(suite.dataset)
                 outcome.placed.append(
-                    _Placed(workspace.absolute(suite.dataset), case_marks(result, suite, key, dataset_lines, baseline=baseline), key, True)
+                    _Placed(workspace.absolute(suite.dataset), case_marks(result, suite, key, dataset_lines, baseline=baseline, named=_shared(indexed, suite)), key, True)
                 )
             _tell(outcome, result, name)
         return outcome
@@ -856,9 +856,14 @@ class RunManager:
         if result.error is not None:
             marks = refusal_marks(result, key, line_text, [line], gdi)
         else:
-            marks = case_marks(result, suite, key, line_text, [line], baseline)
+            marks = case_marks(result, suite, key, line_text, [line], baseline, named=_shared(indexed_suites(workspace), suite))
         outcome.placed.append(_Placed(path, marks, key, False))
         _tell(outcome, result, name)
+
+
+def _shared(indexed: list[tuple[SuiteInfo, int]], suite: SuiteInfo) -> bool:
+    """Whether other suites read ``suite``'s dataset too (their results share its lines)."""
+    return sum(1 for other, _ in indexed if other.dataset == suite.dataset) > 1
 
 
 def indexed_suites(workspace: Workspace) -> list[tuple[SuiteInfo, int]]:
