@@ -24,6 +24,7 @@ pre-processed strings.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Mapping, Sequence
@@ -74,10 +75,11 @@ class HitAtKConfig:
         schema = dict(schema) if schema is not None else builtin_schema()
         config = dict(config or {})
         problems: list[str] = []
-        from .schemacheck import schema_issues, validator_of
+        from .schemacheck import config_issues, validator_of
 
         try:
-            issues = schema_issues(validator_of(schema), config)
+            # Read as `rag-lsp check` reads it (RAG108): one verdict in both.
+            issues = config_issues(validator_of(schema), config)
         except Exception as error:  # noqa: BLE001 - an unusable config_schema is RAG301's
             raise ConfigError([f"the manifest's config_schema cannot be used: {error}"]) from None
         for issue in issues:
@@ -115,6 +117,11 @@ def _check_types(config: HitAtKConfig) -> None:
         value = getattr(config, name)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{name} must be a number, got {value!r}")
+    for name in ("t1", "t2", "coverage", "min", "max", "weight"):
+        # A default of a workspace manifest may be NaN: no ratio compares with it.
+        value = getattr(config, name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
     if config.language not in _MESSAGES:
         raise ValueError(f"language must be one of {', '.join(_MESSAGES)}, got {config.language!r}")
 
