@@ -83,3 +83,84 @@ def test_a_metric_config_run_refuses_is_a_check_finding_on_its_line(tmp_path: Pa
     assert "unknown key 'topk' (did you mean 'k'?)" in typo["message"]
     assert ".nan is not a number" in nan["message"]
     assert ran["fine"]["error"] is None and ran["fine"]["passed"]
+
+
+def broken_at(suite: dict) -> dict[str, str]:
+    """The code each broken case of a suite that ran is broken with, by case id."""
+    found = {}
+    for case in suite["cases"]:
+        if case["broken"]:
+            codes = re.findall(r"\((RAG\d{3})\)", case["broken"])
+            found[case["id"]] = codes[-1] if codes else "no code"
+    return found
+
+
+def test_a_gdi_row_run_breaks_is_a_check_finding_on_its_line(tmp_path: Path) -> None:
+    """A repeated input_id (RAG202), a row without prompt or sut_response (RAG004), and one without or with empty reference_contexts (RAG208): check reports each row, and run breaks it with that code."""
+    rows = [
+        gdi_row("q1"),
+        gdi_row("q1"),
+        gdi_row("no-prompt", prompt=None),
+        gdi_row("no-response", sut_response=None),
+        gdi_row("no-references", reference_contexts=None),
+        gdi_row("empty-references", reference_contexts=[]),
+        gdi_row("fine"),
+    ]
+    gdi_workspace(tmp_path, [gdi_suite("hits", "{k: 5}")], [json.dumps(row) for row in rows])
+    findings = check_json(tmp_path)
+    (suite,) = run_json(tmp_path).values()
+    expected = {"q1": "RAG202", "no-prompt": "RAG004", "no-response": "RAG004", "no-references": "RAG208", "empty-references": "RAG208"}
+    assert broken_at(suite) == expected
+    for line, code in enumerate(["", "RAG202", "RAG004", "RAG004", "RAG208", "RAG208", ""]):
+        assert at(findings, GDI_FILE, line) == ({code} if code else set()), line
+    assert [case["id"] for case in suite["cases"]][-1] == "fine" and suite["cases"][-1]["scores"] == {"rag.hit_at_k": 1.0}
+
+
+def test_a_byte_that_is_not_utf8_breaks_only_its_line(tmp_path: Path) -> None:
+    """One byte that is not UTF-8 is RAG002 on its own line in check, and breaks only that row in run, as a cut-off JSON line does."""
+    rows = [json.dumps(gdi_row("q1")).encode(), json.dumps(gdi_row("caf\u00e9"), ensure_ascii=False).encode("latin-1"), json.dumps(gdi_row("q3"))[:-9].encode()]
+    gdi_workspace(tmp_path, [gdi_suite("hits", "{k: 5}")], [])
+    (tmp_path / GDI_FILE).write_bytes(b"\n".join([*rows, json.dumps(gdi_row("q4")).encode()]) + b"\n")
+    findings = check_json(tmp_path)
+    suite = run_json(tmp_path)["hits"]
+    assert suite["error"] is None
+    assert [at(findings, GDI_FILE, line) for line in range(4)] == [set(), {"RAG002"}, {"RAG002"}, set()]
+    assert broken_at(suite) == {"line 2": "RAG002", "line 3": "RAG002"}
+    assert [case["id"] for case in suite["cases"] if case["scores"]] == ["q1", "q4"]
+
+
+def test_a_number_read_as_infinity_is_refused_by_check_and_run(tmp_path: Path) -> None:
+    """1e400 in a dataset row is RAG004 in check and a row broken with RAG004 in run (gdi rows, and rag cases whose input the builtin target reads)."""
+    gdi_workspace(tmp_path, [gdi_suite("hits", "{k: 5}")], [json.dumps(gdi_row("q1")), json.dumps(gdi_row("q2"))[:-1] + ', "score": 1e400}'])
+    cases = [
+        '{"id": "fine", "input": {"query": "app"}, "expect": {"relevant": ["src/app.py"]}}',
+        '{"id": "huge", "input": {"query": "app", "topK": 1e400}, "expect": {"relevant": ["src/app.py"]}}',
+        '{"id": "huger", "input": {"query": "app", "boost": [-2e999]}, "expect": {"relevant": ["src/app.py"]}}',
+    ]
+    (tmp_path / EVALS / "code.jsonl").write_text("\n".join(cases) + "\n", encoding="utf-8")
+    (tmp_path / SUITE_FILE).write_text(
+        (tmp_path / SUITE_FILE).read_text(encoding="utf-8")
+        + "  - id: code\n    target: {kind: capability, id: vectors.query}\n    dataset: .punica/evals/code.jsonl\n"
+        "    engines: [rag]\n    thresholds: {rag.recall: 0.5, rag.mode.semantic: 0}\n",
+        encoding="utf-8",
+    )
+    findings = check_json(tmp_path)
+    ran = run_json(tmp_path)
+    assert at(findings, GDI_FILE, 1) == {"RAG004"} and broken_at(ran["hits"]) == {"q2": "RAG004"}
+    assert [at(findings, f"{EVALS}/code.jsonl", line) for line in range(3)] == [set(), {"RAG004"}, {"RAG004"}]
+    assert broken_at(ran["code"]) == {"huge": "RAG004", "huger": "RAG004"}
+    huge = next(case for case in ran["code"]["cases"] if case["id"] == "huge")
+    assert "`input.topK`" in huge["broken"] and "infinity" in huge["broken"]
+
+
+def test_a_timeout_of_infinity_is_a_finding_and_no_run_waits_for_ever(tmp_path: Path) -> None:
+    """`timeout_s: .inf` in the targets config is RAG004 in check; run refuses the suite that uses the target instead of waiting for ever."""
+    make_workspace(tmp_path)
+    (tmp_path / ".punica" / "targets.yaml").write_text(
+        "targets:\n  vectors.query:\n    command: [python, -c, 'import time; time.sleep(600)']\n    timeout_s: .inf\n",
+        encoding="utf-8",
+    )
+    findings = check_json(tmp_path)
+    assert at(findings, ".punica/targets.yaml", 3) == {"RAG004"}
+    suite = run_json(tmp_path)["code"]
+    assert suite["broken"] and "timeout_s" in suite["error"] and suite["cases"] == []

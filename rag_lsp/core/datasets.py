@@ -10,11 +10,16 @@ refuses is handed to the checks' exact decoder, which reads what JSON allows
 (integers beyond 64 bits) and says where and why a line is not JSON.
 Lines are numbered exactly as the checks number them (split at "\\n", a "\\r"
 before it is part of the line ending), so results land on the right line.
+
+What spoils one line spoils that line only, as the checks report it there: a
+byte that is not UTF-8 (RAG002), and a number too large for a double, which
+would be read as infinity (RAG004, see :attr:`RunDataset.flaws`; in a rag
+case's `input`, found when a target reads it).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -22,6 +27,8 @@ from msgspec import UNSET
 
 from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE
+from .rowschema import non_finite_message
+from .schemacheck import non_finite_issues
 from .workspace import Workspace, gc_paused, row_shape
 
 
@@ -41,6 +48,9 @@ class RunDataset:
     rows: list[tuple[int, Any]]
     # The shape most decodable rows have (as the checks compute it), or None.
     shape: str | None
+    # Line -> why a row that was read cannot be run (a number read as infinity),
+    # with its code: the run breaks it once it knows its id.
+    flaws: dict[int, str] = field(default_factory=dict)
 
 
 class DatasetProblem(Exception):
@@ -75,10 +85,11 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
         raise DatasetProblem(f"the dataset {relative} does not exist (RAG105)")
     if source.refused:
         raise DatasetProblem(f"the dataset {relative} is not read: {source.refused} (RAG005)")
-    if source.decode_error is not None:
-        raise DatasetProblem(f"the dataset {relative} is not valid UTF-8 (RAG002): {source.decode_error[1]}")
+    # Lines holding a byte that is not UTF-8: each is not read (RAG002), the others are.
+    undecodable = {line: message for line, _, message in source.undecodable}
     limit = workspace.settings.max_line_bytes
     rows: list[tuple[int, Any]] = []
+    flaws: dict[int, str] = {}
     append = rows.append
     counts = {RAG_CASE: 0, GDI_TEXT: 0}
     with gc_paused():
@@ -91,9 +102,15 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
                 message = f"line {number + 1} is not read: {len(text):,} characters, above the limit of {limit:,} (RAG005)"
                 append((number, Unreadable(message)))
                 continue
+            if undecodable and number in undecodable:
+                message = f"line {number + 1} is not valid JSON: {undecodable[number]}; a dataset is UTF-8 text (RAG002)"
+                append((number, Unreadable(message)))
+                continue
             try:
                 case = _DECODE_CASE(line)
                 if case.input_id is UNSET and case.reference_contexts is UNSET and case.retrieved_context is UNSET:
+                    # Its `input` is read only by a target that needs it (see
+                    # runner._decode_input, which refuses a number read as infinity).
                     append((number, case))
                     counts[RAG_CASE] += 1
                     continue
@@ -113,13 +130,18 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
                     append((number, Unreadable(f"line {number + 1} is not read: {row.refused} (RAG005)")))
                     continue
                 value = row.value
+                # Read exactly, as the checks read it: a number beyond a double's
+                # range is infinity there, and RAG004 here too.
+                flaw = next(non_finite_issues(value), None)
+                if flaw is not None:
+                    flaws[number] = f"{non_finite_message(flaw.path)} (RAG004)"
             append((number, value))
             shape = row_shape(value)
             if shape is not None:
                 counts[shape] += 1
     # As the checks decide it: the majority, a tie reads as rag cases.
     shape = None if not any(counts.values()) else RAG_CASE if counts[RAG_CASE] >= counts[GDI_TEXT] else GDI_TEXT
-    return RunDataset(relative, rows, shape)
+    return RunDataset(relative, rows, shape, flaws)
 
 
 class KnownShapes:

@@ -340,7 +340,13 @@ def _stage_two(
 
 
 def _broken(config: HitAtKConfig) -> HitAtKResult:
-    return HitAtKResult(None, config, _MESSAGES[config.language]["broken"])
+    return HitAtKResult(None, config, explain_no_references(config))
+
+
+def explain_no_references(config: HitAtKConfig | None = None) -> str:
+    """Why a row without reference contexts has no score, in the configured language."""
+    language = config.language if config is not None and config.language in _MESSAGES else "en"
+    return _MESSAGES[language]["broken"]
 
 
 def _miss(config: HitAtKConfig, chunks: list[str], references: list[str], best: tuple[float, int, int] | None) -> HitAtKResult:

@@ -3,7 +3,9 @@
 ## What it does
 Decodes each non-blank line of a dataset as one JSON value and reports the column
 where decoding failed: a missing comma or brace, a trailing comma, single quotes,
-`NaN`, or a second object on the same line.
+`NaN`, or a second object on the same line. A byte that is not UTF-8 (JSON text
+is UTF-8) is reported on its line in the same way: that line is not read, the
+others are, by `rag-lsp check` and `rag-lsp run` alike.
 
 ## Why is this bad?
 A line that cannot be read is a case that never runs. Suite figures would be
