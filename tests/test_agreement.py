@@ -9,11 +9,20 @@ generated slips), run through the command line in this process.
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import io
 import json
 import re
+import tempfile
 from pathlib import Path
+from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from workspaces import make_workspace, rag_lsp
+
+from rag_lsp.cli import main
 
 EVALS = ".punica/evals"
 SUITE_FILE = f"{EVALS}/code.suite.yaml"
@@ -164,3 +173,157 @@ def test_a_timeout_of_infinity_is_a_finding_and_no_run_waits_for_ever(tmp_path: 
     assert at(findings, ".punica/targets.yaml", 3) == {"RAG004"}
     suite = run_json(tmp_path)["code"]
     assert suite["broken"] and "timeout_s" in suite["error"] and suite["cases"] == []
+
+
+# ---------------------------------------------------------------- generated workspaces
+
+RAG_DATA = f"{EVALS}/rag.jsonl"
+GDI_DATA = f"{EVALS}/gdi.jsonl"
+IDS = ["a", "b", "c", "d", "e", "f"]
+
+# What a suite says: right values, and slips (a suite with one is not run).
+RAG_OPTIONS = ["match: path", "k: 5", "match: id, k: 2"]
+RAG_SLIPS = ["k: 5.0", "k: .inf", "k: 0", "kk: 5", "match: url"]
+HIT_CONFIGS = ["k: 3", "t1: 0.5", "language: de", "k: 2, coverage: 0.4"]
+HIT_SLIPS = ["k: 3.0", "topk: 3", "t1: .nan", "t2: -.inf", "coverage: 2", "weight: .inf"]
+THRESHOLDS = ["0.5", "0"]
+THRESHOLD_SLIPS = [".nan", "-.inf", "80"]
+
+
+def rag_rows(row_id: str) -> list[bytes]:
+    """A rag case and its slips, as dataset lines."""
+    relevant = '{"relevant": ["src/app.py"]}'
+    rows = [
+        f'{{"id": "{row_id}", "input": {{"query": "app"}}, "expect": {relevant}}}',
+        f'{{"id": "{row_id}", "input": {{"query": "app", "topK": 3}}, "expect": {{"relevant": ["src/app.py", "docs/b.md"]}}}}',
+        f'{{"id": "{row_id}", "input": {{"query": "app"}}, "expect": {{"relevant": []}}}}',
+        f'{{"id": "{row_id}", "input": {{"query": "app"}}, "expect": {{}}}}',
+        f'{{"id": "{row_id}", "input": {{"query": "app"}}}}',
+        f'{{"id": "{row_id}", "input": {{"query": "app"}}, "expect": {{"relevant": "src/app.py"}}}}',
+        f'{{"id": "{row_id}", "input": {{"query": "app"}}, "expect": {{"relevant": ["src/app.py", 7]}}}}',
+        f'{{"id": "{row_id}", "input": "app", "expect": {relevant}}}',
+        f'{{"id": "{row_id}", "input": {{"query": "app", "topK": 1e400}}, "expect": {relevant}}}',
+        f'{{"id": "{row_id}", "input": {{"query": "app"}}, "expect": {relevant}, "note": -1e999}}',
+        f'{{"id": "{row_id}", "input": {{"corpora": ["code"]}}, "expect": {relevant}}}',
+        f'{{"id": 7, "input": {{"query": "app"}}, "expect": {relevant}}}',
+        f'{{"input": {{"query": "app"}}, "expect": {relevant}}}',
+        f'{{"id": "{row_id}", "input": {{"query": "app"}}, "expect": {relevant}',
+        f'{{"id": "{row_id}", "input": {{"query": NaN}}, "expect": {relevant}}}',
+        '["not", "an", "object"]',
+    ]
+    return [row.encode() for row in rows] + [f'{{"id": "{row_id}\xe9", "input": {{"query": "app"}}, "expect": {relevant}}}'.encode("latin-1")]
+
+
+def gdi_rows(row_id: str) -> list[bytes]:
+    """A gdi_text_v1 row and its slips, as dataset lines."""
+    rows = [
+        gdi_row(row_id),
+        gdi_row(row_id, retrieved_context=["noise"]),
+        gdi_row(row_id, prompt=None),
+        gdi_row(row_id, sut_response=None),
+        gdi_row(row_id, retrieved_context=None),
+        gdi_row(row_id, reference_contexts=None),
+        gdi_row(row_id, reference_contexts=[]),
+        gdi_row(row_id, reference_contexts="tokens"),
+        gdi_row(row_id, prompt=[{"role": "user", "content": "how"}]),
+        gdi_row(row_id, prompt=[{"role": "robot", "content": "how"}]),
+        gdi_row(row_id, input_id=5),
+        {"id": row_id, "input": {"query": "app"}, "expect": {"relevant": ["src/app.py"]}},
+    ]
+    lines = [json.dumps(row).encode() for row in rows]
+    lines.append(json.dumps(gdi_row(row_id))[:-1].encode() + b', "score": 1e400}')
+    lines.append(json.dumps(gdi_row(row_id))[:-2].encode())
+    lines.append(json.dumps(gdi_row(row_id + "\u00e9"), ensure_ascii=False).encode("latin-1"))
+    return lines
+
+
+@st.composite
+def workspaces(draw: st.DrawFn) -> dict[str, bytes]:
+    """A suite file of a few rag and gdi suites, with slips, over two datasets with slips."""
+    suites = []
+    for number in range(draw(st.integers(1, 3))):
+        # At most one slip a suite, in about one suite of three: the others run.
+        slip = draw(st.sampled_from(["", "", "", "", "", "options", "threshold", "other"]))
+        threshold = draw(st.sampled_from(THRESHOLD_SLIPS if slip == "threshold" else THRESHOLDS))
+        if draw(st.booleans()):
+            engines = "[rga]" if slip == "other" else "[rag]"
+            options = draw(st.sampled_from(RAG_SLIPS if slip == "options" else RAG_OPTIONS))
+            suites.append(
+                f"  - id: r{number}\n    target: {{kind: capability, id: vectors.query}}\n    dataset: {RAG_DATA}\n"
+                f"    engines: {engines}\n    options:\n      rag: {{{options}}}\n"
+                f"    thresholds:\n      rag.recall: {threshold}\n      rag.mode.semantic: 0\n"
+            )
+        else:
+            config = draw(st.sampled_from(HIT_SLIPS if slip == "options" else HIT_CONFIGS))
+            dataset = f"{EVALS}/missing.jsonl" if slip == "other" else GDI_DATA
+            suites.append(gdi_suite(f"g{number}", f"{{{config}}}", threshold).replace(GDI_FILE, dataset))
+    ending = draw(st.sampled_from([b"\n", b"\r\n"]))
+
+    def dataset(rows: Any) -> bytes:
+        # Most rows are right (the first two forms of each), so shapes hold and ids repeat.
+        kinds = st.one_of(st.integers(0, 1), st.integers(0, len(rows("a")) - 1))
+        lines = draw(st.lists(st.builds(lambda row_id, index: rows(row_id)[index], st.sampled_from(IDS), kinds), max_size=8))
+        blank = draw(st.sampled_from([[], [b""], [b"   "]]))
+        return ending.join([*lines[:2], *blank, *lines[2:]]) + ending
+
+    return {
+        SUITE_FILE: ("suites:\n" + "".join(suites)).encode(),
+        RAG_DATA: dataset(rag_rows),
+        GDI_DATA: dataset(gdi_rows),
+        "src/app.py": b"print('app')\n",
+        "docs/b.md": b"# B\n",
+    }
+
+
+def in_process(*command: str) -> tuple[int, str]:
+    """``rag-lsp COMMAND`` through the command line's entry point, in this process."""
+    out, err = io.StringIO(), io.StringIO()
+    collecting = gc.isenabled()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(command))
+    finally:
+        if collecting:
+            gc.enable()  # the command line turns the cycle collector off for its one-shot run
+    assert code in (0, 1) and "Traceback" not in err.getvalue() and "internal error" not in err.getvalue(), err.getvalue()
+    return code, out.getvalue()
+
+
+def dataset_lines(data: bytes) -> list[int]:
+    """The 0-based numbers of a dataset's non-blank lines: a run has one case for each."""
+    return [number for number, line in enumerate(data.split(b"\n")) if line.rstrip(b"\r").strip()]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(files=workspaces())
+def test_whatever_stops_a_run_check_reports_at_that_place_with_that_code(files: dict[str, bytes]) -> None:
+    """On generated workspaces, every suite run refuses names check's findings (line and code) in its
+    suite file, and every case it breaks has a check finding of its code on its dataset line; only
+    a target's own failure to answer (RAG405) is the run's alone."""
+    with tempfile.TemporaryDirectory(prefix="rag-lsp-agree-") as scratch:
+        root = Path(scratch).resolve()
+        (root / ".punica").mkdir()
+        for relative, data in files.items():
+            (root / relative).parent.mkdir(parents=True, exist_ok=True)
+            (root / relative).write_bytes(data)
+        findings = json.loads(in_process("check", "--format", "json", str(root))[1])
+        document = json.loads(in_process("run", "--format", "json", str(root))[1])
+    for suite in document["suites"]:
+        if suite["error"] is not None:
+            named = refused_at(suite)
+            assert named, f"{suite['id']} is refused for no finding of check: {suite['error']}"
+            for line, code in named:
+                assert code in at(findings, SUITE_FILE, line), (suite["id"], line, code, findings)
+            continue
+        path = RAG_DATA if suite["id"].startswith("r") else GDI_DATA
+        lines = dataset_lines(files[path])
+        assert len(suite["cases"]) == len(lines)
+        for case, line in zip(suite["cases"], lines):
+            if not case["broken"]:
+                continue
+            code = re.search(r"\((RAG\d{3})\)$", case["broken"])
+            if code is None:
+                # The builtin target could not answer (an input without a query, say): RAG405.
+                assert path == RAG_DATA and "RAG" not in case["broken"], case
+                continue
+            assert code.group(1) in at(findings, path, line), (suite["id"], case, line, [f for f in findings if f["path"] == path])
