@@ -327,3 +327,21 @@ def test_whatever_stops_a_run_check_reports_at_that_place_with_that_code(files: 
                 assert path == RAG_DATA and "RAG" not in case["broken"], case
                 continue
             assert code.group(1) in at(findings, path, line), (suite["id"], case, line, [f for f in findings if f["path"] == path])
+
+
+def test_a_manifest_default_that_is_no_number_is_refused_by_check_and_run(tmp_path: Path) -> None:
+    """A workspace rag.hit_at_k manifest whose t1 default is `.nan` is RAG302 in check, and RAG108 on the suite that would score with it, the reason run refuses it; a default k of 3.0 is an integer to both."""
+    gdi_workspace(tmp_path, [gdi_suite("hits", "{}")], [json.dumps(gdi_row("q1", retrieved_context=["noise", "noise", "noise", "tokens are verified against the key"]))])
+    builtin = (Path(__file__).parent.parent / "schemas" / "manifests" / "rag.hit_at_k.yaml").read_text(encoding="utf-8")
+    manifest = tmp_path / ".punica" / "metrics" / "hit.yaml"
+    manifest.parent.mkdir()
+    manifest.write_text(builtin.replace("      default: 0.7\n", "      default: .nan\n"), encoding="utf-8")
+    line = manifest.read_text(encoding="utf-8").splitlines().index("      default: .nan")
+    findings = check_json(tmp_path)
+    assert at(findings, ".punica/metrics/hit.yaml", line) == {"RAG302"} and at(findings, SUITE_FILE, 4) == {"RAG108"}
+    refused = run_json(tmp_path)["hits"]
+    assert refused_at(refused) == {(4, "RAG108")} and "default of 't1'" in refused["error"]
+    manifest.write_text(builtin.replace("      default: 5\n", "      default: 3.0\n"), encoding="utf-8")
+    assert not [f for f in check_json(tmp_path) if f["severity"] == "error"]
+    scored = run_json(tmp_path)["hits"]
+    assert scored["error"] is None and scored["cases"][0]["scores"] == {"rag.hit_at_k": 0.0}

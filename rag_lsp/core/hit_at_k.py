@@ -45,9 +45,12 @@ METADATA = ("inverted", "min", "max", "weight", "metric_name")
 class ConfigError(ValueError):
     """The metric config fails the manifest's ``config_schema``; one message per problem."""
 
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: list[str], code: str = "RAG108") -> None:
         super().__init__("; ".join(problems))
         self.problems = problems
+        # The check that reports it: RAG108 on the suite's config, RAG302 on a
+        # manifest's default.
+        self.code = code
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +78,7 @@ class HitAtKConfig:
         schema = dict(schema) if schema is not None else builtin_schema()
         config = dict(config or {})
         problems: list[str] = []
-        from .schemacheck import config_issues, validator_of
+        from .schemacheck import config_issues, non_finite_issues, validator_of
 
         try:
             # Read as `rag-lsp check` reads it (RAG108): one verdict in both.
@@ -92,11 +95,22 @@ class HitAtKConfig:
             raise ConfigError(problems)
         values: dict[str, Any] = {}
         properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        defaults = []
         for key in _OPTIONS:
             if key in config:
                 values[key] = config[key]
             elif isinstance(properties.get(key), dict) and "default" in properties[key]:
-                values[key] = properties[key]["default"]
+                default = properties[key]["default"]
+                if type(default) is float and default.is_integer() and key == "k":
+                    # A manifest's default of 5.0 is an integer, as RAG302 reads it.
+                    default = int(default)
+                values[key] = default
+                defaults.extend(
+                    f"the default of {key!r}: {issue.message}" for issue in non_finite_issues(default)
+                )
+        if defaults:
+            # A workspace manifest's default of NaN or infinity: RAG302 in its file.
+            raise ConfigError(defaults, "RAG302")
         try:
             made = cls(**values)
             _check_types(made)

@@ -462,7 +462,8 @@ class Runner:
             schema = manifest.config_schema if manifest is not None else None
             config = HitAtKConfig.from_config(raw if isinstance(raw, dict) else None, schema)
         except (ConfigError, TooLarge) as error:
-            return self._refuse(result, f"metric {HIT_AT_K!r}: {error} (RAG108)", thresholds)
+            code = error.code if isinstance(error, ConfigError) else "RAG005"
+            return self._refuse(result, f"metric {HIT_AT_K!r}: {error} ({code})", thresholds)
         dataset = self._dataset(suite.dataset or "")
         assert isinstance(dataset, RunDataset)  # refused otherwise
         planned = _plan_gdi_rows(dataset.rows, case_ids, dataset.flaws, config)

@@ -123,7 +123,12 @@ def _implementation_issues(metric, config, manifest):
     except ConfigError as error:
         from ..schemacheck import SchemaIssue
 
-        return [SchemaIssue((), f"rag-lsp's rag.hit_at_k cannot score this config: {problem}", "key") for problem in error.problems]
+        if error.code == "RAG302":
+            # The manifest's own default: its file says so too; here, why the suite is not run.
+            said = f"rag-lsp's rag.hit_at_k cannot score with the manifest {manifest.path} (RAG302 there)"
+        else:
+            said = "rag-lsp's rag.hit_at_k cannot score this config"
+        return [SchemaIssue((), f"{said}: {problem}", "key") for problem in error.problems]
     return []
 
 
