@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from .jsonrows import Row
+from .jsonrows import Row, max_digits
 from .manifests import GDI_TEXT, RAG_CASE
 from .rowschema import non_finite_message
 from .schemacheck import non_finite_issues
@@ -88,6 +88,7 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
     # Lines holding a byte that is not UTF-8: each is not read (RAG002), the others are.
     undecodable = {line: message for line, _, message in source.undecodable}
     limit = workspace.settings.max_line_bytes
+    digits = max_digits()
     rows: list[tuple[int, Any]] = []
     flaws: dict[int, str] = {}
     append = rows.append
@@ -107,6 +108,12 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
                 append((number, Unreadable(message)))
                 continue
             try:
+                # A line long enough to hold an integer of more digits than Python
+                # converts is read the plain way: the checks do not read it (RAG005),
+                # so its id is no case's, and the typed decoder would not look inside
+                # `input` to see that.
+                if digits and len(line) > digits:
+                    raise msgspec.DecodeError
                 case = _DECODE_CASE(line)
                 if case.input_id is UNSET and case.reference_contexts is UNSET and case.retrieved_context is UNSET:
                     # Its `input` is read only by a target that needs it (see

@@ -35,7 +35,10 @@ import msgspec
 from .analyze import analyze_file
 from .datasets import CaseRow, DatasetProblem, KnownShapes, RunDataset, Unreadable, read_dataset
 from .findings import Finding, Severity
+from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE
+from .rowschema import non_finite_message, row_checker, row_issues
+from .schemacheck import non_finite_issues
 from .scorer import (
     HIT_AT_1,
     MRR,
@@ -50,8 +53,6 @@ from .scorer import (
     score_case,
     score_suite,
 )
-from .rowschema import non_finite_message, row_checker, row_issues
-from .schemacheck import non_finite_issues
 from .targets import TRUSTED_KINDS, Answer, Hit, Request, TargetError, TargetPool
 from .workspace import SuiteInfo, Workspace, row_shape, gc_paused
 from .yamltree import TooLarge, to_python
@@ -592,10 +593,10 @@ def _decode_input(plan: _Plan) -> None:
     if type(plan.input) is msgspec.Raw:
         try:
             plan.input = msgspec.json.decode(plan.input)
-        except msgspec.ValidationError:
+        except msgspec.ValidationError as error:
             # Well-formed JSON the decoder cannot hold: a number past a double's
-            # range, which the checks read as infinity (RAG004).
-            plan.broken = _infinite_input(plan.input)
+            # range, or an integer past the digits Python converts.
+            plan.broken = _unread_input(plan.input, error)
             plan.input = None
             return
         except RecursionError as error:
@@ -607,17 +608,17 @@ def _decode_input(plan: _Plan) -> None:
         plan.broken = "the case has no `input` object to send to the target (RAG004)"
 
 
-def _infinite_input(raw: msgspec.Raw) -> str:
-    """Why a case whose `input` holds a number too large for a double is broken."""
-    import json
-
-    try:
-        value = json.loads(bytes(raw))
-    except (ValueError, RecursionError):
-        value = None
-    flaw = next(non_finite_issues(value), None) if value is not None else None
-    path = ("input", *flaw.path) if flaw is not None else ("input",)
-    return f"{non_finite_message(path)} (RAG004)"
+def _unread_input(raw: msgspec.Raw, error: Exception) -> str:
+    """Why a case whose `input` the fast decoder refused is broken, with the code
+    the checks give it, read as they read it: a number beyond a double's range is
+    infinity there (RAG004), an integer of too many digits is not read (RAG005)."""
+    row = Row(bytes(raw).decode("utf-8", "surrogatepass"))
+    if row.refused:
+        return f"the case's `input` is not read: {row.refused} (RAG005)"
+    flaw = next(non_finite_issues(row.value), None) if row.error is None else None
+    if flaw is not None:
+        return f"{non_finite_message(('input', *flaw.path))} (RAG004)"
+    return f"the case's `input` is not read: {error} (RAG005)"
 
 
 def _no_id(value: Any, line: int, key: str) -> str:
@@ -684,7 +685,7 @@ def _plan_gdi_rows(
             problem = f"the input_id {case_id!r} is used before, on line {seen[case_id] + 1} (RAG202)"
         if problem is None:
             seen[case_id] = line
-            problem = _gdi_problem(value, line in flaws, checker, config)
+            problem = _gdi_problem(value, flaws.get(line), checker, config)
         else:
             seen.setdefault(case_id, line)
         if problem is not None:
@@ -695,23 +696,24 @@ def _plan_gdi_rows(
     return plans
 
 
-def _gdi_problem(value: dict, exact: bool, checker: Any, config: Any) -> str | None:
-    """Why a gdi row with a usable, unrepeated input_id cannot be scored, or None."""
+def _gdi_problem(value: dict, flaw: str | None, checker: Any, config: Any) -> str | None:
+    """Why a gdi row with a usable, unrepeated input_id cannot be scored (``flaw``:
+    what reading it found, see RunDataset.flaws), or None."""
     references = value.get("reference_contexts")
-    if references is None and "reference_contexts" not in value or references == []:
+    if ("reference_contexts" not in value) or (type(references) is list and not references):
         # The row is broken, not zero: said in the metric's language, as its
         # result would say it, with the code of the check.
         from .hit_at_k import explain_no_references
 
         return f"{explain_no_references(config)} (RAG208)"
-    if not exact and checker.is_valid(value):
+    if flaw is not None:
+        return flaw
+    if checker.is_valid(value):
         return None
-    issues = row_issues(value, GDI_TEXT, exact)
+    issues = row_issues(value, GDI_TEXT, exact=False)
     if not issues:
         return None
     issue = issues[0]
-    if issue.keyword == "finite":
-        return f"{non_finite_message(issue.path)} (RAG004)"
     where = "".join(f"[{part}]" if type(part) is int else f".{part}" for part in issue.path).lstrip(".")
     said = f"`{where}`: {issue.message}" if where and issue.anchor != "key" else issue.message
     return f"not a valid gdi_text_v1 row: {said} (RAG004)"
