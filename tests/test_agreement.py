@@ -206,6 +206,8 @@ def rag_rows(row_id: str) -> list[bytes]:
         f'{{"id": "{row_id}", "input": {{"query": "app"}}, "expect": {relevant}, "note": -1e999}}',
         f'{{"id": "{row_id}", "input": {{"query": "app", "seed": {2 ** 70}}}, "expect": {relevant}}}',
         f'{{"id": "{row_id}", "input": {{"query": "app", "seed": {"9" * 4400}}}, "expect": {relevant}}}',
+        f'{{"id": "{row_id}", "input": {{"query": "app", "deep": {"[" * 300 + "]" * 300}}}, "expect": {relevant}}}',
+        f'{{"id": "{row_id}", "input": {{"query": "app", "deep": {"[" * 990 + "]" * 990}}}, "expect": {relevant}}}',
         f'{{"id": "{row_id}", "input": {{"corpora": ["code"]}}, "expect": {relevant}}}',
         f'{{"id": 7, "input": {{"query": "app"}}, "expect": {relevant}}}',
         f'{{"input": {{"query": "app"}}, "expect": {relevant}}}',
@@ -235,6 +237,7 @@ def gdi_rows(row_id: str) -> list[bytes]:
     lines = [json.dumps(row).encode() for row in rows]
     lines.append(json.dumps(gdi_row(row_id))[:-1].encode() + b', "score": 1e400}')
     lines.append(json.dumps(gdi_row(row_id))[:-1].encode() + b', "seed": ' + b"9" * 4400 + b"}")
+    lines.append(json.dumps(gdi_row(row_id))[:-1].encode() + b', "deep": ' + b"[" * 990 + b"]" * 990 + b"}")
     lines.append(json.dumps(gdi_row(row_id))[:-2].encode())
     lines.append(json.dumps(gdi_row(row_id + "\u00e9"), ensure_ascii=False).encode("latin-1"))
     return lines

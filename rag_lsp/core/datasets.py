@@ -107,12 +107,13 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
                 message = f"line {number + 1} is not valid JSON: {undecodable[number]}; a dataset is UTF-8 text (RAG002)"
                 append((number, Unreadable(message)))
                 continue
+            # A line that may hold what the checks' reader refuses and the fast
+            # decoders read (an integer of more digits than Python converts, nesting
+            # past what the standard decoder follows) is read as the checks read it:
+            # a line they do not read is no case, and its id is no case's id.
+            unusual = len(line) > _USUAL and _unusual(line, digits)
             try:
-                # A line long enough to hold an integer of more digits than Python
-                # converts is read the plain way: the checks do not read it (RAG005),
-                # so its id is no case's, and the typed decoder would not look inside
-                # `input` to see that.
-                if digits and len(line) > digits:
+                if unusual:
                     raise msgspec.DecodeError
                 case = _DECODE_CASE(line)
                 if case.input_id is UNSET and case.reference_contexts is UNSET and case.retrieved_context is UNSET:
@@ -126,6 +127,8 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
             except (msgspec.DecodeError, RecursionError):
                 pass
             try:
+                if unusual:
+                    raise msgspec.DecodeError
                 value = _DECODE(line)
             except (msgspec.DecodeError, ValueError, OverflowError, RecursionError):
                 # The checks' row says why the line cannot be read (nesting too deep included).
@@ -149,6 +152,20 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
     # As the checks decide it: the majority, a tie reads as rag cases.
     shape = None if not any(counts.values()) else RAG_CASE if counts[RAG_CASE] >= counts[GDI_TEXT] else GDI_TEXT
     return RunDataset(relative, rows, shape, flaws)
+
+
+# The checks' reader (jsonrows.Row) reads a line again with the standard decoder
+# when it nests deeper than orjson writes; that decoder stops at about a thousand
+# levels, and refuses an integer of more digits than Python converts. A line of at
+# most this many bytes can hold neither.
+_USUAL = 511
+_NESTING = 255
+
+
+def _unusual(line: bytes, digits: int) -> bool:
+    """Whether a line may hold an integer of more than ``digits`` digits, or
+    nest deeper than orjson writes (see _USUAL)."""
+    return bool(digits and len(line) > digits) or line.count(b"[") + line.count(b"{") > _NESTING
 
 
 class KnownShapes:
