@@ -269,7 +269,7 @@ def workspaces(draw: st.DrawFn) -> dict[str, bytes]:
         # Most rows are right (the first two forms of each), so shapes hold and ids repeat.
         kinds = st.one_of(st.integers(0, 1), st.integers(0, len(rows("a")) - 1))
         lines = draw(st.lists(st.builds(lambda row_id, index: rows(row_id)[index], st.sampled_from(IDS), kinds), max_size=8))
-        blank = draw(st.sampled_from([[], [b""], [b"   "]]))
+        blank = draw(st.sampled_from([[], [b""], [b"   "], ["\u00a0\u3000".encode()], [b"\x1f"]]))
         return ending.join([*lines[:2], *blank, *lines[2:]]) + ending
 
     return {
@@ -297,7 +297,8 @@ def in_process(*command: str) -> tuple[int, str]:
 
 def dataset_lines(data: bytes) -> list[int]:
     """The 0-based numbers of a dataset's non-blank lines: a run has one case for each."""
-    return [number for number, line in enumerate(data.split(b"\n")) if line.rstrip(b"\r").strip()]
+    lines = data.decode("utf-8", "replace").split("\n")
+    return [number for number, line in enumerate(lines) if line.removesuffix("\r") and not line.removesuffix("\r").isspace()]
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

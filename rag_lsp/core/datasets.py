@@ -97,7 +97,9 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
         for number, line in enumerate(source.text.encode("utf-8", "surrogatepass").split(b"\n")):
             if line.endswith(b"\r"):
                 line = line[:-1]
-            if not line or line.isspace():
+            # Blank as the checks see it: Unicode's spaces too (a line of one
+            # U+00A0 or U+001F), which bytes.isspace does not know.
+            if not line or line[0] != 0x7B and line.decode("utf-8", "surrogatepass").isspace():
                 continue
             if len(line) > limit and len(text := line.decode("utf-8", "replace")) > limit:
                 message = f"line {number + 1} is not read: {len(text):,} characters, above the limit of {limit:,} (RAG005)"
