@@ -252,11 +252,13 @@ def workspaces(draw: st.DrawFn) -> dict[str, bytes]:
         slip = draw(st.sampled_from(["", "", "", "", "", "options", "threshold", "other"]))
         threshold = draw(st.sampled_from(THRESHOLD_SLIPS if slip == "threshold" else THRESHOLDS))
         if draw(st.booleans()):
-            engines = "[rga]" if slip == "other" else "[rag]"
+            # A misspelt engine, or a metric beside the engine: no dataset fits both.
+            other = draw(st.sampled_from(["    engines: [rga]\n", "    engines: [rag]\n    metrics: {rag.hit_at_k: }\n"]))
+            engines = other if slip == "other" else "    engines: [rag]\n"
             options = draw(st.sampled_from(RAG_SLIPS if slip == "options" else RAG_OPTIONS))
             suites.append(
                 f"  - id: r{number}\n    target: {{kind: capability, id: vectors.query}}\n    dataset: {RAG_DATA}\n"
-                f"    engines: {engines}\n    options:\n      rag: {{{options}}}\n"
+                f"{engines}    options:\n      rag: {{{options}}}\n"
                 f"    thresholds:\n      rag.recall: {threshold}\n      rag.mode.semantic: 0\n"
             )
         else:
