@@ -13,6 +13,7 @@ import contextlib
 import gc
 import io
 import json
+import logging
 import re
 import tempfile
 from pathlib import Path
@@ -208,6 +209,7 @@ def rag_rows(row_id: str) -> list[bytes]:
         f'{{"id": "{row_id}", "input": {{"query": "app", "seed": {"9" * 4400}}}, "expect": {relevant}}}',
         f'{{"id": "{row_id}", "input": {{"query": "app", "deep": {"[" * 300 + "]" * 300}}}, "expect": {relevant}}}',
         f'{{"id": "{row_id}", "input": {{"query": "app", "deep": {"[" * 990 + "]" * 990}}}, "expect": {relevant}}}',
+        f'{{"id": "{row_id}", "input": {{"query": "app", "deep": {"[" * 900 + "1e400" + "]" * 900}}}, "expect": {relevant}}}',
         f'{{"id": "{row_id}", "input": {{"corpora": ["code"]}}, "expect": {relevant}}}',
         f'{{"id": 7, "input": {{"query": "app"}}, "expect": {relevant}}}',
         f'{{"input": {{"query": "app"}}, "expect": {relevant}}}',
@@ -283,17 +285,33 @@ def workspaces(draw: st.DrawFn) -> dict[str, bytes]:
     }
 
 
+class Errors(logging.Handler):
+    """Errors logged while a command ran: a rule that raised is a bug, even when
+    the command carried on without its findings."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
 def in_process(*command: str) -> tuple[int, str]:
     """``rag-lsp COMMAND`` through the command line's entry point, in this process."""
-    out, err = io.StringIO(), io.StringIO()
+    out, err, errors = io.StringIO(), io.StringIO(), Errors()
+    logger = logging.getLogger("rag_lsp")
+    logger.addHandler(errors)
     collecting = gc.isenabled()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = main(list(command))
     finally:
+        logger.removeHandler(errors)
         if collecting:
             gc.enable()  # the command line turns the cycle collector off for its one-shot run
     assert code in (0, 1) and "Traceback" not in err.getvalue() and "internal error" not in err.getvalue(), err.getvalue()
+    assert not errors.records, [record.getMessage() for record in errors.records]
     return code, out.getvalue()
 
 

@@ -186,8 +186,8 @@ def config_issues(checker: SchemaChecker, instance: Any) -> list[SchemaIssue]:
       writes it as a float, JSON Schema would count it as an integer, and a
       scorer that needs an integer would then refuse or ignore it;
     * NaN and infinity (``.nan``, ``.inf``) are never numbers (keyword
-      ``finite``): a NaN threshold compares false with everything, so a gate
-      set to it passes or fails whatever the figures.
+      ``finite``): NaN compares false with everything, so ``t1: .nan`` would let
+      every pair through the first stage of ``rag.hit_at_k``.
 
     The places these name are not reported again as JSON Schema sees them."""
     strict = list(_strict_issues(checker.schema, instance, (), checker.schema))
@@ -255,16 +255,18 @@ def _integer_only(types: Any) -> bool:
 
 def non_finite_issues(instance: Any, path: tuple[Any, ...] = ()) -> Iterator[SchemaIssue]:
     """A :class:`SchemaIssue` (keyword ``finite``) for each NaN or infinity in
-    ``instance``, wherever it is: no schema allows them here."""
-    if type(instance) is float:
-        if not math.isfinite(instance):
-            yield SchemaIssue(path, _non_finite_message(instance, None), "value", "finite")
-    elif isinstance(instance, dict):
-        for key, value in instance.items():
-            yield from non_finite_issues(value, path + (key,))
-    elif isinstance(instance, list):
-        for index, value in enumerate(instance):
-            yield from non_finite_issues(value, path + (index,))
+    ``instance``, wherever it is (in document order): no schema allows them here.
+    Walked without recursion: a dataset row may nest a thousand levels deep."""
+    pending: list[tuple[tuple[Any, ...], Any]] = [(path, instance)]
+    while pending:
+        where, value = pending.pop()
+        if type(value) is float:
+            if not math.isfinite(value):
+                yield SchemaIssue(where, _non_finite_message(value, None), "value", "finite")
+        elif isinstance(value, dict):
+            pending.extend((where + (key,), item) for key, item in reversed(list(value.items())))
+        elif isinstance(value, list):
+            pending.extend((where + (index,), item) for index, item in reversed(list(enumerate(value))))
 
 
 def _non_finite_message(value: float, schema: dict | None) -> str:
