@@ -135,6 +135,8 @@ def test_a_byte_that_is_not_utf8_breaks_only_its_line(tmp_path: Path) -> None:
     suite = run_json(tmp_path)["hits"]
     assert suite["error"] is None
     assert [at(findings, GDI_FILE, line) for line in range(4)] == [set(), {"RAG002"}, {"RAG002"}, set()]
+    byte = next(f for f in findings if f["range"]["start"]["line"] == 1)
+    assert byte["range"]["start"]["character"] == rows[1].index(b"\xe9") and "byte 0xe9 is not valid UTF-8" in byte["message"]
     assert broken_at(suite) == {"line 2": "RAG002", "line 3": "RAG002"}
     assert [case["id"] for case in suite["cases"] if case["scores"]] == ["q1", "q4"]
 
