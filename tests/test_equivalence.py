@@ -98,6 +98,7 @@ ROWS = [
     '["not", "an", "object"]',
     '{"input_id": "g1", "prompt": "p", "reference_contexts": ["alpha beta"], "sut_response": "r", "retrieved_context": ["alpha beta"]}',
     '{"input_id": "g2", "prompt": "p", "reference_contexts": [], "sut_response": "r", "retrieved_context": []}',
+    '{"input_id": "g1", "prompt": "again", "reference_contexts": ["alpha"], "sut_response": "r", "retrieved_context": ["beta"]}',
     '{"id": "a", "id": "b", "input": {"query": "q"}, "expect": {"relevant": ["src\\\\a.py", "docs/"]}}',
     "",
     "   ",

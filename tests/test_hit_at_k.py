@@ -37,7 +37,7 @@ def test_a_workspace_manifest_default_is_honoured() -> None:
         ({"language": "es"}, "'language': 'es' is not allowed"),
         ({"inverted": "yes"}, "'inverted': expected true or false"),
         ({"metric_name": 3}, "'metric_name': expected a string"),
-        ({"tl": 0.8}, "'tl' is not one rag.hit_at_k implements"),
+        ({"tl": 0.8}, "unknown key 'tl'"),
     ],
 )
 def test_every_config_key_is_validated(config: dict, fragment: str) -> None:

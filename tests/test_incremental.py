@@ -198,3 +198,43 @@ def test_past_the_limit_one_finding_says_how_many_are_left_out(tmp_path: Path) -
     assert [finding.range.start.line for finding in shown[:4]] == [0, 1, 2, 3]
     assert shown[3].message.startswith("5 more RAG203 findings in this file, from here on, are not shown")
     assert shown[:3] == everything[:3]
+
+
+GDI_SUITE = (
+    "suites:\n  - id: g\n    dataset: .punica/evals/d.jsonl\n"
+    "    metrics:\n      rag.hit_at_k: {k: 3}\n    thresholds: {rag.hit_at_k: 0.5}\n"
+)
+GDI_ROW = '{{"input_id": "{}", "prompt": "p", "reference_contexts": ["a b"], "sut_response": "r", "retrieved_context": ["a b"]}}'
+# Pieces an edit inserts into a gdi dataset: ids repeated and renamed, rows of the other shape.
+GDI_PIECES = ['"input_id": "q1", ', '"id": "q1", ', "q1", "q2", '"', "\n", "", GDI_ROW.format("q1") + "\n",
+              '{"id": "q1", "input": {"query": "q"}, "expect": {"relevant": ["a.md"]}}\n', "}"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(edits=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 10_000), st.sampled_from(GDI_PIECES)), min_size=1, max_size=10))
+def test_repeated_input_ids_follow_edits_as_a_fresh_check(tmp_path_factory, edits) -> None:
+    """A repeated input_id of gdi rows is RAG202 on the repeat, and after any edits (rows of either
+    shape coming and going, the file's shape turning) the model's findings equal a fresh check."""
+    root = tmp_path_factory.mktemp("ws")
+    (root / ".punica" / "evals").mkdir(parents=True)
+    (root / ".punica" / "evals" / "g.suite.yaml").write_text(GDI_SUITE)
+    path = ".punica/evals/d.jsonl"
+    text = "".join(GDI_ROW.format(row_id) + "\n" for row_id in ("q1", "q2", "q1", "q3"))
+    source = OverlaySource(DiskSource(1 << 30))
+    workspace = Workspace(root, source=source)
+    model = DatasetModel(workspace, path, text)
+
+    def fresh(text: str):
+        source.texts[workspace.absolute(path)] = text
+        workspace.invalidate(path, files_changed=False)
+        return analyze_file(workspace, path)
+
+    first = model.findings()
+    assert [(finding.code, finding.range.start.line) for finding in first] == [("RAG202", 2)]
+    assert first == fresh(text)
+    for start_seed, length, piece in edits:
+        lines = LineIndex(model.text)
+        start_offset = start_seed % (len(model.text) + 1)
+        end_offset = min(len(model.text), start_offset + length % 30)
+        model.edit(lines.position(start_offset), lines.position(end_offset), piece)
+        assert model.findings() == fresh(model.text)

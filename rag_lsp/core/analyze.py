@@ -122,10 +122,7 @@ def analyze_dataset(workspace: Workspace, path: str, source: SourceText | None =
     use = workspace.dataset_use(path)
     shape = workspace.dataset_shape(path)
     findings: list[Finding] = []
-    if parsed.decode_error is not None:
-        offset, message = parsed.decode_error
-        rule = registry.all_rules()["RAG002"]
-        findings.append(rule.finding(parsed.lines.range(offset, offset + 1), f"{message}: datasets are UTF-8 text"))
+    # A byte that is not UTF-8 is its line's RAG002 (see Workspace.parsed_dataset).
     with gc_paused():
         rows = RowsContext.of(workspace, path, use, shape, parsed.rows)
         dataset = DatasetContext.of(workspace, path, rows)

@@ -231,6 +231,8 @@ class DatasetContext:
 
     ``repeated`` holds the ids to report, each with its rows in line order; a full
     check lists every repeated id, an incremental one only the ids an edit touched.
+    The id of a rag case is its ``id``, that of a gdi_text_v1 row its
+    ``input_id`` (``id_key``): a run names rows by it, and breaks a repeat.
     ``paths`` is the tally of expected paths to report on, with the first missing
     one (its row and index); None when it is not to be reported (an incremental
     check of repeated ids only).
@@ -244,12 +246,19 @@ class DatasetContext:
     use: DatasetUse = DatasetUse()
     paths: PathTally | None = None
     first_missing: tuple[RowContext, int] | None = None
+    id_key: str = "id"
 
     @classmethod
     def of(cls, workspace: Workspace, path: str, rows: RowsContext) -> DatasetContext:
-        first, repeated = case_id_index(rows.cases)
+        # A file's rows are checked as one shape: at most one of these has rows.
+        key = ID_KEYS[GDI_TEXT] if rows.gdi_rows else ID_KEYS[RAG_CASE]
+        first, repeated = case_id_index(rows.gdi_rows if rows.gdi_rows else rows.cases, key)
         tally, first_missing = rows.paths
-        return cls(workspace, path, repeated, first, rows.use, tally, first_missing)
+        return cls(workspace, path, repeated, first, rows.use, tally, first_missing, key)
+
+
+# The key that names a row, by the shape it is checked as.
+ID_KEYS = {RAG_CASE: "id", GDI_TEXT: "input_id"}
 
 
 def case_path_tally(workspace: Workspace, case: dict[str, Any]) -> tuple[int, int]:
@@ -320,14 +329,15 @@ def _all_among(found: frozenset[str], values: list[Any]) -> bool:
         return False
 
 
-def case_id(case: dict[str, Any]) -> str | None:
-    """The id of a rag case, when it is usable (a non-empty string; else RAG004's)."""
-    value = case.get("id")
+def case_id(case: dict[str, Any], shape: str | None = None) -> str | None:
+    """The id of a rag case (of a gdi_text_v1 row when ``shape`` says so: its
+    ``input_id``), when it is usable (a non-empty string; else RAG004's)."""
+    value = case.get("input_id" if shape == GDI_TEXT else "id")
     return value if type(value) is str and value else None
 
 
 def case_id_index(
-    cases: Iterable[tuple[RowContext, dict[str, Any]]],
+    cases: Iterable[tuple[RowContext, dict[str, Any]]], id_key: str = "id"
 ) -> tuple[dict[str, RowContext], dict[str, list[RowContext]]]:
     """Case id -> the first row that uses it; and for each id used more than once,
     every row that uses it, in line order. (A list per id would be a hundred
@@ -335,7 +345,7 @@ def case_id_index(
     first: dict[str, RowContext] = {}
     repeated: dict[str, list[RowContext]] = {}
     for context, case in cases:
-        key = case.get("id")  # as case_id(), inline: this runs once per case
+        key = case.get(id_key)  # as case_id(), inline: this runs once per case
         if type(key) is str and key:
             earlier = first.setdefault(key, context)
             if earlier is not context:

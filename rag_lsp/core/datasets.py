@@ -10,18 +10,25 @@ refuses is handed to the checks' exact decoder, which reads what JSON allows
 (integers beyond 64 bits) and says where and why a line is not JSON.
 Lines are numbered exactly as the checks number them (split at "\\n", a "\\r"
 before it is part of the line ending), so results land on the right line.
+
+What spoils one line spoils that line only, as the checks report it there: a
+byte that is not UTF-8 (RAG002), and a number too large for a double, which
+would be read as infinity (RAG004, see :attr:`RunDataset.flaws`; in a rag
+case's `input`, found when a target reads it).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 from msgspec import UNSET
 
-from .jsonrows import Row
+from .jsonrows import Row, max_digits
 from .manifests import GDI_TEXT, RAG_CASE
+from .rowschema import non_finite_message
+from .schemacheck import non_finite_issues
 from .workspace import Workspace, gc_paused, row_shape
 
 
@@ -41,6 +48,9 @@ class RunDataset:
     rows: list[tuple[int, Any]]
     # The shape most decodable rows have (as the checks compute it), or None.
     shape: str | None
+    # Line -> why a row that was read cannot be run (a number read as infinity),
+    # with its code: the run breaks it once it knows its id.
+    flaws: dict[int, str] = field(default_factory=dict)
 
 
 class DatasetProblem(Exception):
@@ -75,25 +85,42 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
         raise DatasetProblem(f"the dataset {relative} does not exist (RAG105)")
     if source.refused:
         raise DatasetProblem(f"the dataset {relative} is not read: {source.refused} (RAG005)")
-    if source.decode_error is not None:
-        raise DatasetProblem(f"the dataset {relative} is not valid UTF-8 (RAG002): {source.decode_error[1]}")
+    # Lines holding a byte that is not UTF-8: each is not read (RAG002), the others are.
+    undecodable = {line: message for line, _, message in source.undecodable}
     limit = workspace.settings.max_line_bytes
+    digits = max_digits()
     rows: list[tuple[int, Any]] = []
+    flaws: dict[int, str] = {}
     append = rows.append
     counts = {RAG_CASE: 0, GDI_TEXT: 0}
     with gc_paused():
         for number, line in enumerate(source.text.encode("utf-8", "surrogatepass").split(b"\n")):
             if line.endswith(b"\r"):
                 line = line[:-1]
-            if not line or line.isspace():
+            # Blank as the checks see it: Unicode's spaces too (a line of one
+            # U+00A0 or U+001F), which bytes.isspace does not know.
+            if not line or line[0] != 0x7B and line.decode("utf-8", "surrogatepass").isspace():
                 continue
             if len(line) > limit and len(text := line.decode("utf-8", "replace")) > limit:
                 message = f"line {number + 1} is not read: {len(text):,} characters, above the limit of {limit:,} (RAG005)"
                 append((number, Unreadable(message)))
                 continue
+            if undecodable and number in undecodable:
+                message = f"line {number + 1} is not valid JSON: {undecodable[number]}; a dataset is UTF-8 text (RAG002)"
+                append((number, Unreadable(message)))
+                continue
+            # A line that may hold what the checks' reader refuses and the fast
+            # decoders read (an integer of more digits than Python converts, nesting
+            # past what the standard decoder follows) is read as the checks read it:
+            # a line they do not read is no case, and its id is no case's id.
+            unusual = len(line) > _USUAL and _unusual(line, digits)
             try:
+                if unusual:
+                    raise msgspec.DecodeError
                 case = _DECODE_CASE(line)
                 if case.input_id is UNSET and case.reference_contexts is UNSET and case.retrieved_context is UNSET:
+                    # Its `input` is read only by a target that needs it (see
+                    # runner._decode_input, which refuses a number read as infinity).
                     append((number, case))
                     counts[RAG_CASE] += 1
                     continue
@@ -102,6 +129,8 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
             except (msgspec.DecodeError, RecursionError):
                 pass
             try:
+                if unusual:
+                    raise msgspec.DecodeError
                 value = _DECODE(line)
             except (msgspec.DecodeError, ValueError, OverflowError, RecursionError):
                 # The checks' row says why the line cannot be read (nesting too deep included).
@@ -113,13 +142,32 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
                     append((number, Unreadable(f"line {number + 1} is not read: {row.refused} (RAG005)")))
                     continue
                 value = row.value
+                # Read exactly, as the checks read it: a number beyond a double's
+                # range is infinity there, and RAG004 here too.
+                flaw = next(non_finite_issues(value), None)
+                if flaw is not None:
+                    flaws[number] = f"{non_finite_message(flaw.path)} (RAG004)"
             append((number, value))
             shape = row_shape(value)
             if shape is not None:
                 counts[shape] += 1
     # As the checks decide it: the majority, a tie reads as rag cases.
     shape = None if not any(counts.values()) else RAG_CASE if counts[RAG_CASE] >= counts[GDI_TEXT] else GDI_TEXT
-    return RunDataset(relative, rows, shape)
+    return RunDataset(relative, rows, shape, flaws)
+
+
+# The checks' reader (jsonrows.Row) reads a line again with the standard decoder
+# when it nests deeper than orjson writes; that decoder stops at about a thousand
+# levels, and refuses an integer of more digits than Python converts. A line of at
+# most this many bytes can hold neither.
+_USUAL = 511
+_NESTING = 255
+
+
+def _unusual(line: bytes, digits: int) -> bool:
+    """Whether a line may hold an integer of more than ``digits`` digits, or
+    nest deeper than orjson writes (see _USUAL)."""
+    return bool(digits and len(line) > digits) or line.count(b"[") + line.count(b"{") > _NESTING
 
 
 class KnownShapes:

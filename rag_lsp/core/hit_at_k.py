@@ -24,6 +24,7 @@ pre-processed strings.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Mapping, Sequence
@@ -44,9 +45,12 @@ METADATA = ("inverted", "min", "max", "weight", "metric_name")
 class ConfigError(ValueError):
     """The metric config fails the manifest's ``config_schema``; one message per problem."""
 
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: list[str], code: str = "RAG108") -> None:
         super().__init__("; ".join(problems))
         self.problems = problems
+        # The check that reports it: RAG108 on the suite's config, RAG302 on a
+        # manifest's default.
+        self.code = code
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +78,11 @@ class HitAtKConfig:
         schema = dict(schema) if schema is not None else builtin_schema()
         config = dict(config or {})
         problems: list[str] = []
-        from .schemacheck import schema_issues, validator_of
+        from .schemacheck import config_issues, non_finite_issues, validator_of
 
         try:
-            issues = schema_issues(validator_of(schema), config)
+            # Read as `rag-lsp check` reads it (RAG108): one verdict in both.
+            issues = config_issues(validator_of(schema), config)
         except Exception as error:  # noqa: BLE001 - an unusable config_schema is RAG301's
             raise ConfigError([f"the manifest's config_schema cannot be used: {error}"]) from None
         for issue in issues:
@@ -90,11 +95,22 @@ class HitAtKConfig:
             raise ConfigError(problems)
         values: dict[str, Any] = {}
         properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        defaults = []
         for key in _OPTIONS:
             if key in config:
                 values[key] = config[key]
             elif isinstance(properties.get(key), dict) and "default" in properties[key]:
-                values[key] = properties[key]["default"]
+                default = properties[key]["default"]
+                if type(default) is float and default.is_integer() and key == "k":
+                    # A manifest's default of 5.0 is an integer, as RAG302 reads it.
+                    default = int(default)
+                values[key] = default
+                defaults.extend(
+                    f"the default of {key!r}: {issue.message}" for issue in non_finite_issues(default)
+                )
+        if defaults:
+            # A workspace manifest's default of NaN or infinity: RAG302 in its file.
+            raise ConfigError(defaults, "RAG302")
         try:
             made = cls(**values)
             _check_types(made)
@@ -115,6 +131,11 @@ def _check_types(config: HitAtKConfig) -> None:
         value = getattr(config, name)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{name} must be a number, got {value!r}")
+    for name in ("t1", "t2", "coverage", "min", "max", "weight"):
+        # A default of a workspace manifest may be NaN: no ratio compares with it.
+        value = getattr(config, name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
     if config.language not in _MESSAGES:
         raise ValueError(f"language must be one of {', '.join(_MESSAGES)}, got {config.language!r}")
 
@@ -333,7 +354,13 @@ def _stage_two(
 
 
 def _broken(config: HitAtKConfig) -> HitAtKResult:
-    return HitAtKResult(None, config, _MESSAGES[config.language]["broken"])
+    return HitAtKResult(None, config, explain_no_references(config))
+
+
+def explain_no_references(config: HitAtKConfig | None = None) -> str:
+    """Why a row without reference contexts has no score, in the configured language."""
+    language = config.language if config is not None and config.language in _MESSAGES else "en"
+    return _MESSAGES[language]["broken"]
 
 
 def _miss(config: HitAtKConfig, chunks: list[str], references: list[str], best: tuple[float, int, int] | None) -> HitAtKResult:

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from . import rules as registry
 from .analyze import check_rows, finish
-from .contexts import DatasetContext, PathTally, RowContext, RowsContext, case_id, case_path_tally, first_missing_index
+from .contexts import ID_KEYS, DatasetContext, PathTally, RowContext, RowsContext, case_id, case_path_tally, first_missing_index
 from .findings import SHOWN_PER_CODE, Finding, left_out_finding
 from .jsonrows import fine_row
 from .manifests import GDI_TEXT, RAG_CASE
@@ -80,7 +80,7 @@ class _Line(DatasetRow):
     def __init__(self, text: str, refused: str | None = None) -> None:
         super().__init__(text, refused)
         value = self.value
-        self.key = case_id(value) if type(value) is dict else None
+        self.key = case_id(value, self.shape) if type(value) is dict else None
         self.dropped = False
         # The line the row was placed on; lines above it may have come or gone since.
         self.line = -1
@@ -93,7 +93,7 @@ class _Line(DatasetRow):
     def read_fine(cls, text: str, value: Any) -> _Line:
         row = fine_row(cls, text, value)
         row.shape = row_shape(value)
-        row.key = case_id(value) if type(value) is dict else None
+        row.key = case_id(value, row.shape) if type(value) is dict else None
         row.dropped = False
         row.line = -1
         row.listed = row.absent = 0
@@ -714,7 +714,7 @@ class DatasetModel:
                 groups[key] = [RowContext(self.path, row, line) for line, row in placed]
         if not groups:
             return
-        context = DatasetContext(self.workspace, self.path, groups, self._ids)
+        context = DatasetContext(self.workspace, self.path, groups, self._ids, id_key=ID_KEYS[shape or RAG_CASE])
         found: list[Finding] = []
         for _, check in registry.checks_for(registry.DATASET):
             found.extend(check(context))
@@ -831,10 +831,12 @@ def _moved_lines(lines: list[int], start: int, stop: int, delta: int) -> list[in
 
 
 def _counts_as_case(row: _Line, shape: str | None) -> bool:
-    # As RowsContext.cases: a row of the other shape is RAG004's, not a case.
+    # As RowsContext.cases and .gdi_rows: a row of the other shape is RAG004's,
+    # not a case; a row of neither shape has no `input_id` (else it would be a
+    # gdi row), so no id among gdi rows.
     own = row.shape
     checked_as = shape or own or RAG_CASE
-    return checked_as == RAG_CASE and own in (None, RAG_CASE)
+    return own == checked_as or (own is None and checked_as == RAG_CASE)
 
 
 def _position_key(finding: Finding) -> tuple:

@@ -156,7 +156,7 @@ class Row:
         except ValueError:
             # An integer past Python's digit limit: converting it takes time
             # quadratic in its length, so the row is refused, not read.
-            limit = _max_digits()
+            limit = max_digits()
             self.refused = f"a number of more than {limit:,} digits is not read; write it as a string"
             self.refused_span = _long_number_span(self.text, limit)
             return
@@ -531,7 +531,7 @@ def _no_repeats_possible(texts: list[str], values: list[Any]) -> bool:
     return _no_repeats_possible_in("".join(texts), compact)
 
 
-def _max_digits() -> int:
+def max_digits() -> int:
     getter = getattr(sys, "get_int_max_str_digits", None)
     return getter() if getter is not None else 4300
 

@@ -36,7 +36,10 @@ from .analyze import analyze_file
 from .contexts import not_a_workspace_file
 from .datasets import CaseRow, DatasetProblem, KnownShapes, RunDataset, Unreadable, read_dataset
 from .findings import Finding, Severity
+from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE
+from .rowschema import non_finite_message, row_checker, row_issues
+from .schemacheck import non_finite_issues
 from .scorer import (
     HIT_AT_1,
     MRR,
@@ -371,7 +374,7 @@ class Runner:
             return self._refuse(result, f"{error.message} (RAG405)", thresholds)
         dataset = self._dataset(suite.dataset or "")
         assert isinstance(dataset, RunDataset)  # refused otherwise
-        planned = _plan_rag_cases(dataset.rows, case_ids)
+        planned = _plan_rag_cases(dataset.rows, case_ids, dataset.flaws)
         report = _Reporter(progress, len(planned))
         cases: list[CaseResult | None] = [None] * len(planned)
         requests: list[_Plan] = []
@@ -473,11 +476,12 @@ class Runner:
             schema = manifest.config_schema if manifest is not None else None
             config = HitAtKConfig.from_config(raw if isinstance(raw, dict) else None, schema)
         except (ConfigError, TooLarge) as error:
-            return self._refuse(result, f"metric {HIT_AT_K!r}: {error} (RAG108)", thresholds)
+            code = error.code if isinstance(error, ConfigError) else "RAG005"
+            return self._refuse(result, f"metric {HIT_AT_K!r}: {error} ({code})", thresholds)
         result.metadata[HIT_AT_K] = config.metadata
         dataset = self._dataset(suite.dataset or "")
         assert isinstance(dataset, RunDataset)  # refused otherwise
-        planned = _plan_gdi_rows(dataset.rows, case_ids)
+        planned = _plan_gdi_rows(dataset.rows, case_ids, dataset.flaws, config)
         report = _Reporter(progress, len(planned))
         cases: list[CaseResult] = []
         runnable = [plan for plan in planned if plan.broken is None]
@@ -531,9 +535,12 @@ class _GdiPlan:
     broken: str | None = None
 
 
-def _plan_rag_cases(rows: list[tuple[int, Any]], case_ids: Collection[str] | None) -> list[_Plan]:
+def _plan_rag_cases(
+    rows: list[tuple[int, Any]], case_ids: Collection[str] | None, flaws: dict[int, str] | None = None
+) -> list[_Plan]:
     # One pass over the rows with the checks inlined: for 100k cases every
-    # function call per row shows in the run's time.
+    # function call per row shows in the run's time. Each broken case names the
+    # code `rag-lsp check` reports on its line.
     wanted = set(case_ids) if case_ids is not None else None
     seen: dict[str, int] = {}
     plans: list[_Plan] = []
@@ -561,11 +568,18 @@ def _plan_rag_cases(rows: list[tuple[int, Any]], case_ids: Collection[str] | Non
             if type(case_id) is str and case_id:
                 if wanted is not None and case_id not in wanted:
                     continue
+                if row_shape(value) == GDI_TEXT:
+                    # Not a case (RAG004), so its id is no case's: as the checks count ids.
+                    append(_Plan(case_id, None, line, (), _GDI_AMONG_CASES))
+                    continue
                 if case_id in seen:
                     append(_Plan(case_id, None, line, (), _repeated(case_id, seen[case_id])))
                     continue
                 seen[case_id] = line
-                append(_plan_case(case_id, line, value))
+                plan = _plan_case(case_id, line, value)
+                if plan.broken is None and flaws and line in flaws:
+                    plan = _Plan(case_id, None, line, (), flaws[line])
+                append(plan)
                 continue
         case_id = f"line {line + 1}"
         if wanted is not None and case_id not in wanted:
@@ -577,6 +591,7 @@ def _plan_rag_cases(rows: list[tuple[int, Any]], case_ids: Collection[str] | Non
 
 
 _NOTHING_DECLARED = "nothing relevant declared: `expect.relevant` is empty, so there is nothing to count (RAG200)"
+_GDI_AMONG_CASES = "a gdi_text_v1 row among rag cases: the rag engine cannot score it (RAG004)"
 
 
 def _repeated(case_id: str, first: int) -> str:
@@ -592,14 +607,32 @@ def _decode_input(plan: _Plan) -> None:
     if type(plan.input) is msgspec.Raw:
         try:
             plan.input = msgspec.json.decode(plan.input)
-        except (msgspec.ValidationError, RecursionError) as error:
-            # Well-formed JSON the decoder cannot hold: a number past its range, or
-            # nesting past its depth.
+        except msgspec.ValidationError as error:
+            # Well-formed JSON the decoder cannot hold: a number past a double's
+            # range, or an integer past the digits Python converts.
+            plan.broken = _unread_input(plan.input, error)
+            plan.input = None
+            return
+        except RecursionError as error:
+            # Nesting past the decoder's depth.
             plan.input = None
             plan.broken = f"the case's `input` is not read: {error} (RAG005)"
             return
     if type(plan.input) is not dict:
         plan.broken = "the case has no `input` object to send to the target (RAG004)"
+
+
+def _unread_input(raw: msgspec.Raw, error: Exception) -> str:
+    """Why a case whose `input` the fast decoder refused is broken, with the code
+    the checks give it, read as they read it: a number beyond a double's range is
+    infinity there (RAG004), an integer of too many digits is not read (RAG005)."""
+    row = Row(bytes(raw).decode("utf-8", "surrogatepass"))
+    if row.refused:
+        return f"the case's `input` is not read: {row.refused} (RAG005)"
+    flaw = next(non_finite_issues(row.value), None) if row.error is None else None
+    if flaw is not None:
+        return f"{non_finite_message(('input', *flaw.path))} (RAG004)"
+    return f"the case's `input` is not read: {error} (RAG005)"
 
 
 def _no_id(value: Any, line: int, key: str) -> str:
@@ -622,7 +655,10 @@ def _plan_case(case_id: str, line: int, value: dict) -> _Plan:
             if "input_id" not in value and "retrieved_context" not in value and "reference_contexts" not in value:
                 return _Plan(case_id, given, line, relevant)
     if row_shape(value) == GDI_TEXT:
-        problem = "a gdi_text_v1 row among rag cases: the rag engine cannot score it (RAG004)"
+        problem = _GDI_AMONG_CASES
+    elif type(relevant) is not list and type(expect) is dict and "relevant" in expect:
+        # Declared, but not as a list: the schema's finding, not RAG201's.
+        problem = "`expect.relevant` must be a list of strings (RAG004)"
     elif type(relevant) is not list:
         problem = "nothing relevant declared: the case has no `expect.relevant` list (RAG201)"
     elif not relevant:
@@ -635,10 +671,17 @@ def _plan_case(case_id: str, line: int, value: dict) -> _Plan:
     return _Plan(case_id, None, line, (), problem)
 
 
-def _plan_gdi_rows(rows: list[tuple[int, Any]], case_ids: Collection[str] | None) -> list[_GdiPlan]:
+def _plan_gdi_rows(
+    rows: list[tuple[int, Any]], case_ids: Collection[str] | None, flaws: dict[int, str], config: Any
+) -> list[_GdiPlan]:
+    """The gdi_text_v1 rows to score. A row is broken with the code `rag-lsp
+    check` reports on its line: no usable `input_id` or a row that fails the
+    gdi_text_v1 schema (the seed manifest's required columns) is RAG004, a
+    repeated `input_id` RAG202, a row without reference contexts RAG208."""
     wanted = set(case_ids) if case_ids is not None else None
     seen: dict[str, int] = {}
     plans: list[_GdiPlan] = []
+    checker = row_checker(GDI_TEXT)
     for line, value in rows:
         if type(value) is CaseRow:
             value = msgspec.json.decode(_encode(value))
@@ -649,23 +692,45 @@ def _plan_gdi_rows(rows: list[tuple[int, Any]], case_ids: Collection[str] | None
             problem = _no_id(value, line, "input_id")
         if wanted is not None and case_id not in wanted:
             continue
+        if problem is None and row_shape(value) == RAG_CASE:
+            # Not a gdi row (RAG004), so its input_id is no row's: as the checks count ids.
+            problem = "a rag case among gdi_text_v1 rows: rag.hit_at_k cannot score it (RAG004)"
         if problem is None and case_id in seen:
             problem = f"the input_id {case_id!r} is used before, on line {seen[case_id] + 1} (RAG202)"
-        seen.setdefault(case_id, line)
-        if problem is None and row_shape(value) == RAG_CASE:
-            problem = "a rag case among gdi_text_v1 rows: rag.hit_at_k cannot score it (RAG004)"
-        references = value.get("reference_contexts") if problem is None else None
-        chunks = value.get("retrieved_context") if problem is None else None
-        if problem is None and (type(references) is not list or not all(type(item) is str for item in references)):
-            problem = "`reference_contexts` must be a list of strings (RAG004)"
-        if problem is None and (type(chunks) is not list or not all(type(item) is str for item in chunks)):
-            problem = "`retrieved_context` must be a list of strings (RAG004)"
+        if problem is None:
+            seen[case_id] = line
+            problem = _gdi_problem(value, flaws.get(line), checker, config)
+        else:
+            seen.setdefault(case_id, line)
         if problem is not None:
             plans.append(_GdiPlan(case_id, line, broken=problem))
         else:
-            plans.append(_GdiPlan(case_id, line, references, chunks))
+            plans.append(_GdiPlan(case_id, line, value["reference_contexts"], value["retrieved_context"]))
     _check_found(wanted, seen)
     return plans
+
+
+def _gdi_problem(value: dict, flaw: str | None, checker: Any, config: Any) -> str | None:
+    """Why a gdi row with a usable, unrepeated input_id cannot be scored (``flaw``:
+    what reading it found, see RunDataset.flaws), or None."""
+    references = value.get("reference_contexts")
+    if ("reference_contexts" not in value) or (type(references) is list and not references):
+        # The row is broken, not zero: said in the metric's language, as its
+        # result would say it, with the code of the check.
+        from .hit_at_k import explain_no_references
+
+        return f"{explain_no_references(config)} (RAG208)"
+    if flaw is not None:
+        return flaw
+    if checker.is_valid(value):
+        return None
+    issues = row_issues(value, GDI_TEXT, exact=False)
+    if not issues:
+        return None
+    issue = issues[0]
+    where = "".join(f"[{part}]" if type(part) is int else f".{part}" for part in issue.path).lstrip(".")
+    said = f"`{where}`: {issue.message}" if where and issue.anchor != "key" else issue.message
+    return f"not a valid gdi_text_v1 row: {said} (RAG004)"
 
 
 def _check_found(wanted: set[str] | None, seen: dict[str, int]) -> None:

@@ -8,6 +8,7 @@ Each document type maps a path to a span itself (YAML nodes, JSON rows).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Iterator
@@ -170,6 +171,123 @@ def validator_of(schema: dict) -> SchemaChecker:
 def schema_issues(checker: SchemaChecker, instance: Any) -> list[SchemaIssue]:
     """Every way ``instance`` fails the schema, each with its path; [] when valid."""
     return checker.issues(instance)
+
+
+def config_issues(checker: SchemaChecker, instance: Any) -> list[SchemaIssue]:
+    """Every way an engine's options or a metric's config fail its manifest's
+    ``config_schema``, read more strictly than JSON Schema reads it, because a
+    config is a person's YAML and every slip in it changes the figures:
+
+    * a key the schema does not list is unknown (with a did-you-mean) unless the
+      schema says what other keys may be (``additionalProperties`` and the
+      like): the seed manifest's schema, generated from a model that ignores
+      extra keys, says nothing, and an ignored ``topk: 5`` would score at the
+      default k as if it were honoured;
+    * ``5.0`` for an integer option is refused (keyword ``integer``): YAML
+      writes it as a float, JSON Schema would count it as an integer, and a
+      scorer that needs an integer would then refuse or ignore it;
+    * NaN and infinity (``.nan``, ``.inf``) are never numbers (keyword
+      ``finite``): NaN compares false with everything, so ``t1: .nan`` would let
+      every pair through the first stage of ``rag.hit_at_k``.
+
+    The places these name are not reported again as JSON Schema sees them."""
+    strict = list(_strict_issues(checker.schema, instance, (), checker.schema))
+    taken = {issue.path for issue in strict}
+    issues = [issue for issue in schema_issues(checker, instance) if issue.path not in taken] + strict
+    issues.sort(key=lambda issue: (len(issue.path), [str(part) for part in issue.path]))
+    return issues
+
+
+# Keywords with which a schema says which keys an object may have beside its `properties`.
+_OPEN_KEYWORDS = ("additionalProperties", "patternProperties", "unevaluatedProperties", "propertyNames")
+
+
+def _strict_issues(schema: Any, instance: Any, path: tuple[Any, ...], root: Any) -> Iterator[SchemaIssue]:
+    schema = _local_target(schema, root)
+    if not isinstance(schema, dict):
+        yield from non_finite_issues(instance, path)
+        return
+    if type(instance) is float:
+        if not math.isfinite(instance):
+            yield SchemaIssue(path, _non_finite_message(instance, schema), "value", "finite")
+        elif instance.is_integer() and _integer_only(schema.get("type")):
+            yield SchemaIssue(path, f"expected an integer, got {instance!r}: write {int(instance)}", "value", "integer")
+        return
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, dict) else None
+    if isinstance(instance, dict):
+        closed = properties is not None and not any(keyword in schema for keyword in _OPEN_KEYWORDS)
+        for key, value in instance.items():
+            if closed and key not in properties:
+                allowed = [str(name) for name in properties]
+                hint = _suggest(str(key), allowed)
+                yield SchemaIssue(
+                    path + (key,), f"unknown key {key!r}{hint}; expected one of: {', '.join(allowed)}", "key", "additionalProperties"
+                )
+                continue
+            yield from _strict_issues(properties.get(key) if properties is not None else None, value, path + (key,), root)
+    elif isinstance(instance, list):
+        items = schema.get("items")
+        for index, value in enumerate(instance):
+            yield from _strict_issues(items, value, path + (index,), root)
+
+
+def _local_target(schema: Any, root: Any) -> Any:
+    """A schema that is only a `$ref` into the same document (``#/$defs/count``),
+    followed (a few steps at most): what else it might point at is not read."""
+    for _ in range(8):
+        if not isinstance(schema, dict) or set(schema) - {"$ref", "title", "description", "default", "$comment"}:
+            return schema
+        ref = schema.get("$ref")
+        if not isinstance(ref, str) or not ref.startswith("#/"):
+            return schema
+        target: Any = root
+        for part in ref[2:].split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            target = target.get(part) if isinstance(target, dict) else None
+        schema = target
+    return schema
+
+
+def _integer_only(types: Any) -> bool:
+    names = [types] if isinstance(types, str) else types if isinstance(types, list) else []
+    return "integer" in names and "number" not in names
+
+
+def non_finite_issues(instance: Any, path: tuple[Any, ...] = ()) -> Iterator[SchemaIssue]:
+    """A :class:`SchemaIssue` (keyword ``finite``) for each NaN or infinity in
+    ``instance``, wherever it is (in document order): no schema allows them here.
+    Walked without recursion: a dataset row may nest a thousand levels deep."""
+    pending: list[tuple[tuple[Any, ...], Any]] = [(path, instance)]
+    while pending:
+        where, value = pending.pop()
+        if type(value) is float:
+            if not math.isfinite(value):
+                yield SchemaIssue(where, _non_finite_message(value, None), "value", "finite")
+        elif isinstance(value, dict):
+            pending.extend((where + (key,), item) for key, item in reversed(list(value.items())))
+        elif isinstance(value, list):
+            pending.extend((where + (index,), item) for index, item in reversed(list(enumerate(value))))
+
+
+def _non_finite_message(value: float, schema: dict | None) -> str:
+    written = ".nan" if math.isnan(value) else ".inf" if value > 0 else "-.inf"
+    low = schema.get("minimum") if schema is not None else None
+    high = schema.get("maximum") if schema is not None else None
+    noun = "an integer" if schema is not None and _integer_only(schema.get("type")) else "a number"
+    if _plain_number(low) and _plain_number(high):
+        advice = f"{noun} from {low} to {high}"
+    elif _plain_number(low):
+        advice = f"{noun} of at least {low}"
+    elif _plain_number(high):
+        advice = f"{noun} of at most {high}"
+    else:
+        advice = "an integer" if noun == "an integer" else "a finite number"
+    return f"{written} is not a number here (NaN and infinity never are): write {advice}"
+
+
+def _plain_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _describe(value: Any) -> str:

@@ -93,6 +93,9 @@ class SourceText:
     refused: str | None = None
     # (offset, message) of a byte that is not UTF-8; the text holds U+FFFD there.
     decode_error: tuple[int, str] | None = None
+    # (line, column, message) of the first such byte of each line that has one
+    # (lines split at "\n"): a dataset reads every other line.
+    undecodable: tuple[tuple[int, int, str], ...] = ()
 
 
 class FileSource(Protocol):
@@ -195,8 +198,28 @@ def decode(data: bytes) -> SourceText:
     except UnicodeDecodeError as error:
         offset = len(data[: error.start].decode("utf-8", "replace"))
         text = data.decode("utf-8", "replace")
-        return SourceText(_strip_bom(text), decode_error=(offset, f"byte 0x{data[error.start]:02x} is not valid UTF-8"))
+        return SourceText(
+            _strip_bom(text),
+            decode_error=(offset, f"byte 0x{data[error.start]:02x} is not valid UTF-8"),
+            undecodable=_undecodable_lines(data, text.startswith("\ufeff")),
+        )
     return SourceText(_strip_bom(text))
+
+
+def _undecodable_lines(data: bytes, bom: bool) -> tuple[tuple[int, int, str], ...]:
+    """(line, code-point column, message) of the first byte that is not UTF-8 on
+    each line that has one. A newline is never part of a multi-byte character, so
+    the lines of the bytes are those of the text."""
+    found = []
+    for number, line in enumerate(data.split(b"\n")):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            column = len(line[: error.start].decode("utf-8", "replace"))
+            if bom and number == 0:
+                column -= 1  # the text starts after the byte order mark
+            found.append((number, column, f"byte 0x{line[error.start]:02x} is not valid UTF-8"))
+    return tuple(found)
 
 
 def _strip_bom(text: str) -> str:
@@ -508,6 +531,13 @@ class Workspace:
         parsed = ParsedDataset(text, LineIndex(text), decode_error=source.decode_error)
         with gc_paused():
             parsed.rows.extend(read_lines(DatasetRow, text.split("\n"), self.settings.max_line_bytes))
+        if source.undecodable:
+            # A byte that is not UTF-8 spoils its line only (RAG002), as a run reads it.
+            bad = {line: (column, message) for line, column, message in source.undecodable}
+            parsed.rows[:] = [
+                (number, DatasetRow.undecodable(row.text, *bad[number]) if number in bad and not row.refused else row)
+                for number, row in parsed.rows
+            ]
         self._datasets[relative] = parsed
         return parsed
 
@@ -851,6 +881,15 @@ class DatasetRow(Row):
     def read_fine(cls: type[DR], text: str, value: Any) -> DR:
         row = fine_row(cls, text, value)
         row.shape = row_shape(value)
+        return row
+
+    @classmethod
+    def undecodable(cls: type[DR], text: str, column: int, message: str) -> DR:
+        """The row of a line holding a byte that is not UTF-8 (at ``column``): not
+        read, like a line that is not JSON (JSON text is UTF-8)."""
+        row = fine_row(cls, text, None)
+        row.shape = None
+        row.error = (column, f"{message}; a dataset is UTF-8 text: save the file as UTF-8")
         return row
 
 

@@ -5,7 +5,9 @@ Decodes each non-blank line of a dataset as one JSON value and reports the colum
 where decoding failed, with what to do about the slip found there: a missing
 comma or brace, a trailing comma (a quick fix removes it), a string missing its
 closing quote, single quotes, a key without quotes, `True`/`None` or `NaN`, a
-comment, or a second object on the same line.
+comment, or a second object on the same line. A byte that is not UTF-8 (JSON text
+is UTF-8) is reported on its line in the same way: that line is not read, the
+others are, by `rag-lsp check` and `rag-lsp run` alike.
 
 ## Why is this bad?
 A line that cannot be read is a case that never runs. Suite figures would be

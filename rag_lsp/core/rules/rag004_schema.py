@@ -7,7 +7,10 @@ key, a value outside its enum or range, an unknown key. The finding lands on the
 offending node: an unknown key is underlined itself, a wrong value is underlined
 as a value, and a missing key is reported on the key of the object that lacks it.
 A dataset row whose shape differs from the rest of its file (a gdi_text_v1 row
-among rag cases) is reported here too.
+among rag cases) is reported here too, and so is a number of a row too large
+for a double (`1e400`), which would be read as infinity: NaN and infinity are
+never numbers here (in the targets config neither: `timeout_s: .inf`).
+`rag-lsp run` breaks a gdi_text_v1 row with this finding rather than score it.
 
 ## Why is this bad?
 A misspelled key (`tresholds:`) is not a setting: it is silently ignored by a
@@ -29,24 +32,17 @@ say what each key means.
 
 from ..findings import Severity
 from ..manifests import GDI_TEXT, RAG_CASE
-from ..schemacheck import schema_issues, validator_for
+from ..rowschema import non_finite_message, row_checker, row_issues
+from ..schemacheck import non_finite_issues, schema_issues, validator_for
 from . import ROW, SUITE_FILE, TARGETS, YAML, rule_of
 
 RULE = rule_of(__doc__, "RAG004", "schema", Severity.ERROR)
 
-_ROW_SCHEMAS = {RAG_CASE: "rag-case", GDI_TEXT: "gdi-text-v1"}
 _SHAPE_NAMES = {RAG_CASE: "rag case", GDI_TEXT: "gdi_text_v1 row"}
 
 # Rows validated in one call: a row that is invalid, or not an object of the
 # file's shape, sends its group to a call per row.
 _VALIDATED_TOGETHER = 64
-
-# Missing keys that dedicated rules report with a better message.
-_OWNED_BY_OTHER_RULES = {
-    (RAG_CASE, (), "expect"),  # RAG201
-    (RAG_CASE, ("expect",), "relevant"),  # RAG201
-    (GDI_TEXT, (), "reference_contexts"),  # RAG208
-}
 
 
 @RULE.check(YAML)
@@ -64,23 +60,33 @@ def suite_file_schema(context):
 
 @RULE.check(TARGETS)
 def targets_schema(context):
-    for issue in schema_issues(validator_for("targets"), context.parsed.value):
+    value = context.parsed.value
+    bad = list(non_finite_issues(value))
+    taken = {issue.path for issue in bad}
+    for issue in [*bad, *(issue for issue in schema_issues(validator_for("targets"), value) if issue.path not in taken)]:
         yield RULE.finding(context.issue_range(issue), issue.message)
 
 
 @RULE.check(ROW)
 def row_schema(rows):
     default_shape = rows.shape or RAG_CASE
-    checker = validator_for(_ROW_SCHEMAS[default_shape])
+    checker = row_checker(default_shape)
     for start in range(0, len(rows.rows), _VALIDATED_TOGETHER):
         group = rows.rows[start : start + _VALIDATED_TOGETHER]
-        values = [context.row.value for context in group if type(context.row.value) is dict and context.row.shape in (None, default_shape)]
+        # A row read by the standard decoder may hold a number read as infinity,
+        # which a schema may allow: such a row is always looked at (they are rare).
+        values = [
+            context.row.value
+            for context in group
+            if type(context.row.value) is dict and context.row.shape in (None, default_shape) and not context.row.exact
+        ]
         # Most rows are valid: one call into jsonschema-rs settles a group of them.
         if len(values) == len(group) and checker.all_valid(values):
             continue
         for context in group:
             value = context.row.value
-            if type(value) is dict and context.row.shape in (None, default_shape) and checker.is_valid(value):
+            row = context.row
+            if type(value) is dict and row.shape in (None, default_shape) and not row.exact and checker.is_valid(value):
                 continue
             yield from _row_schema(context, rows.shape)
 
@@ -101,16 +107,12 @@ def _row_schema(context, file_shape):
             "keep one row shape per dataset",
         )
         return
-    for issue in schema_issues(validator_for(_ROW_SCHEMAS[shape]), row.value):
-        missing = _missing_key(issue.message) if issue.keyword == "required" else None
-        if missing is not None and (shape, issue.path, missing) in _OWNED_BY_OTHER_RULES:
-            continue
+    for issue in row_issues(row.value, shape, row.exact):
         if issue.anchor == "key":
             yield RULE.finding(context.key_range(*issue.path), issue.message)
+        elif issue.keyword == "finite":
+            where = context.value_range(*issue.path)
+            written = row.text[where.start.character : where.end.character]
+            yield RULE.finding(where, non_finite_message(issue.path, written))
         else:
             yield RULE.finding(context.value_range(*issue.path), issue.message)
-
-
-def _missing_key(message: str) -> str | None:
-    prefix = "missing required key "
-    return message[len(prefix):].strip("'\"") if message.startswith(prefix) else None

@@ -4,7 +4,10 @@
 Compares the shape of the suite's dataset rows (what most of its rows are: rag
 cases with `input`/`expect`, or gdi_text_v1 rows with `input_id`,
 `retrieved_context`, ...) with the row shapes the suite's engines and metrics
-accept (their manifests' `accepts`). Reported on the suite's `dataset`.
+accept (their manifests' `accepts`). Reported on the suite's `dataset`. A suite
+whose engines and metrics accept no row shape in common is reported whatever its
+dataset holds, an empty one included: no row can be scored by all of them, and
+`rag-lsp run` does not run it.
 
 ## Why is this bad?
 An engine cannot score rows it does not understand: engine `rag` needs each
@@ -43,9 +46,6 @@ def dataset_shape_mismatch(context):
     node = context.node.get("dataset")
     if suite is None or suite.dataset is None or node is None:
         return
-    shape = context.workspace.dataset_shape(suite.dataset)
-    if shape is None:
-        return  # missing, empty or unreadable: other findings say why
     registry = context.workspace.manifests()
     scorers = []
     engines = context.node.get("engines")
@@ -55,6 +55,16 @@ def dataset_shape_mismatch(context):
     for name, _, _ in string_keys(context.node.get("metrics")):
         scorers.append((f"metric {name!r}", registry.metric_manifest(name)))
     known = [(label, manifest) for label, manifest in scorers if manifest is not None and manifest.accepts]
+    shape = context.workspace.dataset_shape(suite.dataset)
+    if shape is None:
+        # Missing, empty or unreadable (other findings say why): no rows yet to
+        # compare, but scorers that accept no shape in common never fit any.
+        if len(known) > 1 and not frozenset.intersection(*(manifest.accepts for _, manifest in known)):
+            wants = " and ".join(f"{label} wants {_describe_all(manifest.accepts)}" for label, manifest in known)
+            yield RULE.finding(
+                context.node_range(node), f"{wants}: no dataset fits them all; score each row shape in a suite of its own"
+            )
+        return
     refusing = [(label, manifest) for label, manifest in known if shape not in manifest.accepts]
     if not refusing:
         return

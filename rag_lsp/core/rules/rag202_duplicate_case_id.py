@@ -1,13 +1,15 @@
 """Duplicate case id.
 
 ## What it does
-Finds a rag case whose `id` is already used by an earlier case of the same
-dataset, and points at the repeat (related information points at the first use).
+Finds a rag case whose `id` (a gdi_text_v1 row whose `input_id`) is already used
+by an earlier row of the same dataset, and points at the repeat (related
+information points at the first use).
 
 ## Why is this bad?
 Run results, code lenses and `rag-lsp run --case ID` name cases by id. With two
 cases of one id, a result can be shown beside the wrong case and only one of them
-can be run on its own.
+can be run on its own: `rag-lsp run` scores the first and reports the repeat as
+a broken case.
 
 ## Example
 ```json
@@ -31,20 +33,22 @@ RULE = rule_of(__doc__, "RAG202", "duplicate-case-id", Severity.ERROR)
 def duplicate_case_id(context):
     # New ids offered by fixes are reserved, so two repeats are not offered the same.
     reserved: set[str] = set()
+    key = context.id_key
+    what = "case id" if key == "id" else key
     for case_id, group in context.repeated.items():
         first = group[0]
-        first_where = first.value_range("id")
+        first_where = first.value_range(key)
         for row in group[1:]:
             suffix = _free_suffix(case_id, context.ids, reserved)
             reserved.add(case_id + suffix)
-            where = row.value_range("id")
+            where = row.value_range(key)
             # Insert before the closing quote: the id's own text (escapes included) stays.
             closing_quote = Position(row.line, where.end.character - 1)
             fix = Fix("Make the id unique", edits=(TextEdit(Range(closing_quote, closing_quote), suffix),))
             # No line numbers in the texts: they would go stale as lines move above.
             yield RULE.finding(
                 where,
-                f"case id {case_id!r} is already used by an earlier case: give each case its own id "
+                f"{what} {case_id!r} is already used by an earlier case: give each case its own id "
                 f"(results and --case name cases by id)",
                 fixes=[fix],
                 related=[Related(context.path, first_where, f"{case_id!r} first used here")],

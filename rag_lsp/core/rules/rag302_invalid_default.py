@@ -4,8 +4,11 @@
 For each property of a manifest's `config_schema` (nested `properties` included)
 that declares a `default`, checks the default against that property's own schema
 and reports the default value when it does not fit: a default below the
-property's `minimum`, outside its `enum`, or of the wrong type. A property whose
-own schema is invalid is left to RAG301; the others are still checked.
+property's `minimum`, outside its `enum`, or of the wrong type. NaN and infinity
+(`.nan`, `.inf`) are never numbers, whatever the property's schema allows (a
+whole float such as `3.0` is an integer here, and the scorer reads it as one).
+A property whose own schema is invalid is left to RAG301; the others are still
+checked.
 
 ## Why is this bad?
 A suite that leaves the option out runs with the default, so a default the schema
@@ -27,7 +30,7 @@ property's schema if the default is right.
 
 
 from ..findings import Severity
-from ..schemacheck import schema_issues, validator_of
+from ..schemacheck import non_finite_issues, schema_issues, validator_of
 from . import MANIFEST, rule_of
 
 RULE = rule_of(__doc__, "RAG302", "invalid-default", Severity.ERROR)
@@ -56,6 +59,10 @@ def invalid_default(context):
             issues = schema_issues(checker, property_schema["default"])
         except Unresolvable:  # a `$ref` that resolves nowhere: not this rule's concern
             continue
+        # A run refuses a default that is no number, as it refuses such a config.
+        strict = list(non_finite_issues(property_schema["default"]))
+        taken = {issue.path for issue in strict}
+        issues = strict + [issue for issue in issues if issue.path not in taken]
         for issue in issues:
             yield RULE.finding(
                 context.issue_range(issue, root=default_node),

@@ -19,6 +19,7 @@ and ``recorded`` read only workspace files.
 
 from __future__ import annotations
 
+import math
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -180,10 +181,17 @@ class Target(ABC):
 
 
 def timeout_of(info: TargetInfo, default: float) -> float:
-    """The target's ``timeout_s`` (or ``http.timeout_s``), else the run timeout."""
+    """The target's ``timeout_s`` (or ``http.timeout_s``), else the run timeout.
+    TargetError for NaN or infinity, which the checks report (RAG004): a run
+    would otherwise wait for ever on a target that hangs."""
     for holder in (info.config.get("http") if isinstance(info.config.get("http"), dict) else None, info.config):
         if holder is not None:
             value = holder.get("timeout_s")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise TargetError(
+                    f"target {info.id!r}: `timeout_s` is {value}, not a number of seconds: "
+                    "write a finite number in the targets config"
+                )
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
                 return float(value)
     return default
