@@ -11,7 +11,7 @@ import pytest
 from pygls.protocol import default_converter
 from workspaces import GOOD_CASE, GOOD_SUITE, make_workspace
 
-from rag_lsp.core.settings import EditorSettings, Settings
+from rag_lsp.core.settings import EditorSettings
 from rag_lsp.core.text import Position
 from rag_lsp.server.checker import Checker, OpenDocument, Snapshot
 from rag_lsp.server.transport import LARGE_MESSAGE_BYTES

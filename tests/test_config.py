@@ -12,7 +12,7 @@ import pytest_lsp
 from lsprotocol import types
 from lspclient import SERVER, diagnostics, edit, open_file, published_when, spans, start
 from pytest_lsp import LanguageClient
-from workspaces import GOOD_CASE, GOOD_SUITE, make_workspace, rag_lsp
+from workspaces import GOOD_SUITE, make_workspace, rag_lsp
 
 from rag_lsp.core.config import read_config
 from rag_lsp.core.findings import Severity

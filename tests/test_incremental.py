@@ -12,7 +12,8 @@ from rag_lsp.core.findings import shown_in_editor
 from rag_lsp.core.incremental import DatasetModel
 from rag_lsp.core.rules import rag203_missing_expected_path as rag203
 from rag_lsp.core.text import LineIndex, Position
-from rag_lsp.core.workspace import DiskSource, OverlaySource, Workspace
+from rag_lsp.core.sources import DiskSource, OverlaySource
+from rag_lsp.core.workspace import Workspace
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 BROKEN = ".punica/evals/broken.jsonl"

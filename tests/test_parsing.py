@@ -12,7 +12,7 @@ from rag_lsp.core.incremental import _Line
 from rag_lsp.core.jsonrows import Row, _span_at, duplicate_key_spans
 from rag_lsp.core.schemacheck import validator_for
 from rag_lsp.core.text import LineIndex, Range, apply_edits, character_from_utf16, utf16_character
-from rag_lsp.core.workspace import DatasetRow
+from rag_lsp.core.rows import DatasetRow
 from rag_lsp.core.yamltree import TooLarge, YamlLimits, parse_yaml, to_python
 
 

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_lsp.core.analyze import analyze_file
-from rag_lsp.core.workspace import DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, SourceText, Workspace, decode
+from rag_lsp.core.sources import decode, SourceText
+from rag_lsp.core.workspace import DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
 
 FILES = {
     ".punica/evals/code.suite.yaml": SUITE_FILE,

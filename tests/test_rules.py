@@ -17,7 +17,8 @@ import pytest
 from rag_lsp.core.analyze import analyze_file, analyze_workspace
 from rag_lsp.core.rules import all_rules
 from rag_lsp.core.text import apply_edits
-from rag_lsp.core.workspace import DiskSource, OverlaySource, Workspace
+from rag_lsp.core.sources import DiskSource, OverlaySource
+from rag_lsp.core.workspace import Workspace
 
 RULE_FIXTURES = Path(__file__).parent / "fixtures" / "rules"
 CASES = sorted(path for path in RULE_FIXTURES.glob("RAG*/*") if path.is_dir())

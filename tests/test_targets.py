@@ -17,7 +17,8 @@ import pytest
 
 from rag_lsp.core.settings import Settings
 from rag_lsp.core.targets import Answer, Request, TargetError, TargetPool, open_target
-from rag_lsp.core.workspace import Workspace, target_info
+from rag_lsp.core.suitefacts import target_info
+from rag_lsp.core.workspace import Workspace
 
 
 def answers(target, *requests: Request) -> list[Answer | TargetError]:

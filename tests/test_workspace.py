@@ -7,17 +7,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_lsp.core.workspace import (
-    DATASET_FILE,
-    MANIFEST_FILE,
-    SUITE_FILE,
-    TARGETS_FILE,
-    Workspace,
-    find_root,
-    is_normal,
-    normalize_relative,
-    not_normal_among,
-)
+from rag_lsp.core.paths import is_normal, normalize_relative, not_normal_among
+from rag_lsp.core.workspace import DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, find_root, Workspace
 
 SUITE = """\
 suites:

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from ..core.workspace import DATASET_FILE, SUITE_FILE, SuiteInfo, Workspace, find_root
+from ..core.suitefacts import SuiteInfo
+from ..core.workspace import DATASET_FILE, SUITE_FILE, find_root, Workspace
 from . import EXIT_FINDINGS, EXIT_OK, UsageError
 
 if TYPE_CHECKING:  # imported where a run starts: `rag-lsp check` need not load them

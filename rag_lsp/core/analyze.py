@@ -17,16 +17,8 @@ from .contexts import DatasetContext, RowsContext, SuiteContext, YamlContext
 from .findings import Finding
 from .text import Range
 from .config import read_config
-from .workspace import (
-    CONFIG_FILE,
-    DATASET_FILE,
-    MANIFEST_FILE,
-    SUITE_FILE,
-    TARGETS_FILE,
-    SourceText,
-    Workspace,
-    gc_paused,
-)
+from .sources import SourceText
+from .workspace import CONFIG_FILE, DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, gc_paused, Workspace
 
 log = logging.getLogger(__name__)
 

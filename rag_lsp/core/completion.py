@@ -20,11 +20,12 @@ from __future__ import annotations
 import heapq
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from rapidfuzz import fuzz, process, utils
 
+from .answers import Completion, Completions
+from .configedit import complete_config
 from .cursor import ITEM, KEY, JsonCursor, YamlCursor, json_cursor, yaml_cursor
 from .docs import (
     config_properties,
@@ -59,36 +60,12 @@ PATH_LIMIT = 50
 FUZZY_CUTOFF = 70
 
 
-@dataclass(frozen=True)
-class Completion:
-    label: str
-    kind: str
-    # The text replacing columns start..end of the cursor's line.
-    insert: str
-    start: int
-    end: int
-    detail: str = ""
-    documentation: str = ""  # Markdown
-    sort: str = ""
-    filter: str | None = None
-
-
-@dataclass(frozen=True)
-class Completions:
-    line: int
-    items: list[Completion]
-    # The list depends on what is typed: ask again as the word grows.
-    incomplete: bool = False
-
-
 def complete(workspace: Workspace, relative: str, kind: str | None, text: str, line: int, character: int) -> Completions | None:
     """Completions at ``line``/``character`` (code points) of ``text``, the
     current text of the workspace file ``relative`` of kind ``kind``."""
     if kind == DATASET_FILE:
         return _complete_dataset(workspace, relative, text, line, character)
     if kind == CONFIG_FILE:
-        from .configedit import complete_config
-
         return complete_config(relative, text, line, character)
     if kind in (SUITE_FILE, MANIFEST_FILE, TARGETS_FILE) or (kind is None and relative.endswith((".yaml", ".yml"))):
         cursor = yaml_cursor(text, line, character)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 
+from .answers import Completion, Completions, HoverText
 from .config import FIELD_KEYS, PYPROJECT_PATH
 from .resources import load_schema
 from .text import LineIndex, Range
@@ -55,9 +56,8 @@ def _key_documentation(key: str) -> str:
     return text
 
 
-def complete_config(relative: str, text: str, line: int, character: int):
-    """Completions at the cursor of a settings file (see core.completion.Completions)."""
-    from .completion import Completion, Completions
+def complete_config(relative: str, text: str, line: int, character: int) -> Completions | None:
+    """Completions at the cursor of a settings file ."""
     from .rules import all_rules
 
     lines = LineIndex(text)
@@ -90,9 +90,8 @@ def complete_config(relative: str, text: str, line: int, character: int):
     return Completions(line, items) if items else None
 
 
-def hover_config(relative: str, text: str, line: int, character: int):
+def hover_config(relative: str, text: str, line: int, character: int) -> HoverText | None:
     """Documentation of the key (or code) under the cursor of a settings file."""
-    from .hover import HoverText
     from .rules import all_rules
 
     lines = LineIndex(text)

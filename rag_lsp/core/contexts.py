@@ -14,7 +14,9 @@ from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE
 from .schemacheck import SchemaIssue
 from .text import Position, Range
-from .workspace import DatasetUse, ParsedYaml, SuiteInfo, Workspace, is_normal, normalize_relative, not_normal_among
+from .paths import is_normal, normalize_relative, not_normal_among
+from .suitefacts import DatasetUse, SuiteInfo
+from .workspace import ParsedYaml, Workspace
 from .yamltree import YNode
 
 

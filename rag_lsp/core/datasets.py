@@ -29,7 +29,8 @@ from .jsonrows import Row, max_digits
 from .manifests import GDI_TEXT, RAG_CASE
 from .rowschema import non_finite_message
 from .schemacheck import non_finite_issues
-from .workspace import Workspace, gc_paused, row_shape
+from .rows import row_shape
+from .workspace import gc_paused, Workspace
 
 
 @dataclass(frozen=True, slots=True)

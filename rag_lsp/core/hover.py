@@ -15,9 +15,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
+from .answers import HoverText
+from .configedit import hover_config
 from .completion import dataset_corpora
 from .cursor import ITEM, KEY, YamlCursor, json_cursor, yaml_cursor
 from .docs import engine_markdown, metric_markdown, option_markdown, schema_at, schema_text
@@ -25,15 +26,11 @@ from .manifests import GDI_TEXT
 from .resources import load_schema
 from .text import Range
 from .wording import counted
-from .workspace import CONFIG_FILE, DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace, normalize_relative, shape_of_rows
+from .paths import normalize_relative
+from .rows import shape_of_rows
+from .workspace import CONFIG_FILE, DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
 
 _SCHEMAS = {SUITE_FILE: "suite", MANIFEST_FILE: "manifest", TARGETS_FILE: "targets"}
-
-
-@dataclass(frozen=True)
-class HoverText:
-    markdown: str
-    range: Range
 
 
 def hover(workspace: Workspace, relative: str, kind: str | None, text: str, line: int, character: int) -> HoverText | None:
@@ -41,8 +38,6 @@ def hover(workspace: Workspace, relative: str, kind: str | None, text: str, line
     if kind == DATASET_FILE:
         return _hover_dataset(workspace, relative, text, line, character)
     if kind == CONFIG_FILE:
-        from .configedit import hover_config
-
         return hover_config(relative, text, line, character)
     if kind not in _SCHEMAS:
         return None

@@ -38,16 +38,10 @@ from .manifests import GDI_TEXT, RAG_CASE
 from .parallel import Helper, TwoEnds
 from .settings import Settings
 from .text import Position
-from .workspace import (
-    DatasetRow,
-    DatasetUse,
-    Workspace,
-    gc_paused,
-    lines_size,
-    read_lines,
-    row_shape,
-    utf8_size,
-)
+from .rows import DatasetRow, read_lines, row_shape
+from .sources import lines_size, utf8_size
+from .suitefacts import DatasetUse
+from .workspace import gc_paused, Workspace
 
 # Lines checked together: a batch holds its rows' decoded values while it is
 # checked. With a helper, the smaller the batch, the less either side waits for

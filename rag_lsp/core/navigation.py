@@ -27,7 +27,8 @@ import orjson
 from .cursor import ITEM, KEY, yaml_cursor
 from .jsonrows import Row
 from .text import LineIndex, Range
-from .workspace import DATASET_FILE, SUITE_FILE, Workspace, normalize_relative
+from .paths import normalize_relative
+from .workspace import DATASET_FILE, SUITE_FILE, Workspace
 from .yamltree import YNode, parse_yaml
 
 # Dataset cases listed as symbols, and expected paths returned as links, at most:

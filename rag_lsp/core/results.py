@@ -42,7 +42,7 @@ from .runner import BROKEN_CASE, HIT_AT_K, TARGET_FAILED, CaseResult, SuiteResul
 from .scorer import MRR, RECALL, SEMANTIC
 from .text import LineIndex
 from .wording import counted
-from .workspace import SuiteInfo
+from .suitefacts import SuiteInfo
 from .yamltree import YNode
 
 CASE_RESULT = "RAG400"

@@ -59,7 +59,9 @@ from .scorer import (
 )
 from .targets import TRUSTED_KINDS, Answer, Hit, Request, TargetError, TargetPool
 from .wording import counted
-from .workspace import SuiteInfo, Workspace, row_shape, gc_paused
+from .rows import row_shape
+from .suitefacts import SuiteInfo
+from .workspace import gc_paused, Workspace
 from .yamltree import TooLarge, to_python
 
 HIT_AT_K = "rag.hit_at_k"

@@ -58,7 +58,7 @@ class Settings:
         return override if isinstance(override, Severity) else severity
 
     def _ignored_in(self, path: str, code: str) -> bool:
-        from .workspace import glob_match
+        from .files import glob_match
 
         return any(code in codes and glob_match(path, (glob,)) for glob, codes in self.per_file_ignores.items())
 

@@ -27,17 +27,8 @@ from ..core.parallel import Helper, cores
 from ..core.config import CONFIG_PATHS
 from ..core.settings import EditorSettings, Settings
 from ..core.text import LineIndex
-from ..core.workspace import (
-    DATASET_FILE,
-    DiskSource,
-    OverlaySource,
-    Workspace,
-    find_root,
-    gc_paused,
-    lines_size_above,
-    read_workspace_config,
-    size_above,
-)
+from ..core.sources import DiskSource, lines_size_above, OverlaySource, size_above
+from ..core.workspace import DATASET_FILE, find_root, gc_paused, read_workspace_config, Workspace
 from .convert import Positions, diagnostic_json, file_uri, to_diagnostic
 from .document import Change
 from .transport import LARGE_MESSAGE_BYTES

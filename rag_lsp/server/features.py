@@ -21,7 +21,8 @@ from ..core.completion import CORPUS, ENGINE, ENUM, FILE, METRIC, PROPERTY, TARG
 from ..core.hover import hover
 from ..core.navigation import CASE, ENTRY, KEY_SYMBOL, SUITE, Symbol, definition, links, symbols
 from ..core.text import LineIndex, Position, Range
-from ..core.workspace import SourceText, Workspace
+from ..core.sources import SourceText
+from ..core.workspace import Workspace
 from .checker import document_relative
 from .convert import Positions, encoding_name, file_uri
 from .session import path_of

@@ -62,7 +62,9 @@ from ..core.config import CONFIG_PATHS
 from ..core.settings import EditorSettings, Settings
 from ..core.targets import TargetPool
 from ..core.wording import counted
-from ..core.workspace import DATASET_FILE, SUITE_FILE, DiskSource, OverlaySource, SuiteInfo, Workspace, read_workspace_config
+from ..core.sources import DiskSource, OverlaySource
+from ..core.suitefacts import SuiteInfo
+from ..core.workspace import DATASET_FILE, SUITE_FILE, read_workspace_config, Workspace
 from .checker import FileDiagnostics, document_relative, near
 from .convert import client_column, encoding_name
 from .session import path_of

@@ -24,7 +24,7 @@ Correct the path (relative to the workspace root), or create the dataset.
 """
 
 from ..findings import Fix, Severity
-from ..workspace import normalize_relative
+from ..paths import normalize_relative
 from . import SUITE, rule_of
 from ._suite import closest, did_you_mean, rename_fixes
 

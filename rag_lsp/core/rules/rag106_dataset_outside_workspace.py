@@ -26,7 +26,7 @@ Move or copy the dataset into the workspace (conventionally under
 """
 
 from ..findings import Severity
-from ..workspace import normalize_relative
+from ..paths import normalize_relative
 from . import SUITE, rule_of
 
 RULE = rule_of(__doc__, "RAG106", "dataset-outside-workspace", Severity.ERROR)

@@ -30,7 +30,7 @@ dataset's expected values in that field, or make the target return the field
 """
 
 from ..findings import Severity
-from ..workspace import MATCH_FIELDS
+from ..suitefacts import MATCH_FIELDS
 from . import SUITE, rule_of
 from ._suite import scalar_text
 

@@ -41,7 +41,7 @@ suite's target in `.punica/targets.yaml` (a `command` or `http` target); declare
 import os
 
 from ..findings import Severity
-from ..workspace import normalize_relative
+from ..paths import normalize_relative
 from . import DATASET, ROW, rule_of
 
 RULE = rule_of(__doc__, "RAG203", "missing-expected-path", Severity.WARNING)

@@ -22,7 +22,7 @@ Write the path relative to the workspace root with `/` between folders:
 import json
 
 from ..findings import Fix, Severity, TextEdit
-from ..workspace import normalize_relative
+from ..paths import normalize_relative
 from . import ROW, rule_of
 
 RULE = rule_of(__doc__, "RAG206", "unnormalized-path", Severity.WARNING)

@@ -27,7 +27,8 @@ from typing import Any, Callable, Iterator, Literal, Sequence
 
 import msgspec
 
-from ..workspace import TargetInfo, Workspace
+from ..suitefacts import TargetInfo
+from ..workspace import Workspace
 
 KINDS = ("builtin", "command", "http", "recorded")
 TRUSTED_KINDS = frozenset({"command", "http"})

@@ -39,7 +39,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..workspace import BUILTIN_FIELDS, TargetInfo, Workspace, glob_match
+from ..files import glob_match
+from ..suitefacts import BUILTIN_FIELDS, TargetInfo
+from ..workspace import Workspace
 from . import Answer, Hit, Request, Target, TargetError
 
 KEYWORD = "keyword"

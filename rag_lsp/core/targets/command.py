@@ -43,7 +43,8 @@ from typing import IO, Any
 
 import orjson
 
-from ..workspace import TargetInfo, Workspace
+from ..suitefacts import TargetInfo
+from ..workspace import Workspace
 from . import Answer, Cancelled, Request, Target, TargetError, decode_answer
 
 _EOF = object()

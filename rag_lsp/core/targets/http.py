@@ -24,7 +24,8 @@ from typing import Iterator, Sequence
 
 import orjson
 
-from ..workspace import TargetInfo, Workspace
+from ..suitefacts import TargetInfo
+from ..workspace import Workspace
 from . import Answer, Request, Target, TargetError, decode_answer, excerpt
 
 

@@ -25,7 +25,9 @@ from typing import Any, Literal
 import msgspec
 
 from ..wording import counted
-from ..workspace import TargetInfo, Workspace, normalize_relative
+from ..paths import normalize_relative
+from ..suitefacts import TargetInfo
+from ..workspace import Workspace
 from . import SHAPE, Answer, Hit, Request, Target, TargetError, _lower, answer_of, excerpt
 
 

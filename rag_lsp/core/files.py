@@ -1,0 +1,128 @@
+"""Finding the workspace's files: a walk that skips what is never a workspace file
+(VCS folders, virtualenvs, dependencies, caches, git-ignored paths, links leading
+out), and the workspace globs that say which files are suites, datasets and
+manifests.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Iterable
+
+import pathspec
+
+
+# Folders that never hold workspace files: VCS, virtualenvs, dependencies, caches.
+SKIPPED_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".jj", "node_modules", ".venv", "venv", ".tox", ".nox",
+        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages",
+        ".eggs", ".cache", ".idea", ".vscode",
+    }
+)
+
+
+def _gitignore(path: Path) -> pathspec.PathSpec:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _ignored(ignores: list[tuple[str, pathspec.PathSpec]], relative: str) -> bool:
+    # As git: the deepest .gitignore with a pattern for the path decides, so a
+    # nested "!name" re-includes what a parent folder's file ignored.
+    ignored = False
+    for prefix, spec in ignores:
+        if relative.startswith(prefix):
+            verdict = spec.check_file(relative[len(prefix):]).include
+            if verdict is not None:
+                ignored = verdict
+    return ignored
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """A workspace glob as a regex: ``*`` and ``?`` stay inside a folder, ``**/``
+    spans any number of folders (none included), ``{a,b}`` is either, as in
+    editors' file globs."""
+    regex = ""
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if pattern.startswith("**/", index):
+            regex += "(?:.*/)?"
+            index += 3
+            continue
+        if pattern.startswith("**", index):
+            regex += ".*"
+            index += 2
+            continue
+        if char == "{" and "}" in pattern[index:]:
+            # Editors' brace alternatives: "*.y{a,}ml" is "*.yaml" or "*.yml".
+            close = pattern.index("}", index)
+            options = pattern[index + 1 : close].split(",")
+            regex += "(?:" + "|".join(re.escape(option) for option in options) + ")"
+            index = close + 1
+            continue
+        regex += "[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char)
+        index += 1
+    return re.compile(regex)
+
+
+def glob_match(relative: str, globs: Iterable[str]) -> bool:
+    """Whether a workspace-relative path matches one of the workspace globs."""
+    return any(_glob_regex(pattern).fullmatch(relative) for pattern in globs)
+
+
+def list_files(root: Path, inside: Callable[[Path], bool]) -> list[str]:
+    """Every file of the workspace at ``root`` (relative, "/"-separated), folder by
+    folder in name order, as a walk from the top lists them; ``inside`` says
+    whether a path a link leads to is in the workspace."""
+    found: list[str] = []
+    _list_folder(str(root), "", [], found, inside)
+    return found
+
+
+def _list_folder(
+    folder: str, prefix: str, ignores: list[tuple[str, pathspec.PathSpec]], found: list[str], inside: Callable[[Path], bool]
+) -> None:
+    """Add the files of ``folder`` (``prefix`` from the root), then those of its
+    folders. A folder entry tells whether it is a link without another system
+    call: a tree of 50,000 files is listed in a fraction of a second."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+    except OSError:
+        return
+    # As git does, a .gitignore that is a link is not followed: it may
+    # point anywhere, and nothing outside the workspace is read.
+    for entry in entries:
+        if entry.name == ".gitignore" and not entry.is_symlink():
+            ignores = [*ignores, (prefix, _gitignore(Path(entry.path)))]
+            break
+    folders = []
+    for entry in entries:
+        name = entry.name
+        relative = prefix + name
+        try:
+            is_folder = entry.is_dir()
+        except OSError:
+            is_folder = False
+        if is_folder:
+            # A link to a folder is not walked into (nor listed).
+            if name not in SKIPPED_DIRS and not entry.is_symlink() and not _ignored(ignores, relative + "/"):
+                folders.append(entry)
+            continue
+        if ignores and _ignored(ignores, relative):
+            continue
+        # A symlink to a file outside the workspace is not a workspace file.
+        if entry.is_symlink() and not inside(Path(entry.path)):
+            continue
+        found.append(relative)
+    for entry in folders:
+        _list_folder(entry.path, prefix + entry.name + "/", ignores, found, inside)

@@ -1,0 +1,156 @@
+"""Reading files: a file's text, decoded, or why it was not read in full.
+
+All reading goes through a :class:`FileSource`, so the language server can put the
+editor's unsaved text in front of the disk (:class:`OverlaySource`) and the core
+never knows the difference. Text is UTF-8; a byte that is not is kept as U+FFFD
+and reported on its line, and a file above the size limit is refused, not read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, Sequence
+
+
+@dataclass(frozen=True)
+class SourceText:
+    """A file's text, or why it was not read in full."""
+
+    text: str
+    # Set when the file was refused (too large): the message of the RAG005.
+    refused: str | None = None
+    # (offset, message) of a byte that is not UTF-8; the text holds U+FFFD there.
+    decode_error: tuple[int, str] | None = None
+    # (line, column, message) of the first such byte of each line that has one
+    # (lines split at "\n"): a dataset reads every other line.
+    undecodable: tuple[tuple[int, int, str], ...] = ()
+
+
+class FileSource(Protocol):
+    def read(self, path: Path) -> SourceText | None:
+        """The text of ``path``, or None when it is missing or not a file."""
+
+
+class DiskSource:
+    """Reads files from disk, refusing those above the size limit."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+
+    def read(self, path: Path) -> SourceText | None:
+        try:
+            size = path.stat().st_size
+            if not path.is_file():
+                return None
+            if size > self.max_bytes:
+                return SourceText("", refused=f"file is {size:,} bytes, above the limit of {self.max_bytes:,}")
+            data = path.read_bytes()
+        except OSError:
+            return None
+        return decode(data)
+
+
+class HasText(Protocol):
+    @property
+    def text(self) -> str:
+        """The current text."""
+
+
+class OverlaySource:
+    """Texts held in memory (an editor's open documents) in front of another source.
+
+    A text is a string, or an object whose ``text`` is read only when asked (an
+    open dataset's model joins its lines only then). A string above the size limit
+    of the source below is refused as that file would be: an open document is
+    checked no further than the file on disk."""
+
+    def __init__(self, base: FileSource) -> None:
+        self.base = base
+        self.max_bytes: int | None = getattr(base, "max_bytes", None)
+        self.texts: dict[Path, str | HasText] = {}
+
+    def limit(self, max_bytes: int) -> None:
+        """Refuse files above ``max_bytes`` from now on (the workspace's settings
+        are known only once its settings file is read, through this source)."""
+        self.max_bytes = max_bytes
+        if isinstance(self.base, DiskSource):
+            self.base.max_bytes = max_bytes
+
+    def read(self, path: Path) -> SourceText | None:
+        text = self.texts.get(path)
+        if text is None:
+            return self.base.read(path)
+        if not isinstance(text, str):
+            return SourceText(text.text)
+        size = size_above(text, self.max_bytes)
+        if size is not None:
+            return SourceText("", refused=f"document is {size:,} bytes, above the limit of {self.max_bytes:,}")
+        return SourceText(text)
+
+
+def utf8_size(text: str) -> int:
+    """The size of ``text`` in UTF-8 (its length when it is ASCII, which CPython
+    knows without looking)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def lines_size(lines: Sequence[str]) -> int:
+    """The UTF-8 size of ``lines`` joined by "\n" (their lengths, when all are
+    ASCII: told by a C method per line, where a dataset has a hundred thousand)."""
+    if all(map(str.isascii, lines)):
+        return sum(map(len, lines)) + len(lines) - 1
+    return sum(map(utf8_size, lines)) + len(lines) - 1
+
+
+def lines_size_above(lines: Sequence[str], limit: int | None) -> int | None:
+    """:func:`size_above` for a text given as its lines."""
+    if limit is None or (sum(map(len, lines)) + len(lines)) * 4 <= limit:
+        return None
+    size = lines_size(lines)
+    return size if size > limit else None
+
+
+def size_above(text: str, limit: int | None) -> int | None:
+    """The UTF-8 size of ``text`` when it is above ``limit``, else None (encoding
+    only a text whose length alone does not decide)."""
+    if limit is None or len(text) * 4 <= limit:
+        return None
+    size = utf8_size(text)
+    return size if size > limit else None
+
+
+def decode(data: bytes) -> SourceText:
+    """UTF-8 text; a byte that is not UTF-8 is kept as U+FFFD and reported."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        offset = len(data[: error.start].decode("utf-8", "replace"))
+        text = data.decode("utf-8", "replace")
+        return SourceText(
+            _strip_bom(text),
+            decode_error=(offset, f"byte 0x{data[error.start]:02x} is not valid UTF-8"),
+            undecodable=_undecodable_lines(data, text.startswith("\ufeff")),
+        )
+    return SourceText(_strip_bom(text))
+
+
+def _undecodable_lines(data: bytes, bom: bool) -> tuple[tuple[int, int, str], ...]:
+    """(line, code-point column, message) of the first byte that is not UTF-8 on
+    each line that has one. A newline is never part of a multi-byte character, so
+    the lines of the bytes are those of the text."""
+    found = []
+    for number, line in enumerate(data.split(b"\n")):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            column = len(line[: error.start].decode("utf-8", "replace"))
+            if bom and number == 0:
+                column -= 1  # the text starts after the byte order mark
+            found.append((number, column, f"byte 0x{line[error.start]:02x} is not valid UTF-8"))
+    return tuple(found)
+
+
+def _strip_bom(text: str) -> str:
+    # A BOM is not content; keep columns true by replacing it with nothing only at 0.
+    return text[1:] if text.startswith("\ufeff") else text

@@ -1,0 +1,134 @@
+"""What other files need to know of a suite and of a target, read from their YAML.
+
+A suite file's suites and the targets config are parsed once per text (see
+Workspace); the facts here are what the checks, the runner and the editor
+features read of them: a suite's id, dataset, engines, metrics, `match` and `k`,
+where its nodes are, and how each target is reached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .paths import normalize_relative
+from .yamltree import YNode
+
+
+DEFAULT_TARGET = "vectors.query"
+
+
+BUILTIN_FIELDS = frozenset({"path", "id", "corpus", "score", "text"})
+
+
+MATCH_FIELDS = ("path", "id", "corpus")
+
+
+@dataclass
+class SuiteInfo:
+    """What other files need to know about one suite."""
+
+    id: str | None
+    file: str
+    node: YNode
+    dataset: str | None  # normalized workspace-relative path, when inside
+    match: str = "path"
+    k: int | None = None
+    engines: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+    target: str | None = None
+
+
+@dataclass(frozen=True)
+class DatasetUse:
+    """How a dataset is read: by the suites that reference it, and what its
+    expected paths are checked against."""
+
+    matches: frozenset[str] = frozenset({"path"})
+    ks: frozenset[int] = frozenset()
+    suites: tuple[str, ...] = ()
+    # Row shapes the referencing suites accept (empty: not referenced).
+    accepts: frozenset[str] = frozenset()
+    # The targets through which a suite reads the dataset with `match: path` and
+    # searches this workspace (builtin, or declaring `workspace_paths: true`):
+    # then an expected path must be a workspace file (RAG203).
+    workspace_targets: tuple[str, ...] = ()
+    # Set by the dataset's reader, not its suites: most of its expected paths
+    # are not workspace files (see contexts.PathTally), so RAG203 reports that
+    # once for the file instead of once per value.
+    paths_elsewhere: bool = False
+
+    @property
+    def paths_in_workspace(self) -> bool:
+        """Whether expected paths are checked against the workspace's files: when
+        a suite searches the workspace for them, or when no suite reads the
+        dataset (its corpus is then taken to be the workspace)."""
+        return bool(self.workspace_targets) or not self.suites
+
+
+@dataclass(frozen=True)
+class TargetInfo:
+    id: str
+    kind: str  # builtin | command | http | recorded
+    config: dict[str, Any]
+    fields: frozenset[str] | None = None
+    corpora: tuple[str, ...] | None = None
+    # Whether its hits' paths are files of this workspace (RAG203 applies).
+    workspace_paths: bool = False
+
+
+def suite_info(node: YNode, file: str) -> SuiteInfo:
+    dataset = node.get("dataset")
+    dataset_text = dataset.text() if dataset is not None else None
+    options = node.get("options")
+    rag = options.get("rag") if options is not None and options.is_map else None
+    match_node = rag.get("match") if rag is not None and rag.is_map else None
+    match = match_node.text() if match_node is not None else None
+    k_node = rag.get("k") if rag is not None and rag.is_map else None
+    k = k_node.scalar() if k_node is not None else None
+    engines = node.get("engines")
+    metrics = node.get("metrics")
+    target = node.get("target")
+    target_id = target.get("id") if target is not None and target.is_map else None
+    return SuiteInfo(
+        id=_text(node.get("id")),
+        file=file,
+        node=node,
+        dataset=normalize_relative(dataset_text) if dataset_text else None,
+        # An invalid match is reported on the suite (RAG108); its dataset is read
+        # with the default meanwhile.
+        match=match if match in MATCH_FIELDS else "path",
+        k=k if isinstance(k, int) and not isinstance(k, bool) and k >= 1 else None,
+        engines=tuple(t for t in (e.text() for e in engines.elements()) if t) if engines is not None else (),
+        metrics=tuple(str(key.scalar()) for key, _ in metrics.items()) if metrics is not None else (),
+        target=_text(target_id),
+    )
+
+
+def _text(node: YNode | None) -> str | None:
+    if node is None:
+        return None
+    value = node.scalar()
+    return str(value) if value is not None and not isinstance(value, (dict, list)) else None
+
+
+def target_info(target_id: str, config: dict[str, Any]) -> TargetInfo | None:
+    kinds = [kind for kind in ("builtin", "command", "http", "recorded") if kind in config]
+    if len(kinds) != 1:
+        return None
+    fields_value = config.get("fields")
+    corpora_value = config.get("corpora")
+    kind = kinds[0]
+    if kind == "builtin":
+        builtin = config.get("builtin") if isinstance(config.get("builtin"), dict) else {}
+        corpora = builtin.get("corpora")
+        corpora_names = tuple(corpora) if isinstance(corpora, dict) else ("code",)
+        return TargetInfo(target_id, kind, config, BUILTIN_FIELDS, corpora_names, workspace_paths=True)
+    return TargetInfo(
+        target_id,
+        kind,
+        config,
+        frozenset(f for f in fields_value if isinstance(f, str)) if isinstance(fields_value, list) else None,
+        tuple(c for c in corpora_value if isinstance(c, str)) if isinstance(corpora_value, list) else None,
+        workspace_paths=config.get("workspace_paths") is True,
+    )
