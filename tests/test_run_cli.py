@@ -7,7 +7,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from workspaces import make_workspace, rag_lsp
+from workspaces import GOOD_SUITE, make_workspace, rag_lsp
 
 REPO = Path(__file__).parent.parent
 EXAMPLES = REPO / "examples"
@@ -125,13 +125,14 @@ def test_broken_case_fails_the_run(tmp_path: Path) -> None:
 
 
 def test_builtin_default_target_runs_a_fresh_workspace(tmp_path: Path) -> None:
-    """Without a targets config, vectors.query is the builtin over the workspace: the case finds src/app.py."""
+    """Without a targets config, vectors.query is the builtin over the workspace, searching by meaning with the
+    embedded model: the case finds src/app.py, mode semantic, and the suite passes."""
     make_workspace(tmp_path)
     code, document = run_json(cwd=tmp_path)
     (suite,) = document["suites"]
     (case,) = suite["cases"]
-    assert case["scores"]["rag.recall"] == 1.0 and case["mode"] == "keyword"
-    assert code == 1 and [t["metric"] for t in suite["thresholds"] if not t["passed"]] == ["rag.mode.semantic"]
+    assert case["scores"]["rag.recall"] == 1.0 and case["mode"] == "semantic"
+    assert code == 0 and suite["passed"] and all(t["passed"] for t in suite["thresholds"])
 
 
 def test_no_exec_refuses_command_targets(tmp_path: Path) -> None:
@@ -159,6 +160,8 @@ def test_no_exec_refuses_command_targets(tmp_path: Path) -> None:
 def test_a_case_id_with_a_lone_surrogate_is_written_escaped_in_every_output(tmp_path: Path) -> None:
     """`"\\ud800"` is valid JSON: such a case id runs, is written escaped in text, json and junit, and a report holding it reads back as a baseline."""
     make_workspace(tmp_path, dataset='{"id": "\\ud800app", "input": {"query": "app"}, "expect": {"relevant": ["src/app.py"]}}\n')
+    # Keyword search answers `mode: keyword`: the suite fails, and every output must still hold the id.
+    (tmp_path / ".punica" / "targets.yaml").write_text("targets:\n  vectors.query:\n    builtin: {retrieval: keyword}\n", encoding="utf-8")
     code, document = run_json(cwd=tmp_path)
     assert code == 1 and [case["id"] for case in document["suites"][0]["cases"]] == ["\ud800app"]
     (tmp_path / "base.json").write_text(rag_lsp("run", "--format", "json", cwd=tmp_path).stdout, encoding="utf-8", errors="surrogatepass")
@@ -172,3 +175,41 @@ def test_a_case_id_with_a_lone_surrogate_is_written_escaped_in_every_output(tmp_
             assert "\ufffdapp" in names
     compared = json.loads((tmp_path / "compare.json").read_text(encoding="utf-8"))
     assert [suite["id"] for suite in compared["suites"]] == ["code"]
+
+
+def test_wrong_builtin_options_are_a_reason_not_a_traceback(tmp_path: Path) -> None:
+    """An unknown retrieval or a bad chunking in the targets config: the suite is not run, and says what to write instead."""
+    make_workspace(tmp_path)
+    targets = tmp_path / ".punica" / "targets.yaml"
+    for options, said in (
+        ("{retrieval: semantik}", "`builtin.retrieval` must be semantic, keyword or hybrid, not 'semantik'"),
+        ("{chunking: {unit: lines, size: 10, overlap: 10}}", "`chunking.overlap` must be a whole number of lines"),
+        ("{chunking: {unit: file, size: 3}}", "`chunking: {unit: file}` takes no `size` or `overlap`"),
+    ):
+        targets.write_text(f"targets:\n  vectors.query:\n    builtin: {options}\n", encoding="utf-8")
+        code, document = run_json(cwd=tmp_path)
+        (suite,) = document["suites"]
+        assert code == 1 and suite["broken"] and said in suite["error"] and "RAG405" in suite["error"], suite["error"]
+        checked = rag_lsp("check", "--format", "json", cwd=tmp_path)
+        assert checked.returncode == 1 and [f["code"] for f in json.loads(checked.stdout)] == ["RAG004"]
+
+
+def test_a_model_that_cannot_be_loaded_is_said_once_and_fails_the_semantic_threshold(tmp_path: Path) -> None:
+    """Two suites on a target whose model folder holds no model: both search by keyword and fail
+    `rag.mode.semantic`, and the reason is said once, in the text report and on stderr beside JSON."""
+    make_workspace(tmp_path)
+    suites = tmp_path / ".punica" / "evals" / "code.suite.yaml"
+    suites.write_text(suites.read_text(encoding="utf-8") + GOOD_SUITE.split("\n", 1)[1].replace("id: code", "id: again"), encoding="utf-8")
+    (tmp_path / "models" / "broken").mkdir(parents=True)
+    (tmp_path / ".punica" / "targets.yaml").write_text(
+        "targets:\n  vectors.query:\n    builtin: {corpora: {code: ['src/**']}, model: models/broken}\n", encoding="utf-8"
+    )
+    text = rag_lsp("run", cwd=tmp_path)
+    assert text.returncode == 1 and text.stdout.count("its embedding model cannot be loaded") == 1, text.stdout
+    assert "models/broken is not a model2vec model folder" in text.stdout and "searches by keyword" in text.stdout
+    result = rag_lsp("run", "--format", "json", cwd=tmp_path)
+    document = json.loads(result.stdout)
+    assert [case["mode"] for suite in document["suites"] for case in suite["cases"]] == ["keyword", "keyword"]
+    for suite in document["suites"]:
+        assert [t["metric"] for t in suite["thresholds"] if not t["passed"]] == ["rag.mode.semantic"]
+    assert result.stderr.count("its embedding model cannot be loaded") == 1 and "Traceback" not in result.stderr

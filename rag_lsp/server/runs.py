@@ -859,6 +859,10 @@ def _note(outcome: _Outcome, text: str) -> _Outcome:
 
 
 def _tell(outcome: _Outcome, result: SuiteResult, name: str) -> None:
+    for note in result.notes:
+        # Said once per target (a fallback to keyword search): the results alone would not say why.
+        log.warning("suite %s: %s", name, note)
+        outcome.messages.append((types.MessageType.Warning, f"rag-lsp: {note}"))
     if result.error is not None:
         kind = types.MessageType.Error if "(RAG405)" in result.error else types.MessageType.Warning
         error = result.error.removeprefix("not run: ")
