@@ -45,8 +45,9 @@ def test_chunk_ids_name_lines_or_the_whole_file() -> None:
 
 def test_chunking_options_are_read_with_their_defaults_and_refused_when_wrong() -> None:
     """Missing keys take the defaults; a bad unit, size or overlap is refused with what to write instead."""
-    assert Chunking.from_config(None) == Chunking("lines", 40, 8)
+    assert Chunking.from_config(None) == Chunking("lines", 60, 12)
     assert Chunking.from_config({"unit": "lines", "size": 20}) == Chunking("lines", 20, 4)
+    assert Chunking.from_config({"size": 100}) == Chunking("lines", 100, 20)
     assert Chunking.from_config({"unit": "file"}) == Chunking("file", 0, 0)
     for bad, said in (
         ({"unit": "pages"}, "`lines` or `file`"),

@@ -8,7 +8,7 @@ targets:
       corpora: {code: ["src/**", "docs/**"]}
       retrieval: semantic        # semantic (default) | keyword | hybrid
       model: wordllama           # the default; or a workspace folder holding a model2vec static model
-      chunking: {unit: lines, size: 40, overlap: 8}   # the default; or {unit: file}
+      chunking: {unit: lines, size: 60, overlap: 12}  # the default; or {unit: file}
 ```
 
 With no config, ``vectors.query`` is this target over the whole workspace as
