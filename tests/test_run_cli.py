@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import shutil
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -217,3 +221,57 @@ def test_a_model_that_cannot_be_loaded_is_said_once_and_fails_the_semantic_thres
     for suite in document["suites"]:
         assert [t["metric"] for t in suite["thresholds"] if not t["passed"]] == ["rag.mode.semantic"]
     assert result.stderr.count("its embedding model cannot be loaded") == 1 and "Traceback" not in result.stderr
+
+
+def run_with_cache(cache: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "RAG_LSP_CACHE_DIR": str(cache)}
+    return subprocess.run(
+        [sys.executable, "-m", "rag_lsp", "run", *args], cwd=cwd, env=env, capture_output=True, text=True, encoding="utf-8", timeout=120
+    )
+
+
+def test_the_index_outlives_the_run_and_a_damaged_one_is_rebuilt(tmp_path: Path) -> None:
+    """The first run caches the index; the next run reads it as it is (nothing written) and reports the same;
+    after its vectors file is damaged, a run reports the same again, from an index it built anew."""
+    root = tmp_path / "ws"
+    shutil.copytree(EXAMPLES, root)
+    cache = tmp_path / "cache"
+    first = run_with_cache(cache, "--suite", "gateway-live", "--format", "json", cwd=root)
+    assert first.returncode == 0, first.stderr
+    (folder,) = (cache / "index-v1").iterdir()
+    written = {path.name: path.stat().st_mtime_ns for path in folder.iterdir()}
+    second = run_with_cache(cache, "--suite", "gateway-live", "--format", "json", cwd=root)
+    assert second.stdout == first.stdout
+    assert {path.name: path.stat().st_mtime_ns for path in folder.iterdir()} == written
+    (vectors,) = folder.glob("vectors-*.npy")
+    data = bytearray(vectors.read_bytes())
+    data[-64:] = bytes(64)  # the last vector's end zeroed: a well-formed file that no longer holds what was written
+    vectors.write_bytes(bytes(data))
+    third = run_with_cache(cache, "--suite", "gateway-live", "--format", "json", cwd=root)
+    assert third.stdout == first.stdout and "the index cache was damaged" in third.stderr
+    assert not vectors.exists() and len(list(folder.glob("vectors-*.npy"))) == 1
+
+
+def test_building_the_index_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    """On a terminal, a run whose index takes a moment to build shows a bar naming the target and the files read."""
+    make_workspace(tmp_path)
+    for n in range(400):
+        (tmp_path / "src" / f"module{n}.py").write_text(f"def handler_{n}(request):\n    return {n}\n" * 30, encoding="utf-8")
+    controller, terminal = pty.openpty()
+    env = {**os.environ, "RAG_LSP_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "120", "TERM": "xterm"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rag_lsp", "run"], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=terminal
+    )
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            data = os.read(controller, 65536)
+        except OSError:  # the process closed its end
+            break
+        if not data:
+            break
+        shown += data
+    os.close(controller)
+    assert process.wait(timeout=120) == 0
+    assert b"indexing vectors.query (files)" in shown and b"/401" in shown

@@ -16,6 +16,7 @@ from rag_lsp.core.targets.chunking import Chunking, ChunkingError, chunk_id, lin
 from rag_lsp.core.targets.ranking import reciprocal_rank_fusion, top_rows
 from rag_lsp.core.workspace import Workspace, target_info
 from tinymodel import write_model
+from workspaces import AUDIT, DEPLOY, RATE_LIMITS
 
 # ---------------------------------------------------------------- chunking
 
@@ -151,27 +152,6 @@ def test_model_files_that_do_not_load_say_why(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- the target
-
-
-RATE_LIMITS = """# Rate limits
-
-Each tenant gets its own token bucket. The bucket holds up to a burst of
-requests and refills continuously; every request drains one unit. Short spikes
-are absorbed, while the sustained rate cannot exceed the refill rate.
-
-An empty bucket means the tenant is throttled: the gateway answers 429 Too Many
-Requests with a Retry-After header.
-"""
-DEPLOY = """# Deploy
-
-Rolling deploy with a readiness probe. A failed rollout is rolled back, and on
-shutdown the pods drain their open connections gracefully.
-"""
-AUDIT = """# Audit log
-
-Every decision is appended to the audit log; each record carries the hash of the
-one before it, so tampering with history breaks the chain.
-"""
 
 
 def write(root: Path, files: dict[str, str]) -> Workspace:

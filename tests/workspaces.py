@@ -19,6 +19,29 @@ suites:
 GOOD_CASE = '{"id": "app", "input": {"query": "app"}, "expect": {"relevant": ["src/app.py"]}}'
 
 
+# Three short documents of a gateway, for searches by meaning: a question about
+# one customer starving the others shares no word with RATE_LIMITS.
+RATE_LIMITS = """# Rate limits
+
+Each tenant gets its own token bucket. The bucket holds up to a burst of
+requests and refills continuously; every request drains one unit. Short spikes
+are absorbed, while the sustained rate cannot exceed the refill rate.
+
+An empty bucket means the tenant is throttled: the gateway answers 429 Too Many
+Requests with a Retry-After header.
+"""
+DEPLOY = """# Deploy
+
+Rolling deploy with a readiness probe. A failed rollout is rolled back, and on
+shutdown the pods drain their open connections gracefully.
+"""
+AUDIT = """# Audit log
+
+Every decision is appended to the audit log; each record carries the hash of the
+one before it, so tampering with history breaks the chain.
+"""
+
+
 def make_workspace(root: Path, suite: str = GOOD_SUITE, dataset: str = GOOD_CASE + "\n") -> Path:
     """A workspace with one suite over one dataset, and the file its case expects."""
     (root / ".punica" / "evals").mkdir(parents=True)

@@ -54,7 +54,7 @@ from .scorer import (
     score_case,
     score_suite,
 )
-from .targets import TRUSTED_KINDS, Answer, Hit, Request, TargetError, TargetPool
+from .targets import TRUSTED_KINDS, Answer, Cancelled, Hit, Request, TargetError, TargetPool
 from .workspace import SuiteInfo, Workspace, row_shape, gc_paused
 from .yamltree import TooLarge, to_python
 
@@ -406,7 +406,9 @@ class Runner:
         patterns: dict[tuple, dict[int, dict[str, float] | None]] = {}
         if requests and not (cancel is not None and cancel.is_set()):
             try:
-                target.prepare(building)
+                target.prepare(building, cancel)
+            except Cancelled:
+                pass  # the cancel event is set: no case is asked
             except Exception:  # noqa: BLE001 - answer_many reports it, case by case
                 log.warning("target %s could not prepare", info.id, exc_info=True)
         with gc_paused():

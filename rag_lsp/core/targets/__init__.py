@@ -175,9 +175,10 @@ class Target(ABC):
         except Exception as error:  # noqa: BLE001 - a target bug is a RAG405, not a crash
             return TargetError(f"the {self.kind} target failed: {type(error).__name__}: {error}")
 
-    def prepare(self, progress: Callable[[int, int], None] | None = None) -> None:
+    def prepare(self, progress: Callable[[int, int], None] | None = None, cancel: threading.Event | None = None) -> None:
         """Get ready to answer a run (the builtin target builds or updates its
-        index), reporting ``progress(done, total)``; by default nothing to do."""
+        index), reporting ``progress(done, total)``; raises :class:`Cancelled`
+        once ``cancel`` is set. By default there is nothing to do."""
 
     def take_notes(self) -> list[str]:
         """What the target has to say about how it answered, each thing once (the

@@ -252,7 +252,7 @@ class BuiltinTarget(Target):
             raise embedding.ModelError(f"{name} is not a folder of the workspace (the builtin target reads only workspace files)")
         return folder
 
-    def refresh(self, force: bool = False, progress: Building | None = None) -> None:
+    def refresh(self, force: bool = False, progress: Building | None = None, cancel: threading.Event | None = None) -> None:
         """Index the corpora's files as they are now (new and changed files only)."""
         now = time.monotonic()
         state = self._state
@@ -263,7 +263,7 @@ class BuiltinTarget(Target):
         globs = [pattern for patterns in self.corpora.values() for pattern in patterns]
         paths = [relative for relative in candidates if glob_match(relative, globs)]
         keyword = self._model is None or self.options.retrieval == HYBRID
-        outcome = builder.refresh(paths, progress, with_texts=keyword)
+        outcome = builder.refresh(paths, progress, with_texts=keyword, cancel=cancel)
         if outcome.cache_problem:
             self._note(f"target {self.id!r}: {outcome.cache_problem}")
         index = outcome.index
@@ -294,11 +294,12 @@ class BuiltinTarget(Target):
             self._analyzer = Analyzer()
         return self._analyzer
 
-    def prepare(self, progress: Building | None = None) -> None:
+    def prepare(self, progress: Building | None = None, cancel: threading.Event | None = None) -> None:
         """Bring the index up to date now, reporting ``progress(files read, files to
-        read)``; the next run answers from it without looking at the files again."""
+        read)``; the next run answers from it without looking at the files again.
+        Raises Cancelled once ``cancel`` is set (the index keeps what it had)."""
         with self._lock:
-            self.refresh(force=True, progress=progress)
+            self.refresh(force=True, progress=progress, cancel=cancel)
             self._prepared = True
 
     # -------------------------------------------------- answering
@@ -362,6 +363,8 @@ class BuiltinTarget(Target):
         return Answer(hits, state.mode)
 
     def answer_many(self, requests, cancel=None, concurrency=1, fields=None):
+        if cancel is not None and cancel.is_set():
+            return
         with self._lock:
             try:
                 if not self._prepared:

@@ -195,10 +195,14 @@ class IndexBuilder:
         self._saved: tuple | None = None
         self._lines: dict[str, list[str]] = {}
 
-    def refresh(self, paths: Iterable[str], progress: Progress | None = None, with_texts: bool = False) -> Outcome:
+    def refresh(
+        self, paths: Iterable[str], progress: Progress | None = None, with_texts: bool = False, cancel: Any = None
+    ) -> Outcome:
         """The index of ``paths`` as they are now; only new and changed files are
         read, and only changed ones embedded. ``progress(done, total)`` counts the
-        files read; ``with_texts`` keeps every chunk's text (for keyword search)."""
+        files read; ``with_texts`` keeps every chunk's text (for keyword search).
+        Once ``cancel`` (a threading.Event) is set, raises Cancelled and keeps the
+        index it had."""
         started = time.time_ns()
         cache_problem = None
         previous = self.index
@@ -232,6 +236,10 @@ class IndexBuilder:
             if kept is not None:
                 segments.append(_Segment(relative, size, mtime_ns, kept.digest, kept))
                 continue
+            if cancel is not None and cancel.is_set():
+                from . import Cancelled
+
+                raise Cancelled("the run was cancelled while the index was being built")
             read = self.reader.read(relative)
             done += 1
             if progress is not None:
