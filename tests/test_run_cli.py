@@ -255,7 +255,7 @@ def test_the_index_outlives_the_run_and_a_damaged_one_is_rebuilt(tmp_path: Path)
 def test_building_the_index_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     """On a terminal, a run whose index takes a moment to build shows a bar naming the target and the files read."""
     make_workspace(tmp_path)
-    for n in range(400):
+    for n in range(600):
         (tmp_path / "src" / f"module{n}.py").write_text(f"def handler_{n}(request):\n    return {n}\n" * 30, encoding="utf-8")
     controller, terminal = pty.openpty()
     env = {**os.environ, "RAG_LSP_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "120", "TERM": "xterm"}
@@ -274,4 +274,4 @@ def test_building_the_index_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -
         shown += data
     os.close(controller)
     assert process.wait(timeout=120) == 0
-    assert b"indexing vectors.query (files)" in shown and b"/401" in shown
+    assert b"indexing vectors.query (files)" in shown and b"/601" in shown

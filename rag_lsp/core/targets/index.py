@@ -172,8 +172,9 @@ class IndexBuilder:
     holds no vectors); ``cache`` is where the index persists (None: in memory only).
     """
 
-    # New chunks embedded together: one call keeps the tokenizer's threads busy.
-    EMBED_BATCH = 512
+    # New chunks embedded together: enough to keep the tokenizer's threads busy,
+    # few enough that progress moves while a large workspace is embedded.
+    EMBED_BATCH = 128
 
     def __init__(
         self,
@@ -200,7 +201,8 @@ class IndexBuilder:
     ) -> Outcome:
         """The index of ``paths`` as they are now; only new and changed files are
         read, and only changed ones embedded. ``progress(done, total)`` counts the
-        files read; ``with_texts`` keeps every chunk's text (for keyword search).
+        files indexed (read, and embedded when they changed) of those to read;
+        ``with_texts`` keeps every chunk's text (for keyword search).
         Once ``cancel`` (a threading.Event) is set, raises Cancelled and keeps the
         index it had."""
         started = time.time_ns()
@@ -241,16 +243,17 @@ class IndexBuilder:
 
                 raise Cancelled("the run was cancelled while the index was being built")
             read = self.reader.read(relative)
-            done += 1
-            if progress is not None:
-                progress(done, to_read)
             if read is None:
-                continue  # gone, or not readable: not indexed
+                done += 1  # gone, or not readable: not indexed
+                continue
             data, text = read
             digest = digest_of(data) if text else ""
             old = held.get(relative)
             if old is not None and old.digest == digest:
                 segments.append(_Segment(relative, size, mtime_ns, digest, old))  # touched, not changed
+                done += 1
+                if progress is not None:
+                    progress(done, to_read)
                 continue
             changed += 1
             file_lines = text.splitlines()
@@ -264,9 +267,19 @@ class IndexBuilder:
                 pending_rows += len(ranges)
                 if pending_rows >= self.EMBED_BATCH:
                     self._embed(pending)
+                    done += len(pending)
                     pending, pending_rows = [], 0
+                    if progress is not None:
+                        progress(done, to_read)
+            else:
+                done += 1
+                if progress is not None:
+                    progress(done, to_read)
         if pending:
             self._embed(pending)
+            done += len(pending)
+            if progress is not None:
+                progress(done, to_read)
         removed = len(held.keys() - {segment.path for segment in segments})
         signature = tuple((s.path, s.size, s.mtime_ns, s.digest) for s in segments)
         if (
