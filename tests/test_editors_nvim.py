@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from workspaces import examples_with_broken_files
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN = REPO / "editors" / "nvim"
@@ -65,9 +66,7 @@ def nvim(request: pytest.FixtureRequest) -> str:
 
 
 def copy_examples(folder: Path) -> Path:
-    root = folder / "ws"
-    shutil.copytree(REPO / "examples", root)
-    return root
+    return examples_with_broken_files(folder / "ws")
 
 
 @pytest.fixture(scope="module")
@@ -176,11 +175,13 @@ def test_nvim_runs_a_case_and_applies_a_quick_fix_on_the_real_server(real_server
     dump, workspace = real_server
     assert dump["server"]["codeLens"] and dump["server"]["codeAction"]
     assert sorted(dump["server"]["executeCommands"]) == ["ragLsp.clearResults", "ragLsp.runCase", "ragLsp.runSuite"]
-    # Two suites read gateway.jsonl: each of its 12 cases has a lens per suite.
+    # Three suites read gateway.jsonl: each of its 12 cases has a lens per suite.
     uri = (workspace / ".punica" / "evals" / "gateway.jsonl").as_uri()
     lenses = dump["lenses"]
-    assert len(lenses) == 24 and {lens["command"] for lens in lenses} == {"ragLsp.runCase"}
-    assert [lens["title"] for lens in lenses if lens["line"] == 0] == ["Run case (gateway-live)", "Run case (gateway-recorded)"]
+    assert len(lenses) == 36 and {lens["command"] for lens in lenses} == {"ragLsp.runCase"}
+    assert [lens["title"] for lens in lenses if lens["line"] == 0] == [
+        "Run case (gateway-live)", "Run case (gateway-recorded)", "Run case (gateway-short-chunks)"
+    ]
     assert {"uri": uri, "line": 0, "suite": "gateway-recorded"} in [lens["arguments"][0] for lens in lenses]
     # :RagRunCase ran the first lens of the line: the recorded suite's.
     assert dump["run_case"].get("err") is None

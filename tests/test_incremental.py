@@ -14,7 +14,8 @@ from rag_lsp.core.rules import rag203_missing_expected_path as rag203
 from rag_lsp.core.text import LineIndex, Position
 from rag_lsp.core.workspace import DiskSource, OverlaySource, Workspace
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
+# The broken dataset of the demonstrations: one instance of each common mistake.
+EXAMPLES = Path(__file__).parent.parent / "examples-caught"
 BROKEN = ".punica/evals/broken.jsonl"
 PIECES = ["x", '"', ",", "}", "{", "\n", "", "é😀", '"id": "dup-case"', '"relevant": []', "./", "\r\n", " "]
 

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+REPO = Path(__file__).parent.parent
+EXAMPLES = REPO / "examples"
+# The demonstrations of what gets caught: a broken suite and a keyword fallback.
+CAUGHT = REPO / "examples-caught"
 
 GOOD_SUITE = """\
 suites:
@@ -58,3 +64,12 @@ def rag_lsp(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "rag_lsp", *args], cwd=cwd, capture_output=True, text=True, encoding="utf-8", timeout=120
     )
+
+
+def examples_with_broken_files(root: Path) -> Path:
+    """A copy of examples/ that also holds the broken suite and dataset of
+    examples-caught/: suites to run and findings to show, in one workspace."""
+    shutil.copytree(EXAMPLES, root)
+    for name in ("broken.suite.yaml", "broken.jsonl"):
+        shutil.copy(CAUGHT / ".punica" / "evals" / name, root / ".punica" / "evals" / name)
+    return root
