@@ -236,6 +236,18 @@ def test_a_model_that_cannot_be_loaded_falls_back_to_keyword_and_says_so_once(tm
     assert "not a folder of the workspace" in outside.take_notes()[0]
 
 
+def test_a_model_fetched_after_a_fallback_is_used_by_the_next_run(tmp_path: Path) -> None:
+    """Once the model folder holds a model (its files fetched after a fallback), the same target loads it and
+    searches by meaning again."""
+    workspace = write(tmp_path, {"docs/cars.md": "A car has a wheel.\n", "docs/fruit.md": "A banana is a fruit.\n"})
+    (tmp_path / "models" / "tiny").mkdir(parents=True)
+    target = builtin(workspace, model="models/tiny")
+    assert ask(target, "automobile").mode == "keyword"
+    write_model(tmp_path / "models" / "tiny")
+    again = ask(target, "automobile")
+    assert again.mode == "semantic" and again.hits[0].path == "docs/cars.md"
+
+
 def test_bad_options_are_refused_with_a_message(tmp_path: Path) -> None:
     """An unknown retrieval, bad chunking or an empty model is a TargetError saying what to write instead."""
     workspace = write(tmp_path, {"docs/deploy.md": DEPLOY})

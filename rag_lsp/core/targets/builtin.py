@@ -166,6 +166,8 @@ class BuiltinTarget(Target):
         self.fields = BUILTIN_FIELDS
         self._analyzer: Analyzer | None = None
         self._builder: Any = None  # index.IndexBuilder, made once the model is known
+        # The model's files when the builder was made (see _model_stamp).
+        self._stamp: str | None = None
         self._model: Any = None
         # Why the model could not be loaded (then the search is by keyword).
         self._fallback: str | None = None
@@ -200,10 +202,15 @@ class BuiltinTarget(Target):
         ]
 
     def _ensure_builder(self) -> Any:
-        if self._builder is not None:
+        stamp = self._model_stamp()
+        if self._builder is not None and stamp == self._stamp:
             return self._builder
+        # First use, or the model's files changed (a model fetched after a fallback,
+        # or replaced): the index is the new model's.
         from .index import IndexBuilder, IndexCache
 
+        self._stamp = stamp
+        self._fallback = None
         options = self.options
         model = None
         if options.retrieval in (SEMANTIC, HYBRID):
@@ -224,16 +231,35 @@ class BuiltinTarget(Target):
         self._model = model
         return self._builder
 
+    def _model_files(self) -> Any:
+        """The files of the model the options name; ModelError when there are none."""
+        from . import embedding
+
+        name = self.options.model
+        if name == embedding.WORDLLAMA:
+            return embedding.wordllama_files()
+        return embedding.model2vec_files(self._model_folder(name), name)
+
+    def _model_stamp(self) -> str:
+        """What identifies the model's files as they are now (their paths, sizes and
+        times), or why there are none: when it changes, the model is loaded again."""
+        if self.options.retrieval == KEYWORD:
+            return ""
+        from . import embedding
+
+        try:
+            return self._model_files().identity
+        except embedding.ModelError as error:
+            return f"unavailable: {error.message}"
+        except OSError as error:
+            return f"unavailable: {error}"
+
     def _load_model(self) -> Any:
         from . import embedding
 
         name = self.options.model
         try:
-            if name == embedding.WORDLLAMA:
-                files = embedding.wordllama_files()
-            else:
-                files = embedding.model2vec_files(self._model_folder(name), name)
-            return embedding.load(files)
+            return embedding.load(self._model_files())
         except embedding.ModelError as error:
             self._fallback = error.message
         except Exception as error:  # noqa: BLE001 - a model that fails to load is a fallback, never a crash
