@@ -150,6 +150,8 @@ class _State:
     # bm25s.BM25 over every row, when keyword search is part of the answer.
     keyword: Any = None
     checked_at: float = 0.0
+    # The index.IndexBuilder that made the index (it reads the text of hits).
+    builder: Any = None
 
     @property
     def mode(self) -> str:
@@ -313,7 +315,7 @@ class BuiltinTarget(Target):
             analyzer = self._terms()
             retriever = bm25s.BM25()
             retriever.index([analyzer.terms(text) or [""] for text in index.texts or []], show_progress=False)
-        self._state = _State(index, rows, self._model, retriever, time.monotonic())
+        self._state = _State(index, rows, self._model, retriever, time.monotonic(), builder)
 
     def _terms(self) -> Analyzer:
         if self._analyzer is None:
@@ -371,7 +373,7 @@ class BuiltinTarget(Target):
                 found.extend((score, row, name) for row, score in top_rows(keyword_scores, top_k, rows) if score > 0)
         # Highest score first; ties by row (path order, then line), then corpus.
         found.sort(key=lambda item: (-item[0], item[1], item[2]))
-        builder = self._builder
+        builder = state.builder
         chunking = self.options.chunking
         hits = []
         for score, row, name in found[:top_k]:
@@ -383,7 +385,7 @@ class BuiltinTarget(Target):
                     id=chunk_id(entry.path, first, last, chunking),
                     corpus=name,
                     score=round(float(score), 6),
-                    text=builder.chunk_text(row) if with_text else None,
+                    text=builder.chunk_text(index, row) if with_text else None,
                 )
             )
         return Answer(hits, state.mode)

@@ -361,10 +361,8 @@ class IndexBuilder:
             self._lines[relative] = held
         return held
 
-    def chunk_text(self, row: int) -> str:
-        """The text of a row's chunk, cut to :data:`HIT_TEXT_CHARS`."""
-        index = self.index
-        assert index is not None
+    def chunk_text(self, index: ChunkIndex, row: int) -> str:
+        """The text of a row's chunk of ``index``, cut to :data:`HIT_TEXT_CHARS`."""
         if index.texts is not None:
             text = index.texts[row]
         else:
