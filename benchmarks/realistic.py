@@ -153,8 +153,11 @@ def run_figures(root: Path, cases: int) -> dict[str, float]:
         "    engines: [rag]\n    options: {rag: {match: path, k: 10}}\n    thresholds: {rag.recall: 0.1}\n",
         encoding="utf-8",
     )
+    # Keyword search over whole files, as its anchor indexes them: the builtin
+    # target searches by meaning, in chunks of lines, unless told otherwise.
     (root / ".punica" / "targets.yaml").write_text(
-        "targets:\n  vectors.query:\n    builtin: {corpora: {code: ['**']}}\n", encoding="utf-8"
+        "targets:\n  vectors.query:\n    builtin: {corpora: {code: ['**']}, retrieval: keyword, chunking: {unit: file}}\n",
+        encoding="utf-8"
     )
     try:
         ours, _ = timed([*RAG_LSP, "run", str(root / ".punica" / "evals" / "run.suite.yaml"), "--format", "json"], (0, 1))

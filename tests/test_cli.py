@@ -11,6 +11,7 @@ from workspaces import GOOD_SUITE, make_workspace, rag_lsp
 
 REPO = Path(__file__).parent.parent
 EXAMPLES = REPO / "examples"
+CAUGHT = REPO / "examples-caught"
 
 EMPTY_CASE = '{"id": "a", "input": {"query": "x"}, "expect": {"relevant": []}}'
 EMPTY_COLUMN = EMPTY_CASE.index("[]") + 1  # 1-based column of the empty list
@@ -56,9 +57,16 @@ def test_the_readme_example_suite_and_dataset_check_clean(tmp_path: Path) -> Non
             assert re.search(rf"[`.]{re.escape(key)}[`:. ]", section), f"the README does not explain {key!r}"
 
 
+def test_the_examples_pass_their_checks(tmp_path: Path) -> None:
+    """examples/, the README's main job, has no finding: exit 0 and all checks passed."""
+    result = rag_lsp("check", str(EXAMPLES), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.strip() == "All checks passed (3 files checked)."
+
+
 def test_examples_text_output_reads_like_a_compiler(tmp_path: Path) -> None:
     """Findings print as path:line:col: severity CODE message, then a summary; exit 1."""
-    result = rag_lsp("check", str(EXAMPLES), cwd=tmp_path)
+    result = rag_lsp("check", str(CAUGHT), cwd=tmp_path)
     assert result.returncode == 1
     lines = result.stdout.strip().splitlines()
     pattern = re.compile(r"^\S+:\d+:\d+: (error|warning|information|hint) RAG\d{3} .+$")
@@ -72,7 +80,7 @@ def test_examples_text_output_reads_like_a_compiler(tmp_path: Path) -> None:
 
 def test_json_output_follows_the_spec(tmp_path: Path) -> None:
     """--format json prints one array of {path, range, severity, code, message}, paths relative to the root."""
-    result = rag_lsp("check", str(EXAMPLES), "--format", "json", cwd=tmp_path)
+    result = rag_lsp("check", str(CAUGHT), "--format", "json", cwd=tmp_path)
     findings = json.loads(result.stdout)
     assert findings
     for finding in findings:

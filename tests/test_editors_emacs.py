@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from workspaces import examples_with_broken_files
 
 REPO = Path(__file__).resolve().parent.parent
 EMACS_DIR = REPO / "editors" / "emacs"
@@ -83,8 +84,7 @@ def check_findings(workspace: Path) -> dict[str, list[tuple[str, int]]]:
 
 
 def test_eglot_shows_the_servers_diagnostics_in_flymake(emacs: str, tmp_path: Path) -> None:
-    workspace = tmp_path / "ws"
-    shutil.copytree(REPO / "examples", workspace)
+    workspace = examples_with_broken_files(tmp_path / "ws")
     # A workspace that tries to trust itself through Eglot's directory-local setting.
     (workspace / ".dir-locals.el").write_text(
         "((nil . ((eglot-workspace-configuration . (:ragLsp (:trusted t))))))\n", encoding="utf-8"
@@ -134,8 +134,7 @@ def test_eglot_shows_the_servers_diagnostics_in_flymake(emacs: str, tmp_path: Pa
 def test_run_commands_execute_the_lens_at_point(emacs: str, tmp_path: Path) -> None:
     """rag-lsp-run-case / rag-lsp-run-suite against editors/test/lens_server.py, a
     stand-in with the run half of the protocol (until the real server has it)."""
-    workspace = tmp_path / "ws"
-    shutil.copytree(REPO / "examples", workspace)
+    workspace = examples_with_broken_files(tmp_path / "ws")
     out, log = tmp_path / "lens.json", tmp_path / "stub.log"
     completed = batch(
         emacs,

@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from workspaces import examples_with_broken_files
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN = REPO / "editors" / "nvim"
@@ -71,9 +72,7 @@ def nvim(request: pytest.FixtureRequest) -> str:
 
 
 def copy_examples(folder: Path) -> Path:
-    root = folder / "ws"
-    shutil.copytree(REPO / "examples", root)
-    return root
+    return examples_with_broken_files(folder / "ws")
 
 
 @pytest.fixture(scope="module")
@@ -182,16 +181,18 @@ def test_nvim_runs_a_case_and_applies_a_quick_fix_on_the_real_server(real_server
     dump, workspace = real_server
     assert dump["server"]["codeLens"] and dump["server"]["codeAction"]
     assert sorted(dump["server"]["executeCommands"]) == ["ragLsp.clearResults", "ragLsp.runCase", "ragLsp.runSuite"]
-    # Two suites read gateway.jsonl: each of its 12 cases has one lens, which runs the case in both.
+    # Three suites read gateway.jsonl: each of its 12 cases has one lens, which runs the case in all three.
     uri = (workspace / ".punica" / "evals" / "gateway.jsonl").as_uri()
     lenses = dump["lenses"]
     assert len(lenses) == 12 and {lens["command"] for lens in lenses} == {"ragLsp.runCase"}
-    assert [lens["title"] for lens in lenses if lens["line"] == 0] == ["Run case (2 suites)"]
+    assert [lens["title"] for lens in lenses if lens["line"] == 0] == ["Run case (3 suites)"]
     assert {"uri": uri, "line": 0} == lenses[0]["arguments"][0]
-    # :RagRunCase ran the line's lens: the case in both suites.
+    # :RagRunCase ran the line's lens: the case in every suite.
     assert dump["run_case"].get("err") is None
-    assert sorted(suite["id"] for suite in dump["run_case"]["result"]["suites"]) == ["gateway-live", "gateway-recorded"]
-    # Each suite's result names its suite: both read the dataset.
+    assert sorted(suite["id"] for suite in dump["run_case"]["result"]["suites"]) == [
+        "gateway-live", "gateway-recorded", "gateway-short-chunks"
+    ]
+    # Each suite's result names its suite: all three read the dataset.
     (result,) = [d for d in dump["after_run"] if d["code"] == "RAG400" and d["message"].startswith("gateway-recorded: ")]
     assert result["lnum"] == 0 and result["severity"] == 3
     assert result["message"] == (

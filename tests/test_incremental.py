@@ -15,7 +15,8 @@ from rag_lsp.core.text import LineIndex, Position
 from rag_lsp.core.sources import DiskSource, OverlaySource
 from rag_lsp.core.workspace import Workspace
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
+# The broken dataset of the demonstrations: one instance of each common mistake.
+EXAMPLES = Path(__file__).parent.parent / "examples-caught"
 BROKEN = ".punica/evals/broken.jsonl"
 PIECES = ["x", '"', ",", "}", "{", "\n", "", "é😀", '"id": "dup-case"', '"relevant": []', "./", "\r\n", " "]
 

@@ -692,3 +692,37 @@ async def test_a_suite_that_cannot_run_says_so_once(client: LanguageClient, tmp_
     assert shown[0].startswith("not run: .punica/evals/code.suite.yaml has 1 error for this suite")
     assert shown[1] == "Run case" and shown[2] == "Run case"
     assert titles(await lenses(client, suite_uri))[1].startswith("not run")
+
+
+# ---------------------------------------------------------------- the builtin index
+
+
+async def test_run_case_waits_for_the_builtin_index_and_reports_its_progress(client: LanguageClient, tmp_path: Path) -> None:
+    """A Run case click on a suite of the builtin target, with no index built yet, builds it on the run
+    thread with work-done progress (files read of files to read), then shows the case's figures."""
+    from workspaces import AUDIT, DEPLOY, RATE_LIMITS
+
+    suite = SUITE.replace("id: rec}", "id: vectors.query}").replace("rag.recall: 0.9   # fails: one case misses a file", "rag.recall: 0.5")
+    question = '{"id": "starving", "input": {"query": "what stops one busy customer from starving everyone else"}, "expect": {"relevant": ["docs/rate-limits.md"]}}'
+    files = {
+        SUITE_FILE: suite,
+        DATASET_FILE: question + "\n",
+        "docs/rate-limits.md": RATE_LIMITS,
+        "docs/deploy.md": DEPLOY,
+        "docs/audit.md": AUDIT,
+    }
+    files.update({f"src/module{n}.py": f"def handler_{n}(request):\n    return {n}\n" * 30 for n in range(300)})
+    write(tmp_path, files)
+    await start(client, tmp_path)
+    uri = open_file(client, tmp_path / DATASET_FILE)
+    await diagnostics(client, uri, 1)
+    answered = await execute(client, types.Command("Run case", "ragLsp.runCase", arguments=[{"uri": uri, "line": 0}]))
+    assert answered["suites"][0]["cases"] == 1 and answered["suites"][0]["scored"] == 1
+    found = await published_when(client, uri, lambda items: bool(results(items)))
+    (result,) = [d for d in found if d.code == "RAG400"]
+    assert result.message.startswith("recall 1.00 (1/1)") and "semantic 1" in result.message
+    (reports,) = [r for r in client.progress_reports.values() if isinstance(r[0], types.WorkDoneProgressBegin) and "indexing" in r[0].title]
+    assert reports[0].title == "rag-lsp: indexing vectors.query"
+    messages = [report.message for report in reports if isinstance(report, types.WorkDoneProgressReport)]
+    assert messages and all(message.startswith("indexing vectors.query: ") and message.endswith("/303 files") for message in messages)
+    assert isinstance(reports[-1], types.WorkDoneProgressEnd)

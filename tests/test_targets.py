@@ -1,4 +1,4 @@
-"""Targets of SPEC §2.5: builtin BM25, command, http and recorded; every failure a RAG405 message."""
+"""Targets of SPEC §2.5: builtin BM25 (its keyword retrieval), command, http and recorded; every failure a RAG405 message."""
 
 from __future__ import annotations
 
@@ -55,7 +55,8 @@ def code_workspace(tmp_path: Path) -> Workspace:
 
 
 def builtin(workspace: Workspace, config: dict | None = None):
-    return open_target(target_info("vectors.query", {"builtin": config or {}}), workspace, 5.0)
+    # These are the tests of its keyword search (BM25); tests/test_semantic.py has those of the others.
+    return open_target(target_info("vectors.query", {"builtin": {"retrieval": "keyword", **(config or {})}}), workspace, 5.0)
 
 
 def test_builtin_ranks_the_right_file_first(code_workspace: Workspace) -> None:
@@ -63,7 +64,7 @@ def test_builtin_ranks_the_right_file_first(code_workspace: Workspace) -> None:
     (answer,) = answers(builtin(code_workspace), ask("how does the gateway decide an approval quorum"))
     assert isinstance(answer, Answer) and answer.mode == "keyword"
     first = answer.hits[0]
-    assert first.path == "src/gateway.ts" and first.id == "src/gateway.ts" and first.corpus == "code"
+    assert first.path == "src/gateway.ts" and first.id == "src/gateway.ts#L1-2" and first.corpus == "code"
     assert first.score > 0 and "approval" in first.text
     scores = [hit.score for hit in answer.hits]
     assert scores == sorted(scores, reverse=True)
@@ -116,9 +117,9 @@ def test_builtin_index_is_kept_while_files_do_not_change(code_workspace: Workspa
     """A second run over unchanged files reuses the index it built."""
     target = builtin(code_workspace)
     answers(target, ask("approval"))
-    built = target._index.corpora["code"]
+    built = target._state.index
     answers(target, ask("deploy"))
-    assert target._index.corpora["code"] is built
+    assert target._state.index is built
 
 
 # ---------------------------------------------------------------- command

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+REPO = Path(__file__).parent.parent
+EXAMPLES = REPO / "examples"
+# The demonstrations of what gets caught: a broken suite and a keyword fallback.
+CAUGHT = REPO / "examples-caught"
 
 GOOD_SUITE = """\
 suites:
@@ -17,6 +23,29 @@ suites:
       rag.mode.semantic: 1
 """
 GOOD_CASE = '{"id": "app", "input": {"query": "app"}, "expect": {"relevant": ["src/app.py"]}}'
+
+
+# Three short documents of a gateway, for searches by meaning: a question about
+# one customer starving the others shares no word with RATE_LIMITS.
+RATE_LIMITS = """# Rate limits
+
+Each tenant gets its own token bucket. The bucket holds up to a burst of
+requests and refills continuously; every request drains one unit. Short spikes
+are absorbed, while the sustained rate cannot exceed the refill rate.
+
+An empty bucket means the tenant is throttled: the gateway answers 429 Too Many
+Requests with a Retry-After header.
+"""
+DEPLOY = """# Deploy
+
+Rolling deploy with a readiness probe. A failed rollout is rolled back, and on
+shutdown the pods drain their open connections gracefully.
+"""
+AUDIT = """# Audit log
+
+Every decision is appended to the audit log; each record carries the hash of the
+one before it, so tampering with history breaks the chain.
+"""
 
 
 def make_workspace(root: Path, suite: str = GOOD_SUITE, dataset: str = GOOD_CASE + "\n") -> Path:
@@ -35,3 +64,12 @@ def rag_lsp(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "rag_lsp", *args], cwd=cwd, capture_output=True, text=True, encoding="utf-8", timeout=120
     )
+
+
+def examples_with_broken_files(root: Path) -> Path:
+    """A copy of examples/ that also holds the broken suite and dataset of
+    examples-caught/: suites to run and findings to show, in one workspace."""
+    shutil.copytree(EXAMPLES, root)
+    for name in ("broken.suite.yaml", "broken.jsonl"):
+        shutil.copy(CAUGHT / ".punica" / "evals" / name, root / ".punica" / "evals" / name)
+    return root

@@ -168,10 +168,13 @@ def run_command(arguments: argparse.Namespace) -> int:
 
     output = run_formats.FORMATS[arguments.format](run)
     if arguments.format != "text":
-        # The reasons suites did not run, for people reading the log.
+        # The reasons suites did not run, and what targets said about their
+        # answers, for people reading the log (the text report shows them).
         for _, result in run.results:
             if result.error:
                 print(f"rag-lsp: suite {result.id}: {result.error}", file=sys.stderr)
+            for note in result.notes:
+                print(f"rag-lsp: suite {result.id}: {note}", file=sys.stderr)
     comparison = None
     if baseline is not None:
         from ..core.compare import compare_run
@@ -363,12 +366,15 @@ def execute(
                     keep_hits=False,
                 )
             callback = progress.callback(suite.id or "?") if progress is not None else None
+            building = progress.building(suite.target or "?") if progress is not None else None
             try:
                 record = recordings.for_suite(suite.id, suite.target) if recordings is not None and suite.target else None
             except OSError as error:
                 raise UsageError(f"--record {recordings.pattern}: cannot write: {error.strerror or error}") from None
             try:
-                result = runner.run_suite(suite, case_ids=case_ids, progress=callback, ks=ks, record=record)
+                result = runner.run_suite(
+                    suite, case_ids=case_ids, progress=callback, ks=ks, record=record, building=building
+                )
             except CaseNotFound:
                 continue
             finally:
@@ -398,13 +404,22 @@ def execute(
 
 
 class _ProgressBar:
-    """A rich progress bar on stderr, shown once a suite has run for a moment."""
+    """A rich progress bar on stderr, shown once a suite has run (or its target's
+    index has been building) for a moment."""
 
     def __init__(self) -> None:
         self._progress = None
         self._task = None
+        self._name = ""
 
     def callback(self, name: str) -> Callable[[int, int], None]:
+        return self._updater(name)
+
+    def building(self, target: str) -> Callable[[int, int], None]:
+        """The bar of a target's index being built: files read of files to read."""
+        return self._updater(f"indexing {target} (files)")
+
+    def _updater(self, name: str) -> Callable[[int, int], None]:
         started = time.monotonic()
 
         def update(done: int, total: int) -> None:
@@ -424,7 +439,11 @@ class _ProgressBar:
                     transient=True,
                 )
                 self._progress.start()
+            if self._task is None or self._name != name:
+                if self._task is not None:
+                    self._progress.remove_task(self._task)
                 self._task = self._progress.add_task(name, total=total)
+                self._name = name
             self._progress.update(self._task, completed=done, total=total)
 
         return update
@@ -434,3 +453,4 @@ class _ProgressBar:
             self._progress.stop()
             self._progress = None
             self._task = None
+            self._name = ""

@@ -282,6 +282,8 @@ def format_text(run: Run) -> str:
             where.append(f"{counted(len(result.cases), 'case')}, {scored:,} scored")
         header.append("  (" + " · ".join(where) + ")", style="dim")
         console.print(header, soft_wrap=True)
+        for note in result.notes:
+            console.print(Text(f"  note: {note}", style="yellow"), soft_wrap=True)
         if result.error is not None:
             console.print(Text(f"  {result.error}", style="red"), soft_wrap=True)
             console.print()

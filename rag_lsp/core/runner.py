@@ -19,11 +19,15 @@ result:
 * otherwise the case's figures, and the suite's means against its thresholds.
 
 Runs are cancellable (an event checked between cases) and report progress through
-a callback, at most every 50 ms.
+a callback, at most every 50 ms. A target that must build something before it
+answers (the builtin target's index) does so first, reporting through a second
+callback; what it has to say about the run (its model could not be loaded, and it
+searched by keyword) is kept in :attr:`SuiteResult.notes`.
 """
 
 from __future__ import annotations
 
+import logging
 import operator
 import threading
 import time
@@ -57,12 +61,14 @@ from .scorer import (
     score_case,
     score_suite,
 )
-from .targets import TRUSTED_KINDS, Answer, Hit, Request, TargetError, TargetPool
-from .wording import counted
 from .rows import row_shape
 from .suitefacts import SuiteInfo
-from .workspace import gc_paused, Workspace
+from .targets import TRUSTED_KINDS, Answer, Cancelled, Hit, Request, TargetError, TargetPool
+from .wording import counted
+from .workspace import Workspace, gc_paused
 from .yamltree import TooLarge, to_python
+
+log = logging.getLogger(__name__)
 
 HIT_AT_K = "rag.hit_at_k"
 ENGINES = frozenset({"rag"})
@@ -73,6 +79,8 @@ BROKEN_CASE = "RAG401"
 TARGET_FAILED = "RAG405"
 
 Progress = Callable[[int, int], None]
+# Called while a target builds its index, with (files read, files to read).
+Building = Callable[[int, int], None]
 # Called with each answer a target gave (or its failure), by case id.
 Record = Callable[[str, "Answer | TargetError"], None]
 
@@ -149,6 +157,8 @@ class SuiteResult:
     # ``inverted``, ``min``, ``max``), by metric: not applied, carried into the
     # report for whoever combines the figures.
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # What the target said about this run, once (e.g. that it fell back to keyword search).
+    notes: tuple[str, ...] = ()
 
     @property
     def broken(self) -> bool:
@@ -273,8 +283,12 @@ class Runner:
         progress: Progress | None = None,
         ks: Iterable[int] | None = None,
         record: Record | None = None,
+        building: Building | None = None,
     ) -> SuiteResult:
         """Run ``suite`` (only the cases in ``case_ids`` when given).
+
+        ``building`` is called while the target prepares to answer (the builtin
+        target builds or updates its index), with (files read, files to read).
 
         ``ks`` sweeps k: each case of a rag suite is asked of the target once and
         also scored at each of these k (:attr:`CaseResult.at_k`,
@@ -298,7 +312,7 @@ class Runner:
         if any(type(k) is not int or k < 1 for k in sweep):
             raise ValueError(f"k must be integers of at least 1, not {sweep!r}")
         result.ks = sweep
-        return self._run_rag_suite(suite, result, thresholds, case_ids, cancel, progress, record)
+        return self._run_rag_suite(suite, result, thresholds, case_ids, cancel, progress, record, building)
 
     def _refuse(self, result: SuiteResult, reason: str, thresholds: dict[str, float]) -> SuiteResult:
         result.error = reason
@@ -362,6 +376,7 @@ class Runner:
         cancel: threading.Event | None,
         progress: Progress | None,
         record: Record | None = None,
+        building: Building | None = None,
     ) -> SuiteResult:
         info = self.workspace.targets().get(suite.target or "")
         if info is None:
@@ -409,6 +424,13 @@ class Runner:
         # ranks share one read-only `at_k`: a 100k-case suite has a few thousand
         # patterns.
         patterns: dict[tuple, dict[int, dict[str, float] | None]] = {}
+        if requests and not (cancel is not None and cancel.is_set()):
+            try:
+                target.prepare(building, cancel)
+            except Cancelled:
+                pass  # the cancel event is set: no case is asked
+            except Exception:  # noqa: BLE001 - answer_many reports it, case by case
+                log.warning("target %s could not prepare", info.id, exc_info=True)
         with gc_paused():
             answers = target.answer_many(requests, cancel, self.workspace.settings.run_concurrency, fields)
             # The loop runs once per case: names are bound locally, the scoring inlined.
@@ -453,6 +475,7 @@ class Runner:
                 if not count % every:
                     report.at(count)
         report.done(report.offset + count)
+        result.notes = tuple(target.take_notes())
         result.cancelled = any(case is None for case in cases)
         result.cases = [case for case in cases if case is not None]
         return self._finish(result, thresholds)

@@ -17,6 +17,11 @@ The commands ``ragLsp.runCase``, ``ragLsp.runSuite`` and ``ragLsp.clearResults``
   (cancellable); ``window/workDoneProgress/cancel`` and ``$/cancelRequest`` of the
   command stop it (a command target's process is stopped mid-case). Each case may
   take at most ``ragLsp.runTimeout`` seconds (a target's ``timeout_s`` overrides it).
+* **The builtin index** is built (or brought up to date) on the run thread before
+  the first case is asked, with work-done progress (``indexing vectors.query:
+  12/40 files``), a Run case click's included: the case waits for its index, and
+  typing goes on meanwhile. The index is kept by the root's target pool, and in
+  the user's cache folder between sessions.
 * **Results** become :class:`~rag_lsp.core.results.Mark` s kept per file in a
   :class:`~rag_lsp.core.results.LineMarks`, published with the file's findings
   through the session (at most :data:`RESULT_DIAGNOSTICS` per file, errors first).
@@ -277,6 +282,8 @@ class _Run:
     journal: dict[Path, list[tuple]] = field(default_factory=dict)
     percent: int = -1
     ended: bool = False
+    # Whether a progress was begun for an index build (a Run case has none of its own).
+    indexing: bool = False
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -616,7 +623,8 @@ class RunManager:
             if request.command == RUN_SUITE:
                 await self._begin_progress(run, f"rag-lsp: running {request.suite or 'suites'}")
             future = self._worker.submit(
-                self._job, root, request, documents, changed, settings, run.cancel, self._progress(loop, run)
+                self._job, root, request, documents, changed, settings, run.cancel, self._progress(loop, run),
+                self._indexing(loop, run),
             )
             try:
                 outcome: _Outcome = await asyncio.wrap_future(future)
@@ -682,6 +690,8 @@ class RunManager:
         except Exception:
             log.warning("the client refused a progress token", exc_info=True)
             return
+        if run.done.is_set() or run.ended:
+            return  # begun for an index build that ended meanwhile: nothing to show
         run.token = token
         run.percent = 0
         self.server.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=True, percentage=0))
@@ -691,6 +701,33 @@ class RunManager:
             loop.call_soon_threadsafe(self._report, run, suite, done, total)
 
         return report
+
+    def _indexing(self, loop: asyncio.AbstractEventLoop, run: _Run) -> Callable[[str, int, int], None]:
+        """The callback of a target building its index (on the run thread): at most
+        one report per percent reaches the message loop."""
+        last = [-1]
+
+        def report(target: str, done: int, total: int) -> None:
+            percent = done * 100 // total if total else 100
+            if percent != last[0] or done == total:
+                last[0] = percent
+                loop.call_soon_threadsafe(self._report_indexing, run, target, done, total)
+
+        return report
+
+    def _report_indexing(self, run: _Run, target: str, done: int, total: int) -> None:
+        """Progress of an index build: a Run case click shows it too (its progress is
+        begun by the first report), and waits for the index rather than failing."""
+        if run.ended or run.done.is_set():
+            return
+        if run.token is None:
+            if not run.indexing:
+                run.indexing = True
+                asyncio.ensure_future(self._begin_progress(run, f"rag-lsp: indexing {target}"))
+            return
+        self.server.work_done_progress.report(
+            run.token, types.WorkDoneProgressReport(message=f"indexing {target}: {done}/{total} files")
+        )
 
     def _report(self, run: _Run, suite: str, done: int, total: int) -> None:
         if run.token is None or run.ended:
@@ -730,6 +767,7 @@ class RunManager:
         settings: EditorSettings,
         cancel: threading.Event,
         progress: Callable[[str, int, int], None],
+        indexing: Callable[[str, int, int], None] | None = None,
     ) -> _Outcome:
         for other_root, state in list(self._roots.items()):
             if state.settings != settings:
@@ -795,15 +833,21 @@ class RunManager:
                 break
             key = suite_key(suite, index)
             name = suite.id or "?"
+            building = None
+            if indexing is not None:
+
+                def building(done: int, total: int, target: str = suite.target or "?") -> None:
+                    indexing(target, done, total)
+
             if request.command == RUN_CASE:
-                self._run_case(outcome, runner, suite, key, request, line_text_of, workspace, cancel, baseline)
+                self._run_case(outcome, runner, suite, key, request, line_text_of, workspace, cancel, baseline, building)
                 continue
 
             def report(done: int, total: int, name: str = name) -> None:
                 progress(name, done, total)
 
             try:
-                result = runner.run_suite(suite, cancel=cancel, progress=report)
+                result = runner.run_suite(suite, cancel=cancel, progress=report, building=building)
             except Exception as error:  # noqa: BLE001 - one suite failing must not stop the others
                 log.exception("running suite %s failed", name)
                 outcome.messages.append((types.MessageType.Error, f"rag-lsp: running suite {name!r} failed: {error}"))
@@ -822,7 +866,17 @@ class RunManager:
         return outcome
 
     def _run_case(
-        self, outcome, runner, suite: SuiteInfo, key: str, request: RunRequest, line_text_of, workspace, cancel, baseline: Baseline | None
+        self,
+        outcome,
+        runner,
+        suite: SuiteInfo,
+        key: str,
+        request: RunRequest,
+        line_text_of,
+        workspace,
+        cancel,
+        baseline: Baseline | None,
+        building: Callable[[int, int], None] | None = None,
     ) -> None:
         assert suite.dataset is not None and request.line is not None
         line = request.line
@@ -834,7 +888,8 @@ class RunManager:
             return
         case_id = case_id_of(line_text(line), gdi) or f"line {line + 1}"
         try:
-            result = runner.run_suite(suite, case_ids=[case_id], cancel=cancel)
+            # A builtin target builds (or updates) its index first: the case waits for it.
+            result = runner.run_suite(suite, case_ids=[case_id], cancel=cancel, building=building)
         except CaseNotFound:
             _note(outcome, f"suite {name!r} has no case {case_id!r} on line {line + 1}")
             return
@@ -886,6 +941,10 @@ def _note(outcome: _Outcome, text: str) -> _Outcome:
 
 
 def _tell(outcome: _Outcome, result: SuiteResult, name: str) -> None:
+    for note in result.notes:
+        # Said once per target (a fallback to keyword search): the results alone would not say why.
+        log.warning("suite %s: %s", name, note)
+        outcome.messages.append((types.MessageType.Warning, f"rag-lsp: {note}"))
     if result.error is not None:
         kind = types.MessageType.Error if "(RAG405)" in result.error else types.MessageType.Warning
         error = result.error.removeprefix("not run: ")

@@ -3,8 +3,9 @@ recordings through ``rag-lsp check`` and ``rag-lsp run``, each in its own proces
 
     python tests/soak/fuzz_cli.py --seconds 600 --seed 7 [--timeout 30] [--failures DIR]
 
-Each input is a workspace built from ``examples/`` (and the built-in manifests of
-``schemas/manifests/``, copied in as workspace manifests) in which a few files were
+Each input is a workspace built from ``examples/`` (with the broken suite and dataset
+of ``examples-caught/``, and the built-in manifests of ``schemas/manifests/``, copied
+in as workspace manifests) in which a few files were
 mutated: grammar-aware edits of YAML lines and scalars or of JSON Lines rows and
 values, or raw bytes. Every input goes through one command line, chosen in turn
 from ``COMMANDS``, bounded by ``--timeout`` seconds. A failure is an exit code other
@@ -37,6 +38,7 @@ from xml.etree import ElementTree
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
+CAUGHT = REPO / "examples-caught"
 MANIFESTS = REPO / "schemas" / "manifests"
 
 SUITE, DATASET, RECORDING, TARGETS, MANIFEST = "suite", "dataset", "recording", "targets", "manifest"
@@ -60,11 +62,12 @@ GDI_ROWS = """\
 def seeds() -> dict[str, tuple[str, str]]:
     """The files that get mutated: workspace path -> (kind, original text)."""
     punica = EXAMPLES / ".punica"
+    caught = CAUGHT / ".punica"
     found = {
         ".punica/evals/gateway.suite.yaml": (SUITE, (punica / "evals" / "gateway.suite.yaml").read_text(encoding="utf-8")),
-        ".punica/evals/broken.suite.yaml": (SUITE, (punica / "evals" / "broken.suite.yaml").read_text(encoding="utf-8")),
+        ".punica/evals/broken.suite.yaml": (SUITE, (caught / "evals" / "broken.suite.yaml").read_text(encoding="utf-8")),
         ".punica/evals/gateway.jsonl": (DATASET, (punica / "evals" / "gateway.jsonl").read_text(encoding="utf-8")),
-        ".punica/evals/broken.jsonl": (DATASET, (punica / "evals" / "broken.jsonl").read_text(encoding="utf-8")),
+        ".punica/evals/broken.jsonl": (DATASET, (caught / "evals" / "broken.jsonl").read_text(encoding="utf-8")),
         ".punica/runs/gateway-semantic.jsonl": (RECORDING, (punica / "runs" / "gateway-semantic.jsonl").read_text(encoding="utf-8")),
         ".punica/targets.yaml": (TARGETS, (punica / "targets.yaml").read_text(encoding="utf-8")),
         ".punica/evals/answers.suite.yaml": (SUITE, GDI_SUITE),

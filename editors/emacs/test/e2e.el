@@ -2,8 +2,9 @@
 
 ;; emacs --batch -l editors/emacs/rag-lsp.el -l editors/emacs/test/e2e.el
 ;;
-;; Environment: RAG_LSP_E2E_WORKSPACE (a copy of examples/), RAG_LSP_E2E_CMD (the
-;; server command, a JSON list) and RAG_LSP_E2E_OUT (where the JSON dump goes).
+;; Environment: RAG_LSP_E2E_WORKSPACE (a copy of examples/ with the broken files
+;; of examples-caught/), RAG_LSP_E2E_CMD (the server command, a JSON list) and
+;; RAG_LSP_E2E_OUT (where the JSON dump goes).
 ;; Opens the broken suite and dataset, starts Eglot, waits for the Flymake
 ;; diagnostics and writes them out (tests/test_editors_emacs.py asserts on them).
 

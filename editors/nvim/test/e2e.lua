@@ -4,9 +4,9 @@
 --   nvim --headless -u NONE -i NONE -c "luafile editors/nvim/test/e2e.lua"
 --
 -- Environment: RAG_LSP_NVIM_PLUGIN (editors/nvim), RAG_LSP_E2E_WORKSPACE (a copy
--- of examples/), RAG_LSP_E2E_CMD (the server command, a JSON list) and
--- RAG_LSP_E2E_OUT (where the JSON dump goes). Every step records what Neovim
--- showed; the Python side asserts on it.
+-- of examples/ with the broken files of examples-caught/), RAG_LSP_E2E_CMD (the
+-- server command, a JSON list) and RAG_LSP_E2E_OUT (where the JSON dump goes).
+-- Every step records what Neovim showed; the Python side asserts on it.
 
 local dump = { notifications = {}, messages = {}, steps = {} }
 
@@ -129,7 +129,7 @@ local function main()
   }
   table.insert(dump.steps, "diagnostics")
 
-  -- The code lenses of the gateway dataset: two suites read it, so each case has
+  -- The code lenses of the gateway dataset: three suites read it, so each case has
   -- a "Run case" lens per suite. Listed (and resolved) as the plugin fetches them.
   vim.cmd("edit " .. vim.fn.fnameescape(workspace .. "/.punica/evals/gateway.jsonl"))
   local gateway = vim.api.nvim_get_current_buf()

@@ -65,6 +65,61 @@ def targets_schema(context):
     taken = {issue.path for issue in bad}
     for issue in [*bad, *(issue for issue in schema_issues(validator_for("targets"), value) if issue.path not in taken)]:
         yield RULE.finding(context.issue_range(issue), issue.message)
+    # What the schema cannot say of a builtin target's options.
+    targets = context.root.get("targets") if context.root is not None and context.root.is_map else None
+    if targets is None or not targets.is_map:
+        return
+    for _, target in targets.items():
+        builtin = target.get("builtin") if target.is_map else None
+        if builtin is None or not builtin.is_map:
+            continue
+        yield from _chunking(context, builtin.get("chunking"))
+        yield from _model(context, builtin.get("model"))
+
+
+def _chunking(context, node):
+    if node is None or not node.is_map:
+        return
+    unit, size, overlap = (node.get(key) for key in ("unit", "size", "overlap"))
+    if unit is not None and unit.scalar() == "file":
+        for key, _ in node.items():
+            if key.scalar() in ("size", "overlap"):
+                yield RULE.finding(
+                    context.node_range(key),
+                    f"`{key.scalar()}` does not apply to `unit: file`: a whole file is one chunk; "
+                    "remove it, or use `unit: lines`",
+                )
+        return
+    size_value = size.scalar() if size is not None else 40
+    if overlap is None or type(size_value) is not int or type(overlap.scalar()) is not int:
+        return
+    if overlap.scalar() >= size_value:
+        yield RULE.finding(
+            context.node_range(overlap),
+            f"`overlap` ({overlap.scalar()}) must be less than `size` ({size_value}): a chunk shares part of its "
+            f"lines with the next, not all of them",
+        )
+
+
+def _model(context, node):
+    if node is None:
+        return
+    name = node.scalar()
+    from ..targets.modelfiles import WORDLLAMA, model2vec_problem
+
+    if not isinstance(name, str) or not name.strip() or name == WORDLLAMA:
+        return
+    folder = context.workspace.absolute(name)
+    if not context.workspace.contains(folder):
+        problem = "it is not a folder of the workspace (the builtin target reads only workspace files)"
+    else:
+        problem = model2vec_problem(folder)
+    if problem is not None:
+        yield RULE.finding(
+            context.node_range(node),
+            f"`model: {name}` is neither `wordllama` nor a model2vec model folder: {problem}; "
+            "a model2vec folder holds config.json, model.safetensors and tokenizer.json",
+        )
 
 
 @RULE.check(ROW)

@@ -7,7 +7,7 @@ raises :class:`TargetError`, whose message becomes a RAG405 result. No failure o
 a target escapes as anything else: a timeout, a crash, an answer that is not JSON
 or not shaped as an answer, an unknown case id.
 
-* ``builtin`` — BM25 over workspace text files (:mod:`.builtin`), mode keyword;
+* ``builtin`` — search by meaning, keyword or both over workspace text files (:mod:`.builtin`);
 * ``command`` — a persistent child process speaking JSON Lines (:mod:`.command`);
 * ``http`` — a JSON POST per case (:mod:`.http`);
 * ``recorded`` — replays answers recorded by case id (:mod:`.recorded`).
@@ -176,6 +176,16 @@ class Target(ABC):
             return error
         except Exception as error:  # noqa: BLE001 - a target bug is a RAG405, not a crash
             return TargetError(f"the {self.kind} target failed: {type(error).__name__}: {error}")
+
+    def prepare(self, progress: Callable[[int, int], None] | None = None, cancel: threading.Event | None = None) -> None:
+        """Get ready to answer a run (the builtin target builds or updates its
+        index), reporting ``progress(done, total)``; raises :class:`Cancelled`
+        once ``cancel`` is set. By default there is nothing to do."""
+
+    def take_notes(self) -> list[str]:
+        """What the target has to say about how it answered, each thing once (the
+        builtin target's fallback to keyword search); by default nothing."""
+        return []
 
     def close(self) -> None:
         """Release processes and connections; the target may be used again after."""

@@ -1,59 +1,78 @@
-"""The ``builtin`` target: BM25 keyword search over the workspace's text files.
+"""The ``builtin`` target, the embedded default: search over the workspace's files
+by meaning (a static embedding model), by keyword (BM25), or both.
 
 ```yaml
 targets:
   vectors.query:
-    builtin: {corpora: {code: ["src/**", "docs/**"]}}
+    builtin:
+      corpora: {code: ["src/**", "docs/**"]}
+      retrieval: semantic        # semantic (default) | keyword | hybrid
+      model: wordllama           # the default; or a workspace folder holding a model2vec static model
+      chunking: {unit: lines, size: 60, overlap: 12}  # the default; or {unit: file}
 ```
 
 With no config, ``vectors.query`` is this target over the whole workspace as
 corpus ``code``. A corpus holds the workspace's text files its globs match,
 leaving out ``.punica/`` and every hidden file or folder, VCS folders,
 virtualenvs, dependencies, git-ignored files (the workspace's file list already
-skips those) and binary files (a NUL byte, or not UTF-8). Each file is one
-document; its text is split into words, code identifiers into their parts
-(``rateLimit``, ``rate_limit`` → ``rate``, ``limit``), English stop words dropped
-and the rest stemmed (Snowball), then indexed with ``bm25s``.
+skips those) and binary files (a NUL byte, or not UTF-8). Files are cut into
+chunks (:mod:`.chunking`), and a hit is a chunk: ``path`` (workspace-relative,
+"/"), ``id`` (``path#L<first>-<last>``, or the path for whole files), ``corpus``,
+``score`` and ``text`` (the chunk's lines).
+
+* ``semantic``: each chunk is embedded with the model (:mod:`.embedding`), and a
+  query's hits are its nearest chunks by cosine similarity; ``mode: semantic``.
+  When the model cannot be loaded, the target searches by keyword, answers
+  ``mode: keyword`` and says why once (:meth:`BuiltinTarget.take_notes`): the
+  fallback that a ``rag.mode.semantic`` threshold exists to catch.
+* ``keyword``: chunks are split into words, code identifiers into their parts
+  (``rateLimit``, ``rate_limit`` → ``rate``, ``limit``), English stop words
+  dropped and the rest stemmed (Snowball), then ranked with BM25 (``bm25s``);
+  chunks that share no word with the query are not hits; ``mode: keyword``.
+* ``hybrid``: both rankings fused by reciprocal rank (:mod:`.ranking`);
+  ``mode: semantic``.
 
 A case's ``input`` is ``{"query": str, "corpora": [str, ...], "topK": int}``:
 ``corpora`` picks the corpora to search (default: all of them), ``topK`` the number
-of hits (default 10). Hits carry ``path`` (workspace-relative, "/"), ``id`` (the
-path: one document per file), ``corpus``, ``score`` (BM25) and ``text`` (the
-lines of the file that best match the query). Documents that share no word with
-the query are not hits. The answer's mode is always ``keyword``: this is what
-``vectors.query`` does when a corpus has no semantic index, and what a
-``rag.mode.semantic`` threshold is there to catch.
+of hits (default 10).
 
-The index is built on the first case and kept: before each run (and before a
-single case, at most every two seconds) the corpus files' paths, sizes and
-modification times are compared with those it was built from, and it is rebuilt
-when they differ.
+The index is built by the first run (:meth:`BuiltinTarget.prepare`, which
+reports progress), kept, and cached between processes (:mod:`.index`): before
+each run (and before a single case, at most every two seconds) the corpus files
+are looked at again, and new or changed files are indexed again.
 """
 
 from __future__ import annotations
 
-import os
+import logging
 import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..files import glob_match
 from ..suitefacts import BUILTIN_FIELDS, TargetInfo
 from ..workspace import Workspace
 from . import Answer, Hit, Request, Target, TargetError
+from .chunking import Chunking, ChunkingError, chunk_id
 
+log = logging.getLogger(__name__)
+
+SEMANTIC = "semantic"
 KEYWORD = "keyword"
+HYBRID = "hybrid"
+RETRIEVALS = (SEMANTIC, KEYWORD, HYBRID)
 DEFAULT_TOP_K = 10
-# Bytes read of a file to decide whether it is binary.
-_SNIFF = 8192
 # How long a checked index is trusted without looking at the files again.
 _RECHECK_S = 2.0
-_SNIPPET_CHARS = 240
+# How deep each ranking is read before a hybrid fuses them.
+_FUSION_DEPTH = 100
 
 _WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
+
+Building = Callable[[int, int], None]
 
 
 class Analyzer:
@@ -85,28 +104,20 @@ class Analyzer:
         return out
 
 
-@dataclass
-class _Corpus:
-    name: str
-    paths: list[str]
-    texts: list[str]
-    signature: tuple
-    retriever: Any = None  # bm25s.BM25, or None when the corpus is empty
+@dataclass(frozen=True)
+class BuiltinOptions:
+    corpora: dict[str, list[str]]
+    retrieval: str = SEMANTIC
+    model: str = "wordllama"
+    chunking: Chunking = field(default_factory=Chunking)
 
-
-@dataclass
-class _Index:
-    corpora: dict[str, _Corpus] = field(default_factory=dict)
-    checked_at: float = 0.0
-
-
-class BuiltinTarget(Target):
-    kind = "builtin"
-
-    def __init__(self, info: TargetInfo, workspace: Workspace, timeout_s: float) -> None:
-        super().__init__(info, workspace, timeout_s)
+    @classmethod
+    def from_config(cls, info: TargetInfo) -> BuiltinOptions:
+        """The options of a builtin target; TargetError saying what is wrong with them."""
         builtin = info.config.get("builtin")
-        configured = builtin.get("corpora") if isinstance(builtin, dict) else None
+        options = builtin if isinstance(builtin, dict) else {}
+        where = f"target {info.id!r}"
+        configured = options.get("corpora")
         if configured is None:
             corpora = {"code": ["**"]}
         elif isinstance(configured, dict) and all(
@@ -115,12 +126,74 @@ class BuiltinTarget(Target):
         ):
             corpora = {name: list(globs) for name, globs in configured.items()}
         else:
-            raise TargetError(f"target {info.id!r}: `builtin.corpora` must map corpus names to lists of globs")
-        self.corpora: dict[str, list[str]] = corpora
+            raise TargetError(f"{where}: `builtin.corpora` must map corpus names to lists of globs")
+        retrieval = options.get("retrieval", SEMANTIC)
+        if retrieval not in RETRIEVALS:
+            raise TargetError(f"{where}: `builtin.retrieval` must be semantic, keyword or hybrid, not {retrieval!r}")
+        model = options.get("model", "wordllama")
+        if not isinstance(model, str) or not model.strip():
+            raise TargetError(f"{where}: `builtin.model` must be `wordllama` or the path of a model2vec model folder")
+        try:
+            chunking = Chunking.from_config(options.get("chunking"))
+        except ChunkingError as error:
+            raise TargetError(f"{where}: {error}") from None
+        return cls(corpora, retrieval, model, chunking)
+
+
+@dataclass
+class _State:
+    """The index a run answers from."""
+
+    index: Any  # index.ChunkIndex
+    # Rows of each corpus (None: every row).
+    rows: dict[str, Any]
+    # The model, when the search is by meaning; None on keyword search.
+    model: Any = None
+    # bm25s.BM25 over every row, when keyword search is part of the answer.
+    keyword: Any = None
+    checked_at: float = 0.0
+    # The index.IndexBuilder that made the index (it reads the text of hits).
+    builder: Any = None
+
+    @property
+    def mode(self) -> str:
+        return SEMANTIC if self.model is not None else KEYWORD
+
+
+class BuiltinTarget(Target):
+    kind = "builtin"
+
+    def __init__(self, info: TargetInfo, workspace: Workspace, timeout_s: float) -> None:
+        super().__init__(info, workspace, timeout_s)
+        self.options = BuiltinOptions.from_config(info)
+        self.corpora = self.options.corpora
         self.fields = BUILTIN_FIELDS
         self._analyzer: Analyzer | None = None
-        self._index = _Index()
+        self._builder: Any = None  # index.IndexBuilder, made once the model is known
+        # The model's files when the builder was made (see _model_stamp).
+        self._stamp: str | None = None
+        self._model: Any = None
+        # Why the model could not be loaded (then the search is by keyword).
+        self._fallback: str | None = None
+        self._state: _State | None = None
+        # The index `prepare` just brought up to date: the next run answers from it.
+        self._prepared = False
+        self._notes: list[str] = []
+        self._said: set[str] = set()
         self._lock = threading.Lock()
+
+    # -------------------------------------------------- notes
+
+    def _note(self, text: str) -> None:
+        if text not in self._said:
+            self._said.add(text)
+            self._notes.append(text)
+            log.info("%s", text)
+
+    def take_notes(self) -> list[str]:
+        with self._lock:
+            notes, self._notes = self._notes, []
+        return notes
 
     # -------------------------------------------------- the index
 
@@ -132,126 +205,211 @@ class BuiltinTarget(Target):
             if not any(part.startswith(".") for part in relative.split("/"))
         ]
 
-    def _signature(self, paths: list[str]) -> tuple:
-        entries = []
-        root = str(self.workspace.root)
-        for relative in paths:
-            try:
-                stat = os.stat(os.path.join(root, relative))
-            except OSError:
-                continue
-            entries.append((relative, stat.st_size, stat.st_mtime_ns))
-        return tuple(entries)
+    def _ensure_builder(self) -> Any:
+        stamp = self._model_stamp()
+        if self._builder is not None and stamp == self._stamp:
+            return self._builder
+        # First use, or the model's files changed (a model fetched after a fallback,
+        # or replaced): the index is the new model's.
+        from .index import IndexBuilder, IndexCache
 
-    def refresh(self, force: bool = False) -> None:
-        """Rebuild the corpora whose files changed since they were indexed."""
-        now = time.monotonic()
-        if not force and self._index.corpora and now - self._index.checked_at < _RECHECK_S:
-            return
-        candidates = self._candidates()
-        corpora: dict[str, _Corpus] = {}
-        for name, globs in self.corpora.items():
-            paths = [relative for relative in candidates if glob_match(relative, globs)]
-            signature = self._signature(paths)
-            held = self._index.corpora.get(name)
-            corpora[name] = held if held is not None and held.signature == signature else self._build(name, signature)
-        self._index = _Index(corpora, time.monotonic())
-
-    def _build(self, name: str, signature: tuple) -> _Corpus:
-        paths: list[str] = []
-        texts: list[str] = []
+        self._stamp = stamp
+        self._fallback = None
+        options = self.options
+        model = None
+        if options.retrieval in (SEMANTIC, HYBRID):
+            model = self._load_model()
+        root = self.workspace.root
         limit = self.workspace.settings.max_file_bytes
-        for relative, size, _ in signature:
-            if size > limit:
-                continue
-            text = self._text_of(relative)
-            if text is not None:
-                paths.append(relative)
-                texts.append(text)
-        corpus = _Corpus(name, paths, texts, signature)
-        if paths:
+        if model is None:
+            self._builder = IndexBuilder(root, options.chunking, limit)
+        else:
+            key = {
+                "root": root.as_posix(),
+                "corpora": {name: sorted(globs) for name, globs in sorted(options.corpora.items())},
+                "chunking": options.chunking.as_config(),
+                "model": model.identity,
+                "max_file_bytes": limit,
+            }
+            self._builder = IndexBuilder(root, options.chunking, limit, model.embed, model.dim, IndexCache.for_key(key))
+        self._model = model
+        return self._builder
+
+    def _model_files(self) -> Any:
+        """The files of the model the options name; ModelError when there are none."""
+        from . import embedding
+
+        if name == embedding.WORDLLAMA:
+            return embedding.wordllama_files()
+        return embedding.model2vec_files(self._model_folder(name), name)
+
+    def _model_stamp(self) -> str:
+        """What identifies the model's files as they are now (their paths, sizes and
+        times), or why there are none: when it changes, the model is loaded again."""
+        if self.options.retrieval == KEYWORD:
+            return ""
+        from . import embedding
+
+        try:
+            return self._model_files().identity
+        except embedding.ModelError as error:
+            return f"unavailable: {error.message}"
+        except OSError as error:
+            return f"unavailable: {error}"
+
+    def _load_model(self) -> Any:
+        from . import embedding
+
+        try:
+            return embedding.load(self._model_files())
+        except embedding.ModelError as error:
+            self._fallback = error.message
+        except Exception as error:  # noqa: BLE001 - a model that fails to load is a fallback, never a crash
+            self._fallback = f"{type(error).__name__}: {error}"
+        self._note(
+            f"target {self.id!r}: its embedding model cannot be loaded: {self._fallback}; it searches by keyword "
+            "instead and answers `mode: keyword`"
+        )
+        return None
+
+    def _model_folder(self, name: str) -> Any:
+        from . import embedding
+
+        folder = self.workspace.absolute(name)
+        if not self.workspace.contains(folder):
+            raise embedding.ModelError(f"{name} is not a folder of the workspace (the builtin target reads only workspace files)")
+        return folder
+
+    def refresh(self, force: bool = False, progress: Building | None = None, cancel: threading.Event | None = None) -> None:
+        """Index the corpora's files as they are now (new and changed files only)."""
+        now = time.monotonic()
+        state = self._state
+        if not force and state is not None and now - state.checked_at < _RECHECK_S:
+            return
+        builder = self._ensure_builder()
+        candidates = self._candidates()
+        globs = [pattern for patterns in self.corpora.values() for pattern in patterns]
+        paths = [relative for relative in candidates if glob_match(relative, globs)]
+        keyword = self._model is None or self.options.retrieval == HYBRID
+        outcome = builder.refresh(paths, progress, with_texts=keyword, cancel=cancel)
+        if outcome.cache_problem:
+            self._note(f"target {self.id!r}: {outcome.cache_problem}")
+        index = outcome.index
+        if state is not None and state.index is index:
+            state.checked_at = time.monotonic()
+            return
+        rows: dict[str, Any] = {}
+        import numpy
+
+        for name, patterns in self.corpora.items():
+            held = [position for position, entry in enumerate(index.files) if entry.rows and glob_match(entry.path, patterns)]
+            if len(held) == sum(1 for entry in index.files if entry.rows):
+                rows[name] = None
+            else:
+                mask = numpy.isin(index.row_file, numpy.array(held, dtype=numpy.int32))
+                rows[name] = numpy.flatnonzero(mask)
+        retriever = None
+        if keyword and index.size:
             import bm25s
 
             analyzer = self._terms()
             retriever = bm25s.BM25()
-            retriever.index([analyzer.terms(text) or [""] for text in texts], show_progress=False)
-            corpus.retriever = retriever
-        return corpus
-
-    def _text_of(self, relative: str) -> str | None:
-        try:
-            data = self.workspace.absolute(relative).read_bytes()
-        except OSError:
-            return None
-        if b"\x00" in data[:_SNIFF]:
-            return None
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-        return text[1:] if text.startswith("\ufeff") else text
+            retriever.index([analyzer.terms(text) or [""] for text in index.texts or []], show_progress=False)
+        self._state = _State(index, rows, self._model, retriever, time.monotonic(), builder)
 
     def _terms(self) -> Analyzer:
         if self._analyzer is None:
             self._analyzer = Analyzer()
         return self._analyzer
 
+    def prepare(self, progress: Building | None = None, cancel: threading.Event | None = None) -> None:
+        """Bring the index up to date now, reporting ``progress(files read, files to
+        read)``; the next run answers from it without looking at the files again.
+        Raises Cancelled once ``cancel`` is set (the index keeps what it had)."""
+        with self._lock:
+            self.refresh(force=True, progress=progress, cancel=cancel)
+            self._prepared = True
+
     # -------------------------------------------------- answering
 
     def answer(self, request: Request) -> Answer:
         with self._lock:
             self.refresh()
-            index = self._index
-        return self._answer(request, index, with_text=True)
+            state = self._state
+        assert state is not None
+        return self._answer(request, state, with_text=True)
 
-    def _answer(self, request: Request, index: _Index, with_text: bool) -> Answer:
-        """The answer to one case from ``index``; hits without their ``text`` (the
-        lines that best match the query, the costliest part) unless asked for."""
+    def _answer(self, request: Request, state: _State, with_text: bool) -> Answer:
+        """The answer to one case from ``state``; hits without their ``text`` unless asked for."""
         query, names, top_k = self._read_input(request.input)
-        terms = self._terms().terms(query)
-        scored: list[tuple[float, str, str, int]] = []
-        for name in names:
-            corpus = index.corpora[name]
-            if corpus.retriever is None or not terms:
-                continue
-            import numpy
+        from .ranking import reciprocal_rank_fusion, top_rows
 
-            scores = corpus.retriever.get_scores(terms)
-            count = min(top_k, len(corpus.paths))
-            best = numpy.argpartition(-scores, count - 1)[:count] if count < len(corpus.paths) else range(len(corpus.paths))
-            for position in best:
-                score = float(scores[position])
-                if score > 0:
-                    scored.append((score, corpus.paths[position], name, int(position)))
-        # Highest score first; ties by path, so answers are stable run to run.
-        scored.sort(key=lambda item: (-item[0], item[1], item[2]))
-        analyzer = self._terms()
-        hits = [
-            Hit(
-                path=path,
-                id=path,
-                corpus=name,
-                score=round(score, 6),
-                text=snippet(index.corpora[name].texts[position], terms, analyzer) if with_text else None,
+        index = state.index
+        semantic_scores = None
+        keyword_scores = None
+        if state.model is not None and index.size:
+            vector = state.model.embed([query])[0]
+            if vector.any():
+                semantic_scores = index.vectors @ vector
+        if state.keyword is not None:
+            terms = self._terms().terms(query)
+            if terms:
+                keyword_scores = state.keyword.get_scores(terms)
+        found: list[tuple[float, int, str]] = []
+        for name in names:
+            rows = state.rows[name]
+            if state.model is not None and state.keyword is not None:
+                depth = max(_FUSION_DEPTH, top_k)
+                rankings = []
+                if semantic_scores is not None:
+                    rankings.append([row for row, _ in top_rows(semantic_scores, depth, rows)])
+                if keyword_scores is not None:
+                    rankings.append([row for row, score in top_rows(keyword_scores, depth, rows) if score > 0])
+                found.extend((score, row, name) for row, score in reciprocal_rank_fusion(rankings, top_k))
+            elif state.model is not None:
+                if semantic_scores is not None:
+                    found.extend((score, row, name) for row, score in top_rows(semantic_scores, top_k, rows))
+            elif keyword_scores is not None:
+                found.extend((score, row, name) for row, score in top_rows(keyword_scores, top_k, rows) if score > 0)
+        # Highest score first; ties by row (path order, then line), then corpus.
+        found.sort(key=lambda item: (-item[0], item[1], item[2]))
+        builder = state.builder
+        chunking = self.options.chunking
+        hits = []
+        for score, row, name in found[:top_k]:
+            entry = index.files[int(index.row_file[row])]
+            first, last = (int(n) for n in index.lines[row])
+            hits.append(
+                Hit(
+                    path=entry.path,
+                    id=chunk_id(entry.path, first, last, chunking),
+                    corpus=name,
+                    score=round(float(score), 6),
+                    text=builder.chunk_text(index, row) if with_text else None,
+                )
             )
-            for score, path, name, position in scored[:top_k]
-        ]
-        return Answer(hits, KEYWORD)
+        return Answer(hits, state.mode)
 
     def answer_many(self, requests, cancel=None, concurrency=1, fields=None):
+        if cancel is not None and cancel.is_set():
+            return
         with self._lock:
             try:
-                self.refresh(force=True)
+                if not self._prepared:
+                    self.refresh(force=True)
             except Exception as error:  # noqa: BLE001 - an index that cannot be built fails each case
+                log.exception("the builtin index of %s could not be built", self.id)
                 failure = TargetError(f"the builtin index could not be built: {type(error).__name__}: {error}")
                 for index in range(len(requests)):
                     yield index, failure
                 return
+            finally:
+                self._prepared = False
             # A run answers from the index as it was when it began: looking at every
             # file again every few seconds would cost more than the run's own work.
-            index = self._index
+            state = self._state
         with_text = fields is None or "text" in fields
-        yield from self._one_after_the_other(requests, cancel, lambda request: self._answer(request, index, with_text))
+        yield from self._one_after_the_other(requests, cancel, lambda request: self._answer(request, state, with_text))
 
     def _read_input(self, value: Any) -> tuple[str, list[str], int]:
         if not isinstance(value, dict):
@@ -277,16 +435,3 @@ class BuiltinTarget(Target):
         return query, list(dict.fromkeys(names)), top_k
 
 
-def snippet(text: str, terms: list[str], analyzer: Analyzer) -> str:
-    """The lines around the line that shares most terms with the query."""
-    wanted = set(terms)
-    lines = text.splitlines()
-    best, best_count = 0, -1
-    for number, line in enumerate(lines):
-        if not line.strip():
-            continue
-        count = len(wanted.intersection(analyzer.terms(line)))
-        if count > best_count:
-            best, best_count = number, count
-    found = " ".join(line.strip() for line in lines[best : best + 3] if line.strip())
-    return found if len(found) <= _SNIPPET_CHARS else found[: _SNIPPET_CHARS - 1] + "…"

@@ -1,0 +1,288 @@
+"""The static embedding models of the builtin target's semantic search.
+
+A static model is a table of one vector per token and a tokenizer: a text's
+vector is the mean of its tokens' vectors, scaled to length 1, so cosine
+similarity is a dot product. No GPU, no PyTorch, a few milliseconds a query.
+
+* ``model: wordllama`` (the default) is the model whose weights the ``wordllama``
+  package ships inside its wheel (``l2_supercat``, 256 dimensions, 16 MB). The
+  package's own loader looks for the tokenizer under ``tokenizer/`` while the
+  wheel puts it under ``tokenizers/``, and then downloads it; it also configures
+  the root logger when imported. So the package is never imported: its two files
+  are found through its import spec and read here, and nothing is downloaded.
+* ``model: <folder>`` is a model2vec static model in a folder of the workspace:
+  ``config.json``, ``model.safetensors`` holding an ``embeddings`` tensor, and
+  ``tokenizer.json``.
+
+Safetensors files are read with numpy (a JSON header, then the raw
+little-endian arrays), tokenizers with ``tokenizers`` (in Rust, offline by
+construction: only ``Tokenizer.from_file`` is used). A model is loaded once per
+process and shared read-only by every target that names it: loading costs a
+third of a second, and the server keeps one target per workspace.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy
+
+from .modelfiles import MODEL2VEC_FILES, WORDLLAMA, model2vec_problem
+# The model and tokenizer files the wordllama wheel ships, under its package folder.
+_WORDLLAMA_WEIGHTS = "weights/l2_supercat_256.safetensors"
+_WORDLLAMA_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
+_WORDLLAMA_TENSOR = "embedding.weight"
+
+_MODEL2VEC_TENSOR = "embeddings"
+
+# Texts tokenized per call, and tokens gathered per numpy call: a batch's
+# gathered vectors (tokens × dimensions × 4 bytes) stay within tens of megabytes.
+_TEXTS_PER_BATCH = 256
+_TOKENS_PER_GATHER = 1 << 16
+# A safetensors header larger than this is not one (a real one is a few hundred bytes).
+_MAX_HEADER = 1 << 24
+_DTYPES = {"F32": "<f4", "F16": "<f2", "F64": "<f8", "BF16": "<u2"}
+
+
+class ModelError(Exception):
+    """The model cannot be loaded; the message says why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    """Where a model's files are, and what identifies this version of them."""
+
+    name: str
+    weights: Path
+    tokenizer: Path
+    tensor: str
+    # Changes whenever one of the files does: part of the index cache's key.
+    identity: str
+
+
+class StaticModel:
+    """A token table and its tokenizer; :meth:`embed` turns texts into unit vectors."""
+
+    def __init__(self, files: ModelFiles, table: numpy.ndarray, tokenizer: Any, skip: frozenset[int] = frozenset()) -> None:
+        self.name = files.name
+        self.identity = files.identity
+        self.table = table
+        self.dim = int(table.shape[1])
+        self._tokenizer = tokenizer
+        self._skip = numpy.array(sorted(skip), dtype=numpy.int64)
+        encode = getattr(tokenizer, "encode_batch_fast", None)  # no offsets: twice as fast where it exists
+        self._encode = encode if encode is not None else tokenizer.encode_batch
+
+    def embed(self, texts: Sequence[str]) -> numpy.ndarray:
+        """One row per text, float32, of length 1 (all zeros for a text with no token)."""
+        out = numpy.zeros((len(texts), self.dim), dtype=numpy.float32)
+        for start in range(0, len(texts), _TEXTS_PER_BATCH):
+            batch = list(texts[start : start + _TEXTS_PER_BATCH])
+            encodings = self._encode(batch, add_special_tokens=False)
+            self._pool([encoding.ids for encoding in encodings], out[start : start + len(batch)])
+        norms = numpy.linalg.norm(out, axis=1, keepdims=True)
+        numpy.divide(out, norms, out=out, where=norms > 0)
+        return out
+
+    def _pool(self, id_lists: list[list[int]], out: numpy.ndarray) -> None:
+        """Each row of ``out`` = the mean of its tokens' vectors (unknown tokens left out)."""
+        rows = self.table.shape[0]
+        pending: list[tuple[int, numpy.ndarray]] = []
+        budget = 0
+        for row, ids in enumerate(id_lists):
+            tokens = numpy.asarray(ids, dtype=numpy.int64)
+            keep = tokens < rows
+            if self._skip.size:
+                keep &= ~numpy.isin(tokens, self._skip)
+            tokens = tokens[keep] if not keep.all() else tokens
+            if tokens.size == 0:
+                continue
+            if tokens.size > _TOKENS_PER_GATHER:
+                # One long text (a whole file): summed a slice at a time.
+                total = numpy.zeros(self.dim, dtype=numpy.float64)
+                for at in range(0, tokens.size, _TOKENS_PER_GATHER):
+                    total += self.table[tokens[at : at + _TOKENS_PER_GATHER]].sum(axis=0, dtype=numpy.float64)
+                out[row] = total / tokens.size
+                continue
+            pending.append((row, tokens))
+            budget += tokens.size
+            if budget >= _TOKENS_PER_GATHER:
+                self._mean_of(pending, out)
+                pending, budget = [], 0
+        if pending:
+            self._mean_of(pending, out)
+
+    def _mean_of(self, pending: list[tuple[int, numpy.ndarray]], out: numpy.ndarray) -> None:
+        lengths = numpy.fromiter((tokens.size for _, tokens in pending), dtype=numpy.int64, count=len(pending))
+        starts = numpy.zeros(len(pending), dtype=numpy.int64)
+        numpy.cumsum(lengths[:-1], out=starts[1:])
+        sums = numpy.add.reduceat(self.table[numpy.concatenate([tokens for _, tokens in pending])], starts, axis=0)
+        out[[row for row, _ in pending]] = sums / lengths[:, None]
+
+
+# ---------------------------------------------------------------- finding the files
+
+
+def wordllama_files() -> ModelFiles:
+    """The packaged wordllama model's files, found without importing the package."""
+    try:
+        spec = importlib.util.find_spec(WORDLLAMA)
+    except (ImportError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not locations:
+        raise ModelError(
+            "the `wordllama` package is not installed, and with it the default embedding model "
+            "(pip install wordllama; it has wheels for CPython 3.10–3.13)"
+        )
+    package = Path(locations[0])
+    weights, tokenizer = package / _WORDLLAMA_WEIGHTS, package / _WORDLLAMA_TOKENIZER
+    for path in (weights, tokenizer):
+        if not path.is_file():
+            raise ModelError(f"the `wordllama` package has no {path.relative_to(package).as_posix()} (reinstall it)")
+    return ModelFiles(WORDLLAMA, weights, tokenizer, _WORDLLAMA_TENSOR, f"{WORDLLAMA}:{_stamp(weights)}:{_stamp(tokenizer)}")
+
+
+def model2vec_files(folder: Path, name: str) -> ModelFiles:
+    problem = model2vec_problem(folder)
+    if problem is not None:
+        raise ModelError(f"{name} is not a model2vec model folder: {problem} (one holds {', '.join(MODEL2VEC_FILES)})")
+    weights, tokenizer = folder / "model.safetensors", folder / "tokenizer.json"
+    config = folder / "config.json"
+    return ModelFiles(
+        name, weights, tokenizer, _MODEL2VEC_TENSOR, f"model2vec:{_stamp(config)}:{_stamp(weights)}:{_stamp(tokenizer)}"
+    )
+
+
+def _stamp(path: Path) -> str:
+    status = path.stat()
+    return f"{path.resolve().as_posix()}@{status.st_size}@{status.st_mtime_ns}"
+
+
+# ---------------------------------------------------------------- loading
+
+
+_loaded: dict[str, StaticModel] = {}
+_loading = threading.Lock()
+
+
+def load(files: ModelFiles) -> StaticModel:
+    """The model of ``files``, loaded once per process (per version of its files)."""
+    with _loading:
+        model = _loaded.get(files.identity)
+        if model is None:
+            model = _loaded[files.identity] = _load(files)
+        return model
+
+
+def _load(files: ModelFiles) -> StaticModel:
+    table = read_tensor(files.weights, files.tensor)
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise ModelError("the `tokenizers` package is not installed (pip install tokenizers)") from None
+    try:
+        tokenizer = Tokenizer.from_file(str(files.tokenizer))
+    except Exception as error:  # noqa: BLE001 - tokenizers raises plain Exceptions for bad files
+        raise ModelError(f"{_shown(files.tokenizer)} is not a tokenizer: {error}") from None
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    skip: set[int] = set()
+    if files.name != WORDLLAMA:
+        # model2vec leaves the unknown token out of the mean: it carries no meaning.
+        unknown = _unknown_token(tokenizer)
+        if unknown is not None:
+            skip.add(unknown)
+        _check_config(files.weights.parent / "config.json")
+    return StaticModel(files, table, tokenizer, frozenset(skip))
+
+
+def _unknown_token(tokenizer: Any) -> int | None:
+    try:
+        model = json.loads(tokenizer.to_str()).get("model", {})
+    except (ValueError, AttributeError):
+        return None
+    token = model.get("unk_token") if isinstance(model, dict) else None
+    return tokenizer.token_to_id(token) if isinstance(token, str) else None
+
+
+def _check_config(path: Path) -> None:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ModelError(f"{_shown(path)} is not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise ModelError(f"{_shown(path)} is not a JSON object")
+
+
+def read_tensor(path: Path, name: str) -> numpy.ndarray:
+    """The 2-D tensor ``name`` of a safetensors file, as float32; ModelError when
+    the file is not one, lacks the tensor, or holds values that are not finite."""
+    shown = _shown(path)
+    try:
+        with open(path, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            head = file.read(8)
+            if len(head) < 8:
+                raise ModelError(f"{shown} is not a safetensors file: it is {size} bytes long")
+            length = int.from_bytes(head, "little")
+            if length > min(size - 8, _MAX_HEADER):
+                raise ModelError(f"{shown} is not a safetensors file{_pointer_hint(head)}")
+            try:
+                header = json.loads(file.read(length))
+            except ValueError:
+                raise ModelError(f"{shown} is not a safetensors file: its header is not JSON") from None
+            entry = header.get(name) if isinstance(header, dict) else None
+            if not isinstance(entry, dict):
+                held = ", ".join(sorted(key for key in header if key != "__metadata__")) if isinstance(header, dict) else ""
+                raise ModelError(f"{shown} has no tensor {name!r}" + (f" (it holds {held})" if held else ""))
+            dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
+            if dtype not in _DTYPES:
+                raise ModelError(f"{shown}: tensor {name!r} has the type {dtype!r}; float tensors (F32, F16, BF16, F64) are read")
+            if (
+                not isinstance(shape, list)
+                or len(shape) != 2
+                or not all(isinstance(n, int) and n > 0 for n in shape)
+                or not isinstance(offsets, list)
+                or len(offsets) != 2
+                or not all(isinstance(n, int) for n in offsets)
+            ):
+                raise ModelError(f"{shown}: tensor {name!r} is not a table of one vector per token")
+            count = shape[0] * shape[1]
+            itemsize = numpy.dtype(_DTYPES[dtype]).itemsize
+            begin, end = offsets
+            if end - begin != count * itemsize or begin < 0 or 8 + length + end > size:
+                raise ModelError(f"{shown}: tensor {name!r} does not fit in the file (it is cut short or damaged)")
+            file.seek(8 + length + begin)
+            raw = numpy.fromfile(file, dtype=_DTYPES[dtype], count=count)
+    except OSError as error:
+        raise ModelError(f"{shown} cannot be read: {error.strerror or error}") from None
+    if raw.size != count:
+        raise ModelError(f"{shown}: tensor {name!r} is cut short")
+    if dtype == "BF16":
+        table = (raw.astype(numpy.uint32) << 16).view(numpy.float32)
+    else:
+        table = raw.astype(numpy.float32)
+    table = table.reshape(shape)
+    if not numpy.isfinite(table).all():
+        raise ModelError(f"{shown}: tensor {name!r} holds values that are not numbers")
+    return table
+
+
+def _pointer_hint(head: bytes) -> str:
+    # A model committed with Git LFS and checked out without it is a small text file.
+    return ": it is a Git LFS pointer (run `git lfs pull`)" if head.startswith(b"version ") else ""
+
+
+def _shown(path: Path) -> str:
+    return path.name if path.parent.name in ("", ".") else f"{path.parent.name}/{path.name}"

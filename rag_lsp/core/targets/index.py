@@ -1,0 +1,520 @@
+"""The builtin target's index: the chunks of the corpus files and their vectors,
+kept in memory and in the user's cache folder between processes.
+
+Building is the costly part of a semantic run (every chunk through the model), so
+an index is updated file by file: a file whose size and modification time are
+those it was indexed with keeps its chunks and vectors; one whose content hash is
+unchanged (touched, or checked out again) too; only new and changed files are
+read, cut and embedded again.
+
+**The cache.** ``$RAG_LSP_CACHE_DIR`` (tests set it), else
+``platformdirs.user_cache_dir("rag-lsp")``, holds ``index-v1/<key>/``, where the
+key hashes the workspace root, the corpora's globs, the chunking and the model's
+identity (its files' paths, sizes and modification times): another option or
+another model is another folder. In it:
+
+* ``meta.json``: the key in full, when it was built, the vector size, and per
+  file ``[path, size, mtime_ns, content hash, first row, rows]``, with the names
+  and SHA-256 of the two arrays;
+* ``chunks-<generation>.npy``: int32 ``(rows, 2)``, each chunk's first and last line;
+* ``vectors-<generation>.npy``: float32 ``(rows, dimensions)``, unit vectors.
+
+Arrays are written first under a new generation and ``meta.json`` is replaced
+last, so a reader sees an old or a new index, never half of one. A cache whose
+``meta.json`` is not one, whose key differs, whose arrays are missing, of the wrong
+shape, or whose bytes do not hash to what ``meta.json`` says is thrown away and
+rebuilt: it is never trusted.
+
+A file is trusted by its size and modification time only when it was last
+modified well before the index looked at it; a file written in the same moment
+as the index (a filesystem that keeps whole seconds) is hashed again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy
+
+from .chunking import Chunking, line_ranges
+
+log = logging.getLogger(__name__)
+
+CACHE_ENV = "RAG_LSP_CACHE_DIR"
+FORMAT = 1
+# Bytes read of a file to decide whether it is binary.
+_SNIFF = 8192
+# A file modified this close to (or after) the moment it was looked at may change
+# again within its modification time's granularity: its content is hashed again.
+_RACY_NS = 2_000_000_000
+# The longest text a hit carries; a longer chunk (a whole file) is cut, marked "…".
+HIT_TEXT_CHARS = 4000
+# Files whose lines are kept for the text of hits, at most.
+_LINES_KEPT = 64
+
+Progress = Callable[[int, int], None]
+
+
+def cache_root() -> Path:
+    """Where indexes are cached: ``$RAG_LSP_CACHE_DIR``, else the user's cache folder."""
+    configured = os.environ.get(CACHE_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("rag-lsp", appauthor=False))
+
+
+@dataclass
+class FileEntry:
+    path: str
+    size: int
+    mtime_ns: int
+    # Content hash; "" for a file that holds no text to index (binary, not UTF-8, too large).
+    digest: str
+    first_row: int
+    rows: int
+
+
+@dataclass
+class ChunkIndex:
+    """Chunks (rows) of the indexed files, in path order, and their vectors."""
+
+    files: list[FileEntry] = field(default_factory=list)
+    # Per row: its file's position in ``files``, its first and last line (1-based).
+    row_file: numpy.ndarray = field(default_factory=lambda: numpy.zeros(0, dtype=numpy.int32))
+    lines: numpy.ndarray = field(default_factory=lambda: numpy.zeros((0, 2), dtype=numpy.int32))
+    # (rows, dimensions) unit vectors; None when no model embeds the chunks.
+    vectors: numpy.ndarray | None = None
+    # When the files were looked at (time.time_ns()).
+    built_ns: int = 0
+    # Chunk texts by row, when a keyword search needs them all.
+    texts: list[str] | None = None
+
+    @property
+    def size(self) -> int:
+        return int(self.row_file.shape[0])
+
+    def by_path(self) -> dict[str, FileEntry]:
+        return {entry.path: entry for entry in self.files}
+
+
+@dataclass
+class Outcome:
+    """What a refresh did, for the target's notes."""
+
+    index: ChunkIndex
+    changed: int = 0
+    # Why the cache was not read or written, when that happened.
+    cache_problem: str | None = None
+
+
+class FileReader:
+    """A corpus file's text, or None when it holds none to index."""
+
+    def __init__(self, root: Path, max_bytes: int) -> None:
+        self.root = root
+        self.max_bytes = max_bytes
+
+    def read(self, relative: str) -> tuple[bytes, str] | None:
+        try:
+            with open(os.path.join(self.root, relative), "rb") as file:
+                data = file.read(self.max_bytes + 1)
+        except OSError:
+            return None
+        if len(data) > self.max_bytes:
+            return data, ""
+        return data, text_of(data)
+
+
+def text_of(data: bytes) -> str:
+    """A file's text, or "" when it is binary (a NUL byte) or not UTF-8."""
+    if b"\x00" in data[:_SNIFF]:
+        return ""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def digest_of(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@dataclass
+class _Segment:
+    """One file of a refresh: the rows it keeps from the previous index, or its new chunks."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    digest: str
+    kept: FileEntry | None = None
+    ranges: list[tuple[int, int]] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    vectors: numpy.ndarray | None = None
+
+
+class IndexBuilder:
+    """Keeps a :class:`ChunkIndex` of a set of workspace files up to date.
+
+    ``embed`` turns chunk texts into ``dim``-sized unit vectors (None: the index
+    holds no vectors); ``cache`` is where the index persists (None: in memory only).
+    """
+
+    # New chunks embedded together: enough to keep the tokenizer's threads busy,
+    # few enough that progress moves while a large workspace is embedded.
+    EMBED_BATCH = 128
+
+    def __init__(
+        self,
+        root: Path,
+        chunking: Chunking,
+        max_bytes: int,
+        embed: Callable[[list[str]], numpy.ndarray] | None = None,
+        dim: int = 0,
+        cache: IndexCache | None = None,
+    ) -> None:
+        self.root = root
+        self.chunking = chunking
+        self.reader = FileReader(root, max_bytes)
+        self.embed = embed
+        self.dim = dim
+        self.cache = cache
+        self.index: ChunkIndex | None = None
+        # What the cache holds now, file by file: whether it must be written again.
+        self._saved: tuple | None = None
+        self._lines: dict[str, list[str]] = {}
+
+    def refresh(
+        self, paths: Iterable[str], progress: Progress | None = None, with_texts: bool = False, cancel: Any = None
+    ) -> Outcome:
+        """The index of ``paths`` as they are now; only new and changed files are
+        read, and only changed ones embedded. ``progress(done, total)`` counts the
+        files indexed (read, and embedded when they changed) of those to read;
+        ``with_texts`` keeps every chunk's text (for keyword search).
+        Once ``cancel`` (a threading.Event) is set, raises Cancelled and keeps the
+        index it had."""
+        started = time.time_ns()
+        cache_problem = None
+        previous = self.index
+        if previous is None and self.cache is not None:
+            previous, cache_problem = self.cache.load(self.dim)
+            self._saved = _signature(previous.files) if previous is not None else None
+        held = previous.by_path() if previous is not None else {}
+        trusted_before = previous.built_ns - _RACY_NS if previous is not None else 0
+        root = str(self.root)
+        stats: list[tuple[str, int, int, FileEntry | None]] = []
+        for relative in paths:
+            try:
+                status = os.stat(os.path.join(root, relative))
+            except OSError:
+                continue
+            entry = held.get(relative)
+            fresh = (
+                entry is not None
+                and entry.size == status.st_size
+                and entry.mtime_ns == status.st_mtime_ns
+                and status.st_mtime_ns < trusted_before
+            )
+            stats.append((relative, status.st_size, status.st_mtime_ns, entry if fresh else None))
+        to_read = sum(1 for *_, kept in stats if kept is None)
+        self._lines.clear()
+        segments: list[_Segment] = []
+        pending: list[_Segment] = []
+        pending_rows = 0
+        changed = done = 0
+        for relative, size, mtime_ns, kept in stats:
+            if kept is not None:
+                segments.append(_Segment(relative, size, mtime_ns, kept.digest, kept))
+                continue
+            if cancel is not None and cancel.is_set():
+                from . import Cancelled
+
+                raise Cancelled("the run was cancelled while the index was being built")
+            read = self.reader.read(relative)
+            if read is None:
+                done += 1  # gone, or not readable: not indexed
+                continue
+            data, text = read
+            digest = digest_of(data) if text else ""
+            old = held.get(relative)
+            if old is not None and old.digest == digest:
+                segments.append(_Segment(relative, size, mtime_ns, digest, old))  # touched, not changed
+                done += 1
+                if progress is not None:
+                    progress(done, to_read)
+                continue
+            changed += 1
+            file_lines = text.splitlines()
+            ranges = line_ranges(file_lines, self.chunking) if text else []
+            segment = _Segment(relative, size, mtime_ns, digest, None, ranges, ["\n".join(file_lines[a - 1 : b]) for a, b in ranges])
+            segments.append(segment)
+            if ranges and len(self._lines) < _LINES_KEPT:
+                self._lines[relative] = file_lines
+            if self.embed is not None and ranges:
+                pending.append(segment)
+                pending_rows += len(ranges)
+                if pending_rows >= self.EMBED_BATCH:
+                    self._embed(pending)
+                    done += len(pending)
+                    pending, pending_rows = [], 0
+                    if progress is not None:
+                        progress(done, to_read)
+            else:
+                done += 1
+                if progress is not None:
+                    progress(done, to_read)
+        if pending:
+            self._embed(pending)
+            done += len(pending)
+            if progress is not None:
+                progress(done, to_read)
+        removed = len(held.keys() - {segment.path for segment in segments})
+        signature = tuple((s.path, s.size, s.mtime_ns, s.digest) for s in segments)
+        if (
+            previous is not None
+            and not changed
+            and not removed
+            and signature == _signature(previous.files)
+            and (not with_texts or previous.texts is not None)
+        ):
+            # Nothing changed: the same index, its files now known to be as they were.
+            index = previous
+            index.built_ns = started
+        else:
+            index = self._assemble(segments, previous, started, with_texts)
+        self.index = index
+        if self.cache is not None and self.embed is not None and signature != self._saved:
+            problem = self.cache.save(index, self.dim)
+            if problem is None:
+                self._saved = signature
+            cache_problem = cache_problem or problem
+        return Outcome(index, changed + removed, cache_problem)
+
+    def _embed(self, segments: list[_Segment]) -> None:
+        assert self.embed is not None
+        vectors = self.embed([text for segment in segments for text in segment.texts])
+        at = 0
+        for segment in segments:
+            segment.vectors = vectors[at : at + len(segment.texts)]
+            at += len(segment.texts)
+
+    def _assemble(self, segments: list[_Segment], previous: ChunkIndex | None, started: int, with_texts: bool) -> ChunkIndex:
+        files: list[FileEntry] = []
+        row_file: list[numpy.ndarray] = []
+        lines: list[numpy.ndarray] = []
+        vectors: list[numpy.ndarray] = []
+        texts: list[str] | None = [] if with_texts else None
+        rows = 0
+        for segment in segments:
+            kept = segment.kept
+            if kept is not None:
+                assert previous is not None
+                count = kept.rows
+                span = slice(kept.first_row, kept.first_row + count)
+                if count:
+                    lines.append(previous.lines[span])
+                    if self.embed is not None and previous.vectors is not None:
+                        vectors.append(previous.vectors[span])
+                    if texts is not None:
+                        texts.extend(self._texts_of(segment.path, previous.lines[span]))
+            else:
+                count = len(segment.ranges)
+                if count:
+                    lines.append(numpy.array(segment.ranges, dtype=numpy.int32))
+                    if segment.vectors is not None:
+                        vectors.append(segment.vectors)
+                    if texts is not None:
+                        texts.extend(segment.texts)
+            if count:
+                row_file.append(numpy.full(count, len(files), dtype=numpy.int32))
+            files.append(FileEntry(segment.path, segment.size, segment.mtime_ns, segment.digest, rows, count))
+            rows += count
+        index = ChunkIndex(files, _join(row_file, numpy.int32, (0,)), _join(lines, numpy.int32, (0, 2)), None, started, texts)
+        if self.embed is not None:
+            index.vectors = _join(vectors, numpy.float32, (0, self.dim))
+        return index
+
+    def _texts_of(self, relative: str, spans: numpy.ndarray) -> list[str]:
+        lines = self.file_lines(relative)
+        return ["\n".join(lines[first - 1 : last]) for first, last in spans.tolist()]
+
+    def file_lines(self, relative: str) -> list[str]:
+        """A file's lines as they are on disk now (for the text of its hits)."""
+        held = self._lines.get(relative)
+        if held is None:
+            read = self.reader.read(relative)
+            held = read[1].splitlines() if read is not None else []
+            if len(self._lines) >= _LINES_KEPT:
+                self._lines.pop(next(iter(self._lines)))
+            self._lines[relative] = held
+        return held
+
+    def chunk_text(self, index: ChunkIndex, row: int) -> str:
+        """The text of a row's chunk of ``index``, cut to :data:`HIT_TEXT_CHARS`."""
+        if index.texts is not None:
+            text = index.texts[row]
+        else:
+            entry = index.files[int(index.row_file[row])]
+            first, last = index.lines[row].tolist()
+            text = "\n".join(self.file_lines(entry.path)[first - 1 : last])
+        return text if len(text) <= HIT_TEXT_CHARS else text[: HIT_TEXT_CHARS - 1] + "…"
+
+
+def _signature(files: list[FileEntry] | None) -> tuple | None:
+    if files is None:
+        return None
+    return tuple((entry.path, entry.size, entry.mtime_ns, entry.digest) for entry in files)
+
+
+def _join(parts: list[numpy.ndarray], dtype: Any, empty: tuple[int, ...]) -> numpy.ndarray:
+    if not parts:
+        return numpy.zeros(empty, dtype=dtype)
+    return numpy.ascontiguousarray(numpy.concatenate(parts), dtype=dtype)
+
+
+# ---------------------------------------------------------------- the cache
+
+
+class IndexCache:
+    """One index's folder in the cache (see the module's docstring)."""
+
+    def __init__(self, folder: Path, key: dict[str, Any]) -> None:
+        self.folder = folder
+        self.key = key
+
+    @classmethod
+    def for_key(cls, key: dict[str, Any], root: Path | None = None) -> IndexCache:
+        material = json.dumps(key, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        name = hashlib.sha256(material).hexdigest()[:24]
+        return cls((root or cache_root()) / f"index-v{FORMAT}" / name, key)
+
+    @property
+    def meta_path(self) -> Path:
+        return self.folder / "meta.json"
+
+    def load(self, dim: int) -> tuple[ChunkIndex | None, str | None]:
+        """The cached index, or (None, why) when there is none or it cannot be
+        trusted (why is None when there simply is none)."""
+        try:
+            raw = self.meta_path.read_bytes()
+        except FileNotFoundError:
+            return None, None
+        except OSError as error:
+            return None, f"the index cache cannot be read: {error.strerror or error}"
+        try:
+            return self._read(raw, dim), None
+        except (ValueError, KeyError, TypeError, OSError) as error:
+            log.info("the index cache %s is not used: %s", self.folder, error)
+            return None, f"the index cache was damaged ({error}) and is built again"
+
+    def _read(self, raw: bytes, dim: int) -> ChunkIndex:
+        meta = json.loads(raw)
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            raise ValueError("not an index of this version")
+        if meta.get("key") != self.key:
+            raise ValueError("it is the index of other options")
+        rows, built_ns = meta["rows"], meta["built_ns"]
+        if meta.get("dim") != dim or not _is_int(rows) or not _is_int(built_ns) or rows < 0:
+            raise ValueError("its sizes are not this model's")
+        files: list[FileEntry] = []
+        at = 0
+        for item in meta["files"]:
+            path, size, mtime_ns, digest, first_row, count = item
+            if (
+                not isinstance(path, str)
+                or not isinstance(digest, str)
+                or not all(_is_int(n) for n in (size, mtime_ns, first_row, count))
+                or first_row != at
+                or count < 0
+            ):
+                raise ValueError(f"its entry for {path!r} is not one")
+            files.append(FileEntry(path, size, mtime_ns, digest, first_row, count))
+            at += count
+        if at != rows:
+            raise ValueError("its files do not add up to its rows")
+        lines = self._array(meta, "chunks", numpy.int32, (rows, 2))
+        vectors = self._array(meta, "vectors", numpy.float32, (rows, dim))
+        if rows and (lines.min() < 1 or (lines[:, 1] < lines[:, 0]).any()):
+            raise ValueError("its line ranges are not ones")
+        if rows and not numpy.isfinite(vectors).all():
+            raise ValueError("its vectors are not numbers")
+        row_file = numpy.repeat(numpy.arange(len(files), dtype=numpy.int32), [entry.rows for entry in files]) if files else numpy.zeros(0, dtype=numpy.int32)
+        return ChunkIndex(files, row_file, lines, vectors, built_ns)
+
+    def _array(self, meta: dict, name: str, dtype: Any, shape: tuple[int, int]) -> numpy.ndarray:
+        file_name = meta["arrays"][name]
+        if not isinstance(file_name, str) or "/" in file_name or "\\" in file_name or not file_name.endswith(".npy"):
+            raise ValueError(f"it names no {name} file")
+        data = (self.folder / file_name).read_bytes()
+        if hashlib.sha256(data).hexdigest() != meta["digests"][name]:
+            raise ValueError(f"its {name} file does not hold what it was written with")
+        array = numpy.load(io.BytesIO(data), allow_pickle=False)
+        if array.dtype != numpy.dtype(dtype) or array.shape != shape:
+            raise ValueError(f"its {name} are not shaped as its meta says")
+        return array
+
+    def save(self, index: ChunkIndex, dim: int) -> str | None:
+        """Write ``index``; why it could not be written, or None."""
+        generation = uuid.uuid4().hex[:12]
+        vectors = index.vectors if index.vectors is not None else numpy.zeros((index.size, dim), dtype=numpy.float32)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            arrays, digests = {}, {}
+            for name, array in (("chunks", index.lines), ("vectors", vectors)):
+                buffer = io.BytesIO()
+                numpy.save(buffer, numpy.ascontiguousarray(array), allow_pickle=False)
+                data = buffer.getvalue()
+                file_name = f"{name}-{generation}.npy"
+                _write(self.folder / file_name, data)
+                arrays[name], digests[name] = file_name, hashlib.sha256(data).hexdigest()
+            meta = {
+                "format": FORMAT,
+                "key": self.key,
+                "built_ns": index.built_ns,
+                "dim": dim,
+                "rows": index.size,
+                "files": [[e.path, e.size, e.mtime_ns, e.digest, e.first_row, e.rows] for e in index.files],
+                "arrays": arrays,
+                "digests": digests,
+            }
+            _write(self.meta_path, json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        except OSError as error:
+            return f"the index could not be saved in {self.folder} ({error.strerror or error}): it is built again next time"
+        for stale in self.folder.glob("*.npy"):
+            if stale.name not in arrays.values():
+                try:
+                    stale.unlink()
+                except OSError:
+                    pass
+        return None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` at once: written beside it, then moved into place."""
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(temporary, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            temporary.unlink()
+        except OSError:
+            pass
+        raise

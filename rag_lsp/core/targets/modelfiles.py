@@ -1,0 +1,23 @@
+"""What a ``model`` option of the builtin target may name, told from the files
+alone: what ``rag-lsp check`` looks at without loading anything (no numpy, no
+tokenizer), so checking stays as quick as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+WORDLLAMA = "wordllama"
+MODEL2VEC_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+
+
+def model2vec_problem(folder: Path) -> str | None:
+    """Why ``folder`` does not hold a model2vec static model, by its files; None
+    when it has them (whether they load is found out by a run)."""
+    if not folder.exists():
+        return "there is no such folder"
+    if not folder.is_dir():
+        return "it is a file, not a folder"
+    missing = [name for name in MODEL2VEC_FILES if not (folder / name).is_file()]
+    if missing:
+        return f"it has no {', '.join(missing)}"
+    return None

@@ -1,0 +1,189 @@
+"""The builtin target's index lasts (SPEC §2.5): cached in the user's cache folder,
+read back by the next process, updated file by file, rebuilt when damaged."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+import numpy
+import pytest
+
+from rag_lsp.core.targets import Cancelled, Request, open_target
+from rag_lsp.core.targets import embedding
+from rag_lsp.core.suitefacts import target_info
+from rag_lsp.core.workspace import Workspace
+from workspaces import AUDIT, DEPLOY, RATE_LIMITS
+
+DOCS = {"docs/rate-limits.md": RATE_LIMITS, "docs/deploy.md": DEPLOY, "docs/audit.md": AUDIT}
+QUESTION = "what stops one busy customer from starving everyone else"
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("RAG_LSP_CACHE_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def embedded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every text the model embeds (chunks and queries), in order."""
+    texts: list[str] = []
+    original = embedding.StaticModel.embed
+
+    def spy(self, batch):
+        texts.extend(batch)
+        return original(self, batch)
+
+    monkeypatch.setattr(embedding.StaticModel, "embed", spy)
+    return texts
+
+
+def workspace(root: Path, files: dict[str, str] = DOCS) -> Workspace:
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    return Workspace(root)
+
+
+def target(space: Workspace):
+    return open_target(target_info("vectors.query", {"builtin": {"corpora": {"docs": ["docs/**"]}}}), space, 5.0)
+
+
+def ask(found, question: str = QUESTION) -> list[str]:
+    ((_, answer),) = list(found.answer_many([Request("c", {"query": question})]))
+    return [hit.path for hit in answer.hits]
+
+
+def index_folder(cache: Path) -> Path:
+    (folder,) = (cache / "index-v1").iterdir()
+    return folder
+
+
+def age(space: Workspace, seconds: float = 60) -> None:
+    """Date every file back, as files are that were not written in the last moments."""
+    for path in space.root.rglob("*.md"):
+        stat = path.stat()
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns - int(seconds * 1e9)))
+
+
+def test_the_index_is_cached_and_a_new_target_embeds_nothing(tmp_path: Path, cache: Path, embedded: list[str]) -> None:
+    """The first build writes meta.json and its two arrays; a target opened afterwards (as by the next
+    process) reads them and embeds no chunk again, answering as the first did."""
+    space = workspace(tmp_path / "ws")
+    age(space)
+    first = target(space)
+    first.prepare()
+    assert len(embedded) == 3  # one chunk per file
+    folder = index_folder(cache)
+    assert sorted(path.name.split("-")[0] for path in folder.iterdir()) == ["chunks", "meta.json", "vectors"]
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    assert meta["key"]["chunking"] == {"unit": "lines", "size": 60, "overlap": 12} and meta["dim"] == 256
+    assert [entry[0] for entry in meta["files"]] == ["docs/audit.md", "docs/deploy.md", "docs/rate-limits.md"]
+    answer = ask(first)
+    embedded.clear()
+    second = target(space)
+    second.prepare()
+    assert embedded == []
+    assert ask(second) == answer and answer[0] == "docs/rate-limits.md"
+
+
+def test_only_new_and_changed_files_are_embedded_again(tmp_path: Path, cache: Path, embedded: list[str]) -> None:
+    """After a file changes, one is added and one removed, the next build embeds the changed and the new
+    file only, answers from their new text, and the cache holds one generation of arrays."""
+    space = workspace(tmp_path / "ws")
+    age(space)
+    target(space).prepare()
+    embedded.clear()
+    (space.root / "docs/deploy.md").write_text("# Deploy\n\nBlue-green switch of the zeppelin fleet.\n", encoding="utf-8")
+    (space.root / "docs/refunds.md").write_text("# Refunds\n\nMoney goes back to the card within five days.\n", encoding="utf-8")
+    (space.root / "docs/audit.md").unlink()
+    again = target(Workspace(space.root))  # as the next process sees the workspace
+    again.prepare()
+    assert sorted(embedded) == sorted(
+        ["# Deploy\n\nBlue-green switch of the zeppelin fleet.", "# Refunds\n\nMoney goes back to the card within five days."]
+    )
+    assert ask(again, "zeppelin")[0] == "docs/deploy.md" and "docs/audit.md" not in ask(again, "audit log")
+    folder = index_folder(cache)
+    assert len(list(folder.glob("vectors-*.npy"))) == 1 and len(list(folder.glob("chunks-*.npy"))) == 1
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    assert [entry[0] for entry in meta["files"]] == ["docs/deploy.md", "docs/rate-limits.md", "docs/refunds.md"]
+
+
+def damage(folder: Path, how: str) -> None:
+    meta_path = folder / "meta.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    vectors = folder / meta["arrays"]["vectors"]
+    if how == "vectors-swapped":
+        # A well-formed array of the right shape, whose rows are another file's: it would answer wrongly.
+        array = numpy.load(vectors)
+        numpy.save(vectors, numpy.ascontiguousarray(array[::-1]))
+    elif how == "vectors-cut-short":
+        vectors.write_bytes(vectors.read_bytes()[:200])
+    elif how == "vectors-missing":
+        vectors.unlink()
+    elif how == "meta-garbage":
+        meta_path.write_bytes(b"\x00not json{")
+    elif how == "meta-other-key":
+        meta["key"]["chunking"] = {"unit": "file"}
+        meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    elif how == "meta-rows-lie":
+        meta["files"][0][5] += 1
+        meta["rows"] += 1
+        meta_path.write_text(json.dumps(meta), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "how", ["vectors-swapped", "vectors-cut-short", "vectors-missing", "meta-garbage", "meta-other-key", "meta-rows-lie"]
+)
+def test_a_damaged_cache_is_rebuilt_never_trusted(tmp_path: Path, cache: Path, embedded: list[str], how: str) -> None:
+    """Whatever is wrong with the cached index, the next target embeds every chunk again, answers as a fresh
+    build does, says once that it rebuilt the index, and writes a sound one back."""
+    space = workspace(tmp_path / "ws")
+    age(space)
+    fresh = target(space)
+    fresh.prepare()
+    answer = ask(fresh)
+    damage(index_folder(cache), how)
+    embedded.clear()
+    rebuilt = target(space)
+    rebuilt.prepare()
+    assert len(embedded) == 3
+    assert ask(rebuilt) == answer
+    (note,) = rebuilt.take_notes()
+    assert "the index cache was damaged" in note and "is built again" in note
+    embedded.clear()
+    target(space).prepare()
+    assert embedded == []  # what it wrote back is read as it is
+
+
+def test_a_file_changed_in_the_moment_it_was_indexed_is_read_again(tmp_path: Path, cache: Path, embedded: list[str]) -> None:
+    """A file whose size and modification time are those indexed, but which was modified as the index was
+    built (a filesystem keeping whole seconds), is hashed again, and its new text indexed."""
+    space = workspace(tmp_path / "ws")
+    target(space).prepare()
+    path = space.root / "docs/deploy.md"
+    stat = path.stat()
+    text = path.read_text(encoding="utf-8")
+    changed = text.replace("readiness probe", "zeppelin moored")
+    assert len(changed) == len(text)
+    path.write_text(changed, encoding="utf-8")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # the same size and time as indexed
+    embedded.clear()
+    again = target(space)
+    again.prepare()
+    assert embedded == [changed.rstrip("\n")]
+    assert ask(again, "zeppelin moored")[0] == "docs/deploy.md"
+
+
+def test_a_cancelled_build_stops_and_writes_nothing(tmp_path: Path, cache: Path) -> None:
+    """Cancelling the run while the index is built stops the build (Cancelled) and leaves no cache behind."""
+    space = workspace(tmp_path / "ws")
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(Cancelled):
+        target(space).prepare(cancel=cancel)
+    assert not (cache / "index-v1").exists() or not any((cache / "index-v1").rglob("meta.json"))

@@ -1,0 +1,261 @@
+"""The builtin target's search by meaning (SPEC §2.5): chunking, fusion, the
+embedded model loaded offline, model2vec folders, hybrid, and the keyword fallback."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+import numpy
+import pytest
+
+from rag_lsp.core.targets import Answer, Request, TargetError, open_target
+from rag_lsp.core.targets import embedding
+from rag_lsp.core.targets.chunking import Chunking, ChunkingError, chunk_id, line_ranges
+from rag_lsp.core.targets.ranking import reciprocal_rank_fusion, top_rows
+from rag_lsp.core.suitefacts import target_info
+from rag_lsp.core.workspace import Workspace
+from tinymodel import write_model
+from workspaces import AUDIT, DEPLOY, RATE_LIMITS
+
+# ---------------------------------------------------------------- chunking
+
+
+def test_line_windows_share_their_overlap_and_end_at_the_last_line() -> None:
+    """Windows of 40 lines sharing 8 start every 32 lines; the last ends at the file's last line."""
+    lines = [f"line {n}" for n in range(1, 46)]
+    assert line_ranges(lines, Chunking("lines", 40, 8)) == [(1, 40), (33, 45)]
+    assert line_ranges(lines[:40], Chunking("lines", 40, 8)) == [(1, 40)]
+    assert line_ranges(lines, Chunking("lines", 10, 0)) == [(1, 10), (11, 20), (21, 30), (31, 40), (41, 45)]
+
+
+def test_blank_windows_and_empty_files_are_not_chunks() -> None:
+    """A window of blank lines, an empty file and a blank file hold nothing to find."""
+    lines = ["text", "", "", "", "", "more"]
+    assert line_ranges(lines, Chunking("lines", 2, 0)) == [(1, 2), (5, 6)]
+    assert line_ranges([], Chunking()) == []
+    assert line_ranges(["", "  "], Chunking("file", 0, 0)) == []
+    assert line_ranges(["a", "b"], Chunking("file", 0, 0)) == [(1, 2)]
+
+
+def test_chunk_ids_name_lines_or_the_whole_file() -> None:
+    """A chunk's id is `path#L<first>-<last>`, or the path when the unit is the file."""
+    assert chunk_id("src/a.py", 33, 45, Chunking()) == "src/a.py#L33-45"
+    assert chunk_id("src/a.py", 1, 9, Chunking("file", 0, 0)) == "src/a.py"
+
+
+def test_chunking_options_are_read_with_their_defaults_and_refused_when_wrong() -> None:
+    """Missing keys take the defaults; a bad unit, size or overlap is refused with what to write instead."""
+    assert Chunking.from_config(None) == Chunking("lines", 60, 12)
+    assert Chunking.from_config({"unit": "lines", "size": 20}) == Chunking("lines", 20, 4)
+    assert Chunking.from_config({"size": 100}) == Chunking("lines", 100, 20)
+    assert Chunking.from_config({"unit": "file"}) == Chunking("file", 0, 0)
+    for bad, said in (
+        ({"unit": "pages"}, "`lines` or `file`"),
+        ({"size": 0}, "from 1"),
+        ({"size": 10, "overlap": 10}, "size − 1 (9)"),
+        ({"unit": "file", "size": 3}, "takes no `size`"),
+        ({"lines": 40}, "no option 'lines'"),
+        (40, "must be a mapping"),
+    ):
+        with pytest.raises(ChunkingError, match=said.replace("(", r"\(").replace(")", r"\)")):
+            Chunking.from_config(bad)
+
+
+# ---------------------------------------------------------------- ranking
+
+
+def test_reciprocal_rank_fusion_sums_one_over_k_plus_rank() -> None:
+    """Each ranking adds 1/(60 + rank); a row both rank beats one only one ranks first."""
+    fused = reciprocal_rank_fusion([[7, 3, 5], [3, 9]], 10)
+    assert [row for row, _ in fused] == [3, 7, 9, 5]
+    scores = dict(fused)
+    assert scores[3] == pytest.approx(1 / 62 + 1 / 61)
+    assert scores[7] == pytest.approx(1 / 61)
+    assert scores[9] == pytest.approx(1 / 62) and scores[5] == pytest.approx(1 / 63)
+    assert [row for row, _ in reciprocal_rank_fusion([[1, 2], [2, 1]], 1)] == [1]  # a tie goes to the lower row
+    assert reciprocal_rank_fusion([[], []], 5) == []
+
+
+def test_top_rows_are_best_first_with_ties_to_the_lower_row() -> None:
+    """The best rows of a score array, optionally among some rows only, ties broken by row."""
+    scores = numpy.array([0.1, 0.9, 0.5, 0.9, 0.3], dtype=numpy.float32)
+    assert [row for row, _ in top_rows(scores, 3)] == [1, 3, 2]
+    assert [row for row, _ in top_rows(scores, 10)] == [1, 3, 2, 4, 0]
+    assert [row for row, _ in top_rows(scores, 2, numpy.array([0, 2, 4]))] == [2, 4]
+    assert top_rows(scores, 0) == []
+
+
+# ---------------------------------------------------------------- models
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any attempt to resolve a name or open a connection fails the test."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"the network was used: {args!r}")
+
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+
+
+def test_the_packaged_model_loads_and_embeds_without_the_network(no_network: None) -> None:
+    """The wordllama wheel's weights and tokenizer load from its own files, offline, without importing the package."""
+    imported = "wordllama" in sys.modules
+    files = embedding.wordllama_files()
+    assert files.weights.name == "l2_supercat_256.safetensors" and files.tokenizer.parent.name == "tokenizers"
+    model = embedding._load(files)  # not the process's shared copy: a load from scratch
+    vectors = model.embed(["how does the gateway decide an approval", ""])
+    assert vectors.shape == (2, 256) and model.dim == 256
+    assert numpy.linalg.norm(vectors[0]) == pytest.approx(1.0, abs=1e-5) and not vectors[1].any()
+    assert ("wordllama" in sys.modules) == imported
+
+
+def test_a_model_is_loaded_once_per_process() -> None:
+    """Two loads of the same files give the same model: its weights are read once."""
+    files = embedding.wordllama_files()
+    assert embedding.load(files) is embedding.load(files)
+
+
+def test_a_model2vec_folder_embeds_by_meaning(tmp_path: Path) -> None:
+    """A model2vec folder's text vectors are means of token vectors: "automobile" is near cars, far from fruit."""
+    folder = write_model(tmp_path / "tiny")
+    model = embedding.load(embedding.model2vec_files(folder, "tiny"))
+    query, cars, fruit, unknown = model.embed(["Automobile", "a car with a wheel", "banana and apple", "zzz qqq"])
+    assert query @ cars > 0.9 and query @ fruit < 0.3
+    assert not unknown.any()  # only unknown words: no vector
+
+
+def test_model_files_that_do_not_load_say_why(tmp_path: Path) -> None:
+    """A Git LFS pointer, a missing tensor, a cut-short file and a missing file are ModelErrors naming the problem."""
+    folder = write_model(tmp_path / "tiny")
+    weights = folder / "model.safetensors"
+    good = weights.read_bytes()
+    cases = [
+        (b"version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 30000000\n", "git lfs pull"),
+        (good[:-8], "cut short or damaged"),
+        (b"\x10\x00", "is not a safetensors file"),
+    ]
+    for data, said in cases:
+        weights.write_bytes(data)
+        with pytest.raises(embedding.ModelError, match=said):
+            embedding.read_tensor(weights, "embeddings")
+    weights.write_bytes(good)
+    with pytest.raises(embedding.ModelError, match="no tensor 'weights'.*embeddings"):
+        embedding.read_tensor(weights, "weights")
+    (folder / "tokenizer.json").unlink()
+    with pytest.raises(embedding.ModelError, match="it has no tokenizer.json"):
+        embedding.model2vec_files(folder, "models/tiny")
+
+
+# ---------------------------------------------------------------- the target
+
+
+def write(root: Path, files: dict[str, str]) -> Workspace:
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    return Workspace(root)
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Workspace:
+    return write(tmp_path, {"docs/rate-limits.md": RATE_LIMITS, "docs/deploy.md": DEPLOY, "docs/audit.md": AUDIT})
+
+
+def builtin(workspace: Workspace, **options):
+    return open_target(target_info("vectors.query", {"builtin": options}), workspace, 5.0)
+
+
+def ask(target, query: str, **extra) -> Answer | TargetError:
+    ((_, answer),) = list(target.answer_many([Request("c", {"query": query, **extra})]))
+    return answer
+
+
+def test_the_default_searches_by_meaning(docs: Workspace) -> None:
+    """With no options the builtin embeds chunks with the packaged model: a question sharing no word
+    with the rate limits finds them first, mode semantic, where keyword search ranks another file first."""
+    query = "what stops one busy customer from starving everyone else"
+    answer = ask(builtin(docs), query)
+    assert answer.mode == "semantic"
+    first = answer.hits[0]
+    assert first.path == "docs/rate-limits.md" and first.id == "docs/rate-limits.md#L1-8" and first.corpus == "code"
+    assert first.text.startswith("# Rate limits") and 0 < first.score <= 1
+    assert [hit.score for hit in answer.hits] == sorted((hit.score for hit in answer.hits), reverse=True)
+    keyword = ask(builtin(docs, retrieval="keyword"), query)
+    assert keyword.mode == "keyword" and keyword.hits[0].path != "docs/rate-limits.md"
+
+
+def test_hybrid_fuses_both_rankings_and_answers_semantic(docs: Workspace) -> None:
+    """Hybrid finds what either retrieval finds, scores are fused reciprocal ranks, and its mode is semantic."""
+    target = builtin(docs, retrieval="hybrid")
+    meaning = ask(target, "how do we keep a single busy customer from starving the rest")  # no word in common
+    words = ask(target, "readiness probe rollout")
+    assert meaning.mode == words.mode == "semantic"
+    assert meaning.hits[0].path == "docs/rate-limits.md" and words.hits[0].path == "docs/deploy.md"
+    assert words.hits[0].score == round(2 / 61, 6)  # first in both rankings
+
+
+def test_hits_are_chunks_of_lines(tmp_path: Path) -> None:
+    """A long file is several chunks: each hit names its lines in its id and carries them as its text."""
+    lines = [f"filler line {n} about nothing in particular" for n in range(1, 81)]
+    lines[59] = "the webhook signature is an HMAC of the body with the shared secret"
+    workspace = write(tmp_path, {"src/notify.py": "\n".join(lines) + "\n", "docs/deploy.md": DEPLOY})
+    target = builtin(workspace, retrieval="keyword", chunking={"unit": "lines", "size": 20, "overlap": 5})
+    answer = ask(target, "webhook signature")
+    assert [hit.id for hit in answer.hits] == ["src/notify.py#L46-65"]  # windows start every 15 lines
+    assert "HMAC" in answer.hits[0].text and answer.hits[0].text.count("\n") == 19
+    whole = ask(builtin(workspace, retrieval="keyword", chunking={"unit": "file"}), "webhook signature")
+    assert [hit.id for hit in whole.hits] == ["src/notify.py"]
+
+
+def test_a_model2vec_folder_of_the_workspace_is_used(tmp_path: Path) -> None:
+    """`model:` naming a model2vec folder: "automobile" finds the file about cars, which shares no word with it."""
+    workspace = write(tmp_path, {"docs/cars.md": "A car has a wheel.\n", "docs/fruit.md": "A banana is a fruit.\n"})
+    write_model(tmp_path / "models" / "tiny")
+    answer = ask(builtin(workspace, model="models/tiny", corpora={"docs": ["docs/**"]}), "automobile")
+    assert answer.mode == "semantic"
+    assert [hit.path for hit in answer.hits] == ["docs/cars.md", "docs/fruit.md"]
+    assert answer.hits[0].corpus == "docs"
+
+
+def test_a_model_that_cannot_be_loaded_falls_back_to_keyword_and_says_so_once(tmp_path: Path) -> None:
+    """A model folder that holds no model: the search is by keyword, mode keyword, and the target says why once."""
+    workspace = write(tmp_path, {"docs/deploy.md": DEPLOY, "models/broken/config.json": "{}"})
+    target = builtin(workspace, model="models/broken")
+    first, second = ask(target, "readiness probe"), ask(target, "rollback")
+    assert first.mode == second.mode == "keyword" and first.hits[0].path == "docs/deploy.md"
+    (note,) = target.take_notes()
+    assert "models/broken is not a model2vec model folder: it has no model.safetensors, tokenizer.json" in note
+    assert "searches by keyword" in note and target.take_notes() == []
+    outside = builtin(workspace, model="../elsewhere")
+    assert ask(outside, "rollback").mode == "keyword"
+    assert "not a folder of the workspace" in outside.take_notes()[0]
+
+
+def test_a_model_fetched_after_a_fallback_is_used_by_the_next_run(tmp_path: Path) -> None:
+    """Once the model folder holds a model (its files fetched after a fallback), the same target loads it and
+    searches by meaning again."""
+    workspace = write(tmp_path, {"docs/cars.md": "A car has a wheel.\n", "docs/fruit.md": "A banana is a fruit.\n"})
+    (tmp_path / "models" / "tiny").mkdir(parents=True)
+    target = builtin(workspace, model="models/tiny")
+    assert ask(target, "automobile").mode == "keyword"
+    write_model(tmp_path / "models" / "tiny")
+    again = ask(target, "automobile")
+    assert again.mode == "semantic" and again.hits[0].path == "docs/cars.md"
+
+
+def test_bad_options_are_refused_with_a_message(tmp_path: Path) -> None:
+    """An unknown retrieval, bad chunking or an empty model is a TargetError saying what to write instead."""
+    workspace = write(tmp_path, {"docs/deploy.md": DEPLOY})
+    for options, said in (
+        ({"retrieval": "semantik"}, "semantic, keyword or hybrid, not 'semantik'"),
+        ({"chunking": {"unit": "lines", "size": 10, "overlap": 12}}, "`chunking.overlap`"),
+        ({"model": ""}, "`builtin.model`"),
+    ):
+        with pytest.raises(TargetError, match=said):
+            builtin(workspace, **options)
