@@ -239,6 +239,7 @@ class BuiltinTarget(Target):
         """The files of the model the options name; ModelError when there are none."""
         from . import embedding
 
+        name = self.options.model
         if name == embedding.WORDLLAMA:
             return embedding.wordllama_files()
         return embedding.model2vec_files(self._model_folder(name), name)
