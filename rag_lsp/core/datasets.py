@@ -55,7 +55,13 @@ class RunDataset:
 
 
 class DatasetProblem(Exception):
-    """The dataset cannot be read at all: missing, refused, not UTF-8."""
+    """The dataset cannot be read at all (missing, refused): why, and the code
+    the checks report it with."""
+
+    def __init__(self, reason: str, code: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.code = code
 
 
 class _Expect(msgspec.Struct, gc=False):
@@ -83,9 +89,9 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
     """The dataset's rows; DatasetProblem when the file cannot be used."""
     source = workspace.read(relative)
     if source is None:
-        raise DatasetProblem(f"the dataset {relative} does not exist (RAG105)")
+        raise DatasetProblem(f"the dataset {relative} does not exist", "RAG105")
     if source.refused:
-        raise DatasetProblem(f"the dataset {relative} is not read: {source.refused} (RAG005)")
+        raise DatasetProblem(f"the dataset {relative} is not read: {source.refused}", "RAG005")
     # Lines holding a byte that is not UTF-8: each is not read (RAG002), the others are.
     undecodable = {line: message for line, _, message in source.undecodable}
     limit = workspace.settings.max_line_bytes

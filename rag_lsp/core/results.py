@@ -38,7 +38,7 @@ from .compare import (
     vs_baseline,
 )
 from .findings import Severity
-from .runner import BROKEN_CASE, HIT_AT_K, TARGET_FAILED, CaseResult, SuiteResult, describe_case, describe_threshold
+from .runner import BROKEN_CASE, HIT_AT_K, TARGET_FAILED, UNKNOWN_TARGET, CaseResult, SuiteResult, describe_case, describe_threshold
 from .scorer import MRR, RECALL, SEMANTIC
 from .text import LineIndex
 from .wording import counted
@@ -333,8 +333,8 @@ def refusal_marks(
 
 
 def _target_refusal(result: SuiteResult) -> bool:
-    error = result.error or ""
-    return not result.findings and ("(RAG405)" in error or "(RAG111)" in error)
+    """Whether the suite was not run for its target (refused, unreachable, or not configured)."""
+    return not result.findings and result.error_code in (TARGET_FAILED, UNKNOWN_TARGET)
 
 
 def suite_marks(

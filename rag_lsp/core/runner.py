@@ -77,6 +77,8 @@ METRICS = frozenset({HIT_AT_K})
 # Which diagnostic explains a case without figures.
 BROKEN_CASE = "RAG401"
 TARGET_FAILED = "RAG405"
+# Why a suite is not run when its target id is configured nowhere.
+UNKNOWN_TARGET = "RAG111"
 
 Progress = Callable[[int, int], None]
 # Called while a target builds its index, with (files read, files to read).
@@ -144,8 +146,12 @@ class SuiteResult:
     thresholds: tuple[ThresholdResult, ...] = ()
     # Offsets (start, end) in the suite file of each threshold's key, by metric.
     threshold_spans: dict[str, tuple[int, int]] = field(default_factory=dict)
-    # Why the suite was not run; None when it ran.
+    # Why the suite was not run (its code in brackets at the end, when it has
+    # one); None when it ran.
     error: str | None = None
+    # The code of the finding that says why it was not run (RAG111 for a target
+    # not configured, RAG405 for one refused or unreachable, ...), when one does.
+    error_code: str | None = None
     # The error findings that stopped it, when that is why.
     findings: tuple[Finding, ...] = ()
     cancelled: bool = False
@@ -210,14 +216,14 @@ class Runner:
         self._findings: dict[str, list[Finding]] = {}
         self._datasets: dict[str, RunDataset | str] = {}
 
-    def _dataset(self, relative: str) -> RunDataset | str:
+    def _dataset(self, relative: str) -> RunDataset | DatasetProblem:
         """The dataset's rows, read once per runner, or why it cannot be read."""
         found = self._datasets.get(relative)
         if found is None:
             try:
                 found = read_dataset(self.workspace, relative)
             except DatasetProblem as problem:
-                found = str(problem)
+                found = problem
             self._datasets[relative] = found
         return found
 
@@ -304,7 +310,8 @@ class Runner:
         thresholds = self._thresholds(suite, result)
         refusal = self._refusal(suite, result)
         if refusal is not None:
-            return self._refuse(result, refusal, thresholds)
+            reason, code = refusal
+            return self._refuse(result, reason, thresholds, code)
         if suite.metrics and not suite.engines:
             # A metric's k is part of its config: a sweep does not apply.
             return self._run_metric_suite(suite, result, thresholds, case_ids, cancel, progress)
@@ -314,30 +321,33 @@ class Runner:
         result.ks = sweep
         return self._run_rag_suite(suite, result, thresholds, case_ids, cancel, progress, record, building)
 
-    def _refuse(self, result: SuiteResult, reason: str, thresholds: dict[str, float]) -> SuiteResult:
-        result.error = reason
+    def _refuse(self, result: SuiteResult, reason: str, thresholds: dict[str, float], code: str | None = None) -> SuiteResult:
+        result.error = f"{reason} ({code})" if code is not None else reason
+        result.error_code = code
         result.thresholds = tuple(ThresholdResult(metric, value, None, False) for metric, value in thresholds.items())
         return result
 
-    def _refusal(self, suite: SuiteInfo, result: SuiteResult) -> str | None:
+    def _refusal(self, suite: SuiteInfo, result: SuiteResult) -> tuple[str, str | None] | None:
+        """Why the suite cannot run, and the code the checks report it with (None
+        where rag-lsp checks what it cannot score); None when it can run."""
         blocking = self.blocking_findings(suite)
         if blocking:
             result.findings = tuple(blocking)
-            return _describe_findings(blocking, suite.file)
+            return _describe_findings(blocking, suite.file), None
         unknown_engines = [engine for engine in suite.engines if engine not in ENGINES]
         if unknown_engines:
-            return f"rag-lsp has no scorer for engine {', '.join(map(repr, unknown_engines))}; it can only check it"
+            return f"rag-lsp has no scorer for engine {', '.join(map(repr, unknown_engines))}; it can only check it", None
         unknown_metrics = [metric for metric in suite.metrics if metric not in METRICS]
         if unknown_metrics:
-            return f"rag-lsp has no scorer for metric {', '.join(map(repr, unknown_metrics))}; it can only check it"
+            return f"rag-lsp has no scorer for metric {', '.join(map(repr, unknown_metrics))}; it can only check it", None
         if suite.engines and suite.metrics:
-            return "a suite with both `engines` and `metrics` cannot be scored: its dataset has one row shape"
+            return "a suite with both `engines` and `metrics` cannot be scored: its dataset has one row shape", None
         if not suite.engines and not suite.metrics:
-            return "the suite has neither `engines` nor `metrics`: nothing scores its cases"
+            return "the suite has neither `engines` nor `metrics`: nothing scores its cases", None
         if suite.dataset is None:
-            return "the suite names no dataset inside the workspace"
+            return "the suite names no dataset inside the workspace", None
         dataset = self._dataset(suite.dataset)
-        return dataset if isinstance(dataset, str) else None
+        return (dataset.reason, dataset.code) if isinstance(dataset, DatasetProblem) else None
 
     def _thresholds(self, suite: SuiteInfo, result: SuiteResult) -> dict[str, float]:
         node = suite.node.get("thresholds")
@@ -380,15 +390,15 @@ class Runner:
     ) -> SuiteResult:
         info = self.workspace.targets().get(suite.target or "")
         if info is None:
-            return self._refuse(result, f"target {suite.target!r} is not configured (RAG111)", thresholds)
+            return self._refuse(result, f"target {suite.target!r} is not configured", thresholds, UNKNOWN_TARGET)
         if info.kind in TRUSTED_KINDS and not self.allow_exec:
             return self._refuse(
-                result, f"target {info.id!r} is a {info.kind} target and is not run: {self.exec_refusal} (RAG405)", thresholds
+                result, f"target {info.id!r} is a {info.kind} target and is not run: {self.exec_refusal}", thresholds, TARGET_FAILED
             )
         try:
             target = self.pool.get(info)
         except TargetError as error:
-            return self._refuse(result, f"{error.message} (RAG405)", thresholds)
+            return self._refuse(result, error.message, thresholds, TARGET_FAILED)
         dataset = self._dataset(suite.dataset or "")
         assert isinstance(dataset, RunDataset)  # refused otherwise
         planned = _plan_rag_cases(dataset.rows, case_ids, dataset.flaws)
@@ -502,7 +512,7 @@ class Runner:
             config = HitAtKConfig.from_config(raw if isinstance(raw, dict) else None, schema)
         except (ConfigError, TooLarge) as error:
             code = error.code if isinstance(error, ConfigError) else "RAG005"
-            return self._refuse(result, f"metric {HIT_AT_K!r}: {error} ({code})", thresholds)
+            return self._refuse(result, f"metric {HIT_AT_K!r}: {error}", thresholds, code)
         result.metadata[HIT_AT_K] = config.metadata
         dataset = self._dataset(suite.dataset or "")
         assert isinstance(dataset, RunDataset)  # refused otherwise

@@ -62,7 +62,7 @@ from ..core.results import (
     suite_key,
     suite_marks,
 )
-from ..core.runner import CaseNotFound, Runner, SuiteResult, describe_case
+from ..core.runner import TARGET_FAILED, CaseNotFound, Runner, SuiteResult, describe_case
 from ..core.config import CONFIG_PATHS
 from ..core.settings import EditorSettings, Settings
 from ..core.targets import TargetPool
@@ -946,7 +946,7 @@ def _tell(outcome: _Outcome, result: SuiteResult, name: str) -> None:
         log.warning("suite %s: %s", name, note)
         outcome.messages.append((types.MessageType.Warning, f"rag-lsp: {note}"))
     if result.error is not None:
-        kind = types.MessageType.Error if "(RAG405)" in result.error else types.MessageType.Warning
+        kind = types.MessageType.Error if result.error_code == TARGET_FAILED else types.MessageType.Warning
         error = result.error.removeprefix("not run: ")
         outcome.messages.append((kind, f"rag-lsp: suite {name!r} was not run: {error}"))
     elif result.cancelled:
