@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 EXTENSION = REPO / "editors" / "vscode"
 REQUIRED = os.environ.get("RAG_LSP_REQUIRE_EDITORS") == "1"
 # Settings of the extension itself, never sent to the server.
-CLIENT_ONLY = {"ragLsp.serverCommand", "ragLsp.pythonPath", "ragLsp.trace.server"}
+CLIENT_ONLY = {"ragLsp.serverCommand", "ragLsp.pythonPath", "ragLsp.importStrategy", "ragLsp.trace.server"}
 SERVER_COMMANDS = {"ragLsp.runCase", "ragLsp.runSuite", "ragLsp.clearResults"}
 
 
@@ -53,9 +53,12 @@ def check_manifest(manifest: dict) -> None:
     settings, problems = settings_from(values)
     assert problems == []
     assert settings == Settings()
-    # Commands: restart, and the server's commands (run from its lenses).
+    # Commands: restart, the output (the status bar item's), and the server's commands (run from its lenses).
     commands = {command["command"] for command in contributes["commands"]}
-    assert commands == {"ragLsp.restartServer"} | SERVER_COMMANDS
+    assert commands == {"ragLsp.restartServer", "ragLsp.showOutput"} | SERVER_COMMANDS
+    # The bundled copy is opt-in; the environment's rag-lsp comes first.
+    strategy = contributes["configuration"]["properties"]["ragLsp.importStrategy"]
+    assert strategy["enum"] == ["fromEnvironment", "useBundled"] and strategy["default"] == "fromEnvironment"
     # Activation on suites, datasets and .punica workspaces.
     events = manifest["activationEvents"]
     assert {"onLanguage:jsonl", "workspaceContains:.punica", "workspaceContains:**/*.suite.yaml"} <= set(events)
@@ -82,8 +85,8 @@ def test_the_lock_file_pins_node_lts_compatible_tools() -> None:
     lock = json.loads((EXTENSION / "package-lock.json").read_text(encoding="utf-8"))
     assert lock["lockfileVersion"] >= 2
     packages = lock["packages"]
-    assert packages[""]["dependencies"] == {"vscode-languageclient": "9.0.1"}
-    for name in ("vscode-languageclient", "@vscode/vsce", "typescript", "@types/vscode"):
+    assert packages[""]["dependencies"] == {"@vscode/python-extension": "1.0.5", "vscode-languageclient": "9.0.1"}
+    for name in ("vscode-languageclient", "@vscode/python-extension", "@vscode/vsce", "typescript", "@types/vscode"):
         assert f"node_modules/{name}" in packages, name
     node = packages["node_modules/@vscode/vsce"].get("engines", {}).get("node", "")
     assert "20" in node  # runs on node 20 LTS
@@ -111,13 +114,14 @@ def test_vsix_holds_the_compiled_extension(vsix: zipfile.ZipFile) -> None:
     compiled = vsix.read(entry).decode("utf-8")
     assert "exports.activate = activate" in compiled and "exports.deactivate = deactivate" in compiled
     assert 'require("vscode-languageclient/node")' in compiled
-    for module in ("command", "settings", "documents"):
+    for module in ("command", "settings", "documents", "python", "status", "runs"):
         assert f"extension/out/{module}.js" in names
-    # The runtime dependency ships; sources, tests and dev tools do not.
+    # The runtime dependencies ship; sources, tests, the end-to-end harness and dev tools do not.
     assert "extension/node_modules/vscode-languageclient/package.json" in names
+    assert "extension/node_modules/@vscode/python-extension/out/main.js" in names
     assert "extension/language-configuration.json" in names
     assert "extension.vsixmanifest" in names
-    unpackaged = ("extension/src/", "extension/out/test/", "extension/out/testing/")
+    unpackaged = ("extension/src/", "extension/out/test/", "extension/out/testing/", "extension/e2e/")
     assert not [name for name in names if name.startswith(unpackaged)]
     assert not [name for name in names if "/node_modules/typescript/" in name or "/node_modules/@vscode/vsce/" in name]
 
