@@ -9,6 +9,7 @@ import * as os from "os";
 import * as path from "path";
 import * as vscode from "vscode";
 import {
+  CodeActionRequest,
   DidChangeConfigurationNotification,
   LanguageClient,
   LanguageClientOptions,
@@ -36,6 +37,7 @@ import {
 } from "./command";
 import { WORKSPACE_MARKERS, documentSelector } from "./documents";
 import { PythonInterpreter } from "./python";
+import { everySuiteRun, runActionsParams, suiteChoices } from "./runs";
 import {
   SECTION,
   ServerSetting,
@@ -229,6 +231,7 @@ export class RagLspExtension implements vscode.Disposable {
             return answerConfiguration(params.items, defaults, (scopeUri) => this.settingsFor(scopeUri));
           },
         },
+        executeCommand: (command, args, next) => this.executeCommand(command, args, next),
       },
     };
     const client = new LanguageClient("ragLsp", "rag-lsp", serverOptions, clientOptions);
@@ -258,6 +261,29 @@ export class RagLspExtension implements vscode.Disposable {
     for (const [key, value] of Object.entries(commandContextKeys(offered))) {
       void vscode.commands.executeCommand("setContext", key, value);
     }
+  }
+
+  /**
+   * A "Run case (N suites)" lens runs the case in every suite that reads the
+   * dataset; first the user may pick one suite, or all.
+   */
+  private async executeCommand(command: string, args: any[], next: (command: string, args: any[]) => unknown) {
+    const run = everySuiteRun(command, args);
+    const client = this.client;
+    if (!run || !client) {
+      return next(command, args);
+    }
+    let choices: ReturnType<typeof suiteChoices> = [];
+    try {
+      choices = suiteChoices(run, (await client.sendRequest(CodeActionRequest.type.method, runActionsParams(run))) as any);
+    } catch (error) {
+      this.output.appendLine(`Asking which suites read the case failed: ${String(error)}`);
+    }
+    if (choices.length < 2) {
+      return next(command, args);
+    }
+    const chosen = await vscode.window.showQuickPick(choices, { title: "Run the case in", placeHolder: "All suites, or one" });
+    return chosen ? next(command, [chosen.args]) : undefined;
   }
 
   private reportFailure(resolution: Resolution, failure: StartFailure): void {

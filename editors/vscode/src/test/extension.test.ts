@@ -358,3 +358,32 @@ test("importStrategy useBundled runs the bundled copy when the environment has n
     fs.rmSync(root, { recursive: true, force: true });
   }
 });
+
+test("a run of a case that several suites read asks which, all first", { skip: !posix }, async () => {
+  executable("rag-lsp", "#!/bin/sh\nexit 0\n");
+  state.markers = 1;
+  await activate();
+  const uri = "file:///work/space/.punica/evals/gateway.jsonl";
+  fakeClient.answers.set("textDocument/codeAction", () =>
+    ["recorded", "live"].map((suite) => ({
+      title: `Run this case in ${suite}`,
+      command: { title: "", command: "ragLsp.runCase", arguments: [{ uri, line: 2, suite }] },
+    })),
+  );
+  const execute = clients()[0].clientOptions.middleware.executeCommand;
+  const sent: unknown[] = [];
+  const next = async (command: string, args: unknown[]) => sent.push([command, args]);
+  state.answers.push(2);
+  await execute("ragLsp.runCase", [{ uri, line: 2, suite: null }], next);
+  assert.deepEqual(state.quickPicks[0].map((item) => item.label), ["All 2 suites", "recorded", "live"]);
+  assert.deepEqual(sent, [["ragLsp.runCase", [{ uri, line: 2, suite: "live" }]]]);
+  state.answers.push(0);
+  await execute("ragLsp.runCase", [{ uri, line: 2, suite: null }], next);
+  assert.deepEqual(sent[1], ["ragLsp.runCase", [{ uri, line: 2, suite: null }]]);
+  state.answers.push(undefined);
+  await execute("ragLsp.runCase", [{ uri, line: 2, suite: null }], next);
+  assert.equal(sent.length, 2, "escape runs nothing");
+  await execute("ragLsp.runCase", [{ uri, line: 2, suite: "live" }], next);
+  assert.equal(state.quickPicks.length, 3, "a named suite is run at once");
+  assert.equal(sent.length, 3);
+});
