@@ -1,11 +1,15 @@
 """The VS Code extension (editors/vscode): its declared contributions match the
-server's settings, and the packaged .vsix holds the compiled entry point and
-those contributions.
+server's settings, the packaged .vsix holds the compiled entry point and those
+contributions, and installed in real VS Code it shows the findings and runs cases.
 
 The .vsix is built by `npm ci && npm run build && npx @vscode/vsce package` in
 editors/vscode (.ci/run does it); the package tests read RAG_LSP_VSIX or
 editors/vscode/rag-lsp.vsix, and are skipped without one (failed with
 RAG_LSP_REQUIRE_EDITORS=1, as in CI).
+
+The end-to-end test runs editors/test/vscode-e2e.sh: code-server (installed by
+editors/vscode/e2e/install.sh) and Debian's Chromium, with this interpreter's
+rag-lsp. Without them it is skipped (failed with RAG_LSP_REQUIRE_EDITORS=1).
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import subprocess
+import sys
 import zipfile
 from dataclasses import fields
 from pathlib import Path
@@ -92,9 +99,13 @@ def test_the_lock_file_pins_node_lts_compatible_tools() -> None:
     assert "20" in node  # runs on node 20 LTS
 
 
+def vsix_path() -> Path:
+    return Path(os.environ.get("RAG_LSP_VSIX") or EXTENSION / "rag-lsp.vsix")
+
+
 @pytest.fixture(scope="module")
 def vsix() -> zipfile.ZipFile:
-    path = Path(os.environ.get("RAG_LSP_VSIX") or EXTENSION / "rag-lsp.vsix")
+    path = vsix_path()
     if not path.exists():
         message = (
             f"no .vsix at {path}: build it in editors/vscode with npm ci && npx @vscode/vsce package --out rag-lsp.vsix"
@@ -131,3 +142,44 @@ def test_vsix_declares_the_contributions(vsix: zipfile.ZipFile) -> None:
     check_manifest(manifest)
     vsixmanifest = vsix.read("extension.vsixmanifest").decode("utf-8")
     assert f'Version="{manifest["version"]}"' in vsixmanifest
+
+
+def _end_to_end_missing() -> list[str]:
+    """What the end-to-end test needs and this machine lacks."""
+    missing = []
+    if not vsix_path().exists():
+        missing.append(f"the .vsix ({vsix_path()})")
+    if not (EXTENSION / "out" / "testing" / "python-stand-in.js").exists():
+        missing.append("the compiled extension (npm ci && npm run build in editors/vscode)")
+    if not (EXTENSION / "e2e" / "node_modules" / "code-server" / "lib" / "vscode" / "node_modules").exists():
+        missing.append("code-server (editors/vscode/e2e/install.sh)")
+    if not (os.environ.get("RAG_LSP_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")):
+        missing.append("Chromium (apt-get install chromium)")
+    if not shutil.which("node"):
+        missing.append("Node.js")
+    if not (Path(sys.executable).parent / "rag-lsp").exists():
+        missing.append(f"a rag-lsp script beside {sys.executable}")
+    return missing
+
+
+def test_vscode_shows_findings_and_runs_cases_end_to_end(tmp_path: Path) -> None:
+    """In code-server with the .vsix on a fresh profile, no ragLsp setting: the Python extension's interpreter or
+    rag-lsp on PATH serves exactly the findings of rag-lsp check and a run-case click's RAG400; with no interpreter,
+    one notification offers its three buttons and selecting an interpreter starts the server."""
+    missing = _end_to_end_missing()
+    if missing:
+        message = "VS Code end-to-end test needs " + ", ".join(missing)
+        if REQUIRED:
+            pytest.fail(message)
+        pytest.skip(message)
+    env = {**os.environ, "RAG_LSP_E2E_ARTIFACTS": str(tmp_path / "artifacts")}
+    result = subprocess.run(
+        ["bash", str(REPO / "editors" / "test" / "vscode-e2e.sh"), sys.executable, str(vsix_path())],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+        check=False,
+    )
+    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
+    assert "vscode e2e: 3 passed, 0 failed" in result.stdout, result.stdout
