@@ -55,17 +55,23 @@ export type PythonExtensionState =
   | { kind: "noInterpreter" }
   | { kind: "selected"; interpreter: Interpreter };
 
+/** What running an interpreter told: why it cannot serve (`problem`), else its version. */
+export interface Probe {
+  problem?: string;
+  version?: string;
+}
+
 /** What the resolution needs from the machine. */
 export interface Host {
   /** The file `command` names, looked up on PATH unless it is a path; `undefined` when missing. */
   findExecutable(command: string): string | undefined;
   pythonExtension(): Promise<PythonExtensionState>;
-  /** Whether `python` can import rag_lsp: `undefined` when it can, else why not. */
-  checkModule(python: string): Promise<string | undefined>;
+  /** Whether `python` can import rag_lsp. */
+  checkModule(python: string): Promise<Probe>;
   /** The launcher of the rag-lsp bundled in the extension, when this build has one. */
   bundledLauncher(): string | undefined;
-  /** Whether `python` can run the bundled copy: `undefined` when it can, else why not. */
-  checkBundled(python: string, launcher: string): Promise<string | undefined>;
+  /** Whether `python` can run the bundled copy. */
+  checkBundled(python: string, launcher: string): Promise<Probe>;
 }
 
 export interface ServerCommand {
@@ -179,11 +185,12 @@ export async function resolveServer(settings: CommandSettings, expansions: Expan
     } else {
       pythonPath = { path: given };
       resolution.installInto = pythonPath;
-      const missing = await host.checkModule(program);
-      if (missing === undefined) {
-        return use({ command: given, args: MODULE_ARGS, rule: "pythonPath", interpreter: pythonPath }, given);
+      const probe = await host.checkModule(program);
+      if (probe.problem === undefined) {
+        const interpreter = { path: given, version: probe.version };
+        return use({ command: given, args: MODULE_ARGS, rule: "pythonPath", interpreter }, given);
       }
-      attempt("pythonPath", `\`${given}\` ${missing}`);
+      attempt("pythonPath", `\`${given}\` ${probe.problem}`);
     }
   } else {
     attempt("pythonPath", "not set", false);
@@ -207,11 +214,11 @@ export async function resolveServer(settings: CommandSettings, expansions: Expan
     const interpreter = state.interpreter;
     selected = interpreter;
     resolution.installInto ??= interpreter;
-    const missing = await host.checkModule(interpreter.path);
-    if (missing === undefined) {
+    const probe = await host.checkModule(interpreter.path);
+    if (probe.problem === undefined) {
       return use({ command: interpreter.path, args: MODULE_ARGS, rule: "pythonExtension", interpreter }, interpreter.path);
     }
-    attempt("pythonExtension", `\`${interpreter.path}\` ${missing}`);
+    attempt("pythonExtension", `\`${interpreter.path}\` ${probe.problem}`);
   }
 
   // 4. rag-lsp on PATH
@@ -249,11 +256,12 @@ export async function resolveServer(settings: CommandSettings, expansions: Expan
   }
   const reasons: string[] = [];
   for (const runner of runners) {
-    const problem = await host.checkBundled(runner.path, launcher);
-    if (problem === undefined) {
-      return use({ command: runner.path, args: [launcher, "serve"], rule: "bundled", interpreter: runner }, `${runner.path} ${launcher}`);
+    const probe = await host.checkBundled(runner.path, launcher);
+    if (probe.problem === undefined) {
+      const interpreter = { path: runner.path, version: runner.version ?? probe.version };
+      return use({ command: runner.path, args: [launcher, "serve"], rule: "bundled", interpreter }, `${runner.path} ${launcher}`);
     }
-    reasons.push(`\`${runner.path}\` ${problem}`);
+    reasons.push(`\`${runner.path}\` ${probe.problem}`);
   }
   attempt("bundled", reasons.join("; "));
   return resolution;
@@ -379,19 +387,29 @@ export function findExecutable(command: string, host: Platform): string | undefi
   return undefined;
 }
 
-/** The check that tells an interpreter with rag_lsp from one without. */
-export const MODULE_CHECK_ARGS = ["-c", "import rag_lsp"];
+/** The check that tells an interpreter with rag_lsp from one without; it prints the interpreter's version. */
+export const MODULE_CHECK_ARGS = ["-c", "import sys, rag_lsp; print('%d.%d.%d' % sys.version_info[:3])"];
 
-/** What a failed module check means, from its exit status and error output. */
-export function moduleCheckProblem(result: { status: number | null; stderr: string; error?: Error }): string | undefined {
+/** An interpreter's run, as the extension gets it. */
+export interface RunResult {
+  status: number | null;
+  stdout?: string;
+  stderr: string;
+  error?: Error;
+}
+
+/** What a module check (or the bundled copy's `--check`) says: its version, or why it cannot serve. */
+export function probeResult(result: RunResult, what = "rag_lsp"): Probe {
   if (result.error) {
-    return `could not be run (${result.error.message})`;
+    return { problem: `could not be run (${result.error.message})` };
   }
   if (result.status === 0) {
-    return undefined;
+    const version = /^\d+\.\d+\.\d+/.exec((result.stdout ?? "").trim())?.[0];
+    return version ? { version } : {};
   }
-  if (/No module named/.test(result.stderr)) {
-    return "has no rag_lsp module";
+  if (what === "rag_lsp" && /No module named/.test(result.stderr)) {
+    return { problem: "has no rag_lsp module" };
   }
-  return `cannot import rag_lsp (${lastLine(result.stderr) || `exit status ${result.status}`})`;
+  const detail = lastLine(result.stderr) || `exit status ${result.status}`;
+  return { problem: what === "rag_lsp" ? `cannot import rag_lsp (${detail})` : detail };
 }

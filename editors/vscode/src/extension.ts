@@ -23,6 +23,7 @@ import {
   Host,
   MODULE_CHECK_ARGS,
   Resolution,
+  RunResult,
   StartFailure,
   describeResolution,
   failureActions,
@@ -30,8 +31,7 @@ import {
   findExecutable,
   installCommand,
   interpreterChangeNeedsRestart,
-  lastLine,
-  moduleCheckProblem,
+  probeResult,
   resolveServer,
   skippedSettings,
 } from "./command";
@@ -137,7 +137,7 @@ export class RagLspExtension implements vscode.Disposable {
     return {
       findExecutable: (command) => findExecutable(command, platform),
       pythonExtension: () => this.python.state(),
-      checkModule: async (python) => moduleCheckProblem(await run(python, MODULE_CHECK_ARGS)),
+      checkModule: async (python) => probeResult(await run(python, MODULE_CHECK_ARGS)),
       bundledLauncher: () => {
         if (!this.extensionPath) {
           return undefined;
@@ -146,13 +146,7 @@ export class RagLspExtension implements vscode.Disposable {
         const libs = path.join(this.extensionPath, "bundled", "libs", "rag_lsp");
         return fs.existsSync(launcher) && fs.existsSync(libs) ? launcher : undefined;
       },
-      checkBundled: async (python, launcher) => {
-        const result = await run(python, [launcher, "--check"]);
-        if (result.error) {
-          return `could not be run (${result.error.message})`;
-        }
-        return result.status === 0 ? undefined : `cannot run it (${lastLine(result.stderr) || `exit status ${result.status}`})`;
-      },
+      checkBundled: async (python, launcher) => probeResult(await run(python, [launcher, "--check"]), "bundled"),
     };
   }
 
@@ -397,15 +391,15 @@ export class RagLspExtension implements vscode.Disposable {
 }
 
 /** Runs `program` with `args`, never longer than {@link CHECK_TIMEOUT_MS}. */
-function run(program: string, args: string[]): Promise<{ status: number | null; stderr: string; error?: Error }> {
+function run(program: string, args: string[]): Promise<RunResult> {
   return new Promise((resolve) => {
-    cp.execFile(program, args, { encoding: "utf8", timeout: CHECK_TIMEOUT_MS }, (error, _stdout, stderr) => {
+    cp.execFile(program, args, { encoding: "utf8", timeout: CHECK_TIMEOUT_MS }, (error, stdout, stderr) => {
       if (!error) {
-        resolve({ status: 0, stderr });
+        resolve({ status: 0, stdout, stderr });
       } else if (typeof error.code === "number") {
-        resolve({ status: error.code, stderr });
+        resolve({ status: error.code, stdout, stderr });
       } else {
-        resolve({ status: null, stderr, error });
+        resolve({ status: null, stdout, stderr, error });
       }
     });
   });

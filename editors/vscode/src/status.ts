@@ -15,13 +15,19 @@ export interface StatusItem {
   error: boolean;
 }
 
-/** `3.11.4 (.venv)`: the version when known, and the environment's folder. */
+/** Folders that hold a system's interpreters rather than name an environment. */
+const SYSTEM_FOLDERS = new Set(["", "usr", "local", "opt"]);
+
+/** `3.11.4 (.venv)`: the version when known, and the environment's folder (not `/usr`). */
 export function interpreterLabel(interpreter: Interpreter): string {
   const p = interpreter.path.includes("\\") ? path.win32 : path.posix;
   const folder = p.dirname(interpreter.path);
-  const environment = ["bin", "Scripts"].includes(p.basename(folder)) ? p.basename(p.dirname(folder)) : undefined;
-  const name = environment || p.basename(interpreter.path);
-  return interpreter.version ? `${interpreter.version} (${name})` : name;
+  const parent = p.basename(p.dirname(folder));
+  const environment = ["bin", "Scripts"].includes(p.basename(folder)) && !SYSTEM_FOLDERS.has(parent) ? parent : undefined;
+  if (interpreter.version) {
+    return environment ? `${interpreter.version} (${environment})` : interpreter.version;
+  }
+  return environment ?? interpreter.path;
 }
 
 /** What the server runs on, in a few words: `Python 3.11.4 (.venv)`, `rag-lsp on PATH`. */

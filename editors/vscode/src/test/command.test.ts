@@ -13,7 +13,7 @@ import {
   findExecutable,
   installCommand,
   interpreterChangeNeedsRestart,
-  moduleCheckProblem,
+  probeResult,
   resolveServer,
   skippedSettings,
   tooOld,
@@ -36,10 +36,11 @@ function machine(options: {
     pythonExtension: async () => options.python ?? { kind: "absent" },
     checkModule: async (python) => {
       checked.push(python);
-      return (options.modules ?? []).includes(python) ? undefined : "has no rag_lsp module";
+      return (options.modules ?? []).includes(python) ? { version: "3.11.2" } : { problem: "has no rag_lsp module" };
     },
     bundledLauncher: () => options.launcher,
-    checkBundled: async (python) => ((options.runsBundled ?? []).includes(python) ? undefined : "is Python 3.9"),
+    checkBundled: async (python) =>
+      (options.runsBundled ?? []).includes(python) ? { version: "3.11.2" } : { problem: "is Python 3.9" },
   };
 }
 
@@ -73,13 +74,9 @@ test("the order: serverCommand, pythonPath, the Python extension's interpreter, 
   });
   const settings = { serverCommand: ["/opt/rag-lsp", "serve", "--x"], pythonPath: "/p/bin/python" };
   assert.deepEqual(winner(await resolveServer(settings, {}, everything)), ["serverCommand", "/opt/rag-lsp", "serve", "--x"]);
-  assert.deepEqual(winner(await resolveServer({ pythonPath: "/p/bin/python" }, {}, everything)), [
-    "pythonPath",
-    "/p/bin/python",
-    "-m",
-    "rag_lsp",
-    "serve",
-  ]);
+  const fromSetting = await resolveServer({ pythonPath: "/p/bin/python" }, {}, everything);
+  assert.deepEqual(winner(fromSetting), ["pythonPath", "/p/bin/python", "-m", "rag_lsp", "serve"]);
+  assert.deepEqual(fromSetting.server?.interpreter, { path: "/p/bin/python", version: "3.11.2" }, "the version its check printed");
   const fromExtension = await resolveServer({}, {}, everything);
   assert.deepEqual(winner(fromExtension), ["pythonExtension", "/v/bin/python", "-m", "rag_lsp", "serve"]);
   assert.deepEqual(fromExtension.server?.interpreter, { path: "/v/bin/python", version: "3.12.1" });
@@ -145,6 +142,7 @@ test("the bundled copy is the last rule, only with importStrategy useBundled, ru
   assert.equal(without.attempts[4].reason, "not used: ragLsp.importStrategy is not useBundled");
   const bundled = await resolveServer({ importStrategy: "useBundled" }, {}, host);
   assert.deepEqual(winner(bundled), ["bundled", "/usr/bin/python3", launcher, "serve"]);
+  assert.deepEqual(bundled.server?.interpreter, { path: "/usr/bin/python3", version: "3.11.2" }, "the version its check printed");
   assert.ok(bundled.attempts.some((attempt) => attempt.rule === "bundled" && attempt.used));
   // rag-lsp in the environment still wins: the server is then the one `rag-lsp check` runs.
   const both = machine({ files: ["/usr/bin/rag-lsp", "/usr/bin/python3"], launcher, runsBundled: ["/usr/bin/python3"] });
@@ -245,11 +243,20 @@ test("tooOld compares with Python 3.10", () => {
   assert.ok(!tooOld(undefined));
 });
 
-test("moduleCheckProblem tells a missing module from other failures", () => {
-  assert.equal(moduleCheckProblem({ status: 0, stderr: "" }), undefined);
-  assert.equal(moduleCheckProblem({ status: 1, stderr: "ModuleNotFoundError: No module named 'rag_lsp'\n" }), "has no rag_lsp module");
-  assert.equal(moduleCheckProblem({ status: 1, stderr: "Traceback\nSyntaxError: bad\n" }), "cannot import rag_lsp (SyntaxError: bad)");
-  assert.equal(moduleCheckProblem({ status: null, stderr: "", error: new Error("spawn EACCES") }), "could not be run (spawn EACCES)");
+test("probeResult reads the version a check printed, and tells a missing module from other failures", () => {
+  assert.deepEqual(probeResult({ status: 0, stdout: "3.11.4\n", stderr: "" }), { version: "3.11.4" });
+  assert.deepEqual(probeResult({ status: 0, stdout: "", stderr: "" }), {});
+  const missing = { status: 1, stderr: "ModuleNotFoundError: No module named 'rag_lsp'\n" };
+  assert.deepEqual(probeResult(missing), { problem: "has no rag_lsp module" });
+  assert.deepEqual(probeResult({ status: 1, stderr: "Traceback\nSyntaxError: bad\n" }), {
+    problem: "cannot import rag_lsp (SyntaxError: bad)",
+  });
+  assert.deepEqual(probeResult({ status: null, stderr: "", error: new Error("spawn EACCES") }), {
+    problem: "could not be run (spawn EACCES)",
+  });
+  assert.deepEqual(probeResult({ status: 1, stderr: "is Python 3.9; the bundled rag-lsp is built for Python 3.11\n" }, "bundled"), {
+    problem: "is Python 3.9; the bundled rag-lsp is built for Python 3.11",
+  });
 });
 
 const files = (...present: string[]) => (file: string) => present.includes(file);

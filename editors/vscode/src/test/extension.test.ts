@@ -223,7 +223,7 @@ test("the Python extension's interpreter runs the server; the output says which 
     ),
     state.output.join("\n"),
   );
-  assert.equal(status().text, "$(check) rag-lsp: Python 3.12.1 (python)");
+  assert.equal(status().text, "$(check) rag-lsp: Python 3.12.1");
   assert.match(status().tooltip ?? "", /Found by: the interpreter selected in the Python extension/);
   assert.equal(status().command, "ragLsp.showOutput");
   assert.deepEqual(state.errors, []);

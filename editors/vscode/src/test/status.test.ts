@@ -13,8 +13,10 @@ const fromPython: ServerCommand = {
 
 test("the interpreter is named by its version and its environment's folder", () => {
   assert.equal(interpreterLabel({ path: "/home/u/proj/.venv/bin/python", version: "3.11.4" }), "3.11.4 (.venv)");
-  assert.equal(interpreterLabel({ path: "/usr/bin/python3" }), "usr");
-  assert.equal(interpreterLabel({ path: "/opt/py/python3.12" }), "python3.12");
+  assert.equal(interpreterLabel({ path: "/usr/bin/python3" }), "/usr/bin/python3");
+  assert.equal(interpreterLabel({ path: "/usr/bin/python3", version: "3.11.2" }), "3.11.2", "/usr is no environment");
+  assert.equal(interpreterLabel({ path: "/home/u/venv/bin/python" }), "venv");
+  assert.equal(interpreterLabel({ path: "/opt/py/python3.12" }), "/opt/py/python3.12");
   assert.equal(interpreterLabel({ path: "C:\\proj\\.venv\\Scripts\\python.exe", version: "3.12.0" }), "3.12.0 (.venv)");
 });
 
