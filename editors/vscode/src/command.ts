@@ -348,10 +348,17 @@ export function lastLine(text: string): string {
   return lines.length ? lines[lines.length - 1] : text.trim();
 }
 
-/** Whether a change of the Python extension's interpreter calls for a new server. */
-export function interpreterChangeNeedsRestart(resolution: Resolution | undefined): boolean {
-  const rule = resolution?.server?.rule;
-  return rule !== "serverCommand" && rule !== "pythonPath";
+/**
+ * Whether a change of the Python extension's interpreter (to `selected`, when
+ * known) calls for a new server: not when a setting chose the server, nor when the
+ * server already runs on that interpreter.
+ */
+export function interpreterChangeNeedsRestart(resolution: Resolution | undefined, selected?: string): boolean {
+  const server = resolution?.server;
+  if (server?.rule === "serverCommand" || server?.rule === "pythonPath") {
+    return false;
+  }
+  return !(selected !== undefined && server?.rule === "pythonExtension" && server.interpreter?.path === selected);
 }
 
 export interface Platform {

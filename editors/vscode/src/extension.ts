@@ -36,7 +36,7 @@ import {
   skippedSettings,
 } from "./command";
 import { WORKSPACE_MARKERS, documentSelector } from "./documents";
-import { PythonInterpreter } from "./python";
+import { InterpreterChange, PythonInterpreter } from "./python";
 import { everySuiteRun, runActionsParams, suiteChoices } from "./runs";
 import {
   SECTION,
@@ -84,7 +84,7 @@ export class RagLspExtension implements vscode.Disposable {
       vscode.commands.registerCommand("ragLsp.showOutput", () => this.output.show(true)),
       vscode.workspace.onDidGrantWorkspaceTrust(() => this.trustGranted()),
       vscode.workspace.onDidChangeConfiguration((event) => this.configurationChanged(event)),
-      this.python.onDidChange((reason) => this.interpreterChanged(reason)),
+      this.python.onDidChange((change) => this.interpreterChanged(change)),
     );
     if (await this.workspaceWantsServer()) {
       await this.start();
@@ -363,8 +363,8 @@ export class RagLspExtension implements vscode.Disposable {
     }
   }
 
-  private interpreterChanged(reason: string): void {
-    if (!this.wanted || !interpreterChangeNeedsRestart(this.resolution)) {
+  private interpreterChanged({ reason, path: selected }: InterpreterChange): void {
+    if (!this.wanted || !interpreterChangeNeedsRestart(this.resolution, selected)) {
       return;
     }
     this.output.appendLine(`${reason[0].toUpperCase()}${reason.slice(1)}: finding the server again.`);

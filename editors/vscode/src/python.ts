@@ -6,9 +6,16 @@ import * as vscode from "vscode";
 
 import { PythonExtensionState } from "./command";
 
+/** A change that may give the server another interpreter. */
+export interface InterpreterChange {
+  reason: string;
+  /** The interpreter now selected, when the Python extension said. */
+  path?: string;
+}
+
 export class PythonInterpreter implements vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<string>();
-  /** Fires with a reason when the selected interpreter may have changed. */
+  private readonly changed = new vscode.EventEmitter<InterpreterChange>();
+  /** Fires when the selected interpreter may have changed. */
   readonly onDidChange = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [this.changed];
   private watching = false;
@@ -22,7 +29,7 @@ export class PythonInterpreter implements vscode.Disposable {
         const installed = vscode.extensions.getExtension(PVSC_EXTENSION_ID) !== undefined;
         if (installed !== this.installed) {
           this.installed = installed;
-          this.changed.fire(installed ? "the Python extension was installed" : "the Python extension was removed");
+          this.changed.fire({ reason: installed ? "the Python extension was installed" : "the Python extension was removed" });
         }
       }),
     );
@@ -47,7 +54,7 @@ export class PythonInterpreter implements vscode.Disposable {
       this.watching = true;
       this.disposables.push(
         environments.onDidChangeActiveEnvironmentPath((event) =>
-          this.changed.fire(`the Python extension selected ${event.path}`),
+          this.changed.fire({ reason: `the Python extension selected ${event.path}`, path: event.path }),
         ),
       );
     }

@@ -196,6 +196,10 @@ test("a change of the Python extension's interpreter restarts a server it may ha
   assert.ok(interpreterChangeNeedsRestart(await resolveServer({}, {}, machine({}))), "nothing found");
   assert.ok(!interpreterChangeNeedsRestart(await resolveServer({ pythonPath: "/p/python" }, {}, host)));
   assert.ok(!interpreterChangeNeedsRestart(await resolveServer({ serverCommand: ["/p/python"] }, {}, host)));
+  const onIt = await resolveServer({}, {}, machine({ files: ["/v/bin/python"], modules: ["/v/bin/python"], python: selected("/v/bin/python") }));
+  assert.ok(!interpreterChangeNeedsRestart(onIt, "/v/bin/python"), "the server already runs on it");
+  assert.ok(interpreterChangeNeedsRestart(onIt, "/w/bin/python"));
+  assert.ok(interpreterChangeNeedsRestart(onIt), "the extension installed or removed");
 });
 
 test("a malformed ragLsp.serverCommand is reported and ignored", async () => {

@@ -237,6 +237,10 @@ test("selecting another interpreter in the Python extension restarts the server 
   vscode.workspace.isTrusted = true;
   await activate();
   assert.equal(python.listeners(), 1);
+  python.select(first);
+  await settle();
+  assert.equal(clients().length, 1, "the interpreter it runs on: no restart");
+  assert.ok(!state.output.some((line) => line.endsWith("finding the server again.")));
   python.select(second, "3.12.0");
   await until(() => clients().length === 2 && clients()[1].started, "a second server");
   assert.ok(clients()[0].stopped);
