@@ -137,8 +137,17 @@ function packStandIn(folder) {
 }
 
 /** A fresh profile, workspace and code-server for one scenario. */
-async function startCodeServer(name, { extensions, settings, env, onPath }) {
+async function startCodeServer(name, setup) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), `rag-lsp-e2e-${name}-`));
+  try {
+    return await launch(root, setup);
+  } catch (error) {
+    fs.rmSync(root, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function launch(root, { extensions, settings, env, onPath }) {
   const userData = path.join(root, "data");
   const extensionsDir = path.join(root, "extensions");
   const workspace = path.join(root, "examples");
@@ -193,6 +202,13 @@ async function startCodeServer(name, { extensions, settings, env, onPath }) {
     { env: fullEnv, stdio: ["ignore", "pipe", "pipe"], detached: true },
   );
   const output = [];
+  const stop = () => {
+    try {
+      process.kill(-server.pid, "SIGTERM");
+    } catch {
+      // already gone
+    }
+  };
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`code-server did not start:\n${output.join("")}`)), WAIT_MS);
     const read = (chunk) => {
@@ -206,6 +222,9 @@ async function startCodeServer(name, { extensions, settings, env, onPath }) {
     server.stdout.on("data", read);
     server.stderr.on("data", read);
     server.on("exit", (code) => reject(new Error(`code-server exited (${code}):\n${output.join("")}`)));
+  }).catch((error) => {
+    stop();
+    throw error;
   });
   return {
     root,
@@ -213,13 +232,7 @@ async function startCodeServer(name, { extensions, settings, env, onPath }) {
     workspace,
     url: `${url}/?folder=${encodeURIComponent(workspace)}`,
     output,
-    stop() {
-      try {
-        process.kill(-server.pid, "SIGTERM");
-      } catch {
-        // already gone
-      }
-    },
+    stop,
   };
 }
 
@@ -393,9 +406,10 @@ async function main() {
       process.exit(2);
     }
   }
-  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "rag-lsp-e2e-"));
-  const standIn = packStandIn(scratch);
   const expected = expectedFindings(path.join(repo, "examples"));
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "rag-lsp-e2e-"));
+  process.on("exit", () => fs.rmSync(scratch, { recursive: true, force: true }));
+  const standIn = packStandIn(scratch);
   const bare = pathWithoutRagLsp();
   const ragLsp = path.join(path.dirname(python), "rag-lsp");
   if (!fs.existsSync(ragLsp)) {
@@ -493,7 +507,6 @@ async function main() {
     }
   } finally {
     await browser.close();
-    fs.rmSync(scratch, { recursive: true, force: true });
   }
   console.log(`vscode e2e: ${chosen.length - failed} passed, ${failed} failed`);
   process.exit(failed ? 1 : 0);
