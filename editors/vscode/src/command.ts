@@ -1,16 +1,40 @@
-// How the rag-lsp server is started, and what to tell the user when it cannot be.
+// How the rag-lsp server is found and started, and what to tell the user when it
+// cannot be.
 //
-// Pure functions, no `vscode` import: file system and process checks are passed in.
+// Pure functions, no `vscode` import: the file system, the processes run to probe
+// an interpreter and the Python extension are reached through a `Host`.
 
 import * as path from "path";
 
 export const INSTALL_COMMAND = "pip install rag-lsp";
+/** The oldest Python rag-lsp runs on (`requires-python` in pyproject.toml). */
+export const MINIMUM_PYTHON: readonly [number, number] = [3, 10];
+
+/**
+ * The rules that find the server, tried in this order; the first that gives a
+ * server that can start wins.
+ */
+export const RULES = ["serverCommand", "pythonPath", "pythonExtension", "path", "bundled"] as const;
+export type Rule = (typeof RULES)[number];
+
+/** How a rule is named in the output channel, the status bar and messages. */
+export const RULE_NAMES: Record<Rule, string> = {
+  serverCommand: "ragLsp.serverCommand",
+  pythonPath: "ragLsp.pythonPath",
+  pythonExtension: "the interpreter selected in the Python extension",
+  path: "`rag-lsp` on PATH",
+  bundled: "the rag-lsp bundled with the extension (ragLsp.importStrategy: useBundled)",
+};
 
 export interface CommandSettings {
   /** `ragLsp.serverCommand`: program and arguments. */
   serverCommand?: unknown;
   /** `ragLsp.pythonPath`: an interpreter with rag-lsp installed. */
   pythonPath?: unknown;
+  /** `ragLsp.importStrategy`: `useBundled` lets the bundled copy be the last rule. */
+  importStrategy?: unknown;
+  /** The workspace trust: an untrusted workspace's interpreter is never run. */
+  trusted?: boolean;
 }
 
 export interface Expansions {
@@ -18,13 +42,68 @@ export interface Expansions {
   home?: string;
 }
 
+/** A Python interpreter, as the Python extension or a setting names it. */
+export interface Interpreter {
+  path: string;
+  /** `3.11.4`, when known. */
+  version?: string;
+}
+
+/** What the Python extension says about the workspace's interpreter. */
+export type PythonExtensionState =
+  | { kind: "absent"; detail?: string }
+  | { kind: "noInterpreter" }
+  | { kind: "selected"; interpreter: Interpreter };
+
+/** What running an interpreter told: why it cannot serve (`problem`), else its version. */
+export interface Probe {
+  problem?: string;
+  version?: string;
+}
+
+/** What the resolution needs from the machine. */
+export interface Host {
+  /** The file `command` names, looked up on PATH unless it is a path; `undefined` when missing. */
+  findExecutable(command: string): string | undefined;
+  pythonExtension(): Promise<PythonExtensionState>;
+  /** Whether `python` can import rag_lsp. */
+  checkModule(python: string): Promise<Probe>;
+  /** The launcher of the rag-lsp bundled in the extension, when this build has one. */
+  bundledLauncher(): string | undefined;
+  /** Whether `python` can run the bundled copy. */
+  checkBundled(python: string, launcher: string): Promise<Probe>;
+}
+
 export interface ServerCommand {
   command: string;
   args: string[];
-  /** Which setting chose the command. */
-  source: "serverCommand" | "pythonPath" | "default";
+  /** The rule that chose the command. */
+  rule: Rule;
+  /** The Python interpreter that runs the server, when the rule names one. */
+  interpreter?: Interpreter;
+}
+
+/** One rule tried: whether it gave the server, and why (not). */
+export interface Attempt {
+  rule: Rule;
+  used: boolean;
+  /** `not set`, `/v/bin/python has no rag_lsp module`, `/usr/bin/rag-lsp`. */
+  reason: string;
+  /** Whether the user set this rule up (a setting), so its failure deserves a warning. */
+  configured: boolean;
+}
+
+export interface Resolution {
+  server?: ServerCommand;
+  attempts: Attempt[];
   /** Settings that were set but unusable, and ignored. */
   problems: string[];
+  /** The interpreter rag-lsp should be installed into, when one is known. */
+  installInto?: Interpreter;
+  /** The Python extension's interpreter was not run because the workspace is not trusted. */
+  waitsForTrust: boolean;
+  /** Whether the Python extension answered (installed, whatever it selected). */
+  pythonExtension: boolean;
 }
 
 /** `${workspaceFolder}`, `${userHome}` and a leading `~` expanded. */
@@ -42,89 +121,244 @@ export function expand(value: string, expansions: Expansions): string {
   return result;
 }
 
+const MODULE_ARGS = ["-m", "rag_lsp", "serve"];
+
+/** Whether `version` (`3.9.18`) is older than rag-lsp supports. */
+export function tooOld(version: string | undefined): boolean {
+  const match = /^(\d+)\.(\d+)/.exec(version ?? "");
+  if (!match) {
+    return false;
+  }
+  const [major, minor] = [Number(match[1]), Number(match[2])];
+  return major < MINIMUM_PYTHON[0] || (major === MINIMUM_PYTHON[0] && minor < MINIMUM_PYTHON[1]);
+}
+
 /**
- * The server's command: `ragLsp.serverCommand` when set, else
- * `<ragLsp.pythonPath> -m rag_lsp serve`, else `rag-lsp serve`.
+ * Finds the server: `ragLsp.serverCommand`; `ragLsp.pythonPath`; the interpreter
+ * selected in the Python extension; `rag-lsp` on PATH; and with
+ * `ragLsp.importStrategy: useBundled`, the copy bundled in the extension, run by
+ * the first interpreter that can (`ragLsp.pythonPath`, the Python extension's,
+ * `python3` on PATH). A rule that is set but fails is recorded and the next one
+ * is tried; every rule tried is in `attempts`, so the output channel can say
+ * which won and why the others did not.
  */
-export function resolveServerCommand(settings: CommandSettings, expansions: Expansions = {}): ServerCommand {
+export async function resolveServer(settings: CommandSettings, expansions: Expansions, host: Host): Promise<Resolution> {
+  const attempts: Attempt[] = [];
   const problems: string[] = [];
-  const { serverCommand, pythonPath } = settings;
+  const resolution: Resolution = { attempts, problems, waitsForTrust: false, pythonExtension: false };
+  const attempt = (rule: Rule, reason: string, configured = true) => attempts.push({ rule, used: false, reason, configured });
+  const use = (server: ServerCommand, reason: string): Resolution => {
+    attempts.push({ rule: server.rule, used: true, reason, configured: true });
+    resolution.server = server;
+    return resolution;
+  };
+  const trusted = settings.trusted !== false;
+
+  // 1. ragLsp.serverCommand
+  const { serverCommand } = settings;
   if (Array.isArray(serverCommand) && serverCommand.length > 0) {
     if (serverCommand.every((part) => typeof part === "string") && serverCommand[0].trim() !== "") {
       const [command, ...args] = serverCommand.map((part: string) => expand(part, expansions));
-      return { command, args, source: "serverCommand", problems };
+      const program = host.findExecutable(command);
+      if (program !== undefined) {
+        return use({ command, args, rule: "serverCommand" }, program);
+      }
+      attempt("serverCommand", `\`${command}\` was not found`);
+    } else {
+      problems.push("ragLsp.serverCommand must be a list of strings, the program first; it is ignored");
+      attempt("serverCommand", "not a list of strings, the program first");
     }
-    problems.push("ragLsp.serverCommand must be a list of strings, the program first; it is ignored");
   } else if (serverCommand !== undefined && serverCommand !== null && !Array.isArray(serverCommand)) {
     problems.push("ragLsp.serverCommand must be a list of strings, the program first; it is ignored");
+    attempt("serverCommand", "not a list of strings, the program first");
+  } else {
+    attempt("serverCommand", "not set", false);
   }
-  if (typeof pythonPath === "string" && pythonPath.trim() !== "") {
-    return {
-      command: expand(pythonPath.trim(), expansions),
-      args: ["-m", "rag_lsp", "serve"],
-      source: "pythonPath",
-      problems,
-    };
+
+  // 2. ragLsp.pythonPath
+  let pythonPath: Interpreter | undefined;
+  if (typeof settings.pythonPath === "string" && settings.pythonPath.trim() !== "") {
+    const given = expand(settings.pythonPath.trim(), expansions);
+    const program = host.findExecutable(given);
+    if (program === undefined) {
+      attempt("pythonPath", `\`${given}\` was not found`);
+    } else {
+      pythonPath = { path: given };
+      resolution.installInto = pythonPath;
+      const probe = await host.checkModule(program);
+      if (probe.problem === undefined) {
+        const interpreter = { path: given, version: probe.version };
+        return use({ command: given, args: MODULE_ARGS, rule: "pythonPath", interpreter }, given);
+      }
+      attempt("pythonPath", `\`${given}\` ${probe.problem}`);
+    }
+  } else {
+    attempt("pythonPath", "not set", false);
   }
-  return { command: "rag-lsp", args: ["serve"], source: "default", problems };
+
+  // 3. The Python extension's interpreter
+  let selected: Interpreter | undefined;
+  const state = await host.pythonExtension();
+  resolution.pythonExtension = state.kind !== "absent";
+  if (state.kind === "absent") {
+    attempt("pythonExtension", `the Python extension is not installed${state.detail ? ` (${state.detail})` : ""}`, false);
+  } else if (state.kind === "noInterpreter") {
+    attempt("pythonExtension", "no interpreter is selected", false);
+  } else if (tooOld(state.interpreter.version)) {
+    const { path: file, version } = state.interpreter;
+    attempt("pythonExtension", `\`${file}\` is Python ${version}; rag-lsp needs ${MINIMUM_PYTHON.join(".")} or later`);
+  } else if (!trusted) {
+    resolution.waitsForTrust = true;
+    attempt("pythonExtension", `\`${state.interpreter.path}\` is not run: the workspace is not trusted`, false);
+  } else {
+    const interpreter = state.interpreter;
+    selected = interpreter;
+    resolution.installInto ??= interpreter;
+    const probe = await host.checkModule(interpreter.path);
+    if (probe.problem === undefined) {
+      return use({ command: interpreter.path, args: MODULE_ARGS, rule: "pythonExtension", interpreter }, interpreter.path);
+    }
+    attempt("pythonExtension", `\`${interpreter.path}\` ${probe.problem}`);
+  }
+
+  // 4. rag-lsp on PATH
+  const onPath = host.findExecutable("rag-lsp");
+  if (onPath !== undefined) {
+    return use({ command: "rag-lsp", args: ["serve"], rule: "path" }, onPath);
+  }
+  attempt("path", "not found on PATH", false);
+
+  // 5. The bundled copy, with ragLsp.importStrategy: useBundled
+  if (settings.importStrategy !== "useBundled") {
+    attempt("bundled", "not used: ragLsp.importStrategy is not useBundled", false);
+    return resolution;
+  }
+  const launcher = host.bundledLauncher();
+  if (launcher === undefined) {
+    attempt("bundled", "this build of the extension bundles no rag-lsp (install the platform-specific one)");
+    return resolution;
+  }
+  const runners: Interpreter[] = [];
+  for (const candidate of [pythonPath, selected]) {
+    if (candidate && !runners.some((runner) => runner.path === candidate.path)) {
+      runners.push(candidate);
+    }
+  }
+  for (const name of ["python3", "python"]) {
+    const found = host.findExecutable(name);
+    if (found !== undefined && !runners.some((runner) => runner.path === found)) {
+      runners.push({ path: found });
+    }
+  }
+  if (!runners.length) {
+    attempt("bundled", "no Python interpreter to run it (select one, or set ragLsp.pythonPath)");
+    return resolution;
+  }
+  const reasons: string[] = [];
+  for (const runner of runners) {
+    const probe = await host.checkBundled(runner.path, launcher);
+    if (probe.problem === undefined) {
+      const interpreter = { path: runner.path, version: runner.version ?? probe.version };
+      return use({ command: runner.path, args: [launcher, "serve"], rule: "bundled", interpreter }, `${runner.path} ${launcher}`);
+    }
+    reasons.push(`\`${runner.path}\` ${probe.problem}`);
+  }
+  attempt("bundled", reasons.join("; "));
+  return resolution;
 }
 
-/** The install command for the environment the server is started from. */
-export function installCommand(server: ServerCommand): string {
-  if (server.source === "pythonPath") {
-    return `${quote(server.command)} -m pip install rag-lsp`;
-  }
-  return INSTALL_COMMAND;
+/** The install command for the environment the server should run from. */
+export function installCommand(into: Interpreter | undefined): string {
+  return into ? `${quote(into.path)} -m pip install rag-lsp` : INSTALL_COMMAND;
 }
 
 function quote(value: string): string {
   return /^[\w@%+=:,./\\-]+$/.test(value) ? value : `"${value.replace(/"/g, '\\"')}"`;
 }
 
-/** Why the server could not start, as the user reads it. */
-export type StartFailure =
-  | { kind: "notFound" }
-  | { kind: "moduleMissing"; detail?: string }
-  | { kind: "failed"; detail?: string };
-
-export function failureMessage(server: ServerCommand, failure: StartFailure): string {
-  const install = installCommand(server);
-  const shown = [server.command, ...server.args].join(" ");
-  switch (failure.kind) {
-    case "notFound":
-      if (server.source === "default") {
-        return (
-          "rag-lsp: the `rag-lsp` command was not found on PATH. Install the language server with " +
-          `\`${install}\` (in the Python environment VS Code starts from), or set ` +
-          "`ragLsp.pythonPath` to a Python interpreter that has it, or `ragLsp.serverCommand`."
-        );
-      }
-      return (
-        `rag-lsp: \`${server.command}\` (from ragLsp.${server.source}) was not found. ` +
-        `Fix the setting, or install the language server with \`${install}\`.`
-      );
-    case "moduleMissing":
-      return (
-        `rag-lsp: the Python interpreter \`${server.command}\` (from ragLsp.pythonPath) has no rag_lsp module. ` +
-        `Install it with \`${install}\`.` +
-        (failure.detail ? ` (${firstLine(failure.detail)})` : "")
-      );
-    case "failed":
-      return (
-        `rag-lsp: the language server \`${shown}\` could not start` +
-        (failure.detail ? `: ${firstLine(failure.detail)}` : "") +
-        `. Is rag-lsp installed? \`${install}\``
-      );
+/** The output channel's account of a resolution: each rule tried, and which won. */
+export function describeResolution(resolution: Resolution): string[] {
+  const lines = resolution.attempts.map(
+    (attempt) =>
+      `[${RULES.indexOf(attempt.rule) + 1}] ${RULE_NAMES[attempt.rule]}: ${attempt.used ? "used, " : ""}${attempt.reason}`,
+  );
+  const server = resolution.server;
+  if (server) {
+    lines.push(
+      `Starting the server found by rule ${RULES.indexOf(server.rule) + 1} (${RULE_NAMES[server.rule]}): ` +
+        [server.command, ...server.args].join(" "),
+    );
+  } else {
+    lines.push(`No rule found a language server. Install it with: ${installCommand(resolution.installInto)}`);
   }
+  return lines;
 }
 
-function firstLine(text: string): string {
+/** Rules the user set up that failed before another won: worth a warning, not silence. */
+export function skippedSettings(resolution: Resolution): string | undefined {
+  if (!resolution.server) {
+    return undefined;
+  }
+  const failed = resolution.attempts.filter((attempt) => !attempt.used && attempt.configured);
+  if (!failed.length) {
+    return undefined;
+  }
+  const reasons = failed.map((attempt) => `${RULE_NAMES[attempt.rule]}: ${attempt.reason}`).join("; ");
+  return `rag-lsp: ${reasons}. Using ${RULE_NAMES[resolution.server.rule]} instead.`;
+}
+
+/** Why the server could not start, as the user reads it. */
+export type StartFailure = { kind: "notFound" } | { kind: "failed"; detail?: string };
+
+/** The buttons of the one notification shown when no server starts. */
+export const ACTIONS = {
+  selectInterpreter: "Select Interpreter",
+  openSetting: "Open Setting",
+  showInstall: "Show Install Command",
+} as const;
+
+export function failureActions(): string[] {
+  return [ACTIONS.selectInterpreter, ACTIONS.openSetting, ACTIONS.showInstall];
+}
+
+export function failureMessage(resolution: Resolution, failure: StartFailure): string {
+  const install = installCommand(resolution.installInto);
+  if (failure.kind === "failed" && resolution.server) {
+    const server = resolution.server;
+    return (
+      `rag-lsp: the language server \`${[server.command, ...server.args].join(" ")}\` ` +
+      `(from ${RULE_NAMES[server.rule]}) could not start` +
+      (failure.detail ? `: ${lastLine(failure.detail)}` : "") +
+      `. Is rag-lsp installed? \`${install}\``
+    );
+  }
+  const interpreter = resolution.installInto ? ` (\`${resolution.installInto.path}\` has no rag-lsp)` : "";
+  return (
+    `rag-lsp: the language server was not found${interpreter}. Select a Python interpreter that has it, ` +
+    `set ragLsp.pythonPath, or install it: \`${install}\`.`
+  );
+}
+
+/** A Python traceback ends with the line that says what went wrong. */
+export function lastLine(text: string): string {
   const lines = text
     .split(/\r?\n/)
     .map((line) => line.trim())
     .filter(Boolean);
-  // A Python traceback ends with the line that says what went wrong.
   return lines.length ? lines[lines.length - 1] : text.trim();
+}
+
+/**
+ * Whether a change of the Python extension's interpreter (to `selected`, when
+ * known) calls for a new server: not when a setting chose the server, nor when the
+ * server already runs on that interpreter.
+ */
+export function interpreterChangeNeedsRestart(resolution: Resolution | undefined, selected?: string): boolean {
+  const server = resolution?.server;
+  if (server?.rule === "serverCommand" || server?.rule === "pythonPath") {
+    return false;
+  }
+  return !(selected !== undefined && server?.rule === "pythonExtension" && server.interpreter?.path === selected);
 }
 
 export interface Platform {
@@ -160,34 +394,29 @@ export function findExecutable(command: string, host: Platform): string | undefi
   return undefined;
 }
 
-/** The check that tells a missing rag_lsp module from other failures, for `ragLsp.pythonPath`. */
-export const MODULE_CHECK_ARGS = ["-c", "import rag_lsp"];
+/** The check that tells an interpreter with rag_lsp from one without; it prints the interpreter's version. */
+export const MODULE_CHECK_ARGS = ["-c", "import sys, rag_lsp; print('%d.%d.%d' % sys.version_info[:3])"];
 
-/**
- * What is wrong before the server is started, or `undefined` when it looks
- * startable: the program is missing, or (for `ragLsp.pythonPath`) the interpreter
- * cannot import rag_lsp. `runModuleCheck` runs the interpreter with
- * {@link MODULE_CHECK_ARGS} and gives its exit status and error output.
- */
-export function preflight(
-  server: ServerCommand,
-  host: Platform,
-  runModuleCheck: (python: string) => { status: number | null; stderr: string; error?: Error },
-): StartFailure | undefined {
-  const program = findExecutable(server.command, host);
-  if (program === undefined) {
-    return { kind: "notFound" };
+/** An interpreter's run, as the extension gets it. */
+export interface RunResult {
+  status: number | null;
+  stdout?: string;
+  stderr: string;
+  error?: Error;
+}
+
+/** What a module check (or the bundled copy's `--check`) says: its version, or why it cannot serve. */
+export function probeResult(result: RunResult, what = "rag_lsp"): Probe {
+  if (result.error) {
+    return { problem: `could not be run (${result.error.message})` };
   }
-  if (server.source === "pythonPath") {
-    const result = runModuleCheck(program);
-    if (result.error) {
-      return { kind: "failed", detail: result.error.message };
-    }
-    if (result.status !== 0) {
-      return /No module named/.test(result.stderr)
-        ? { kind: "moduleMissing", detail: result.stderr }
-        : { kind: "failed", detail: result.stderr };
-    }
+  if (result.status === 0) {
+    const version = /^\d+\.\d+\.\d+/.exec((result.stdout ?? "").trim())?.[0];
+    return version ? { version } : {};
   }
-  return undefined;
+  if (what === "rag_lsp" && /No module named/.test(result.stderr)) {
+    return { problem: "has no rag_lsp module" };
+  }
+  const detail = lastLine(result.stderr) || `exit status ${result.status}`;
+  return { problem: what === "rag_lsp" ? `cannot import rag_lsp (${detail})` : detail };
 }

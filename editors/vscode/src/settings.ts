@@ -31,7 +31,7 @@ export const SERVER_SETTINGS = [
 export type ServerSetting = (typeof SERVER_SETTINGS)[number];
 
 /** Settings of the extension itself: never sent to the server, which would call them unknown. */
-export const CLIENT_SETTINGS = ["serverCommand", "pythonPath", "trace"] as const;
+export const CLIENT_SETTINGS = ["serverCommand", "pythonPath", "importStrategy", "trace"] as const;
 
 /** What `WorkspaceConfiguration.inspect()` tells about one key (the fields used here). */
 export interface Inspection<T = unknown> {
@@ -106,9 +106,9 @@ export function didChangeConfigurationParams(settings: Record<string, unknown>):
   return { settings: { [SECTION]: settings } };
 }
 
-/** Whether a configuration change means restarting the server (its command changed). */
+/** Whether a configuration change means finding the server again (the settings that choose it changed). */
 export function changeNeedsRestart(affects: (section: string) => boolean): boolean {
-  return affects(`${SECTION}.serverCommand`) || affects(`${SECTION}.pythonPath`);
+  return ["serverCommand", "pythonPath", "importStrategy"].some((key) => affects(`${SECTION}.${key}`));
 }
 
 /** Whether a configuration change concerns the server's settings (and so is sent to it). */

@@ -2,44 +2,224 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
+  Host,
   INSTALL_COMMAND,
+  PythonExtensionState,
+  Resolution,
+  describeResolution,
   expand,
+  failureActions,
   failureMessage,
   findExecutable,
   installCommand,
-  preflight,
-  resolveServerCommand,
+  interpreterChangeNeedsRestart,
+  probeResult,
+  resolveServer,
+  skippedSettings,
+  tooOld,
 } from "../command";
 
-test("by default the server is `rag-lsp serve`", () => {
-  assert.deepEqual(resolveServerCommand({}), { command: "rag-lsp", args: ["serve"], source: "default", problems: [] });
-  assert.equal(resolveServerCommand({ serverCommand: [], pythonPath: "" }).source, "default");
+/** A machine with these executables; `modules` are interpreters that can import rag_lsp. */
+function machine(options: {
+  files?: string[];
+  modules?: string[];
+  python?: PythonExtensionState;
+  launcher?: string;
+  runsBundled?: string[];
+}): Host & { checked: string[] } {
+  const files = options.files ?? [];
+  const checked: string[] = [];
+  return {
+    checked,
+    findExecutable: (command) =>
+      command.includes("/") ? files.find((file) => file === command) : files.find((file) => file.endsWith(`/${command}`)),
+    pythonExtension: async () => options.python ?? { kind: "absent" },
+    checkModule: async (python) => {
+      checked.push(python);
+      return (options.modules ?? []).includes(python) ? { version: "3.11.2" } : { problem: "has no rag_lsp module" };
+    },
+    bundledLauncher: () => options.launcher,
+    checkBundled: async (python) =>
+      (options.runsBundled ?? []).includes(python) ? { version: "3.11.2" } : { problem: "is Python 3.9" },
+  };
+}
+
+const selected = (path: string, version = "3.12.1"): PythonExtensionState => ({
+  kind: "selected",
+  interpreter: { path, version },
 });
 
-test("ragLsp.pythonPath runs the rag_lsp module", () => {
-  assert.deepEqual(resolveServerCommand({ pythonPath: " /venv/bin/python " }), {
-    command: "/venv/bin/python",
-    args: ["-m", "rag_lsp", "serve"],
-    source: "pythonPath",
-    problems: [],
-  });
-});
+const winner = (resolution: Resolution) =>
+  resolution.server && [resolution.server.rule, resolution.server.command, ...resolution.server.args];
 
-test("ragLsp.serverCommand wins over pythonPath, with variables expanded", () => {
-  const server = resolveServerCommand(
-    { serverCommand: ["${workspaceFolder}/.venv/bin/rag-lsp", "serve"], pythonPath: "/usr/bin/python3" },
-    { workspaceFolder: "/ws", home: "/home/u" },
+test("with nothing set and rag-lsp on PATH, PATH wins and every earlier rule says why not", async () => {
+  const resolution = await resolveServer({}, {}, machine({ files: ["/usr/bin/rag-lsp"] }));
+  assert.deepEqual(winner(resolution), ["path", "rag-lsp", "serve"]);
+  assert.deepEqual(
+    resolution.attempts.map((attempt) => [attempt.rule, attempt.used, attempt.reason]),
+    [
+      ["serverCommand", false, "not set"],
+      ["pythonPath", false, "not set"],
+      ["pythonExtension", false, "the Python extension is not installed"],
+      ["path", true, "/usr/bin/rag-lsp"],
+    ],
   );
-  assert.deepEqual(server, { command: "/ws/.venv/bin/rag-lsp", args: ["serve"], source: "serverCommand", problems: [] });
 });
 
-test("a malformed ragLsp.serverCommand is reported and ignored", () => {
+test("the order: serverCommand, pythonPath, the Python extension's interpreter, PATH", async () => {
+  const everything = machine({
+    files: ["/opt/rag-lsp", "/p/bin/python", "/v/bin/python", "/usr/bin/rag-lsp"],
+    modules: ["/p/bin/python", "/v/bin/python"],
+    python: selected("/v/bin/python"),
+  });
+  const settings = { serverCommand: ["/opt/rag-lsp", "serve", "--x"], pythonPath: "/p/bin/python" };
+  assert.deepEqual(winner(await resolveServer(settings, {}, everything)), ["serverCommand", "/opt/rag-lsp", "serve", "--x"]);
+  const fromSetting = await resolveServer({ pythonPath: "/p/bin/python" }, {}, everything);
+  assert.deepEqual(winner(fromSetting), ["pythonPath", "/p/bin/python", "-m", "rag_lsp", "serve"]);
+  assert.deepEqual(fromSetting.server?.interpreter, { path: "/p/bin/python", version: "3.11.2" }, "the version its check printed");
+  const fromExtension = await resolveServer({}, {}, everything);
+  assert.deepEqual(winner(fromExtension), ["pythonExtension", "/v/bin/python", "-m", "rag_lsp", "serve"]);
+  assert.deepEqual(fromExtension.server?.interpreter, { path: "/v/bin/python", version: "3.12.1" });
+  assert.deepEqual(winner(await resolveServer({}, {}, machine({ files: ["/usr/bin/rag-lsp"], python: { kind: "noInterpreter" } }))), [
+    "path",
+    "rag-lsp",
+    "serve",
+  ]);
+});
+
+test("a rule that is set but fails is passed over for the next, and its failure is worth a warning", async () => {
+  const host = machine({
+    files: ["/p/bin/python", "/v/bin/python", "/usr/bin/rag-lsp"],
+    modules: ["/v/bin/python"],
+    python: selected("/v/bin/python"),
+  });
+  const resolution = await resolveServer({ serverCommand: ["/gone/rag-lsp", "serve"], pythonPath: "/p/bin/python" }, {}, host);
+  assert.equal(resolution.server?.rule, "pythonExtension");
+  assert.deepEqual(
+    resolution.attempts.filter((attempt) => !attempt.used).map((attempt) => attempt.reason),
+    ["`/gone/rag-lsp` was not found", "`/p/bin/python` has no rag_lsp module"],
+  );
+  assert.equal(
+    skippedSettings(resolution),
+    "rag-lsp: ragLsp.serverCommand: `/gone/rag-lsp` was not found; ragLsp.pythonPath: `/p/bin/python` has no rag_lsp module. " +
+      "Using the interpreter selected in the Python extension instead.",
+  );
+  assert.equal(skippedSettings(await resolveServer({}, {}, host)), undefined, "nothing set, nothing to warn about");
+});
+
+test("the Python extension's interpreter without rag-lsp, or too old, falls through to PATH", async () => {
+  const noModule = await resolveServer({}, {}, machine({ files: ["/usr/bin/rag-lsp"], python: selected("/v/bin/python") }));
+  assert.equal(noModule.server?.rule, "path");
+  assert.deepEqual(noModule.installInto, { path: "/v/bin/python", version: "3.12.1" });
+  const old = machine({ files: ["/usr/bin/rag-lsp"], modules: ["/o/bin/python"], python: selected("/o/bin/python", "3.9.18") });
+  const resolution = await resolveServer({}, {}, old);
+  assert.equal(resolution.server?.rule, "path");
+  assert.match(resolution.attempts[2].reason, /Python 3\.9\.18; rag-lsp needs 3\.10 or later/);
+  assert.deepEqual(old.checked, [], "an interpreter too old is not run");
+});
+
+test("an untrusted workspace's interpreter is not run until the workspace is trusted", async () => {
+  const host = machine({ files: ["/usr/bin/rag-lsp"], modules: ["/ws/.venv/bin/python"], python: selected("/ws/.venv/bin/python") });
+  const resolution = await resolveServer({ trusted: false }, {}, host);
+  assert.equal(resolution.server?.rule, "path");
+  assert.ok(resolution.waitsForTrust);
+  assert.equal(resolution.attempts[2].reason, "`/ws/.venv/bin/python` is not run: the workspace is not trusted");
+  assert.ok(!(await resolveServer({ trusted: false }, {}, machine({ python: { kind: "noInterpreter" } }))).waitsForTrust);
+  assert.deepEqual(host.checked, []);
+  assert.equal((await resolveServer({ trusted: true }, {}, host)).server?.rule, "pythonExtension");
+});
+
+test("the bundled copy is the last rule, only with importStrategy useBundled, run by an interpreter that can", async () => {
+  const launcher = "/ext/bundled/tool/rag_lsp_bundled.py";
+  const host = machine({
+    files: ["/usr/bin/python3"],
+    python: selected("/v/bin/python"),
+    launcher,
+    runsBundled: ["/usr/bin/python3"],
+  });
+  const without = await resolveServer({}, {}, host);
+  assert.equal(without.server, undefined);
+  assert.equal(without.attempts[4].reason, "not used: ragLsp.importStrategy is not useBundled");
+  const bundled = await resolveServer({ importStrategy: "useBundled" }, {}, host);
+  assert.deepEqual(winner(bundled), ["bundled", "/usr/bin/python3", launcher, "serve"]);
+  assert.deepEqual(bundled.server?.interpreter, { path: "/usr/bin/python3", version: "3.11.2" }, "the version its check printed");
+  assert.ok(bundled.attempts.some((attempt) => attempt.rule === "bundled" && attempt.used));
+  // rag-lsp in the environment still wins: the server is then the one `rag-lsp check` runs.
+  const both = machine({ files: ["/usr/bin/rag-lsp", "/usr/bin/python3"], launcher, runsBundled: ["/usr/bin/python3"] });
+  assert.equal((await resolveServer({ importStrategy: "useBundled" }, {}, both)).server?.rule, "path");
+  // The interpreters are tried in order, and each failure is said.
+  const none = await resolveServer({ importStrategy: "useBundled" }, {}, machine({ files: ["/usr/bin/python3"], python: selected("/v/bin/python"), launcher }));
+  assert.equal(none.server, undefined);
+  assert.equal(none.attempts[4].reason, "`/v/bin/python` is Python 3.9; `/usr/bin/python3` is Python 3.9");
+  const unbundled = await resolveServer({ importStrategy: "useBundled" }, {}, machine({ files: ["/usr/bin/python3"] }));
+  assert.match(unbundled.attempts[4].reason, /bundles no rag-lsp/);
+});
+
+test("the output channel is told each rule tried and which won", async () => {
+  const resolution = await resolveServer({}, {}, machine({ files: ["/v/bin/python"], modules: ["/v/bin/python"], python: selected("/v/bin/python") }));
+  assert.deepEqual(describeResolution(resolution), [
+    "[1] ragLsp.serverCommand: not set",
+    "[2] ragLsp.pythonPath: not set",
+    "[3] the interpreter selected in the Python extension: used, /v/bin/python",
+    "Starting the server found by rule 3 (the interpreter selected in the Python extension): /v/bin/python -m rag_lsp serve",
+  ]);
+  const none = await resolveServer({}, {}, machine({ python: { kind: "noInterpreter" } }));
+  assert.deepEqual(describeResolution(none).slice(2), [
+    "[3] the interpreter selected in the Python extension: no interpreter is selected",
+    "[4] `rag-lsp` on PATH: not found on PATH",
+    "[5] the rag-lsp bundled with the extension (ragLsp.importStrategy: useBundled): not used: ragLsp.importStrategy is not useBundled",
+    "No rule found a language server. Install it with: pip install rag-lsp",
+  ]);
+});
+
+test("no server: one message with the install command, and buttons to select an interpreter, open the setting, show the command", async () => {
+  assert.deepEqual(failureActions(), ["Select Interpreter", "Open Setting", "Show Install Command"]);
+  const none = await resolveServer({}, {}, machine({}));
+  const message = failureMessage(none, { kind: "notFound" });
+  assert.match(message, /^rag-lsp: the language server was not found\. Select a Python interpreter/);
+  assert.ok(message.includes(INSTALL_COMMAND), message);
+  const withPython = await resolveServer({}, {}, machine({ python: selected("/v/bin/python") }));
+  assert.ok(failureMessage(withPython, { kind: "notFound" }).includes("`/v/bin/python -m pip install rag-lsp`"));
+  const found = await resolveServer({}, {}, machine({ files: ["/usr/bin/rag-lsp"] }));
+  const failed = failureMessage(found, { kind: "failed", detail: "Traceback (most recent call last):\n  ...\nImportError: no pygls\n" });
+  assert.equal(
+    failed,
+    "rag-lsp: the language server `rag-lsp serve` (from `rag-lsp` on PATH) could not start: ImportError: no pygls. " +
+      "Is rag-lsp installed? `pip install rag-lsp`",
+  );
+});
+
+test("a change of the Python extension's interpreter restarts a server it may have chosen", async () => {
+  assert.ok(interpreterChangeNeedsRestart(undefined));
+  const host = machine({ files: ["/usr/bin/rag-lsp", "/p/python"], modules: ["/p/python"], python: selected("/v/bin/python") });
+  assert.ok(interpreterChangeNeedsRestart(await resolveServer({}, {}, host)), "PATH won: the interpreter may do now");
+  assert.ok(interpreterChangeNeedsRestart(await resolveServer({}, {}, machine({}))), "nothing found");
+  assert.ok(!interpreterChangeNeedsRestart(await resolveServer({ pythonPath: "/p/python" }, {}, host)));
+  assert.ok(!interpreterChangeNeedsRestart(await resolveServer({ serverCommand: ["/p/python"] }, {}, host)));
+  const onIt = await resolveServer({}, {}, machine({ files: ["/v/bin/python"], modules: ["/v/bin/python"], python: selected("/v/bin/python") }));
+  assert.ok(!interpreterChangeNeedsRestart(onIt, "/v/bin/python"), "the server already runs on it");
+  assert.ok(interpreterChangeNeedsRestart(onIt, "/w/bin/python"));
+  assert.ok(interpreterChangeNeedsRestart(onIt), "the extension installed or removed");
+});
+
+test("a malformed ragLsp.serverCommand is reported and ignored", async () => {
   for (const serverCommand of ["rag-lsp serve", [1, 2], [""]]) {
-    const server = resolveServerCommand({ serverCommand, pythonPath: "python3" });
-    assert.equal(server.source, "pythonPath");
-    assert.equal(server.problems.length, 1, JSON.stringify(serverCommand));
-    assert.match(server.problems[0], /list of strings/);
+    const resolution = await resolveServer({ serverCommand }, {}, machine({ files: ["/usr/bin/rag-lsp"] }));
+    assert.equal(resolution.server?.rule, "path");
+    assert.equal(resolution.problems.length, 1, JSON.stringify(serverCommand));
+    assert.match(resolution.problems[0], /list of strings/);
   }
+});
+
+test("settings are expanded before use", async () => {
+  const host = machine({ files: ["/ws/.venv/bin/rag-lsp", "/home/u/v/bin/python"], modules: ["/home/u/v/bin/python"] });
+  const at = { workspaceFolder: "/ws", home: "/home/u" };
+  assert.deepEqual(winner(await resolveServer({ serverCommand: ["${workspaceFolder}/.venv/bin/rag-lsp", "serve"] }, at, host)), [
+    "serverCommand",
+    "/ws/.venv/bin/rag-lsp",
+    "serve",
+  ]);
+  assert.equal((await resolveServer({ pythonPath: " ~/v/bin/python " }, at, host)).server?.command, "/home/u/v/bin/python");
 });
 
 test("expand handles ~, ${userHome} and ${workspaceFolder}", () => {
@@ -51,26 +231,36 @@ test("expand handles ~, ${userHome} and ${workspaceFolder}", () => {
 });
 
 test("the install command names pip, in the chosen interpreter when there is one", () => {
-  assert.equal(installCommand(resolveServerCommand({})), "pip install rag-lsp");
-  assert.equal(installCommand(resolveServerCommand({ pythonPath: "/v/bin/python" })), "/v/bin/python -m pip install rag-lsp");
+  assert.equal(installCommand(undefined), "pip install rag-lsp");
+  assert.equal(installCommand({ path: "/v/bin/python" }), "/v/bin/python -m pip install rag-lsp");
   assert.equal(
-    installCommand(resolveServerCommand({ pythonPath: "C:\\Program Files\\Python\\python.exe" })),
+    installCommand({ path: "C:\\Program Files\\Python\\python.exe" }),
     '"C:\\Program Files\\Python\\python.exe" -m pip install rag-lsp',
   );
 });
 
-test("a missing rag-lsp gets a message with the install command", () => {
-  const message = failureMessage(resolveServerCommand({}), { kind: "notFound" });
-  assert.match(message, /`rag-lsp` command was not found/);
-  assert.ok(message.includes(INSTALL_COMMAND));
-  const module = failureMessage(resolveServerCommand({ pythonPath: "/v/bin/python" }), {
-    kind: "moduleMissing",
-    detail: "Traceback (most recent call last):\n  ...\nModuleNotFoundError: No module named 'rag_lsp'\n",
+test("tooOld compares with Python 3.10", () => {
+  assert.ok(tooOld("3.9.18"));
+  assert.ok(tooOld("2.7"));
+  assert.ok(!tooOld("3.10.0"));
+  assert.ok(!tooOld("3.13.1"));
+  assert.ok(!tooOld(undefined));
+});
+
+test("probeResult reads the version a check printed, and tells a missing module from other failures", () => {
+  assert.deepEqual(probeResult({ status: 0, stdout: "3.11.4\n", stderr: "" }), { version: "3.11.4" });
+  assert.deepEqual(probeResult({ status: 0, stdout: "", stderr: "" }), {});
+  const missing = { status: 1, stderr: "ModuleNotFoundError: No module named 'rag_lsp'\n" };
+  assert.deepEqual(probeResult(missing), { problem: "has no rag_lsp module" });
+  assert.deepEqual(probeResult({ status: 1, stderr: "Traceback\nSyntaxError: bad\n" }), {
+    problem: "cannot import rag_lsp (SyntaxError: bad)",
   });
-  assert.ok(module.includes("/v/bin/python -m pip install rag-lsp"), module);
-  assert.ok(module.includes("No module named 'rag_lsp'"), module);
-  const failed = failureMessage(resolveServerCommand({ serverCommand: ["x"] }), { kind: "failed", detail: "spawn x EACCES" });
-  assert.ok(failed.includes("spawn x EACCES") && failed.includes(INSTALL_COMMAND), failed);
+  assert.deepEqual(probeResult({ status: null, stderr: "", error: new Error("spawn EACCES") }), {
+    problem: "could not be run (spawn EACCES)",
+  });
+  assert.deepEqual(probeResult({ status: 1, stderr: "is Python 3.9; the bundled rag-lsp is built for Python 3.11\n" }, "bundled"), {
+    problem: "is Python 3.9; the bundled rag-lsp is built for Python 3.11",
+  });
 });
 
 const files = (...present: string[]) => (file: string) => present.includes(file);
@@ -92,22 +282,4 @@ test("findExecutable tries PATHEXT on Windows", () => {
   };
   assert.equal(findExecutable("rag-lsp", host), "C:\\bin\\rag-lsp.EXE");
   assert.equal(findExecutable("C:\\py\\python.exe", host), "C:\\py\\python.exe.EXE");
-});
-
-test("preflight: missing program, missing module, other failure, fine", () => {
-  const host = { platform: "linux", env: { PATH: "/bin" }, isFile: files("/bin/rag-lsp", "/v/python") };
-  const never = () => assert.fail("no module check without pythonPath");
-  assert.equal(preflight(resolveServerCommand({}), host, never), undefined);
-  assert.deepEqual(preflight(resolveServerCommand({}), { ...host, env: { PATH: "/usr/bin" } }, never), {
-    kind: "notFound",
-  });
-  const python = resolveServerCommand({ pythonPath: "/v/python" });
-  assert.equal(preflight(python, host, () => ({ status: 0, stderr: "" })), undefined);
-  assert.equal(
-    preflight(python, host, () => ({ status: 1, stderr: "ModuleNotFoundError: No module named 'rag_lsp'" }))?.kind,
-    "moduleMissing",
-  );
-  assert.equal(preflight(python, host, () => ({ status: 1, stderr: "SyntaxError" }))?.kind, "failed");
-  assert.equal(preflight(python, host, () => ({ status: null, stderr: "", error: new Error("ETIMEDOUT") }))?.kind, "failed");
-  assert.deepEqual(preflight(resolveServerCommand({ pythonPath: "/none/python" }), host, never), { kind: "notFound" });
 });
