@@ -1,6 +1,6 @@
 // The packaged extension in real VS Code: code-server 4.100 (VS Code 1.100) driven
 // through headless Chromium with playwright-core, on a fresh profile and a copy of
-// examples/ each time.
+// examples/ (with the broken suite and dataset of examples-caught/) each time.
 //
 //   node e2e/run.mjs --vsix rag-lsp.vsix --python /venv/bin/python [--only NAME] [--artifacts DIR]
 //
@@ -10,7 +10,7 @@
 //   environments API) has --python selected; no ragLsp.* setting, no rag-lsp on
 //   PATH. The status bar shows the interpreter, the output channel the rule that
 //   won, the problems panel exactly the findings of `rag-lsp check` (counts, files
-//   and codes), and a click on "Run case (2 suites)" (then "All 2 suites" in the
+//   and codes), and a click on "Run case (N suites)" (then "All N suites" in the
 //   quick pick) puts RAG400 in the problems panel, once per suite.
 // * path: no Python extension; `rag-lsp` on PATH (~/.local/bin, as pipx puts it).
 //   The same checks.
@@ -90,6 +90,18 @@ function log(message) {
 }
 
 /** What `rag-lsp check` finds in the workspace: {errors, warnings, pairs: Set("file code")}. */
+/**
+ * A copy of examples/ that also holds the broken suite and dataset of
+ * examples-caught/ (as the other editor tests use): suites to run and findings to show.
+ */
+function examplesWithBrokenFiles(workspace) {
+  fs.cpSync(path.join(repo, "examples"), workspace, { recursive: true });
+  for (const name of ["broken.suite.yaml", "broken.jsonl"]) {
+    fs.copyFileSync(path.join(repo, "examples-caught", ".punica", "evals", name), path.join(workspace, ".punica", "evals", name));
+  }
+  return workspace;
+}
+
 function expectedFindings(workspace) {
   const result = spawnSync(python, ["-m", "rag_lsp", "check", workspace, "--format", "json"], {
     cwd: workspace,
@@ -150,8 +162,7 @@ async function startCodeServer(name, setup) {
 async function launch(root, { extensions, settings, env, onPath }) {
   const userData = path.join(root, "data");
   const extensionsDir = path.join(root, "extensions");
-  const workspace = path.join(root, "examples");
-  fs.cpSync(path.join(repo, "examples"), workspace, { recursive: true });
+  const workspace = examplesWithBrokenFiles(path.join(root, "examples"));
   fs.mkdirSync(path.join(userData, "User"), { recursive: true });
   fs.writeFileSync(
     path.join(userData, "User", "settings.json"),
@@ -336,10 +347,10 @@ async function openFile(page, name) {
 
 async function checkRunCase(page) {
   await openFile(page, "gateway.jsonl");
-  const lens = page.locator(".codelens-decoration a", { hasText: "Run case (2 suites)" }).first();
+  const lens = page.locator(".codelens-decoration a", { hasText: /^Run case \(\d+ suites\)$/ }).first();
   await lens.waitFor({ timeout: WAIT_MS });
   await lens.click();
-  const all = page.locator(".quick-input-list .monaco-list-row", { hasText: "All 2 suites" });
+  const all = page.locator(".quick-input-list .monaco-list-row", { hasText: /All \d+ suites/ });
   await all.waitFor({ timeout: UI_MS });
   await all.click();
   await command(page, "View: Focus Problems (Errors, Warnings, Infos)");
@@ -406,7 +417,7 @@ async function main() {
       process.exit(2);
     }
   }
-  const expected = expectedFindings(path.join(repo, "examples"));
+  const expected = expectedFindings(examplesWithBrokenFiles(fs.mkdtempSync(path.join(os.tmpdir(), "rag-lsp-e2e-expected-")) + "/examples"));
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "rag-lsp-e2e-"));
   process.on("exit", () => fs.rmSync(scratch, { recursive: true, force: true }));
   const standIn = packStandIn(scratch);
