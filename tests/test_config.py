@@ -14,7 +14,7 @@ from lspclient import SERVER, diagnostics, edit, open_file, published_when, span
 from pytest_lsp import LanguageClient
 from workspaces import GOOD_SUITE, make_workspace, rag_lsp
 
-from rag_lsp.core.config import read_config
+from rag_lsp.core.config import layered, read_config
 from rag_lsp.core.findings import Severity
 
 CONFIG = ".punica/rag-lsp.toml"
@@ -296,3 +296,12 @@ async def test_completion_and_hover_in_the_settings_file(client: LanguageClient,
 
     hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(2, 2)))
     assert hover is not None and "missing-expected-path" in hover.contents.value
+
+
+def test_editor_settings_apply_on_top_code_by_code() -> None:
+    """An editor's severity for one code keeps the file's other codes; its other values replace the file's; trust never comes from the file."""
+    config = read_config(CONFIG, 'max-line-bytes = 2048\n[severity]\nRAG103 = "off"\nRAG207 = "off"\n')
+    settings = layered(config, {"severity": {"RAG207": Severity.HINT}, "max_line_bytes": 4096, "trusted": True})
+    assert settings.severity == {"RAG103": "off", "RAG207": Severity.HINT}
+    assert settings.max_line_bytes == 4096 and settings.trusted is True
+    assert layered(read_config(CONFIG, "trusted = true\n")).trusted is False

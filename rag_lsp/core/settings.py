@@ -181,18 +181,28 @@ def editor_values(options: Any) -> tuple[dict[str, Any], list[str]]:
     return values, problems
 
 
+# Settings that are tables: a layer on top sets their entries, not the whole table.
+_TABLES = ("severity", "per_file_ignores")
+
+
+def layered_values(below: Mapping[str, Any], above: Mapping[str, Any]) -> dict[str, Any]:
+    """``above``'s values over ``below``'s; severities and per-file ignores merged
+    code by code and glob by glob (an editor that silences one code keeps the
+    workspace's other choices)."""
+    merged = dict(below)
+    for name, value in above.items():
+        if name in _TABLES and name in merged:
+            value = {**merged[name], **value}
+        merged[name] = value
+    return merged
+
+
 def with_values(settings: Settings, values: Mapping[str, Any]) -> Settings:
-    """``settings`` with ``values`` on top; severities and per-file ignores are
-    merged code by code and glob by glob (an editor that silences one code keeps
-    the workspace's other choices)."""
+    """``settings`` with ``values`` on top (see layered_values)."""
     if not values:
         return settings
-    changes = dict(values)
-    if "severity" in changes:
-        changes["severity"] = {**settings.severity, **changes["severity"]}
-    if "per_file_ignores" in changes:
-        changes["per_file_ignores"] = {**settings.per_file_ignores, **changes["per_file_ignores"]}
-    return replace(settings, **changes)
+    below = {name: getattr(settings, name) for name in _TABLES}
+    return replace(settings, **layered_values(below, values))
 
 
 @dataclass(frozen=True)
@@ -208,13 +218,8 @@ class EditorSettings:
         return bool(self.values.get("trusted", False))
 
     def then(self, later: EditorSettings) -> EditorSettings:
-        """These settings with ``later``'s on top (severities merged code by code)."""
-        merged = dict(self.values)
-        for name, value in later.values.items():
-            if name in ("severity", "per_file_ignores") and name in merged:
-                value = {**merged[name], **value}
-            merged[name] = value
-        return EditorSettings(merged)
+        """These settings with ``later``'s on top (see layered_values)."""
+        return EditorSettings(layered_values(self.values, later.values))
 
 
 def settings_from(options: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
