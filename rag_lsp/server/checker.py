@@ -278,6 +278,18 @@ def _has_marker(folder: Path) -> bool:
     return (folder / ".punica").is_dir() or (folder / ".git").exists()
 
 
+def _with_settings_files(root: Path, documents: dict[Path, OpenDocument]) -> OverlaySource:
+    """A source for ``root``'s workspace holding the open documents among its
+    settings files: the settings are read as the editor has them (unsaved text
+    included), before the workspace, and its limits, exist."""
+    source = OverlaySource(DiskSource(Settings().max_file_bytes))
+    for relative in CONFIG_PATHS:
+        document = documents.get(root / relative)
+        if document is not None and document.whole:
+            source.texts[root / relative] = document.joined()
+    return source
+
+
 class Checker:
     """Core workspaces by root, with the open documents in front of the disk."""
 
@@ -324,12 +336,7 @@ class Checker:
     def _workspace(self, root: Path, settings: EditorSettings, documents: dict[Path, OpenDocument] | None = None) -> Workspace:
         workspace = self.workspaces.get(root)
         if workspace is None:
-            # The settings file is read as the editor has it (unsaved text included).
-            source = OverlaySource(DiskSource(Settings().max_file_bytes))
-            for relative in CONFIG_PATHS:
-                document = (documents or {}).get(root / relative)
-                if document is not None and document.whole:
-                    source.texts[root / relative] = document.joined()
+            source = _with_settings_files(root, documents or {})
             workspace = Workspace.configured(root, settings.values, source)
             source.limit(workspace.settings.max_file_bytes)
             self.workspaces[root] = workspace
@@ -338,16 +345,10 @@ class Checker:
     def _settings_file_changed(self, root: Path, snapshot: Snapshot) -> bool:
         """Whether the settings file of ``root``'s workspace says something other
         than when the workspace was made (as the editor has it, else on disk)."""
-        workspace = self.workspaces[root]
         paths = [root / relative for relative in CONFIG_PATHS]
         if not snapshot.full and not any(path in snapshot.changed_files or path in snapshot.documents for path in paths):
             return False
-        overlay = OverlaySource(DiskSource(Settings().max_file_bytes))
-        for path in paths:
-            document = snapshot.documents.get(path)
-            if document is not None and document.whole:
-                overlay.texts[path] = document.joined()
-        return read_workspace_config(root, overlay) != workspace.config
+        return read_workspace_config(root, _with_settings_files(root, snapshot.documents)) != self.workspaces[root].config
 
     def prepare(self, folders: tuple[Path, ...], settings: EditorSettings) -> None:
         """Read what any check of the folders' workspaces needs first (their files,
