@@ -23,7 +23,7 @@ from .pathindex import PathIndex
 from .paths import not_normal_among, normalize_relative
 from .rows import DatasetRow, read_lines, shape_of_rows
 from .settings import Settings
-from .sources import DiskSource, FileSource, SourceText
+from .sources import DiskSource, FileSource, OverlaySource, SourceText
 from .suitefacts import BUILTIN_FIELDS, DEFAULT_TARGET, DatasetUse, SuiteInfo, TargetInfo, suite_info, target_info
 from .text import LineIndex
 from .yamltree import TooLarge, YamlDocument, YamlLimits, YamlProblem, parse_yaml
@@ -51,6 +51,18 @@ def read_workspace_config(root: Path, source: FileSource | None = None) -> Confi
         return found.text if found is not None and not found.refused else None
 
     return find_config(text_of)
+
+
+def settings_source(root: Path, texts: Mapping[Path, str]) -> OverlaySource:
+    """A source for the workspace at ``root`` that reads its settings files as an
+    editor holds them (``texts``: open documents' texts by path), from disk
+    otherwise: the settings are read before the workspace, and its limits, exist."""
+    source = OverlaySource(DiskSource(Settings().max_file_bytes))
+    for relative in CONFIG_PATHS:
+        text = texts.get(root / relative)
+        if text is not None:
+            source.texts[root / relative] = text
+    return source
 
 
 def find_root(start: Path) -> Path:

@@ -25,10 +25,10 @@ from ..core.findings import Finding, shown_in_editor
 from ..core.incremental import DatasetModel
 from ..core.parallel import Helper, cores
 from ..core.config import CONFIG_PATHS
-from ..core.settings import EditorSettings, Settings
+from ..core.settings import EditorSettings
 from ..core.text import LineIndex
-from ..core.sources import DiskSource, lines_size_above, OverlaySource, size_above
-from ..core.workspace import DATASET_FILE, find_root, gc_paused, read_workspace_config, Workspace
+from ..core.sources import lines_size_above, OverlaySource, size_above
+from ..core.workspace import DATASET_FILE, find_root, gc_paused, read_workspace_config, settings_source, Workspace
 from .convert import Positions, diagnostic_json, file_uri, to_diagnostic
 from .document import Change
 from .transport import LARGE_MESSAGE_BYTES
@@ -279,15 +279,14 @@ def _has_marker(folder: Path) -> bool:
 
 
 def _with_settings_files(root: Path, documents: dict[Path, OpenDocument]) -> OverlaySource:
-    """A source for ``root``'s workspace holding the open documents among its
-    settings files: the settings are read as the editor has them (unsaved text
-    included), before the workspace, and its limits, exist."""
-    source = OverlaySource(DiskSource(Settings().max_file_bytes))
+    """A source for ``root``'s workspace that reads its settings files as the
+    editor has them (see settings_source)."""
+    texts = {}
     for relative in CONFIG_PATHS:
         document = documents.get(root / relative)
         if document is not None and document.whole:
-            source.texts[root / relative] = document.joined()
-    return source
+            texts[root / relative] = document.joined()
+    return settings_source(root, texts)
 
 
 class Checker:

@@ -63,13 +63,11 @@ from ..core.results import (
     suite_marks,
 )
 from ..core.runner import TARGET_FAILED, CaseNotFound, Runner, SuiteResult, describe_case
-from ..core.config import CONFIG_PATHS
 from ..core.settings import EditorSettings, Settings
 from ..core.targets import TargetPool
 from ..core.wording import counted
-from ..core.sources import DiskSource, OverlaySource
 from ..core.suitefacts import SuiteInfo
-from ..core.workspace import DATASET_FILE, SUITE_FILE, read_workspace_config, Workspace
+from ..core.workspace import DATASET_FILE, SUITE_FILE, read_workspace_config, settings_source, Workspace
 from .checker import FileDiagnostics, document_relative, near
 from .convert import client_column, encoding_name
 from .session import path_of
@@ -174,11 +172,6 @@ class _Worker:
         self._jobs.put(None)
 
 
-def _settings_texts(root: Path, documents: dict[Path, str]) -> dict[Path, str]:
-    """The open documents that are settings files of ``root``, by path."""
-    return {root / relative: documents[root / relative] for relative in CONFIG_PATHS if root / relative in documents}
-
-
 class _RunRoot:
     """A root's workspace and target pool as runs see them (used on the run thread only)."""
 
@@ -186,8 +179,7 @@ class _RunRoot:
         # The editor's settings; those in force are the workspace's (its settings
         # file under the editor's), read as the editor has the file.
         self.settings = settings
-        self.overlay = OverlaySource(DiskSource(Settings().max_file_bytes))
-        self.overlay.texts.update(_settings_texts(root, documents))
+        self.overlay = settings_source(root, documents)
         self.workspace = Workspace.configured(root, settings.values, self.overlay)
         self.overlay.limit(self.workspace.settings.max_file_bytes)
         self.pool = TargetPool(self.workspace, self.workspace.settings.run_timeout_s)
@@ -216,9 +208,7 @@ class _RunRoot:
     def settings_file_changed(self, documents: dict[Path, str]) -> bool:
         """Whether the workspace's settings file says something else now."""
         root = self.workspace.root
-        overlay = OverlaySource(DiskSource(Settings().max_file_bytes))
-        overlay.texts.update(_settings_texts(root, documents))
-        return read_workspace_config(root, overlay) != self.workspace.config
+        return read_workspace_config(root, settings_source(root, documents)) != self.workspace.config
 
     def sync(self, documents: dict[Path, str], changed: list[Path]) -> Workspace:
         """Put the editor's open documents in front of the disk, and forget what was
