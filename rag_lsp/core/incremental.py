@@ -38,7 +38,7 @@ from .manifests import GDI_TEXT, RAG_CASE
 from .parallel import Helper, TwoEnds
 from .settings import Settings
 from .text import Position
-from .rows import DatasetRow, read_lines, row_shape
+from .rows import DatasetRow, majority_shape, read_lines, row_shape
 from .sources import lines_size, utf8_size
 from .suitefacts import DatasetUse
 from .workspace import gc_paused, Workspace
@@ -485,11 +485,7 @@ class DatasetModel:
             self._dirty_ids.add(row.key)
 
     def _shape(self) -> str | None:
-        # The majority rule of Workspace.dataset_shape.
-        cases, gdi = self._shapes[RAG_CASE], self._shapes[GDI_TEXT]
-        if not cases and not gdi:
-            return None
-        return RAG_CASE if cases >= gdi else GDI_TEXT
+        return majority_shape(self._shapes[RAG_CASE], self._shapes[GDI_TEXT])
 
     def _tally(self, row: _Line) -> None:
         """Count the expected paths of a row holding its value, as

@@ -84,7 +84,12 @@ def shape_of_rows(rows: Iterable[DatasetRow]) -> str | None:
         shape = row.shape
         if shape is not None:
             counts[shape] += 1
-    if not any(counts.values()):
+    return majority_shape(counts[RAG_CASE], counts[GDI_TEXT])
+
+
+def majority_shape(cases: int, gdi: int) -> str | None:
+    """A file's shape from how many of its rows are rag cases and gdi_text_v1 rows."""
+    if not cases and not gdi:
         return None
     # A tie reads as rag cases: the engine format is the primary one.
-    return RAG_CASE if counts[RAG_CASE] >= counts[GDI_TEXT] else GDI_TEXT
+    return RAG_CASE if cases >= gdi else GDI_TEXT
