@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections import defaultdict
+from array import array
+from bisect import bisect_left, bisect_right
+from itertools import compress
 from typing import Sequence
 
 # What a file name keeps when reduced (see _squashed).
@@ -73,40 +75,50 @@ class PathIndex:
 
     def __init__(self, files: Sequence[str]) -> None:
         self.files = files
-        # Key -> indexes of the files with that key, ascending (a tie in score goes
-        # to the file listed first, as a scan of every file would decide it): a
-        # file's folder, and its reduced name with and without its extension.
+        # Each file is filed under three keys: its folder, and its reduced name with
+        # and without its extension. A dict of lists of them costs about 400 bytes
+        # a file (a 50,000-file workspace: 20 MB, kept as long as the workspace);
+        # the keys' hashes in one sorted array, with the file of each beside it,
+        # cost about 50. Two keys of one hash only add a candidate, which the fuzzy
+        # ratio then judges like any other.
         parts = [path.rpartition("/") for path in files]
         reduced = _reduced_names([part[2] for part in parts])
-        by_key: defaultdict[str, list[int]] = defaultdict(list)
-        # One key of every file at a time: a loop of a dict lookup and an append.
-        for keys in (
-            ["d:" + part[0].lower() for part in parts],
-            ["s:" + whole for whole, _ in reduced],
-            # Without the extension, where it has one (else the same key again).
-            ["s:" + bare if bare != whole else "" for whole, bare in reduced],
-        ):
-            for index, key in enumerate(keys):
-                if key:
-                    by_key[key].append(index)
-        for held in by_key.values():
-            if len(held) > 1 and held[-1] < held[-2]:
-                held.sort()
-        self._by_key = by_key
+        count = len(files)
+        keys = ["d:" + part[0].lower() for part in parts]
+        keys += ["s:" + whole for whole, _ in reduced]
+        # Without the extension, where it has one.
+        cut = [bare != whole for whole, bare in reduced]
+        keys += ["s:" + bare for (_, bare), has_extension in zip(reduced, cut) if has_extension]
+        owners = [*range(count), *range(count), *compress(range(count), cut)]
+        # Sorted by hash, then by file: each (hash, file) packed into one integer,
+        # as a list of integers sorts several times faster than by a key.
+        shift = max(count, 1).bit_length()
+        packed = [(code << shift) | owner for code, owner in zip(map(hash, keys), owners)]
+        del keys, owners
+        packed.sort()
+        mask = (1 << shift) - 1
+        self._hashes = array("q", [each >> shift for each in packed])
+        self._owners = array("l", [each & mask for each in packed])
+
+    def _indexes(self, path: str) -> list[int]:
+        """Indexes of the files filed under a key of ``path`` (see _keys), a file
+        once per key it shares."""
+        hashes, owners = self._hashes, self._owners
+        found: list[int] = []
+        for key in _keys(path):
+            wanted = hash(key)
+            start = bisect_left(hashes, wanted)
+            found += owners[start : bisect_right(hashes, wanted, start)]
+        return found
 
     def candidates(self, path: str) -> list[str]:
         """The files sharing a folder or a name with ``path``, in listing order."""
-        found: set[int] = set()
-        for key in _keys(path):
-            found.update(self._by_key.get(key, ()))
-        return [self.files[index] for index in sorted(found)]
+        return [self.files[index] for index in sorted(set(self._indexes(path)))]
 
     def closest(self, path: str, cutoff: float) -> str | None:
         """The candidate most like ``path`` by rapidfuzz's ratio (0..100), if one
         reaches ``cutoff``; of equals, the one listed first."""
-        indexes: list[int] = []
-        for key in _keys(path):
-            indexes += self._by_key.get(key, ())
+        indexes = self._indexes(path)
         if not indexes:
             return None
         from rapidfuzz import fuzz, process
