@@ -28,7 +28,8 @@ is a relevant document that is always "missed": the case's recall is capped belo
 ```json
 {"id": "approvals", "input": {"query": "approval rules"}, "expect": {"relevant": ["docs/approval.md"]}}
 ```
-where the file is `docs/approvals.md`.
+where the file is `docs/approvals.md`: the quick fix changes the value to the
+closest workspace path.
 
 ## How to fix
 Write the path of the file as it is in the workspace, relative to the workspace
@@ -38,9 +39,10 @@ suite's target in `.punica/targets.yaml` (a `command` or `http` target); declare
 `workspace_paths: true` on it only if it indexes this repository.
 """
 
+import json
 import os
 
-from ..findings import Severity
+from ..findings import Fix, Severity, TextEdit
 from ..paths import normalize_relative
 from . import DATASET, ROW, rule_of
 
@@ -65,13 +67,20 @@ def missing_expected_path(rows):
         for index, value in enumerate(relevant):
             if type(value) is not str or value in found:
                 continue
-            message = problems.get(value)
-            if message is None:
+            problem = problems.get(value)
+            if problem is None:
                 normal = normalize_relative(value)
                 if normal in files:
                     continue  # a path that is not in normal form is RAG206's
-                message = problems[value] = "" if workspace.screening else _problem(workspace, value, normal)
-            yield RULE.finding(context.value_range("expect", "relevant", index), message)
+                problem = problems[value] = ("", None) if workspace.screening else _problem(workspace, value, normal)
+            message, suggestion = problem
+            where = context.value_range("expect", "relevant", index)
+            if suggestion is None:
+                yield RULE.finding(where, message)
+            else:
+                # The whole JSON string token is replaced, so no escape of the old text survives.
+                fix = Fix(f"Change to {suggestion!r}", edits=(TextEdit(where, json.dumps(suggestion, ensure_ascii=False)),))
+                yield RULE.finding(where, message, fixes=[fix])
 
 
 @RULE.check(DATASET)
@@ -105,19 +114,21 @@ def _names(kind: str, names: tuple[str, ...]) -> str:
     return f"{kind}{'s' if len(names) > 1 else ''} {shown}{more}"
 
 
-def _problem(workspace, value: str, normal: str | None) -> str:
+def _problem(workspace, value: str, normal: str | None) -> tuple[str, str | None]:
+    """What is wrong with an expected path that is not a workspace file, and the
+    workspace file it most likely means, if one is close enough."""
     if normal is None:
-        return f"{value!r} leaves the workspace: expected paths are relative to the workspace root, so no hit can match it"
+        return f"{value!r} leaves the workspace: expected paths are relative to the workspace root, so no hit can match it", None
     if normal == "":
-        return f"{value!r} is the workspace root, not a file: list the files that must come back"
+        return f"{value!r} is the workspace root, not a file: list the files that must come back", None
     # Nearly every missing path is missing on disk too: one stat settles it.
     # What is there is looked at further (inside the workspace, with links resolved).
     if os.path.lexists(os.path.join(workspace.root, normal)) and workspace.contains(absolute := workspace.absolute(normal)):
         if absolute.is_file():
-            return f"{value!r} is git-ignored or in a skipped folder, so no target returns it: expect a workspace file instead"
+            return f"{value!r} is git-ignored or in a skipped folder, so no target returns it: expect a workspace file instead", None
         if absolute.is_dir():
-            return f"{value!r} is a folder, not a file: list the files inside it that must come back"
+            return f"{value!r} is a folder, not a file: list the files inside it that must come back", None
     best = workspace.path_index().closest(normal, _SUGGESTION_CUTOFF)
     if best is not None:
-        return f"{value!r} is not a file in the workspace, so no hit can match it (did you mean {best!r}?)"
-    return f"{value!r} is not a file in the workspace, so no hit can match it: fix the path or remove it"
+        return f"{value!r} is not a file in the workspace, so no hit can match it (did you mean {best!r}?)", best
+    return f"{value!r} is not a file in the workspace, so no hit can match it: fix the path or remove it", None
