@@ -9,6 +9,11 @@
   resource operation, offered to clients that support it), RAG202 make the id
   unique, RAG206 normalize the path. Edits are versioned when the client takes
   document changes, so a fix computed for an older text is refused, not misapplied.
+* **The index's top hit** (``refactor.rewrite.ragLsp.addRelevant``): on a case
+  line, "Add the top hit as relevant: <path>" appends the first file the
+  dataset's builtin target finds for the case's query to its ``expect.relevant``
+  (only the bytes it must: ``, "<path>"`` after the last element, or the path
+  inside ``[]``), when an index is already built and the file is not listed yet.
 * **Runs** (``source.ragLsp.runCase`` / ``source.ragLsp.runSuite``, under
   ``source``): "Run this case" on a dataset line, "Run suite …" in a suite file or
   a dataset; each is the command its code lens runs.
@@ -25,8 +30,12 @@ from pygls.capabilities import get_capability
 from pygls.protocol import default_converter
 
 from ..core.findings import SOURCE
+from ..core.suggest import add_relevant, top_hit
+from ..core.text import Position, Range
+from ..core.workspace import DATASET_FILE
 from ..core.wording import counted
 from .checker import Checker
+from .features import DocumentView, with_document
 from .lenses import CASE_LENS, DocumentSuites, document_suites
 from .runs import RUN_CASE, RUN_SUITE, RunCaseArguments, RunSuiteArguments
 from .session import path_of
@@ -38,7 +47,8 @@ log = logging.getLogger(__name__)
 
 RUN_CASE_KIND = "source.ragLsp.runCase"
 RUN_SUITE_KIND = "source.ragLsp.runSuite"
-KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.Source, RUN_CASE_KIND, RUN_SUITE_KIND]
+ADD_RELEVANT_KIND = "refactor.rewrite.ragLsp.addRelevant"
+KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.Source, RUN_CASE_KIND, RUN_SUITE_KIND, ADD_RELEVANT_KIND]
 
 def _wanted(only: list[str] | None, kind: str) -> bool:
     return only is None or any(kind == asked or kind.startswith(asked + ".") for asked in only)
@@ -74,9 +84,50 @@ class Actions:
                 actions.extend(self._quick_fixes(params, path))
             except Exception:  # one failing feature is logged and never stops the others
                 log.exception("quick fixes for %s failed", uri)
+        if _wanted(only, ADD_RELEVANT_KIND):
+            try:
+                actions.extend(await self._add_top_hit(params))
+            finally:
+                self.server.runs.load_wanted()
         if _wanted(only, RUN_CASE_KIND) or _wanted(only, RUN_SUITE_KIND):
             actions.extend(await self._runs(params, path, only))
         return actions
+
+    # -------------------------------------------------- the index's top hit
+
+    async def _add_top_hit(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        """"Add the top hit as relevant" on a case line: the first file the index
+        of the dataset's builtin target finds for the case's query, appended to
+        its ``expect.relevant``; offered only from an index already built, and
+        only when that file is not listed yet."""
+        ls = self.server
+        uri = params.text_document.uri
+        document_changes = bool(get_capability(ls.client_capabilities, "workspace.workspace_edit.document_changes", False))
+        line = params.range.start.line
+
+        def job(view: DocumentView) -> list[types.CodeAction]:
+            if view.kind != DATASET_FILE:
+                return []
+            lines = view.text.split("\n")
+            if not 0 <= line < len(lines):
+                return []
+            line_text = lines[line].rstrip("\r")
+            search = ls.runs.index_search(view.workspace.root)
+            hit = top_hit(view.workspace, view.relative, line_text, search)
+            edit = add_relevant(line_text, hit.path) if hit is not None else None
+            if hit is None or edit is None:
+                return []
+            start, end, new_text = edit
+            edit_range = view.positions.range(Range(Position(line, start), Position(line, end)))
+            edits = [types.TextEdit(range=edit_range, new_text=new_text)]
+            if document_changes:
+                identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=view.version)
+                workspace_edit = types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=identifier, edits=edits)])
+            else:
+                workspace_edit = types.WorkspaceEdit(changes={uri: edits})
+            return [types.CodeAction(title=f"Add the top hit as relevant: {hit.path}", kind=ADD_RELEVANT_KIND, edit=workspace_edit)]
+
+        return await with_document(ls, uri, job) or []
 
     # -------------------------------------------------- quick fixes
 

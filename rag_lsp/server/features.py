@@ -58,12 +58,16 @@ _SYMBOL_KINDS = {
 class DocumentView:
     """A document as the core sees it: its workspace, path, kind and current text."""
 
-    def __init__(self, workspace: Workspace, relative: str, kind: str | None, text: str, positions: Positions) -> None:
+    def __init__(
+        self, workspace: Workspace, relative: str, kind: str | None, text: str, positions: Positions, version: int | None = None
+    ) -> None:
         self.workspace = workspace
         self.relative = relative
         self.kind = kind
         self.text = text
         self.positions = positions
+        # The editor's version of the text (None: the file as on disk).
+        self.version = version
 
     def uri_of(self, relative: str) -> str:
         return file_uri(self.workspace.absolute(relative))
@@ -76,7 +80,7 @@ def _kind(workspace: Workspace, relative: str, text: str) -> str | None:
     return workspace.kind_of(relative)
 
 
-async def _with_document(ls: RagLanguageServer, uri: str, job: Callable[[DocumentView], T]) -> T | None:
+async def with_document(ls: RagLanguageServer, uri: str, job: Callable[[DocumentView], T]) -> T | None:
     """Run ``job`` on the worker thread with the current text of ``uri``; None (and
     a log entry) when the document is not a file or the job fails."""
     path = path_of(uri)
@@ -87,6 +91,7 @@ async def _with_document(ls: RagLanguageServer, uri: str, job: Callable[[Documen
         text = document.source
     except OSError:
         return None
+    version = document.version
     session = ls.session
     folders = session.folders()
     settings = session.settings
@@ -97,7 +102,7 @@ async def _with_document(ls: RagLanguageServer, uri: str, job: Callable[[Documen
         if not workspace.contains(path):
             return None
         relative = document_relative(workspace, path)
-        view = DocumentView(workspace, relative, _kind(workspace, relative, text), text, Positions(LineIndex(text), encoding))
+        view = DocumentView(workspace, relative, _kind(workspace, relative, text), text, Positions(LineIndex(text), encoding), version)
         return job(view)
 
     try:
@@ -121,9 +126,12 @@ def _markup(ls: RagLanguageServer, capability: str, markdown: str) -> types.Mark
 
 
 async def completion(ls: RagLanguageServer, params: types.CompletionParams) -> types.CompletionList | None:
+    label_details = bool(get_capability(ls.client_capabilities, "text_document.completion.completion_item.label_details_support", False))
+
     def job(view: DocumentView) -> types.CompletionList | None:
         position = view.positions.to_core(params.position)
-        result = complete(view.workspace, view.relative, view.kind, view.text, position.line, position.character)
+        search = ls.runs.index_search(view.workspace.root)
+        result = complete(view.workspace, view.relative, view.kind, view.text, position.line, position.character, search)
         if result is None:
             return None
         items = []
@@ -132,6 +140,9 @@ async def completion(ls: RagLanguageServer, params: types.CompletionParams) -> t
             items.append(
                 types.CompletionItem(
                     label=item.label,
+                    label_details=types.CompletionItemLabelDetails(description=item.description)
+                    if label_details and item.description
+                    else None,
                     kind=_COMPLETION_KINDS.get(item.kind),
                     detail=item.detail or None,
                     documentation=documentation(item.documentation) if item.documentation else None,
@@ -145,7 +156,11 @@ async def completion(ls: RagLanguageServer, params: types.CompletionParams) -> t
     def documentation(markdown: str) -> types.MarkupContent | str:
         return _markup(ls, "text_document.completion.completion_item.documentation_format", markdown)
 
-    return await _with_document(ls, params.text_document.uri, job)
+    try:
+        return await with_document(ls, params.text_document.uri, job)
+    finally:
+        # A builtin target that had no index to suggest from: its cache is looked for, in the background.
+        ls.runs.load_wanted()
 
 
 # ---------------------------------------------------------------- hover
@@ -160,7 +175,7 @@ async def hover_at(ls: RagLanguageServer, params: types.HoverParams) -> types.Ho
         contents = _markup(ls, "text_document.hover.content_format", found.markdown)
         return types.Hover(contents=contents, range=view.positions.range(found.range))
 
-    return await _with_document(ls, params.text_document.uri, job)
+    return await with_document(ls, params.text_document.uri, job)
 
 
 # ---------------------------------------------------------------- links and definition
@@ -179,7 +194,7 @@ async def document_links(ls: RagLanguageServer, params: types.DocumentLinkParams
             for link in links(view.workspace, view.kind, view.text)
         ]
 
-    return await _with_document(ls, params.text_document.uri, job)
+    return await with_document(ls, params.text_document.uri, job)
 
 
 async def goto_definition(
@@ -199,7 +214,7 @@ async def goto_definition(
             return [types.LocationLink(target_uri=target, target_range=start, target_selection_range=start, origin_selection_range=origin)]
         return [types.Location(uri=target, range=start)]
 
-    return await _with_document(ls, params.text_document.uri, job)
+    return await with_document(ls, params.text_document.uri, job)
 
 
 # ---------------------------------------------------------------- symbols
@@ -221,7 +236,7 @@ async def document_symbols(
         _flatten(found, None, uri, view.positions, flat)
         return flat
 
-    return await _with_document(ls, uri, job)
+    return await with_document(ls, uri, job)
 
 
 def _document_symbol(symbol: Symbol, positions: Positions) -> types.DocumentSymbol:
