@@ -5,8 +5,14 @@ The protocol edge of the core's pure functions (``core.completion``,
 text from pygls, converts the client's position to code points, asks the core on
 the worker thread (where the workspace facts live), and converts the answer's
 ranges back to the negotiated encoding. What the client declares it can show
-(Markdown, tooltips, hierarchical symbols, location links) decides the shape of
-the answer.
+(Markdown, tooltips, hierarchical symbols, location links, label details)
+decides the shape of the answer.
+
+Completion inside a case's ``expect.relevant`` also asks the builtin target's
+index for the files it finds for the case (:mod:`rag_lsp.core.suggest`), through
+the run manager, which answers only from an index a run already built or the
+cache holds (:meth:`~rag_lsp.server.runs.RunManager.index_search`): a request
+never builds one nor waits for one.
 """
 
 from __future__ import annotations

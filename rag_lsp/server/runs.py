@@ -21,7 +21,10 @@ The commands ``ragLsp.runCase``, ``ragLsp.runSuite`` and ``ragLsp.clearResults``
   the first case is asked, with work-done progress (``indexing vectors.query:
   12/40 files``), a Run case click's included: the case waits for its index, and
   typing goes on meanwhile. The index is kept by the root's target pool, and in
-  the user's cache folder between sessions.
+  the user's cache folder between sessions. Completion and code actions suggest
+  expected files from it (:meth:`RunManager.index_search`) without ever building
+  it; a target with none yet has its cached index loaded in the background, on
+  the run thread, when the cache holds one (:meth:`RunManager.load_wanted`).
 * **Results** become :class:`~rag_lsp.core.results.Mark` s kept per file in a
   :class:`~rag_lsp.core.results.LineMarks`, published with the file's findings
   through the session (at most :data:`RESULT_DIAGNOSTICS` per file, errors first).
