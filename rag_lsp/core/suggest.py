@@ -193,10 +193,11 @@ def suggestions(
     """The files the index finds for the case on ``line_text`` of the dataset
     ``relative``, best first, each once, leaving out those its ``expect.relevant``
     already lists (but the element ``skip``) and those no longer in the workspace."""
-    taken = listed(line_text, skip)
+    hits = _hits(workspace, relative, line_text, search)
+    taken = listed(line_text, skip) if hits else set()
     found: list[Suggestion] = []
     seen: set[str] = set()
-    for hit in _hits(workspace, relative, line_text, search):
+    for hit in hits:
         if hit.path in seen or hit.path in taken:
             continue
         seen.add(hit.path)

@@ -64,16 +64,12 @@ _SYMBOL_KINDS = {
 class DocumentView:
     """A document as the core sees it: its workspace, path, kind and current text."""
 
-    def __init__(
-        self, workspace: Workspace, relative: str, kind: str | None, text: str, positions: Positions, version: int | None = None
-    ) -> None:
+    def __init__(self, workspace: Workspace, relative: str, kind: str | None, text: str, positions: Positions) -> None:
         self.workspace = workspace
         self.relative = relative
         self.kind = kind
         self.text = text
         self.positions = positions
-        # The editor's version of the text (None: the file as on disk).
-        self.version = version
 
     def uri_of(self, relative: str) -> str:
         return file_uri(self.workspace.absolute(relative))
@@ -86,7 +82,7 @@ def _kind(workspace: Workspace, relative: str, text: str) -> str | None:
     return workspace.kind_of(relative)
 
 
-async def with_document(ls: RagLanguageServer, uri: str, job: Callable[[DocumentView], T]) -> T | None:
+async def _with_document(ls: RagLanguageServer, uri: str, job: Callable[[DocumentView], T]) -> T | None:
     """Run ``job`` on the worker thread with the current text of ``uri``; None (and
     a log entry) when the document is not a file or the job fails."""
     path = path_of(uri)
@@ -97,7 +93,6 @@ async def with_document(ls: RagLanguageServer, uri: str, job: Callable[[Document
         text = document.source
     except OSError:
         return None
-    version = document.version
     session = ls.session
     folders = session.folders()
     settings = session.settings
@@ -108,7 +103,7 @@ async def with_document(ls: RagLanguageServer, uri: str, job: Callable[[Document
         if not workspace.contains(path):
             return None
         relative = document_relative(workspace, path)
-        view = DocumentView(workspace, relative, _kind(workspace, relative, text), text, Positions(LineIndex(text), encoding), version)
+        view = DocumentView(workspace, relative, _kind(workspace, relative, text), text, Positions(LineIndex(text), encoding))
         return job(view)
 
     try:
@@ -163,7 +158,7 @@ async def completion(ls: RagLanguageServer, params: types.CompletionParams) -> t
         return _markup(ls, "text_document.completion.completion_item.documentation_format", markdown)
 
     try:
-        return await with_document(ls, params.text_document.uri, job)
+        return await _with_document(ls, params.text_document.uri, job)
     finally:
         # A builtin target that had no index to suggest from: its cache is looked for, in the background.
         ls.runs.load_wanted()
@@ -181,7 +176,7 @@ async def hover_at(ls: RagLanguageServer, params: types.HoverParams) -> types.Ho
         contents = _markup(ls, "text_document.hover.content_format", found.markdown)
         return types.Hover(contents=contents, range=view.positions.range(found.range))
 
-    return await with_document(ls, params.text_document.uri, job)
+    return await _with_document(ls, params.text_document.uri, job)
 
 
 # ---------------------------------------------------------------- links and definition
@@ -200,7 +195,7 @@ async def document_links(ls: RagLanguageServer, params: types.DocumentLinkParams
             for link in links(view.workspace, view.kind, view.text)
         ]
 
-    return await with_document(ls, params.text_document.uri, job)
+    return await _with_document(ls, params.text_document.uri, job)
 
 
 async def goto_definition(
@@ -220,7 +215,7 @@ async def goto_definition(
             return [types.LocationLink(target_uri=target, target_range=start, target_selection_range=start, origin_selection_range=origin)]
         return [types.Location(uri=target, range=start)]
 
-    return await with_document(ls, params.text_document.uri, job)
+    return await _with_document(ls, params.text_document.uri, job)
 
 
 # ---------------------------------------------------------------- symbols
@@ -242,7 +237,7 @@ async def document_symbols(
         _flatten(found, None, uri, view.positions, flat)
         return flat
 
-    return await with_document(ls, uri, job)
+    return await _with_document(ls, uri, job)
 
 
 def _document_symbol(symbol: Symbol, positions: Positions) -> types.DocumentSymbol:
