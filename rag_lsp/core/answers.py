@@ -20,6 +20,8 @@ class Completion:
     documentation: str = ""  # Markdown
     sort: str = ""
     filter: str | None = None
+    # A short word shown beside the label (where the item comes from).
+    description: str = ""
 
 
 @dataclass(frozen=True)

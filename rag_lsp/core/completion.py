@@ -8,7 +8,9 @@ configured ones and the default ``vectors.query``) and dataset paths.
 Datasets: row keys, corpus names inside ``input.corpora`` (the corpora of the
 targets of the suites that read the file) and, inside ``expect.relevant``,
 workspace file paths, fuzzy-matched with rapidfuzz (corpus names for suites that
-match by corpus).
+match by corpus); the files the builtin target's index finds for the case's
+``input.query`` come first, labelled as such, with the matching chunk as their
+documentation (:mod:`.suggest`; only from an index already built).
 
 Each item replaces the token under the cursor (a range on the cursor's line, in
 code points) with text that keeps the file valid: a YAML key gets its ": ", a
@@ -40,6 +42,7 @@ from .docs import (
 )
 from .manifests import GDI_TEXT
 from .resources import load_schema
+from .suggest import IndexSearch, suggestions
 from .wording import counted
 from .workspace import CONFIG_FILE, DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
 from .yamltree import parse_yaml
@@ -54,17 +57,25 @@ TARGET = "target"
 FILE = "file"
 CORPUS = "corpus"
 
+# How a file the index found for the case is labelled.
+INDEX_DETAIL = "found by the index for this query"
+INDEX_DESCRIPTION = "index"
+
 # Paths offered at most per request: the client asks again as the word grows.
 PATH_LIMIT = 50
 # Fuzzy (not substring) path matches need this rapidfuzz partial_ratio (0..100).
 FUZZY_CUTOFF = 70
 
 
-def complete(workspace: Workspace, relative: str, kind: str | None, text: str, line: int, character: int) -> Completions | None:
+def complete(
+    workspace: Workspace, relative: str, kind: str | None, text: str, line: int, character: int, search: IndexSearch | None = None
+) -> Completions | None:
     """Completions at ``line``/``character`` (code points) of ``text``, the
-    current text of the workspace file ``relative`` of kind ``kind``."""
+    current text of the workspace file ``relative`` of kind ``kind``. ``search``
+    asks a builtin target's index already built (see :mod:`.suggest`): inside
+    ``expect.relevant`` the files it finds for the case come first."""
     if kind == DATASET_FILE:
-        return _complete_dataset(workspace, relative, text, line, character)
+        return _complete_dataset(workspace, relative, text, line, character, search)
     if kind == CONFIG_FILE:
         return complete_config(relative, text, line, character)
     if kind in (SUITE_FILE, MANIFEST_FILE, TARGETS_FILE) or (kind is None and relative.endswith((".yaml", ".yml"))):
@@ -86,7 +97,7 @@ def _looks_like_suite(text: str) -> bool:
 def _result(line: int, items: list[Completion], incomplete: bool) -> Completions:
     ordered = [
         Completion(item.label, item.kind, item.insert, item.start, item.end, item.detail, item.documentation,
-                   item.sort or f"{index:05d}", item.filter)
+                   item.sort or f"{index:05d}", item.filter, item.description)
         for index, item in enumerate(items)
     ]
     return Completions(line, ordered, incomplete)
@@ -306,7 +317,9 @@ def _suite_at(text: str, line: int) -> dict[str, Any] | None:
 # ---------------------------------------------------------------- datasets
 
 
-def _complete_dataset(workspace: Workspace, relative: str, text: str, line: int, character: int) -> Completions | None:
+def _complete_dataset(
+    workspace: Workspace, relative: str, text: str, line: int, character: int, search: IndexSearch | None
+) -> Completions | None:
     lines = text.split("\n")
     if line < 0 or line >= len(lines):
         return None
@@ -334,9 +347,19 @@ def _complete_dataset(workspace: Workspace, relative: str, text: str, line: int,
             items += _corpora(workspace, relative, cursor)
         if "path" in use.matches:
             typed = line_text[cursor.start:character] if cursor.in_string else cursor.text[: character - cursor.start]
+            found = suggestions(workspace, relative, line_text, search, skip=path[2]) if search is not None else []
+            if typed and found:
+                # Once the user types, those of the index's files that match it, beside the others.
+                kept = set(fuzzy_paths(typed, [suggestion.path for suggestion in found]))
+                found = [suggestion for suggestion in found if suggestion.path in kept]
+            for suggestion in found:
+                items.append(Completion(suggestion.path, FILE, _json_value(cursor, suggestion.path), cursor.start, cursor.end,
+                                        INDEX_DETAIL, suggestion.markdown(), description=INDEX_DESCRIPTION))
+            offered = {suggestion.path for suggestion in found}
             files = [path for path in workspace.files() if not path.startswith(".punica/")]
             for name in fuzzy_paths(typed, files):
-                items.append(Completion(name, FILE, _json_value(cursor, name), cursor.start, cursor.end, "workspace file"))
+                if name not in offered:
+                    items.append(Completion(name, FILE, _json_value(cursor, name), cursor.start, cursor.end, "workspace file"))
         return _result(line, items, True)
     return None
 

@@ -9,6 +9,11 @@
   resource operation, offered to clients that support it), RAG202 make the id
   unique, RAG206 normalize the path. Edits are versioned when the client takes
   document changes, so a fix computed for an older text is refused, not misapplied.
+* **The index's top hit** (``refactor.rewrite.ragLsp.addRelevant``): on a case
+  line, "Add the top hit as relevant: <path>" appends the first file the
+  dataset's builtin target finds for the case's query to its ``expect.relevant``
+  (only the bytes it must: ``, "<path>"`` after the last element, or the path
+  inside ``[]``), when an index is already built and the file is not listed yet.
 * **Runs** (``source.ragLsp.runCase`` / ``source.ragLsp.runSuite``, under
   ``source``): "Run this case" on a dataset line, "Run suite …" in a suite file or
   a dataset; each is the command its code lens runs.
@@ -19,14 +24,19 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.protocol import default_converter
 
 from ..core.findings import SOURCE
+from ..core.suggest import add_relevant, top_hit
+from ..core.workspace import DATASET_FILE
 from ..core.wording import counted
-from .checker import Checker
+from .checker import Checker, document_relative
+from .convert import client_column, encoding_name
+from .document import LineDocument
 from .lenses import CASE_LENS, DocumentSuites, document_suites
 from .runs import RUN_CASE, RUN_SUITE, RunCaseArguments, RunSuiteArguments
 from .session import path_of
@@ -38,7 +48,8 @@ log = logging.getLogger(__name__)
 
 RUN_CASE_KIND = "source.ragLsp.runCase"
 RUN_SUITE_KIND = "source.ragLsp.runSuite"
-KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.Source, RUN_CASE_KIND, RUN_SUITE_KIND]
+ADD_RELEVANT_KIND = "refactor.rewrite.ragLsp.addRelevant"
+KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.Source, RUN_CASE_KIND, RUN_SUITE_KIND, ADD_RELEVANT_KIND]
 
 def _wanted(only: list[str] | None, kind: str) -> bool:
     return only is None or any(kind == asked or kind.startswith(asked + ".") for asked in only)
@@ -74,9 +85,66 @@ class Actions:
                 actions.extend(self._quick_fixes(params, path))
             except Exception:  # one failing feature is logged and never stops the others
                 log.exception("quick fixes for %s failed", uri)
+        if _wanted(only, ADD_RELEVANT_KIND):
+            try:
+                actions.extend(await self._add_top_hit(params, path))
+            finally:
+                self.server.runs.load_wanted()
         if _wanted(only, RUN_CASE_KIND) or _wanted(only, RUN_SUITE_KIND):
             actions.extend(await self._runs(params, path, only))
         return actions
+
+    # -------------------------------------------------- the index's top hit
+
+    async def _add_top_hit(self, params: types.CodeActionParams, path: Path) -> list[types.CodeAction]:
+        """"Add the top hit as relevant" on a case line: the first file the index
+        of the dataset's builtin target finds for the case's query, appended to
+        its ``expect.relevant``; offered only from an index already built, and
+        only when that file is not listed yet. Asked at every move of the cursor,
+        so only the cursor's line is read."""
+        ls = self.server
+        uri = params.text_document.uri
+        line = params.range.start.line
+        document = ls.workspace.text_documents.get(unquote(uri))
+        line_text = document.line_text(line) if isinstance(document, LineDocument) else ""
+        if '"expect"' not in line_text:
+            return []  # not a case (or not an open document)
+        version = document.version
+        session = ls.session
+        folders, settings = session.folders(), session.settings
+        runs = ls.runs
+
+        def job(checker: Checker) -> tuple[str, tuple[int, int, str]] | None:
+            workspace = checker.workspace_for(path, folders, settings)
+            if not workspace.contains(path):
+                return None
+            relative = document_relative(workspace, path)
+            if workspace.kind_of(relative) != DATASET_FILE:
+                return None
+            hit = top_hit(workspace, relative, line_text, runs.index_search(workspace.root))
+            edit = add_relevant(line_text, hit.path) if hit is not None else None
+            return (hit.path, edit) if hit is not None and edit is not None else None
+
+        try:
+            found = await session.on_worker(job)
+        except Exception:  # one failing feature is logged and never stops the others
+            log.exception("the index's top hit for %s failed", uri)
+            return []
+        if found is None:
+            return []
+        hit_path, (start, end, new_text) = found
+        encoding = encoding_name(ls.workspace.position_encoding)
+        edit_range = types.Range(
+            start=types.Position(line=line, character=client_column(line_text, start, encoding)),
+            end=types.Position(line=line, character=client_column(line_text, end, encoding)),
+        )
+        edits = [types.TextEdit(range=edit_range, new_text=new_text)]
+        if get_capability(ls.client_capabilities, "workspace.workspace_edit.document_changes", False):
+            identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+            workspace_edit = types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=identifier, edits=edits)])
+        else:
+            workspace_edit = types.WorkspaceEdit(changes={uri: edits})
+        return [types.CodeAction(title=f"Add the top hit as relevant: {hit_path}", kind=ADD_RELEVANT_KIND, edit=workspace_edit)]
 
     # -------------------------------------------------- quick fixes
 

@@ -5,8 +5,14 @@ The protocol edge of the core's pure functions (``core.completion``,
 text from pygls, converts the client's position to code points, asks the core on
 the worker thread (where the workspace facts live), and converts the answer's
 ranges back to the negotiated encoding. What the client declares it can show
-(Markdown, tooltips, hierarchical symbols, location links) decides the shape of
-the answer.
+(Markdown, tooltips, hierarchical symbols, location links, label details)
+decides the shape of the answer.
+
+Completion inside a case's ``expect.relevant`` also asks the builtin target's
+index for the files it finds for the case (:mod:`rag_lsp.core.suggest`), through
+the run manager, which answers only from an index a run already built or the
+cache holds (:meth:`~rag_lsp.server.runs.RunManager.index_search`): a request
+never builds one nor waits for one.
 """
 
 from __future__ import annotations
@@ -121,9 +127,12 @@ def _markup(ls: RagLanguageServer, capability: str, markdown: str) -> types.Mark
 
 
 async def completion(ls: RagLanguageServer, params: types.CompletionParams) -> types.CompletionList | None:
+    label_details = bool(get_capability(ls.client_capabilities, "text_document.completion.completion_item.label_details_support", False))
+
     def job(view: DocumentView) -> types.CompletionList | None:
         position = view.positions.to_core(params.position)
-        result = complete(view.workspace, view.relative, view.kind, view.text, position.line, position.character)
+        search = ls.runs.index_search(view.workspace.root)
+        result = complete(view.workspace, view.relative, view.kind, view.text, position.line, position.character, search)
         if result is None:
             return None
         items = []
@@ -132,6 +141,9 @@ async def completion(ls: RagLanguageServer, params: types.CompletionParams) -> t
             items.append(
                 types.CompletionItem(
                     label=item.label,
+                    label_details=types.CompletionItemLabelDetails(description=item.description)
+                    if label_details and item.description
+                    else None,
                     kind=_COMPLETION_KINDS.get(item.kind),
                     detail=item.detail or None,
                     documentation=documentation(item.documentation) if item.documentation else None,
@@ -145,7 +157,11 @@ async def completion(ls: RagLanguageServer, params: types.CompletionParams) -> t
     def documentation(markdown: str) -> types.MarkupContent | str:
         return _markup(ls, "text_document.completion.completion_item.documentation_format", markdown)
 
-    return await _with_document(ls, params.text_document.uri, job)
+    try:
+        return await _with_document(ls, params.text_document.uri, job)
+    finally:
+        # A builtin target that had no index to suggest from: its cache is looked for, in the background.
+        ls.runs.load_wanted()
 
 
 # ---------------------------------------------------------------- hover

@@ -21,7 +21,10 @@ The commands ``ragLsp.runCase``, ``ragLsp.runSuite`` and ``ragLsp.clearResults``
   the first case is asked, with work-done progress (``indexing vectors.query:
   12/40 files``), a Run case click's included: the case waits for its index, and
   typing goes on meanwhile. The index is kept by the root's target pool, and in
-  the user's cache folder between sessions.
+  the user's cache folder between sessions. Completion and code actions suggest
+  expected files from it (:meth:`RunManager.index_search`) without ever building
+  it; a target with none yet has its cached index loaded in the background, on
+  the run thread, when the cache holds one (:meth:`RunManager.load_wanted`).
 * **Results** become :class:`~rag_lsp.core.results.Mark` s kept per file in a
   :class:`~rag_lsp.core.results.LineMarks`, published with the file's findings
   through the session (at most :data:`RESULT_DIAGNOSTICS` per file, errors first).
@@ -66,7 +69,8 @@ from ..core.runner import TARGET_FAILED, CaseNotFound, Runner, SuiteResult, desc
 from ..core.settings import EditorSettings, Settings
 from ..core.targets import TargetPool
 from ..core.wording import counted
-from ..core.suitefacts import SuiteInfo
+from ..core.suggest import IndexSearch
+from ..core.suitefacts import SuiteInfo, TargetInfo
 from ..core.workspace import DATASET_FILE, SUITE_FILE, read_workspace_config, settings_source, Workspace
 from .checker import FileDiagnostics, document_relative, near
 from .convert import client_column, encoding_name
@@ -81,6 +85,9 @@ RUN_CASE = "ragLsp.runCase"
 RUN_SUITE = "ragLsp.runSuite"
 CLEAR_RESULTS = "ragLsp.clearResults"
 COMMANDS = (RUN_CASE, RUN_SUITE, CLEAR_RESULTS)
+
+# How often a builtin target's cached index is looked for, at most, for suggestions.
+LOOK_AGAIN_S = 10.0
 
 # How long shutdown waits for cancelled runs to end.
 SHUTDOWN_WAIT_S = 3.0
@@ -331,6 +338,10 @@ class RunManager:
         # Diagnostics made from marks, by file: mark -> (line, encoding, diagnostic, JSON, columns…).
         self._converted: dict[Path, dict[Mark, tuple]] = {}
         self._json = default_converter()
+        # Builtin targets (root, target id) a suggestion found with no index yet,
+        # and when each was last looked for in the cache (monotonic seconds).
+        self._wanted: set[tuple[Path, str]] = set()
+        self._looked: dict[tuple[Path, str], float] = {}
 
     def structure(self, value: Any, kind: type) -> Any:
         """Typed command arguments from their JSON, or an InvalidParams error saying what is wrong."""
@@ -515,6 +526,89 @@ class RunManager:
             return details
         lines = "\n".join(f"- `{mark.run.suite}`: {describe_case(mark.run.case)}" for mark in marks)
         return f"**Run results** · {len(marks)} suites\n\n{lines}\n\n---\n\n{details}"
+
+    # -------------------------------------------------- the index, while a case is written
+
+    def index_search(self, root: Path) -> IndexSearch:
+        """Asks the builtin targets that runs opened for ``root`` about a case, from
+        the index each already holds (callable on any thread): it never opens a
+        target, builds an index or waits for one. A target with no index to answer
+        from is noted, so that :meth:`load_wanted` may load one from the cache."""
+
+        def search(info: TargetInfo, value: dict) -> list[Any] | None:
+            state = self._roots.get(root)
+            target = state.pool.held(info) if state is not None else None
+            built_answer = getattr(target, "built_answer", None)
+            answer = built_answer(value) if built_answer is not None else None
+            if answer is None:
+                self._wanted.add((root, info.id))
+                return None
+            return list(answer.hits)
+
+        return search
+
+    def load_wanted(self) -> None:
+        """Load, in the background, the cached index of each builtin target a
+        suggestion found without one (each looked for at most every
+        :data:`LOOK_AGAIN_S` seconds): on the run thread, after the runs asked
+        before, reading the cache only (nothing is embedded; no cache, nothing
+        is done), with work-done progress while the model and index load."""
+        wanted, self._wanted = self._wanted, set()
+        now = asyncio.get_running_loop().time()
+        for key in sorted(wanted):
+            if now - self._looked.get(key, -LOOK_AGAIN_S) < LOOK_AGAIN_S:
+                continue
+            self._looked[key] = now
+            asyncio.ensure_future(self._load(*key))
+
+    async def _load(self, root: Path, target_id: str) -> None:
+        ls = self.server
+        documents: dict[Path, str] = {}
+        for key, document in ls.workspace.text_documents.items():
+            path = self._paths.get(key) or path_of(key)
+            if path is not None and (path == root or root in path.parents):
+                documents[path] = document.source
+        loop = asyncio.get_running_loop()
+        run = _Run(None)
+        self._runs.append(run)
+
+        def loading() -> None:
+            loop.call_soon_threadsafe(
+                lambda: asyncio.ensure_future(self._begin_progress(run, f"rag-lsp: loading the index of {target_id}"))
+            )
+
+        try:
+            future = self._worker.submit(self._load_job, root, target_id, documents, ls.session.settings, loading)
+            loaded = await asyncio.wrap_future(future)
+            if run.token is not None and not run.ended:
+                run.ended = True
+                message = "loaded" if loaded else "not loaded"
+                ls.work_done_progress.end(run.token, types.WorkDoneProgressEnd(message=message))
+        except Exception:  # a suggestion that cannot be made must not disturb anything else
+            log.exception("loading the index of %s failed", target_id)
+        finally:
+            self._runs.remove(run)
+            self._end_progress(run, None)
+            run.done.set()
+
+    def _load_job(self, root: Path, target_id: str, documents: dict[Path, str], settings: EditorSettings, loading: Callable[[], None]) -> bool:
+        state = self._roots.get(root)
+        if state is not None and state.settings != settings:
+            return False  # the next run opens the root anew
+        if state is None:
+            state = self._roots[root] = _RunRoot(root, settings, documents)
+            self._in_force[state.workspace.root] = state.workspace.settings
+        else:
+            state.sync(documents, [])
+        info = state.workspace.targets().get(target_id)
+        if info is None or info.kind != "builtin":
+            return False
+        try:
+            target = state.pool.get(info)
+        except Exception:  # noqa: BLE001 - a target that cannot be opened is the runs' to report
+            return False
+        load_cached = getattr(target, "load_cached", None)
+        return bool(load_cached(loading)) if load_cached is not None else False
 
     # -------------------------------------------------- cancelling
 

@@ -257,6 +257,14 @@ class TargetPool:
             self._targets[info.id] = (key, target)
             return target
 
+    def held(self, info: TargetInfo) -> Target | None:
+        """The target already open for ``info`` as configured now; None when there
+        is none (nothing is opened)."""
+        key = (info.kind, _freeze(info.config), self.timeout_s)
+        with self._lock:
+            held = self._targets.get(info.id)
+            return held[1] if held is not None and held[0] == key else None
+
     def close(self) -> None:
         with self._lock:
             targets = [target for _, target in self._targets.values()]

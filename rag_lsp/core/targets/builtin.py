@@ -224,16 +224,21 @@ class BuiltinTarget(Target):
         if model is None:
             self._builder = IndexBuilder(root, options.chunking, limit)
         else:
-            key = {
-                "root": root.as_posix(),
-                "corpora": {name: sorted(globs) for name, globs in sorted(options.corpora.items())},
-                "chunking": options.chunking.as_config(),
-                "model": model.identity,
-                "max_file_bytes": limit,
-            }
-            self._builder = IndexBuilder(root, options.chunking, limit, model.embed, model.dim, IndexCache.for_key(key))
+            cache = IndexCache.for_key(self._cache_key(model.identity))
+            self._builder = IndexBuilder(root, options.chunking, limit, model.embed, model.dim, cache)
         self._model = model
         return self._builder
+
+    def _cache_key(self, model_identity: str) -> dict[str, Any]:
+        """What names this target's index in the cache (see :mod:`.index`)."""
+        options = self.options
+        return {
+            "root": self.workspace.root.as_posix(),
+            "corpora": {name: sorted(globs) for name, globs in sorted(options.corpora.items())},
+            "chunking": options.chunking.as_config(),
+            "model": model_identity,
+            "max_file_bytes": self.workspace.settings.max_file_bytes,
+        }
 
     def _model_files(self) -> Any:
         """The files of the model the options name; ModelError when there are none."""
@@ -299,6 +304,11 @@ class BuiltinTarget(Target):
         if state is not None and state.index is index:
             state.checked_at = time.monotonic()
             return
+        self._hold(index, builder, keyword, time.monotonic())
+
+    def _hold(self, index: Any, builder: Any, keyword: bool, checked_at: float) -> None:
+        """Answer from ``index`` from now on (its corpora's rows, and a keyword
+        ranking when ``keyword``)."""
         rows: dict[str, Any] = {}
         import numpy
 
@@ -316,7 +326,60 @@ class BuiltinTarget(Target):
             analyzer = self._terms()
             retriever = bm25s.BM25()
             retriever.index([analyzer.terms(text) or [""] for text in index.texts or []], show_progress=False)
-        self._state = _State(index, rows, self._model, retriever, time.monotonic(), builder)
+        self._state = _State(index, rows, self._model, retriever, checked_at, builder)
+
+    def load_cached(self, loading: Callable[[], None] | None = None) -> bool:
+        """Hold the index the cache keeps for these options and this model, as it
+        is: no file is read and nothing is embedded, so it may lag behind the files
+        (the next run brings it up to date). Only a semantic search has a cached
+        index; the model is loaded only when the cache holds one. Whether an index
+        is held now. ``loading()`` is called once the cache is found, before the
+        model and the index are loaded."""
+        with self._lock:
+            if self._state is not None:
+                return True
+            if self.options.retrieval != SEMANTIC:
+                return False
+            from . import embedding
+            from .index import IndexCache
+
+            try:
+                identity = self._model_files().identity
+            except (embedding.ModelError, OSError):
+                return False
+            if not IndexCache.for_key(self._cache_key(identity)).meta_path.is_file():
+                return False
+            if loading is not None:
+                loading()
+            builder = self._ensure_builder()
+            if self._model is None:
+                return False
+            index = builder.load_cached()
+            if index is None:
+                return False
+            # Looked at long ago: the next answer looks at the files again.
+            self._hold(index, builder, False, -_RECHECK_S)
+            return True
+
+    def built_answer(self, value: Any) -> Answer | None:
+        """The answer to a case ``input`` from the index this target already holds,
+        each hit with its text; None when it holds none yet, is building one now,
+        or the input cannot be asked. Never builds, updates or waits: for an editor
+        that suggests while the user types."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            state = self._state
+            if state is None:
+                return None
+            try:
+                request = Request("", value)
+                self._read_input(request.input)
+            except TargetError:
+                return None
+            return self._answer(request, state, with_text=True, shared=True)
+        finally:
+            self._lock.release()
 
     def _terms(self) -> Analyzer:
         if self._analyzer is None:
@@ -340,8 +403,10 @@ class BuiltinTarget(Target):
         assert state is not None
         return self._answer(request, state, with_text=True)
 
-    def _answer(self, request: Request, state: _State, with_text: bool) -> Answer:
-        """The answer to one case from ``state``; hits without their ``text`` unless asked for."""
+    def _answer(self, request: Request, state: _State, with_text: bool, shared: bool = False) -> Answer:
+        """The answer to one case from ``state``; hits without their ``text`` unless
+        asked for. ``shared``: another thread may be answering from ``state`` too,
+        so the texts are read without the builder's cache of file lines."""
         query, names, top_k = self._read_input(request.input)
         from .ranking import reciprocal_rank_fusion, top_rows
 
@@ -386,7 +451,7 @@ class BuiltinTarget(Target):
                     id=chunk_id(entry.path, first, last, chunking),
                     corpus=name,
                     score=round(float(score), 6),
-                    text=builder.chunk_text(index, row) if with_text else None,
+                    text=builder.chunk_text(index, row, cached=not shared) if with_text else None,
                 )
             )
         return Answer(hits, state.mode)

@@ -302,6 +302,18 @@ class IndexBuilder:
             cache_problem = cache_problem or problem
         return Outcome(index, changed + removed, cache_problem)
 
+    def load_cached(self) -> ChunkIndex | None:
+        """The index the cache holds, as it is (no file read, nothing embedded),
+        kept as this builder's index so that the next refresh updates it; None
+        when there is none or it cannot be trusted."""
+        if self.cache is None:
+            return None
+        index, _ = self.cache.load(self.dim)
+        if index is not None:
+            self.index = index
+            self._saved = _signature(index.files)
+        return index
+
     def _embed(self, segments: list[_Segment]) -> None:
         assert self.embed is not None
         vectors = self.embed([text for segment in segments for text in segment.texts])
@@ -361,14 +373,21 @@ class IndexBuilder:
             self._lines[relative] = held
         return held
 
-    def chunk_text(self, index: ChunkIndex, row: int) -> str:
-        """The text of a row's chunk of ``index``, cut to :data:`HIT_TEXT_CHARS`."""
+    def chunk_text(self, index: ChunkIndex, row: int, cached: bool = True) -> str:
+        """The text of a row's chunk of ``index``, cut to :data:`HIT_TEXT_CHARS`;
+        ``cached=False`` reads its file without the cache of file lines (which
+        only one thread may use)."""
         if index.texts is not None:
             text = index.texts[row]
         else:
             entry = index.files[int(index.row_file[row])]
             first, last = index.lines[row].tolist()
-            text = "\n".join(self.file_lines(entry.path)[first - 1 : last])
+            if cached:
+                lines = self.file_lines(entry.path)
+            else:
+                read = self.reader.read(entry.path)
+                lines = read[1].splitlines() if read is not None else []
+            text = "\n".join(lines[first - 1 : last])
         return text if len(text) <= HIT_TEXT_CHARS else text[: HIT_TEXT_CHARS - 1] + "…"
 
 
