@@ -384,10 +384,14 @@ class DatasetModel:
     def _moved(self, finding: Finding, delta: int) -> Finding:
         """``finding`` moved by ``delta`` lines, noted with the finding it was at the
         last :meth:`take_moves` and how far it has moved since (see there)."""
-        moved = finding.moved(delta)
-        noted = self._moves.pop(id(finding), None)
-        origin, distance = (noted[1], noted[2]) if noted is not None and noted[0] is finding else (finding, 0)
-        self._moves[id(moved)] = (moved, origin, distance + delta)
+        return self._noted(finding, finding.moved(delta), delta)
+
+    def _noted(self, finding: Finding, moved: Finding, delta: int) -> Finding:
+        """``moved``, which is ``finding`` moved with its lines, noted for take_moves."""
+        if moved is not finding:
+            noted = self._moves.pop(id(finding), None)
+            origin, distance = (noted[1], noted[2]) if noted is not None and noted[0] is finding else (finding, 0)
+            self._moves[id(moved)] = (moved, origin, distance + delta)
         return moved
 
     def take_moves(self) -> dict[int, tuple[Finding, Finding, int]]:
@@ -405,7 +409,7 @@ class DatasetModel:
         # Each place of a RAG202 finding (the repeat, the first use, the fix) moves
         # only if it is below the edit.
         for key, found in self._repeated.items():
-            self._repeated[key] = [finding.moved(delta, below=boundary) for finding in found]
+            self._repeated[key] = [self._noted(finding, finding.moved(delta, below=boundary), delta) for finding in found]
 
     def _row(self, line: str) -> _Line | None:
         row = self._read_line(line)

@@ -14,11 +14,12 @@ import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Sequence
 
 import attrs
 import orjson
 from lsprotocol import types
+from pygls.protocol import default_converter
 
 from ..core.analyze import analyze_file
 from ..core.findings import Finding, shown_in_editor
@@ -85,7 +86,7 @@ class Snapshot:
 class FileDiagnostics:
     uri: str
     version: int | None
-    diagnostics: list[types.Diagnostic]
+    diagnostics: Sequence[types.Diagnostic]
     root: Path
     # Each diagnostic as JSON, kept with the diagnostic across passes: a push of a
     # thousand diagnostics is then a join, not a thousand conversions.
@@ -136,35 +137,119 @@ def _on_one_line(finding: Finding) -> bool:
 _JSON_LINE = re.compile(r'(?<="line":)\d+(?=[,}])|(?<="line": )\d+(?=[,}])')
 
 
-@dataclass(slots=True)
 class _Converted:
-    """A finding converted for the client, kept from pass to pass."""
+    """A finding converted for the client, kept from pass to pass: its JSON, and
+    its diagnostic object, built only when something reads it (a code action, a
+    pull client): a push needs the JSON alone."""
 
-    finding: Finding
-    # The texts of the finding's lines when it was converted (see _line_texts):
-    # its columns in the client's encoding depend on them.
-    line_texts: str | list[str]
-    diagnostic: types.Diagnostic
-    json: str
-    # ``json`` split where its line number is (see moved_to), once it is moved.
-    _json_parts: list[str] | None = None
+    __slots__ = ("finding", "line_texts", "json", "_diagnostic", "_moved_from", "_json_parts")
 
-    def moved_to(self, finding: Finding) -> _Converted:
-        """This conversion for ``finding``, the same finding of one line (see
-        _on_one_line) moved with its line: only the line numbers change, in the
-        diagnostic and in its JSON. Pressing Enter above a thousand findings moves
-        them all: this costs a few microseconds each, a new conversion more."""
-        new = finding.range.start.line
-        diagnostic = self.diagnostic
-        start, end = diagnostic.range.start, diagnostic.range.end
-        moved = _copy_of(diagnostic)
-        moved.range = types.Range(types.Position(new, start.character), types.Position(new, end.character))
-        if diagnostic.data is not None:
-            moved.data = _with_line(diagnostic.data, new)
+    def __init__(
+        self,
+        finding: Finding,
+        line_texts: str | list[str],
+        diagnostic: types.Diagnostic | None,
+        json: str,
+        json_parts: list[str] | None = None,
+        moved_from: types.Diagnostic | None = None,
+    ) -> None:
+        self.finding = finding
+        # The texts of the finding's lines when it was converted (see _line_texts):
+        # its columns in the client's encoding depend on them.
+        self.line_texts = line_texts
+        self.json = json
+        self._diagnostic = diagnostic
+        # The diagnostic this one is, moved to the finding's line (see moved_to).
+        self._moved_from = moved_from
+        # ``json`` split where its line number is (see moved_to), once it is moved.
+        self._json_parts = json_parts
+
+    @property
+    def diagnostic(self) -> types.Diagnostic:
+        diagnostic = self._diagnostic
+        if diagnostic is None:
+            if self._moved_from is not None and _on_one_line(self.finding):
+                diagnostic = _on_line(self._moved_from, self.finding.range.start.line)
+            else:  # places on several lines: read back from the JSON, which has them all
+                diagnostic = _STRUCTURE.structure(orjson.loads(self.json), types.Diagnostic)
+            self._diagnostic = diagnostic
+            self._moved_from = None
+        return diagnostic
+
+    def moved_to(self, finding: Finding, related_information: bool) -> _Converted | None:
+        """This conversion for ``finding``, the same finding with its places moved
+        with their lines (their texts as they were): only the line numbers change,
+        in the JSON now and in the diagnostic when it is read. Pressing Enter above
+        a thousand findings moves them all: this costs a microsecond or two each,
+        a new conversion a hundred times more. None when the JSON does not hold
+        the finding's places as expected."""
         parts = self._json_parts
         if parts is None:
             parts = self._json_parts = _JSON_LINE.split(self.json)
-        return _Converted(finding, self.line_texts, moved, str(new).join(parts), parts)
+        lines = _json_lines(finding, related_information)
+        if len(lines) != len(parts) - 1:
+            return None
+        text = parts[0] + "".join(str(line) + part for line, part in zip(lines, parts[1:]))
+        source = self._diagnostic if self._diagnostic is not None else self._moved_from
+        return _Converted(finding, self.line_texts, None, text, parts, source)
+
+
+_STRUCTURE = default_converter()
+
+
+def _json_lines(finding: Finding, related_information: bool) -> list[int]:
+    """The line numbers of a finding's places in the order its diagnostic's JSON
+    holds them (see diagnostic_json): its range, its related places (when the
+    client takes them), the edits of its fixes."""
+    start, end = finding.range.start.line, finding.range.end.line
+    lines = [start, end]
+    if related_information:
+        for item in finding.related:
+            lines += (item.range.start.line, item.range.end.line)
+    for fix in finding.fixes:
+        for edit in fix.edits:
+            lines += (edit.range.start.line, edit.range.end.line)
+    return lines
+
+
+class ConvertedDiagnostics(Sequence[types.Diagnostic]):
+    """The diagnostics of a file's converted findings, in order; each diagnostic
+    object is built when it is first read (see _Converted.diagnostic)."""
+
+    __slots__ = ("_entries",)
+
+    def __init__(self, entries: list[_Converted]) -> None:
+        self._entries = entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [entry.diagnostic for entry in self._entries[index]]
+        return self._entries[index].diagnostic
+
+    def __iter__(self) -> Iterator[types.Diagnostic]:
+        return (entry.diagnostic for entry in self._entries)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or len(other) != len(self):
+            return False
+        return all(mine == theirs for mine, theirs in zip(self, other))
+
+    def __add__(self, other: Sequence[types.Diagnostic]) -> list[types.Diagnostic]:
+        return [*self, *other]
+
+
+def _on_line(diagnostic: types.Diagnostic, line: int) -> types.Diagnostic:
+    """A diagnostic of one line (see _on_one_line) moved to ``line``: its range
+    and the line numbers of its data (fix edits)."""
+    start, end = diagnostic.range.start, diagnostic.range.end
+    moved = _copy_of(diagnostic)
+    moved.range = types.Range(types.Position(line, start.character), types.Position(line, end.character))
+    if diagnostic.data is not None:
+        moved.data = _with_line(diagnostic.data, line)
+    return moved
 
 
 def _copy_of(diagnostic: types.Diagnostic) -> types.Diagnostic:
@@ -523,7 +608,7 @@ class Checker:
             gc.freeze()
         return findings
 
-    def _diagnostics(self, path, findings, relative, positions, uri_of, related_information) -> tuple[list[types.Diagnostic], list[str]]:
+    def _diagnostics(self, path, findings, relative, positions, uri_of, related_information) -> tuple[Sequence[types.Diagnostic], list[str]]:
         """Findings as diagnostics (and as JSON), reusing those converted before for
         the same finding object on the same lines: an edit leaves most findings of a
         dataset as they were, and reusing them keeps an edit's cost to its lines."""
@@ -536,7 +621,7 @@ class Checker:
         # is on stay as they were (an edited line is checked again, and findings
         # that move with their lines are new objects): its lines need no look.
         same_lines = model is not None
-        diagnostics, as_json = [], []
+        entries: list[_Converted] = []
         for finding in findings:
             entry = before.get(id(finding))
             if entry is not None and not (entry.finding is finding and (same_lines or _reads_as(entry.line_texts, finding, converter))):
@@ -544,20 +629,19 @@ class Checker:
             if entry is None:
                 texts = _line_texts(finding, converter)
                 move = moves.get(id(finding))
-                if move is not None and move[0] is finding and _on_one_line(finding):
-                    # Moved with its line since it was converted: shift that.
+                if move is not None and move[0] is finding:
+                    # Moved with its lines since it was converted: shift that.
                     earlier = before.get(id(move[1]))
                     if earlier is not None and earlier.finding is move[1] and earlier.line_texts == texts:
-                        entry = earlier.moved_to(finding)
+                        entry = earlier.moved_to(finding, related_information)
                 if entry is None:
                     diagnostic = to_diagnostic(finding, converter, positions, uri_of, related_information)
                     entry = _Converted(finding, texts, diagnostic, _json_text(diagnostic_json(diagnostic)))
             # The finding itself is kept in the entry, so its id cannot be reused.
             now[id(finding)] = entry
-            diagnostics.append(entry.diagnostic)
-            as_json.append(entry.json)
+            entries.append(entry)
         self._converted[path] = now
-        return diagnostics, as_json
+        return ConvertedDiagnostics(entries), [entry.json for entry in entries]
 
     def _sync_overlay(self, workspace: Workspace, documents: dict[Path, OpenDocument], result: PassResult) -> tuple[bool, list[str]]:
         """Put the open documents of ``workspace`` in front of the disk.

@@ -29,7 +29,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -62,7 +62,7 @@ SCAN_DELAY_S = 0.25
 class Published:
     uri: str
     version: int | None
-    diagnostics: list[types.Diagnostic]
+    diagnostics: Sequence[types.Diagnostic]
     root: Path
     # Names this exact list of diagnostics for pull clients ("unchanged" reports).
     result_id: str = ""
@@ -351,12 +351,12 @@ class Session:
         return not unchanged and (last is not None or bool(file.diagnostics))
 
     def _notify(
-        self, uri: str, version: int | None, diagnostics: list[types.Diagnostic], as_json: list[str] | None = None
+        self, uri: str, version: int | None, diagnostics: Sequence[types.Diagnostic], as_json: list[str] | None = None
     ) -> None:
         writer = getattr(self.server.protocol, "writer", None)
         if as_json is None or len(as_json) != len(diagnostics) or writer is None:
             self.server.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=list(diagnostics), version=version)
             )
             return
         # The message is written from the diagnostics' JSON, kept from pass to pass:
