@@ -15,12 +15,14 @@ from lspclient import (
     SERVER,
     codes,
     diagnostics,
+    edit,
     open_file,
     published_when,
     refreshed,
     scanned,
     start,
     until,
+    value_span,
     watched,
 )
 from pytest_lsp import LanguageClient
@@ -390,3 +392,34 @@ async def test_hover_on_an_expected_path_says_whether_the_workspace_is_its_corpu
     assert "Not checked against the workspace's files" in unchecked
     target = await hover_text(client, open_file(client, suite_path), where(suite, "kb.search", "kb"))
     assert "declare `workspace_paths: true`" in target
+
+
+# ---------------------------------------------------------------- quick fixes
+
+
+async def test_a_did_you_mean_quick_fix_follows_its_line_when_a_line_is_inserted_above(client: LanguageClient, tmp_path: Path) -> None:
+    """RAG203's did-you-mean is a quick fix; after a line is inserted above it, the action offered on its new line edits that line."""
+    typo = '{"id": "typo", "input": {"query": "gateway"}, "expect": {"relevant": ["src/gatewy.ts"]}}'
+    _, dataset_path = make_workspace(tmp_path, cases=[*CASES, typo])
+    await start(client, tmp_path)
+    uri = open_file(client, dataset_path)
+    await published_when(client, uri, lambda items: "RAG203" in codes(items))
+    edit(client, uri, 2, 0, 0, 0, '{"id": "first", "input": {"query": "app"}, "expect": {"relevant": ["src/app.py"]}}\n')
+    found = await diagnostics(client, uri, 2)
+    (moved,) = [d for d in found if d.code == "RAG203" and "gatewy" in d.message]
+    assert moved.range.start.line == 3
+    assert "did you mean 'src/gateway.ts'?" in moved.message
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=moved.range,
+            context=types.CodeActionContext(diagnostics=[moved]),
+        )
+    )
+    fixes = [action for action in actions or [] if isinstance(action, types.CodeAction) and action.kind == types.CodeActionKind.QuickFix]
+    assert [action.title for action in fixes] == ["Change to 'src/gateway.ts'"]
+    (change,) = fixes[0].edit.document_changes or []
+    (text_edit,) = change.edits
+    start, end = value_span(typo, "src/gatewy.ts")
+    assert (text_edit.range.start.line, text_edit.range.start.character, text_edit.range.end.character) == (3, start - 1, end + 1)
+    assert text_edit.new_text == '"src/gateway.ts"'

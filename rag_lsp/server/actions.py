@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -34,7 +34,7 @@ from ..core.findings import SOURCE
 from ..core.suggest import add_relevant, top_hit
 from ..core.workspace import DATASET_FILE
 from ..core.wording import counted
-from .checker import Checker, document_relative
+from .checker import Checker, ConvertedDiagnostics, document_relative
 from .convert import client_column, encoding_name
 from .document import LineDocument
 from .lenses import CASE_LENS, DocumentSuites, document_suites
@@ -58,6 +58,13 @@ def _wanted(only: list[str] | None, kind: str) -> bool:
 def _key(diagnostic: types.Diagnostic) -> tuple:
     r = diagnostic.range
     return (str(diagnostic.code), r.start.line, r.start.character, r.end.line, r.end.character, diagnostic.message)
+
+
+def _on_lines(diagnostics: Sequence[types.Diagnostic], first: int, last: int) -> list[types.Diagnostic]:
+    """The diagnostics that start on a line from ``first`` to ``last``."""
+    if isinstance(diagnostics, ConvertedDiagnostics):
+        return diagnostics.starting_on(first, last)
+    return [d for d in diagnostics if first <= d.range.start.line <= last]
 
 
 def _overlaps(diagnostic: types.Diagnostic, range: types.Range) -> bool:
@@ -152,8 +159,13 @@ class Actions:
         ls = self.server
         uri = params.text_document.uri
         published = ls.session.published.get(path)
-        current = {_key(diagnostic): diagnostic for diagnostic in published.diagnostics} if published is not None else {}
         asked = [d for d in params.context.diagnostics if d.source == SOURCE]
+        # Only the published diagnostics on the lines asked about are looked at: a
+        # large dataset's are built as objects only when read (see ConvertedDiagnostics).
+        lines = [params.range.start.line, params.range.end.line]
+        lines += [line for d in asked for line in (d.range.start.line, d.range.end.line)]
+        near = _on_lines(published.diagnostics, min(lines), max(lines)) if published is not None else []
+        current = {_key(diagnostic): diagnostic for diagnostic in near}
         if not asked:
             # A client that sends no diagnostics: those published under the cursor.
             asked = [d for d in current.values() if _overlaps(d, params.range)]

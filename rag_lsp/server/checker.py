@@ -237,6 +237,11 @@ class ConvertedDiagnostics(Sequence[types.Diagnostic]):
             return False
         return all(mine == theirs for mine, theirs in zip(self, other))
 
+    def starting_on(self, first: int, last: int) -> list[types.Diagnostic]:
+        """The diagnostics that start on a line from ``first`` to ``last``, the
+        others left unbuilt (a finding's line is its diagnostic's)."""
+        return [entry.diagnostic for entry in self._entries if first <= entry.finding.range.start.line <= last]
+
     def __add__(self, other: Sequence[types.Diagnostic]) -> list[types.Diagnostic]:
         return [*self, *other]
 
