@@ -32,7 +32,7 @@ from ..core.compare import (
 from ..core.runner import describe_threshold
 from ..core.scorer import RAG_METRICS
 from ..core.wording import counted
-from .run import Run
+from .outcome import Run
 
 # Cases listed per kind (worse, better) in the text output and the summary.
 TEXT_CASES = 50

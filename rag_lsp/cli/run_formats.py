@@ -47,7 +47,7 @@ from ..core.runner import (
 )
 from ..core.scorer import HIT_AT_1, MRR, PRECISION, RAG_METRICS, RECALL, RETRIEVED, SEMANTIC
 from ..core.wording import counted
-from .run import Run
+from .outcome import Run
 
 TABLE_ROWS = 50
 
