@@ -21,9 +21,13 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+import pytest
 from workspaces import make_workspace, rag_lsp
 
 from rag_lsp.cli import main
+
+# Slow (check and run held to each other on generated workspaces): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 EVALS = ".punica/evals"
 SUITE_FILE = f"{EVALS}/code.suite.yaml"

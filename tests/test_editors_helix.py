@@ -9,6 +9,9 @@ import pytest
 
 from rag_lsp.core.settings import settings_from
 
+# Slow (drives a real editor against the server): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
 
 LANGUAGES = Path(__file__).resolve().parent.parent / "editors" / "helix" / "languages.toml"

@@ -32,6 +32,9 @@ from pathlib import Path
 import pytest
 from workspaces import examples_with_broken_files
 
+# Slow (drives a real editor against the server): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN = REPO / "editors" / "nvim"
 SERVER = [sys.executable, "-m", "rag_lsp", "serve"]

@@ -28,6 +28,9 @@ import pytest
 
 from rag_lsp.core.settings import _ALIASES, Settings, settings_from
 
+# Slow (drives a real editor against the server): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parent.parent
 EXTENSION = REPO / "editors" / "vscode"
 REQUIRED = os.environ.get("RAG_LSP_REQUIRE_EDITORS") == "1"

@@ -35,6 +35,9 @@ from rag_lsp.core.parallel import Helper
 from rag_lsp.core.settings import Settings
 from rag_lsp.core.workspace import Workspace
 
+# Slow (starts helper processes): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 DATASET = ".punica/evals/mixed.jsonl"
 SUITE = """\
 suites:

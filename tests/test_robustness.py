@@ -6,12 +6,16 @@ import logging
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_lsp.core.analyze import analyze_file
 from rag_lsp.core.sources import decode, SourceText
 from rag_lsp.core.workspace import DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
+
+# Slow (random input through every check): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 FILES = {
     ".punica/evals/code.suite.yaml": SUITE_FILE,

@@ -12,7 +12,11 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from workspaces import CAUGHT, EXAMPLES, GOOD_SUITE, make_workspace, rag_lsp
+
+# Slow (runs the command line in processes of its own): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 SUITE_KEYS = {"id", "passed", "broken", "aggregates", "thresholds", "cases"}
 THRESHOLD_KEYS = {"metric", "threshold", "value", "passed"}

@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 from workspaces import make_workspace, rag_lsp
 
+# Slow (runs the command line in processes of its own): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 SUITE = """\
 suites:
   - id: searched              # a target that searches this workspace: RAG203 applies

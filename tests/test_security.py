@@ -46,6 +46,9 @@ from workspaces import GOOD_CASE, GOOD_SUITE, make_workspace, rag_lsp
 from rag_lsp.cli import main
 from rag_lsp.core.workspace import Workspace
 
+# Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 # The one string of the files outside the workspace; none inside holds it.
 SECRET = "SECRET-b1f0c2d9"
 

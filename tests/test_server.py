@@ -23,6 +23,9 @@ from pytest_lsp import LanguageClient
 from rag_lsp.cli import main as cli_main
 from rag_lsp.core.workspace import Workspace
 
+# Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 RULE_FIXTURES = Path(__file__).parent / "fixtures" / "rules"
 
 SUITE = """\

@@ -8,12 +8,16 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 import pytest_lsp
 from lspclient import SERVER, TIMEOUT_S, diagnostics, open_file, published_when, start, until
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 from test_server_runs import ANSWERS, CASES, RECORDING, answer, execute, lenses, make_workspace, results, titles, write
 from workspaces import rag_lsp
+
+# Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 BASELINE = ".punica/runs/baseline.json"
 # In the baseline both relevant files came first, and `expiry` was not a case yet.

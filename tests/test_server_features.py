@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
 from lspclient import (
@@ -24,6 +25,9 @@ from lspclient import (
     watched,
 )
 from pytest_lsp import LanguageClient
+
+# Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 SUITE = """\
 suites:

@@ -38,6 +38,9 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
+# Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 SUITE_FILE = ".punica/evals/code.suite.yaml"
 DATASET_FILE = ".punica/evals/code.jsonl"
 RECORDING = ".punica/runs/rec.jsonl"

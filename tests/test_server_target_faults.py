@@ -35,6 +35,9 @@ from lspclient import (
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+# Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 SUITE_FILE = ".punica/evals/code.suite.yaml"
 DATASET_FILE = ".punica/evals/code.jsonl"
 STARTED = "started.txt"

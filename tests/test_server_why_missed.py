@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import pytest_lsp
 from lspclient import SERVER, diagnostics, document, open_file, published_when, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 from test_server_runs import SUITE, answer, make_workspace, results, run_case
+
+# Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 # The suite at k = 3, over recorded answers of a target that searches this workspace.
 SUITE_AT_3 = SUITE.replace("    engines: [rag]\n", "    engines: [rag]\n    options: {rag: {match: path, k: 3}}\n")

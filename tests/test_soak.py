@@ -10,10 +10,14 @@ from pathlib import Path
 
 from lsprotocol import types
 from pygls.io_ import StdoutWriter
+import pytest
 from soak.soak import soak
 
 from rag_lsp.core import yamltree
 from rag_lsp.server.server import create_server
+
+# Slow (a soak of the server): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 
 async def test_mixed_requests_get_only_the_errors_the_protocol_calls_for(tmp_path: Path) -> None:

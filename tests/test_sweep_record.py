@@ -14,6 +14,9 @@ from rag_lsp.core.runner import Runner
 from rag_lsp.core.scorer import figures_from_answer, score_case, score_case_at
 from rag_lsp.core.workspace import Workspace
 
+# Slow (runs the command line in processes of its own): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 SUITE = """\
 suites:
   - id: code

@@ -16,6 +16,9 @@ from lsprotocol import types
 from rag_lsp.server import create_server
 from rag_lsp.server.transport import LARGE_MESSAGE_BYTES, decode, read_messages, widen_pipe
 
+# Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 
 def body_of(message: dict) -> bytes:
     return json.dumps(message).encode("utf-8")
