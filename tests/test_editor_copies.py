@@ -118,6 +118,24 @@ def test_vscode_settings_default_to_the_servers_globs(setting: str, default: tup
     assert tuple(properties[setting]["default"]) == default
 
 
+@pytest.mark.parametrize("path", [path for path in PATHS if glob_match(path, DEFAULT_SUITE_GLOBS)])
+def test_vscode_workspace_markers_find_every_file_the_default_suite_globs_match(path: str) -> None:
+    """A workspace holding any file the server's default suite globs match starts the VS Code extension's server."""
+    markers = re.search(r'WORKSPACE_MARKERS = "([^"]*)"', VSCODE_DOCUMENTS.read_text(encoding="utf-8"))
+    assert markers is not None, "no WORKSPACE_MARKERS in documents.ts"
+    # One VS Code glob of alternatives, each a glob ("{**/.punica/**,**/*.suite.yaml}").
+    alternatives = markers.group(1).removeprefix("{").removesuffix("}").split(",")
+    assert glob_match(path, alternatives), alternatives
+
+
+@pytest.mark.parametrize("path", [path for path in PATHS if glob_match(path, DEFAULT_SUITE_GLOBS)])
+def test_vscode_activates_on_every_file_the_default_suite_globs_match(path: str) -> None:
+    """The VS Code extension's workspaceContains activation events cover every file the server's default suite globs match."""
+    events = json.loads(VSCODE_PACKAGE.read_text(encoding="utf-8"))["activationEvents"]
+    contains = [event.split(":", 1)[1] for event in events if event.startswith("workspaceContains:")]
+    assert any(glob_match(path, [glob]) or path.startswith(glob + "/") for glob in contains), contains
+
+
 def emacs_suite_patterns() -> list[str]:
     """The auto-mode-alist patterns that open rag-lsp-suite-mode, as Python regexes."""
     source = EMACS_MODE.read_text(encoding="utf-8")
