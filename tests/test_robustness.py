@@ -70,7 +70,8 @@ def analyze_all(files: dict[str, bytes]) -> None:
     try:
         for relative, kind in FILES.items():
             for finding in analyze_file(workspace, relative, kind):
-                assert finding.code.startswith("RAG") and finding.range.start <= finding.range.end
+                assert finding.code.startswith("RAG")
+                assert finding.range.start <= finding.range.end
     finally:
         logger.removeHandler(failures)
     # A rule that raised is a bug even though the analysis carried on without it.

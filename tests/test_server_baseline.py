@@ -112,7 +112,8 @@ async def test_a_baseline_that_cannot_be_read_is_reported_and_results_come_witho
     await until(client, types.WINDOW_SHOW_MESSAGE, lambda: any("baseline" in m.message for m in client.messages))
     (warning,) = [m for m in client.messages if "baseline" in m.message]
     assert warning.type == types.MessageType.Warning
-    assert "runs/missing.json does not exist" in warning.message and "without deltas" in warning.message
+    assert "runs/missing.json does not exist" in warning.message
+    assert "without deltas" in warning.message
     found = await published_when(client, uri, lambda items: bool(results(items)))
     assert [message for _, _, message in results(found)] == [
         "recall 1.00 (1/1) · precision 0.50 · MRR 1.00 (first relevant at rank 1) · hit@1 1 · retrieved 2 · semantic 1"

@@ -159,7 +159,8 @@ def test_the_tcp_server_reads_with_the_same_loop(tmp_path) -> None:
         with connection, connection.makefile("rb") as stream:
             _send(connection, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}})
             answer = _receive(stream)
-            assert answer["id"] == 1 and "capabilities" in answer["result"]
+            assert answer["id"] == 1
+            assert "capabilities" in answer["result"]
             _send(connection, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
             document = {"uri": dataset.as_uri(), "languageId": "jsonl", "version": 1, "text": dataset.read_text(encoding="utf-8")}
             _send(connection, {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": document}})
