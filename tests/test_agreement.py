@@ -21,9 +21,13 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+import pytest
 from workspaces import make_workspace, rag_lsp
 
 from rag_lsp.cli import main
+
+# Slow (check and run held to each other on generated workspaces): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 EVALS = ".punica/evals"
 SUITE_FILE = f"{EVALS}/code.suite.yaml"
@@ -32,13 +36,15 @@ GDI_FILE = f"{EVALS}/gdi.jsonl"
 
 def check_json(root: Path) -> list[dict]:
     result = rag_lsp("check", "--format", "json", cwd=root)
-    assert result.returncode in (0, 1) and "Traceback" not in result.stderr, result.stderr
+    assert result.returncode in (0, 1), result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
     return json.loads(result.stdout)
 
 
 def run_json(root: Path) -> dict[str, dict]:
     result = rag_lsp("run", "--format", "json", cwd=root)
-    assert result.returncode in (0, 1) and "Traceback" not in result.stderr, result.stderr
+    assert result.returncode in (0, 1), result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
     return {suite["id"]: suite for suite in json.loads(result.stdout)["suites"]}
 
 
@@ -92,7 +98,8 @@ def test_a_metric_config_run_refuses_is_a_check_finding_on_its_line(tmp_path: Pa
     assert "expected an integer, got 5.0: write 5" in float_k["message"]
     assert "unknown key 'topk' (did you mean 'k'?)" in typo["message"]
     assert ".nan is not a number" in nan["message"]
-    assert ran["fine"]["error"] is None and ran["fine"]["passed"]
+    assert ran["fine"]["error"] is None
+    assert ran["fine"]["passed"]
 
 
 def broken_at(suite: dict) -> dict[str, str]:
@@ -123,7 +130,8 @@ def test_a_gdi_row_run_breaks_is_a_check_finding_on_its_line(tmp_path: Path) -> 
     assert broken_at(suite) == expected
     for line, code in enumerate(["", "RAG202", "RAG004", "RAG004", "RAG208", "RAG208", ""]):
         assert at(findings, GDI_FILE, line) == ({code} if code else set()), line
-    assert [case["id"] for case in suite["cases"]][-1] == "fine" and suite["cases"][-1]["scores"] == {"rag.hit_at_k": 1.0}
+    assert [case["id"] for case in suite["cases"]][-1] == "fine"
+    assert suite["cases"][-1]["scores"] == {"rag.hit_at_k": 1.0}
 
 
 def test_a_byte_that_is_not_utf8_breaks_only_its_line(tmp_path: Path) -> None:
@@ -136,7 +144,8 @@ def test_a_byte_that_is_not_utf8_breaks_only_its_line(tmp_path: Path) -> None:
     assert suite["error"] is None
     assert [at(findings, GDI_FILE, line) for line in range(4)] == [set(), {"RAG002"}, {"RAG002"}, set()]
     byte = next(f for f in findings if f["range"]["start"]["line"] == 1)
-    assert byte["range"]["start"]["character"] == rows[1].index(b"\xe9") and "byte 0xe9 is not valid UTF-8" in byte["message"]
+    assert byte["range"]["start"]["character"] == rows[1].index(b"\xe9")
+    assert "byte 0xe9 is not valid UTF-8" in byte["message"]
     assert broken_at(suite) == {"line 2": "RAG002", "line 3": "RAG002"}
     assert [case["id"] for case in suite["cases"] if case["scores"]] == ["q1", "q4"]
 
@@ -158,11 +167,13 @@ def test_a_number_read_as_infinity_is_refused_by_check_and_run(tmp_path: Path) -
     )
     findings = check_json(tmp_path)
     ran = run_json(tmp_path)
-    assert at(findings, GDI_FILE, 1) == {"RAG004"} and broken_at(ran["hits"]) == {"q2": "RAG004"}
+    assert at(findings, GDI_FILE, 1) == {"RAG004"}
+    assert broken_at(ran["hits"]) == {"q2": "RAG004"}
     assert [at(findings, f"{EVALS}/code.jsonl", line) for line in range(3)] == [set(), {"RAG004"}, {"RAG004"}]
     assert broken_at(ran["code"]) == {"huge": "RAG004", "huger": "RAG004"}
     huge = next(case for case in ran["code"]["cases"] if case["id"] == "huge")
-    assert "`input.topK`" in huge["broken"] and "infinity" in huge["broken"]
+    assert "`input.topK`" in huge["broken"]
+    assert "infinity" in huge["broken"]
 
 
 def test_a_timeout_of_infinity_is_a_finding_and_no_run_waits_for_ever(tmp_path: Path) -> None:
@@ -175,7 +186,9 @@ def test_a_timeout_of_infinity_is_a_finding_and_no_run_waits_for_ever(tmp_path: 
     findings = check_json(tmp_path)
     assert at(findings, ".punica/targets.yaml", 3) == {"RAG004"}
     suite = run_json(tmp_path)["code"]
-    assert suite["broken"] and "timeout_s" in suite["error"] and suite["cases"] == []
+    assert suite["broken"]
+    assert "timeout_s" in suite["error"]
+    assert suite["cases"] == []
 
 
 # ---------------------------------------------------------------- generated workspaces
@@ -312,7 +325,9 @@ def in_process(*command: str) -> tuple[int, str]:
         logger.removeHandler(errors)
         if collecting:
             gc.enable()  # the command line turns the cycle collector off for its one-shot run
-    assert code in (0, 1) and "Traceback" not in err.getvalue() and "internal error" not in err.getvalue(), err.getvalue()
+    assert code in (0, 1), err.getvalue()
+    assert "Traceback" not in err.getvalue(), err.getvalue()
+    assert "internal error" not in err.getvalue(), err.getvalue()
     assert not errors.records, [record.getMessage() for record in errors.records]
     return code, out.getvalue()
 
@@ -353,7 +368,8 @@ def test_whatever_stops_a_run_check_reports_at_that_place_with_that_code(files: 
             code = re.search(r"\((RAG\d{3})\)$", case["broken"])
             if code is None:
                 # The builtin target could not answer (an input without a query, say): RAG405.
-                assert path == RAG_DATA and "RAG" not in case["broken"], case
+                assert path == RAG_DATA, case
+                assert "RAG" not in case["broken"], case
                 continue
             assert code.group(1) in at(findings, path, line), (suite["id"], case, line, [f for f in findings if f["path"] == path])
 
@@ -367,10 +383,13 @@ def test_a_manifest_default_that_is_no_number_is_refused_by_check_and_run(tmp_pa
     manifest.write_text(builtin.replace("      default: 0.7\n", "      default: .nan\n"), encoding="utf-8")
     line = manifest.read_text(encoding="utf-8").splitlines().index("      default: .nan")
     findings = check_json(tmp_path)
-    assert at(findings, ".punica/metrics/hit.yaml", line) == {"RAG302"} and at(findings, SUITE_FILE, 4) == {"RAG108"}
+    assert at(findings, ".punica/metrics/hit.yaml", line) == {"RAG302"}
+    assert at(findings, SUITE_FILE, 4) == {"RAG108"}
     refused = run_json(tmp_path)["hits"]
-    assert refused_at(refused) == {(4, "RAG108")} and "default of 't1'" in refused["error"]
+    assert refused_at(refused) == {(4, "RAG108")}
+    assert "default of 't1'" in refused["error"]
     manifest.write_text(builtin.replace("      default: 5\n", "      default: 3.0\n"), encoding="utf-8")
     assert not [f for f in check_json(tmp_path) if f["severity"] == "error"]
     scored = run_json(tmp_path)["hits"]
-    assert scored["error"] is None and scored["cases"][0]["scores"] == {"rag.hit_at_k": 0.0}
+    assert scored["error"] is None
+    assert scored["cases"][0]["scores"] == {"rag.hit_at_k": 0.0}

@@ -6,8 +6,12 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 from workspaces import GOOD_SUITE, make_workspace, rag_lsp
+
+# Slow (runs the command line in processes of its own): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).parent.parent
 EXAMPLES = REPO / "examples"
@@ -41,7 +45,8 @@ def test_the_readme_example_suite_and_dataset_check_clean(tmp_path: Path) -> Non
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text("approvals\n", encoding="utf-8")
     result = rag_lsp("check", cwd=tmp_path)
-    assert result.returncode == 0 and result.stdout.startswith("All checks passed"), result.stdout + result.stderr
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("All checks passed"), result.stdout + result.stderr
 
     def keys(value: object) -> set[str]:
         if isinstance(value, dict):
@@ -71,7 +76,8 @@ def test_examples_text_output_reads_like_a_compiler(tmp_path: Path) -> None:
     lines = result.stdout.strip().splitlines()
     pattern = re.compile(r"^\S+:\d+:\d+: (error|warning|information|hint) RAG\d{3} .+$")
     findings = [line for line in lines[:-1] if not line.startswith("    ")]
-    assert findings and all(pattern.match(line) for line in findings), lines
+    assert findings, lines
+    assert all(pattern.match(line) for line in findings), lines
     assert re.match(r"^Found \d+ errors?.* in \d+ files? \(\d+ files checked\)\.$", lines[-1])
     assert "broken.jsonl" in result.stdout
     assert "gateway.jsonl" not in result.stdout
@@ -112,9 +118,11 @@ def test_sarif_output(tmp_path: Path) -> None:
     assert run["tool"]["driver"]["name"] == "rag-lsp"
     assert any(rule["id"] == "RAG200" for rule in run["tool"]["driver"]["rules"])
     (found,) = run["results"]
-    assert found["ruleId"] == "RAG200" and found["level"] == "error"
+    assert found["ruleId"] == "RAG200"
+    assert found["level"] == "error"
     region = found["locations"][0]["physicalLocation"]["region"]
-    assert region["startLine"] == 1 and region["startColumn"] == EMPTY_COLUMN
+    assert region["startLine"] == 1
+    assert region["startColumn"] == EMPTY_COLUMN
     assert region["endColumn"] == EMPTY_COLUMN + 2
     assert found["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == ".punica/evals/code.jsonl"
 
@@ -149,7 +157,8 @@ def test_explain_prints_the_rule_documentation(tmp_path: Path) -> None:
     assert result.stdout.startswith("RAG200 (nothing-relevant, error)")
     assert "## Why is this bad?" in result.stdout
     unknown = rag_lsp("check", "--explain", "RAG999", cwd=tmp_path)
-    assert unknown.returncode == 2 and "unknown code" in unknown.stderr
+    assert unknown.returncode == 2
+    assert "unknown code" in unknown.stderr
 
 
 def test_missing_path_is_a_usage_error(tmp_path: Path) -> None:
@@ -185,4 +194,5 @@ def test_pre_commit_hook_runs_check() -> None:
     (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "rag-lsp-check"
     assert hook["entry"] == "rag-lsp check"
-    assert re.search(hook["files"], "a/b.suite.yaml") and re.search(hook["files"], "x.jsonl")
+    assert re.search(hook["files"], "a/b.suite.yaml")
+    assert re.search(hook["files"], "x.jsonl")

@@ -107,7 +107,9 @@ def test_a_comparison_names_exactly_the_changed_cases() -> None:
     code = next(s for s in comparison.suites if s.id == "code")
     assert sorted(change.id for change in code.worse) == ["a", "g"]
     assert sorted(change.id for change in code.better) == ["b", "d"]
-    assert code.added == ["f"] and code.removed == ["e"] and code.unchanged == 2
+    assert code.added == ["f"]
+    assert code.removed == ["e"]
+    assert code.unchanged == 2
     a = next(change for change in code.worse if change.id == "a")
     assert a.lost == (HitChange("y", 2, None),)
     assert describe_change(a) == "recall 1.00 → 0.50 (−0.50) — lost y (was rank 2)"
@@ -126,7 +128,8 @@ def test_regressions_follow_each_metrics_direction_and_the_tolerance() -> None:
     assert {delta.metric for _, delta in compared(tolerance=0.1).regressions()} == {"latency"}
     assert not compared(tolerance=0.25).regressed
     report = report_json(compared())
-    assert report["regressed"] is True and report["baseline"] == "base.json"
+    assert report["regressed"] is True
+    assert report["baseline"] == "base.json"
     code = report["suites"][0]
     assert [item["id"] for item in code["worse"]] == ["a", "g"]
     assert code["worse"][0]["lost"] == [{"value": "y", "from": 2, "to": None, "why": None}]
@@ -139,7 +142,8 @@ def test_a_mean_that_disappears_is_a_regression() -> None:
     now = parse_report(json.dumps({"suites": [{**suite("code", [], {}), "error": "not run: errors"}]}))
     comparison = compare_run(baseline, now.suites, direction=direction)
     code = comparison.suites[0]
-    assert code.error == "not run: errors" and sorted(code.removed) == ["a", "b", "c", "d", "e", "g", "h"]
+    assert code.error == "not run: errors"
+    assert sorted(code.removed) == ["a", "b", "c", "d", "e", "g", "h"]
     assert {delta.metric for _, delta in comparison.regressions()} == {"rag.recall", "rag.mrr", "latency"}
 
 
@@ -165,7 +169,8 @@ def test_a_baseline_that_is_not_a_run_report_is_refused(text: str, message: str)
     """Text that is not JSON, or JSON that is not a run report, raises BaselineError saying which."""
     with pytest.raises(BaselineError) as raised:
         parse_report(text, "the baseline b.json")
-    assert message in str(raised.value) and "the baseline b.json" in str(raised.value)
+    assert message in str(raised.value)
+    assert "the baseline b.json" in str(raised.value)
 
 
 # ---------------------------------------------------------------- the command line
@@ -212,6 +217,7 @@ def workspace(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_baseline_in_the_text_json_and_markdown_reports(workspace: Path) -> None:
     """--baseline prints the deltas and names the changed cases; --compare-json and --summary-md say the same; the summary is appended."""
     summary = workspace / "summary.md"
@@ -223,34 +229,45 @@ def test_baseline_in_the_text_json_and_markdown_reports(workspace: Path) -> None
     out = result.stdout.split("vs baseline base.json", 1)[1]
     (recall,) = [line for line in out.splitlines() if line.strip().startswith("rag.recall")]
     assert recall.split() == ["rag.recall", "0.62", "0.50", "−0.12", "✗", "regressed"]
-    assert "worse (1):" in out and (
+    assert "worse (1):" in out
+    assert (
         "a  recall 1.00 → 0.50 (−0.50) · precision 1.00 → 0.50 (−0.50)"
         " — lost src/b.py (was rank 2, now not among the 2 hits the target returned)"
     ) in out
-    assert "better (1):" in out and "b  recall 0.50 → 1.00 (+0.50)" in out
-    assert "added since the baseline (1): n" in out and "removed since the baseline (1): c" in out
+    assert "better (1):" in out
+    assert "b  recall 0.50 → 1.00 (+0.50)" in out
+    assert "added since the baseline (1): n" in out
+    assert "removed since the baseline (1): c" in out
     report = json.loads((workspace / "out" / "compare.json").read_text())
     (code,) = report["suites"]
-    assert [c["id"] for c in code["worse"]] == ["a"] and [c["id"] for c in code["better"]] == ["b"]
-    assert code["added"] == ["n"] and code["removed"] == ["c"] and code["unchanged"] == 1
-    assert report["regressed"] and {r["metric"] for r in report["regressions"]} == {"rag.recall", "rag.precision", "rag.mrr"}
+    assert [c["id"] for c in code["worse"]] == ["a"]
+    assert [c["id"] for c in code["better"]] == ["b"]
+    assert code["added"] == ["n"]
+    assert code["removed"] == ["c"]
+    assert code["unchanged"] == 1
+    assert report["regressed"]
+    assert {r["metric"] for r in report["regressions"]} == {"rag.recall", "rag.precision", "rag.mrr"}
     markdown = summary.read_text()
     assert markdown.startswith("earlier step\n## ✅ rag-lsp run: 1 passed")
-    assert "### Compared with the baseline `base.json`" in markdown and "Worse (1)" in markdown
+    assert "### Compared with the baseline `base.json`" in markdown
+    assert "Worse (1)" in markdown
     assert "- `a`: recall 1.00 → 0.50 (−0.50)" in markdown
     assert "lost src/b.py (was rank 2, now not among the 2 hits the target returned)" in markdown
     assert "**Added since the baseline (1):** `n`" in markdown
 
 
+@pytest.mark.slow
 def test_fail_on_regression_and_tolerance(workspace: Path) -> None:
     """--fail-on-regression exits 1 when a mean drops by more than --tolerance, 0 within it; json stays on stdout."""
     failed = rag_lsp("run", "--baseline", "base.json", "--fail-on-regression", "--format", "json", cwd=workspace)
-    assert failed.returncode == 1 and json.loads(failed.stdout)["suites"][0]["passed"]
+    assert failed.returncode == 1
+    assert json.loads(failed.stdout)["suites"][0]["passed"]
     assert "regressed beyond the tolerance: code rag.recall" in failed.stderr
     tolerated = rag_lsp("run", "--baseline", "base.json", "--fail-on-regression", "--tolerance", "0.3", cwd=workspace)
     assert tolerated.returncode == 0, tolerated.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("content", "args", "message"),
     [
@@ -265,21 +282,28 @@ def test_a_bad_baseline_exits_2(workspace: Path, content: str | None, args: tupl
     if content is not None:
         (workspace / "bad.json").write_text(content, encoding="utf-8")
     result = rag_lsp("run", "--baseline", "bad.json", *args, cwd=workspace)
-    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_comparison_flags_need_a_baseline(workspace: Path) -> None:
     """--fail-on-regression, --tolerance and --compare-json without --baseline are usage errors (exit 2)."""
     for args in (("--fail-on-regression",), ("--tolerance", "0.1"), ("--compare-json", "c.json")):
         result = rag_lsp("run", *args, cwd=workspace)
-        assert result.returncode == 2 and "--baseline" in result.stderr
+        assert result.returncode == 2
+        assert "--baseline" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_run_narrowed_by_case_compares_the_same_cases(workspace: Path) -> None:
     """With --case, the baseline is narrowed to those cases and its means taken over them: nothing else is removed or compared."""
     result = rag_lsp("run", "--baseline", "base.json", "--case", "a", "--case", "b", "--compare-json", "c.json", cwd=workspace)
     assert result.returncode == 0, result.stderr
     (code,) = json.loads((workspace / "c.json").read_text())["suites"]
-    assert code["removed"] == [] and code["added"] == []
+    assert code["removed"] == []
+    assert code["added"] == []
     recall = next(item for item in code["aggregates"] if item["metric"] == "rag.recall")
-    assert recall["baseline"] == 0.75 and recall["current"] == 0.75
+    assert recall["baseline"] == 0.75
+    assert recall["current"] == 0.75

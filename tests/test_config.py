@@ -126,7 +126,8 @@ def test_check_applies_severities_and_per_file_ignores(tmp_path: Path) -> None:
     """`check` silences the codes the file turns off, and those ignored in the files a glob matches."""
     make_workspace(tmp_path, suite=NO_SEMANTIC_SUITE, dataset=EMPTY_CASE + "\n")
     status, found = check_json(tmp_path)
-    assert {finding["code"] for finding in found} == {"RAG103", "RAG200"} and status == 1
+    assert {finding["code"] for finding in found} == {"RAG103", "RAG200"}
+    assert status == 1
     (tmp_path / CONFIG).write_text('[severity]\nRAG103 = "off"\n[per-file-ignores]\n".punica/evals/*.jsonl" = ["RAG200"]\n')
     status, found = check_json(tmp_path)
     assert (status, found) == (0, [])
@@ -152,7 +153,8 @@ def test_check_reads_globs_from_pyproject(tmp_path: Path) -> None:
     assert found == []  # not a suite file by the default globs
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.rag-lsp]\nsuite-globs = ["evals/*.yaml", ".punica/**/*.yaml"]\n')
     status, found = check_json(tmp_path)
-    assert status == 1 and [(finding["path"], finding["code"]) for finding in found] == [("evals/more.yaml", "RAG100")]
+    assert status == 1
+    assert [(finding["path"], finding["code"]) for finding in found] == [("evals/more.yaml", "RAG100")]
 
 
 def test_punica_file_wins_over_pyproject(tmp_path: Path) -> None:
@@ -233,6 +235,7 @@ async def client(lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
+@pytest.mark.slow
 async def test_check_run_and_server_honour_the_same_file(client: LanguageClient, tmp_path: Path) -> None:
     """`check`, `run` and the server all find the suite by the file's globs and give its severities."""
     suite, dataset = shared_workspace(tmp_path)
@@ -254,6 +257,7 @@ async def test_check_run_and_server_honour_the_same_file(client: LanguageClient,
     assert (repeated.code, repeated.severity) == ("RAG205", types.DiagnosticSeverity.Error)
 
 
+@pytest.mark.slow
 async def test_server_rereads_the_file_as_it_is_edited(client: LanguageClient, tmp_path: Path) -> None:
     """Typing in the settings file re-checks the workspace with the new settings, and reports the file's own problems."""
     make_workspace(tmp_path, suite=NO_SEMANTIC_SUITE)
@@ -270,11 +274,13 @@ async def test_server_rereads_the_file_as_it_is_edited(client: LanguageClient, t
     # "off" -> "of": the level is refused in the file, and RAG103 comes back in the suite.
     edit(client, config_uri, 2, 1, 12, 13, "")
     (problem,) = await diagnostics(client, config_uri, 2)
-    assert problem.code == "RAG004" and "did you mean 'off'" in problem.message
+    assert problem.code == "RAG004"
+    assert "did you mean 'off'" in problem.message
     back = await published_when(client, suite_uri, lambda items: [str(item.code) for item in items] == ["RAG103"])
     assert spans(back)[0][0] == "RAG103"
 
 
+@pytest.mark.slow
 async def test_completion_and_hover_in_the_settings_file(client: LanguageClient, tmp_path: Path) -> None:
     """The server completes setting keys, codes and levels in the settings file, and documents them on hover."""
     make_workspace(tmp_path)
@@ -287,7 +293,8 @@ async def test_completion_and_hover_in_the_settings_file(client: LanguageClient,
 
     keys = await client.text_document_completion_async(types.CompletionParams(types.TextDocumentIdentifier(uri), types.Position(0, 5)))
     labels = [item.label for item in (keys.items if isinstance(keys, types.CompletionList) else keys)]
-    assert "max-line-bytes" in labels and "trusted" not in labels
+    assert "max-line-bytes" in labels
+    assert "trusted" not in labels
 
     levels = await client.text_document_completion_async(types.CompletionParams(types.TextDocumentIdentifier(uri), types.Position(2, 11)))
     assert [item.label for item in (levels.items if isinstance(levels, types.CompletionList) else levels)] == list(
@@ -295,7 +302,8 @@ async def test_completion_and_hover_in_the_settings_file(client: LanguageClient,
     )
 
     hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(2, 2)))
-    assert hover is not None and "missing-expected-path" in hover.contents.value
+    assert hover is not None
+    assert "missing-expected-path" in hover.contents.value
 
 
 def test_editor_settings_apply_on_top_code_by_code() -> None:
@@ -303,5 +311,6 @@ def test_editor_settings_apply_on_top_code_by_code() -> None:
     config = read_config(CONFIG, 'max-line-bytes = 2048\n[severity]\nRAG103 = "off"\nRAG207 = "off"\n')
     settings = layered(config, {"severity": {"RAG207": Severity.HINT}, "max_line_bytes": 4096, "trusted": True})
     assert settings.severity == {"RAG103": "off", "RAG207": Severity.HINT}
-    assert settings.max_line_bytes == 4096 and settings.trusted is True
+    assert settings.max_line_bytes == 4096
+    assert settings.trusted is True
     assert layered(read_config(CONFIG, "trusted = true\n")).trusted is False

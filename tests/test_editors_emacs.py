@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 from workspaces import examples_with_broken_files
 
+# Slow (drives a real editor against the server): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parent.parent
 EMACS_DIR = REPO / "editors" / "emacs"
 REQUIRED = os.environ.get("RAG_LSP_REQUIRE_EDITORS") == "1"
@@ -106,8 +109,10 @@ def test_eglot_shows_the_servers_diagnostics_in_flymake(emacs: str, tmp_path: Pa
     assert "error" not in dump, dump["error"] + "\n" + completed.stderr
     assert completed.returncode == 0, completed.stderr
 
-    assert dump["suite"]["mode"] == "rag-lsp-suite-mode" and dump["suite"]["managed"] is True
-    assert dump["dataset"]["mode"] == "rag-lsp-dataset-mode" and dump["dataset"]["managed"] is True
+    assert dump["suite"]["mode"] == "rag-lsp-suite-mode"
+    assert dump["suite"]["managed"] is True
+    assert dump["dataset"]["mode"] == "rag-lsp-dataset-mode"
+    assert dump["dataset"]["managed"] is True
     assert dump["servers"] == 1  # one server for the workspace's suites and datasets
     assert Path(dump["root"]).resolve() == workspace.resolve()
 
@@ -181,8 +186,10 @@ def test_a_missing_server_names_the_install_command(emacs: str, tmp_path: Path) 
         env={"PATH": ""},
     )
     lines = completed.stdout.splitlines()
-    assert "`rag-lsp' was not found" in lines[0] and "pip install rag-lsp" in lines[0], completed.stdout
-    assert "`/nonexistent/python3' was not found" in lines[1] and "pip install rag-lsp" in lines[1]
+    assert "`rag-lsp' was not found" in lines[0], completed.stdout
+    assert "pip install rag-lsp" in lines[0], completed.stdout
+    assert "`/nonexistent/python3' was not found" in lines[1]
+    assert "pip install rag-lsp" in lines[1]
 
 
 def test_a_python_without_rag_lsp_names_its_pip(emacs: str, tmp_path: Path) -> None:

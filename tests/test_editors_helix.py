@@ -9,6 +9,9 @@ import pytest
 
 from rag_lsp.core.settings import settings_from
 
+# Slow (drives a real editor against the server): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
 
 LANGUAGES = Path(__file__).resolve().parent.parent / "editors" / "helix" / "languages.toml"
@@ -19,7 +22,8 @@ def test_helix_languages_toml_starts_rag_lsp_for_suites_and_datasets() -> None:
     server = config["language-server"]["rag-lsp"]
     assert [server["command"], *server["args"]] == ["rag-lsp", "serve"]
     settings, problems = settings_from(server["config"]["ragLsp"])
-    assert problems == [] and settings.trusted is False
+    assert problems == []
+    assert settings.trusted is False
     languages = {language["name"]: language for language in config["language"]}
     assert set(languages) == {"yaml", "json"}
     for name, usual in (("yaml", "yaml-language-server"), ("json", "vscode-json-language-server")):

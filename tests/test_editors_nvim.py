@@ -32,6 +32,9 @@ from pathlib import Path
 import pytest
 from workspaces import examples_with_broken_files
 
+# Slow (drives a real editor against the server): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN = REPO / "editors" / "nvim"
 SERVER = [sys.executable, "-m", "rag_lsp", "serve"]
@@ -179,12 +182,14 @@ def test_nvim_shows_the_servers_diagnostics(nvim: str, real_server: tuple[dict, 
 def test_nvim_runs_a_case_and_applies_a_quick_fix_on_the_real_server(real_server: tuple[dict, Path]) -> None:
     """Neovim lists the real server's lenses, runs a case through its lens and reads back the RAG400, then applies a quick fix."""
     dump, workspace = real_server
-    assert dump["server"]["codeLens"] and dump["server"]["codeAction"]
+    assert dump["server"]["codeLens"]
+    assert dump["server"]["codeAction"]
     assert sorted(dump["server"]["executeCommands"]) == ["ragLsp.clearResults", "ragLsp.runCase", "ragLsp.runSuite"]
     # Three suites read gateway.jsonl: each of its 12 cases has one lens, which runs the case in all three.
     uri = (workspace / ".punica" / "evals" / "gateway.jsonl").as_uri()
     lenses = dump["lenses"]
-    assert len(lenses) == 12 and {lens["command"] for lens in lenses} == {"ragLsp.runCase"}
+    assert len(lenses) == 12
+    assert {lens["command"] for lens in lenses} == {"ragLsp.runCase"}
     assert [lens["title"] for lens in lenses if lens["line"] == 0] == ["Run case (3 suites)"]
     assert {"uri": uri, "line": 0} == lenses[0]["arguments"][0]
     # :RagRunCase ran the line's lens: the case in every suite.
@@ -194,7 +199,8 @@ def test_nvim_runs_a_case_and_applies_a_quick_fix_on_the_real_server(real_server
     ]
     # Each suite's result names its suite: all three read the dataset.
     (result,) = [d for d in dump["after_run"] if d["code"] == "RAG400" and d["message"].startswith("gateway-recorded: ")]
-    assert result["lnum"] == 0 and result["severity"] == 3
+    assert result["lnum"] == 0
+    assert result["severity"] == 3
     assert result["message"] == (
         "gateway-recorded: recall 1.00 (2/2) · precision 0.40 · MRR 1.00 (first relevant at rank 1) · hit@1 1 · retrieved 5 · semantic 1"
     )
@@ -203,7 +209,8 @@ def test_nvim_runs_a_case_and_applies_a_quick_fix_on_the_real_server(real_server
     assert title == "Ran in 3 of 3 suites (hover for each) · run again"
     # The RAG206 quick fix normalizes the path, and only that.
     fix = dump["quick_fix"]
-    assert fix["title"] == "Normalize to 'src/gateway.ts'" and fix["kind"] == "quickfix"
+    assert fix["title"] == "Normalize to 'src/gateway.ts'"
+    assert fix["kind"] == "quickfix"
     original = (workspace / ".punica" / "evals" / "broken.jsonl").read_text(encoding="utf-8").splitlines()[fix["lnum"]]
     assert fix["line"] == original.replace('"./src/gateway.ts"', '"src/gateway.ts"') != original
     assert "RAG206" not in [d["code"] for d in dump["after_fix"]]
@@ -369,10 +376,12 @@ def test_checkhealth_after_enable_names_the_version_root_and_trust(enabled: tupl
     assert reported_root(dump["health"]) == workspace.resolve()
     assert "(the nearest folder holding .punica/)" in report
     assert "Not trusted: `command` and `http` targets in " in report
-    assert "WARNING" not in report and "ERROR" not in report, report
+    assert "WARNING" not in report, report
+    assert "ERROR" not in report, report
     assert dump["trusted_settings"] == {"ragLsp": {"trusted": True}}
     trusted = health_text(dump["health_trusted"])
-    assert "Trusted by :RagTrust, for this session" in trusted and "Not trusted" not in trusted
+    assert "Trusted by :RagTrust, for this session" in trusted
+    assert "Not trusted" not in trusted
 
 
 def test_checkhealth_after_setup_names_the_version_root_and_trust(nvim: str, tmp_path: Path) -> None:
@@ -400,7 +409,8 @@ def test_checkhealth_after_setup_names_the_version_root_and_trust(nvim: str, tmp
     assert "broken.suite.yaml (yaml), attached to client" in report
     assert reported_root(dump["health"]) == workspace.resolve()
     assert "Trusted by the `trusted` option of setup()" in report
-    assert "WARNING" not in report and "ERROR" not in report, report
+    assert "WARNING" not in report, report
+    assert "ERROR" not in report, report
 
 
 def test_vim_lsp_config_changes_reach_the_server(nvim: str, tmp_path: Path) -> None:
@@ -430,7 +440,8 @@ def test_vim_lsp_config_changes_reach_the_server(nvim: str, tmp_path: Path) -> N
     assert f"Version: {server_version()}" in report
     assert "Trusted by `trusted` in the client's settings (vim.lsp.config)" in report
     assert reported_root(dump["health"]) == workspace.resolve()
-    assert "WARNING" not in report and "ERROR" not in report, report
+    assert "WARNING" not in report, report
+    assert "ERROR" not in report, report
 
 
 @pytest.mark.parametrize("start", ["enable", "setup"])
@@ -445,14 +456,16 @@ def test_checkhealth_names_the_install_command_when_the_server_is_missing(
     dump = run_nvim(nvim, "health.lua", workspace, SERVER, tmp_path, PATH=str(tmp_path / "empty"), **extra)
     assert dump["clients"] == 0
     (notification,) = dump["notifications"]
-    assert notification["level"] == 4 and "`rag-lsp` was not found on PATH" in notification["message"]
+    assert notification["level"] == 4
+    assert "`rag-lsp` was not found on PATH" in notification["message"]
     # Where to set the command: where this way of starting takes it.
     where = "vim.lsp.config('rag_lsp'" if start == "enable" else "require('rag_lsp').setup()"
     assert where in notification["message"], notification["message"]
     report = health_text(dump["health"])
     assert "ERROR" in report
     assert "The server command `rag-lsp serve` cannot start: `rag-lsp` was not found on PATH" in report
-    assert "pip install rag-lsp" in report and where in report
+    assert "pip install rag-lsp" in report
+    assert where in report
     assert "is a file the server checks, but no rag-lsp client is attached" in report
     assert reported_root(dump["health"]) == workspace.resolve()
 
@@ -475,12 +488,14 @@ def test_nvim_gives_the_server_the_workspace_settings_file_only(nvim: str, tmp_p
         ("1:.punica/rag-lsp.toml", first, ".punica/rag-lsp.toml"),
         ("2:pyproject.toml", second, "pyproject.toml"),
     ]:
-        assert files[key]["should_attach"] is True and files[key]["attached"] == 1
+        assert files[key]["should_attach"] is True
+        assert files[key]["attached"] == 1
         expected = check_findings(workspace)[path]
         assert {code for code, _, _ in expected} == {"RAG004"}
         assert shown(files[key]["diagnostics"]) == expected, key
     # A pyproject.toml without the table, or below the root: not the server's.
     for key in ["1:pyproject.toml", "1:docs/pyproject.toml"]:
-        assert files[key]["should_attach"] is False and files[key]["attached"] == 0, key
+        assert files[key]["should_attach"] is False, key
+        assert files[key]["attached"] == 0, key
     assert sorted(Path(root).resolve() for root in dump["clients"]) == sorted([first.resolve(), second.resolve()])
     assert [n for n in dump["notifications"] if n["level"] >= 4] == []

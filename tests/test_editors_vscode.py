@@ -28,6 +28,9 @@ import pytest
 
 from rag_lsp.core.settings import _ALIASES, Settings, settings_from
 
+# Slow (drives a real editor against the server): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parent.parent
 EXTENSION = REPO / "editors" / "vscode"
 REQUIRED = os.environ.get("RAG_LSP_REQUIRE_EDITORS") == "1"
@@ -65,7 +68,8 @@ def check_manifest(manifest: dict) -> None:
     assert commands == {"ragLsp.restartServer", "ragLsp.showOutput"} | SERVER_COMMANDS
     # The bundled copy is opt-in; the environment's rag-lsp comes first.
     strategy = contributes["configuration"]["properties"]["ragLsp.importStrategy"]
-    assert strategy["enum"] == ["fromEnvironment", "useBundled"] and strategy["default"] == "fromEnvironment"
+    assert strategy["enum"] == ["fromEnvironment", "useBundled"]
+    assert strategy["default"] == "fromEnvironment"
     # Activation on suites, datasets and .punica workspaces.
     events = manifest["activationEvents"]
     assert {"onLanguage:jsonl", "workspaceContains:.punica", "workspaceContains:**/*.suite.yaml"} <= set(events)
@@ -123,7 +127,8 @@ def test_vsix_holds_the_compiled_extension(vsix: zipfile.ZipFile) -> None:
     entry = "extension/" + manifest["main"].removeprefix("./")
     assert entry in names
     compiled = vsix.read(entry).decode("utf-8")
-    assert "exports.activate = activate" in compiled and "exports.deactivate = deactivate" in compiled
+    assert "exports.activate = activate" in compiled
+    assert "exports.deactivate = deactivate" in compiled
     assert 'require("vscode-languageclient/node")' in compiled
     for module in ("command", "settings", "documents", "python", "status", "runs"):
         assert f"extension/out/{module}.js" in names

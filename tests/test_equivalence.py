@@ -46,6 +46,9 @@ from rag_lsp.cli import main as cli_main
 from rag_lsp.core.findings import Finding, Severity, shown_in_editor
 from rag_lsp.core.text import Range
 
+# Slow (random edits held to a fresh check through the server): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 DOCUMENT_TEXT = "ragLsp/documentText"
 SUITE = ".punica/evals/x.suite.yaml"
 DATASET = ".punica/evals/x.jsonl"

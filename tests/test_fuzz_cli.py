@@ -35,6 +35,9 @@ from soak.fuzz_cli import (
 
 from rag_lsp.cli import main
 
+# Slow (fuzzes the command line and the server): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 CHECKS = [command for command in COMMANDS if command[0] == "check"]
 RUNS = [command for command in COMMANDS if command[0] == "run"]
 # Generous: one input takes tens of milliseconds; a slow shared machine must not fail the test.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,6 +35,7 @@ edits = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edits=edits)
 def test_random_edits_match_a_fresh_check(edits) -> None:
@@ -93,12 +95,15 @@ def test_a_missing_path_listed_by_many_cases_is_looked_into_once(tmp_path: Path,
     monkeypatch.setattr(rag203, "_problem", lambda workspace, value, normal: looked_into.append(value) or problem(workspace, value, normal))
     model = DatasetModel(workspace, ".punica/evals/d.jsonl", text)
     messages = [finding.message for finding in model.findings()]
-    assert len(messages) == 3 and len(set(messages)) == 1 and "is not a file in the workspace" in messages[0]
+    assert len(messages) == 3
+    assert len(set(messages)) == 1
+    assert "is not a file in the workspace" in messages[0]
     assert looked_into == ["docs/new"]
     (tmp_path / "docs" / "new").mkdir(parents=True)
     workspace.invalidate()
     messages = [finding.message for finding in model.findings()]
-    assert len(messages) == 3 and all("is a folder" in message for message in messages)
+    assert len(messages) == 3
+    assert all("is a folder" in message for message in messages)
     assert looked_into == ["docs/new", "docs/new"]
 
 
@@ -124,6 +129,7 @@ def elsewhere_workspace(root: Path) -> tuple[Workspace, OverlaySource, str]:
     return Workspace(root, source=source), source, "\n".join(rows) + "\n"
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(edits=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 10_000), st.sampled_from(PATH_PIECES)), min_size=1, max_size=10))
 def test_edits_across_the_elsewhere_threshold_match_a_fresh_check(tmp_path_factory, edits) -> None:
@@ -153,7 +159,8 @@ def test_files_appearing_end_the_summary_of_paths_elsewhere(tmp_path: Path) -> N
     text += '{"id": "more", "input": {"query": "q"}, "expect": {"relevant": ["kb/a.html", "kb/b.html", "kb/c.html"]}}\n'
     model = DatasetModel(workspace, ELSEWHERE_DATASET, text)
     summary = [finding for finding in model.findings() if finding.code == "RAG203"]
-    assert len(summary) == 1 and summary[0].message.startswith("23 of the 43 expected paths")
+    assert len(summary) == 1
+    assert summary[0].message.startswith("23 of the 43 expected paths")
     for n in range(8):
         (tmp_path / "kb").mkdir(exist_ok=True)
         (tmp_path / "kb" / f"{n}.html").write_text("x\n")
@@ -164,6 +171,7 @@ def test_files_appearing_end_the_summary_of_paths_elsewhere(tmp_path: Path) -> N
     assert found == analyze_file(Workspace(tmp_path, source=source), ELSEWHERE_DATASET)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edits=edits, limit=st.integers(1, 3), findings_first=st.booleans())
 def test_what_an_editor_is_shown_follows_edits_as_the_capped_findings(edits, limit: int, findings_first: bool) -> None:
@@ -212,6 +220,7 @@ GDI_PIECES = ['"input_id": "q1", ', '"id": "q1", ', "q1", "q2", '"', "\n", "", G
               '{"id": "q1", "input": {"query": "q"}, "expect": {"relevant": ["a.md"]}}\n', "}"]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(edits=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 10_000), st.sampled_from(GDI_PIECES)), min_size=1, max_size=10))
 def test_repeated_input_ids_follow_edits_as_a_fresh_check(tmp_path_factory, edits) -> None:

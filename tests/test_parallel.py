@@ -35,6 +35,9 @@ from rag_lsp.core.parallel import Helper
 from rag_lsp.core.settings import Settings
 from rag_lsp.core.workspace import Workspace
 
+# Slow (starts helper processes): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 DATASET = ".punica/evals/mixed.jsonl"
 SUITE = """\
 suites:
@@ -174,7 +177,8 @@ def test_rows_a_helper_screened_check_again_as_read_ones(tmp_path: Path, shared:
     """After the workspace changes, lines the helper screened are read again and give the findings of a fresh check."""
     root = make_root(tmp_path, mixed_dataset(400))
     model, found, expected = read_with(root, helper)
-    assert model.lines_from_helper > 0 and found == expected
+    assert model.lines_from_helper > 0
+    assert found == expected
     (root / "docs" / "missing.md").write_text("now here\n")
     model.workspace.invalidate()
     assert model.findings() == analyze_file(Workspace(root), DATASET)
@@ -413,7 +417,8 @@ def test_close_ends_the_helper(tmp_path: Path, shared: None) -> None:
     read_with(root, helper)
     read_with(root, helper)  # the same process serves the next reading
     pid = helper.pid
-    assert pid is not None and Path(f"/proc/{pid}").exists()
+    assert pid is not None
+    assert Path(f"/proc/{pid}").exists()
     helper.close()
     assert helper.pid is None
     assert not Path(f"/proc/{pid}").exists()
@@ -466,7 +471,8 @@ def test_a_screening_leaves_the_did_you_mean_to_the_model(tmp_path: Path, monkey
     root = make_root(tmp_path, mixed_dataset(40))
     job = incremental._Screening(root, Settings(), Workspace(root).files(), DATASET, Workspace(root).dataset_use(DATASET), "rag_case", 16)
     codes, _, _ = job.start((root / DATASET).read_bytes())(0)
-    assert incremental.LOOK in codes and looked_for == []
+    assert incremental.LOOK in codes
+    assert looked_for == []
     model = DatasetModel(Workspace(root), DATASET, (root / DATASET).read_text(encoding="utf-8"))
     assert any(finding.code == "RAG203" and "docs/missing.md" in finding.message for finding in model.findings())
     assert looked_for == ["docs/missing.md"]

@@ -26,7 +26,8 @@ def test_yaml_nodes_keep_their_code_point_spans() -> None:
     document = parse_yaml(text)
     suite = document.root.get("suites").elements()[0]
     key, value = suite.entry("id")
-    assert span_text(text, key) == "id" and span_text(text, value) == "rag-code"
+    assert span_text(text, key) == "id"
+    assert span_text(text, value) == "rag-code"
     assert LineIndex(text).position(value.start) == LineIndex(text).position(text.index("rag-code"))
     assert suite.get("k").scalar() == 5
 
@@ -42,7 +43,8 @@ def test_yaml_duplicate_keys_are_reported_with_both_spans() -> None:
     text = "a: 1\nb: 2\na: 3\n"
     (problem,) = parse_yaml(text).problems
     assert problem.code == "RAG003"
-    assert (problem.start, problem.end) == (10, 11) and problem.first == (0, 1)
+    assert (problem.start, problem.end) == (10, 11)
+    assert problem.first == (0, 1)
 
 
 def test_yaml_syntax_error_is_at_the_parser_position() -> None:
@@ -84,7 +86,8 @@ def test_json_row_error_column() -> None:
     """A JSON error is reported at the decoder's column."""
     row = Row('{"id": "a", "input": {"query": "x"}, "expect": {"relevant": ["a"],}}')
     column, message = row.error
-    assert row.value is None and column == row.text.index(",}") + 1
+    assert row.value is None
+    assert column == row.text.index(",}") + 1
     assert message
 
 
@@ -115,7 +118,9 @@ def test_json_duplicate_keys_are_found_with_spans() -> None:
     row = Row('{"id": "a", "expect": {"relevant": []}, "id": "b"}')
     assert row.has_duplicate_keys
     ((path, start, end, first_start, first_end),) = duplicate_key_spans(row)
-    assert path == ("id",) and row.text[start:end] == '"id"' and (first_start, first_end) == (1, 5)
+    assert path == ("id",)
+    assert row.text[start:end] == '"id"'
+    assert (first_start, first_end) == (1, 5)
 
 
 def test_utf16_columns_round_trip() -> None:
@@ -187,6 +192,7 @@ def _as_written(value: object) -> str:
     return json.dumps(value)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(written | st.sampled_from(TRICKY_LINES + EDGE_LINES))
 def test_a_row_holds_what_the_standard_decoder_reads(line: str) -> None:
@@ -195,9 +201,11 @@ def test_a_row_holds_what_the_standard_decoder_reads(line: str) -> None:
     try:
         expected = json.loads(line, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
     except (ValueError, RecursionError):
-        assert row.value is None and (row.error is not None or row.refused is not None)
+        assert row.value is None
+        assert row.error is not None or row.refused is not None
         return
-    assert row.error is None and row.refused is None
+    assert row.error is None
+    assert row.refused is None
     assert _as_written(row.value) == _as_written(expected)
     assert _as_written(row.decode_again()) == _as_written(expected)
 
@@ -236,6 +244,7 @@ def _repeats_a_key(line: str) -> bool:
     return repeated
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(lines=st.lists(_object_texts(), min_size=1, max_size=6))
 @example(lines=['{"a": 1, "a": 2, "b": "\\u0022:"}'])  # an escaped quote and colon cannot hide the repeat
@@ -256,6 +265,7 @@ CASE_LINES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", [Row, DatasetRow, _Line], ids=lambda kind: kind.__name__)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=st.lists(written | st.sampled_from(TRICKY_LINES + CASE_LINES), min_size=1, max_size=700))
@@ -291,6 +301,7 @@ def _row_values(draw):
     return row
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(values=st.lists(_row_values(), max_size=8), schema=st.sampled_from(["rag-case", "gdi-text-v1"]))
 def test_rows_validated_together_are_valid_exactly_when_each_is(values: list, schema: str) -> None:
@@ -314,6 +325,7 @@ def _row_texts(draw):
     return f"{space}{{{space}{body}{space}}}", [key for key, _ in pairs]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(row=_row_texts())
 @example(row=('{"id": "a", "id": "b"}', ["id"]))
@@ -350,6 +362,7 @@ def _case_texts(draw):
     return f"{space}{{{space}{body}{space}}}", len(relevant)
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(case=_case_texts())
 @example(case=('{"expect": {"relevant": ["a", "b"]}, "input": {"relevant": ["c"]}}', 2))

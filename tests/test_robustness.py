@@ -6,12 +6,16 @@ import logging
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_lsp.core.analyze import analyze_file
 from rag_lsp.core.sources import decode, SourceText
 from rag_lsp.core.workspace import DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
+
+# Slow (random input through every check): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 FILES = {
     ".punica/evals/code.suite.yaml": SUITE_FILE,
@@ -66,7 +70,8 @@ def analyze_all(files: dict[str, bytes]) -> None:
     try:
         for relative, kind in FILES.items():
             for finding in analyze_file(workspace, relative, kind):
-                assert finding.code.startswith("RAG") and finding.range.start <= finding.range.end
+                assert finding.code.startswith("RAG")
+                assert finding.range.start <= finding.range.end
     finally:
         logger.removeHandler(failures)
     # A rule that raised is a bug even though the analysis carried on without it.

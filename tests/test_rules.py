@@ -15,14 +15,22 @@ from pathlib import Path
 import pytest
 
 from rag_lsp.core.analyze import analyze_file, analyze_workspace
+from rag_lsp.core.results import CASE_RESULT, KEYWORD_FALLBACK, THRESHOLD_FAILED, THRESHOLD_MET
 from rag_lsp.core.rules import all_rules
+from rag_lsp.core.runner import BROKEN_CASE, TARGET_FAILED
 from rag_lsp.core.text import apply_edits
 from rag_lsp.core.sources import DiskSource, OverlaySource
 from rag_lsp.core.workspace import Workspace
 
+REPO = Path(__file__).resolve().parent.parent
 RULE_FIXTURES = Path(__file__).parent / "fixtures" / "rules"
 CASES = sorted(path for path in RULE_FIXTURES.glob("RAG*/*") if path.is_dir())
-SPEC_CODES = [f"RAG{n:03d}" for n in (1, 2, 3, 4, 5, *range(100, 112), *range(200, 209), 300, 301, 302, 303)]
+# Every code is a rule of the registry; a rule with checks finds things in files,
+# one without is a result that runs attach (RAG400–RAG405).
+CODES = sorted(all_rules())
+CHECKED_CODES = [code for code in CODES if all_rules()[code].checks]
+RUN_CODES = [code for code in CODES if not all_rules()[code].checks]
+DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## How to fix")
 
 
 def render(workspace: Workspace) -> list[str]:
@@ -69,14 +77,25 @@ def _read_exactly(path: Path) -> str:
         return file.read()
 
 
-@pytest.mark.parametrize("code", SPEC_CODES)
-def test_every_spec_code_has_a_documented_rule_and_a_fixture(code: str) -> None:
-    """Each code of SPEC §3 up to RAG303 is a rule with docs, checks and a fixture."""
-    rule = all_rules().get(code)
-    assert rule is not None, f"{code} has no rule"
-    assert rule.checks, f"{code} checks nothing"
-    for section in ("## What it does", "## Why is this bad?", "## Example", "## How to fix"):
-        assert section in rule.doc, f"{code} doc lacks {section!r}"
+def test_the_registry_holds_the_codes_of_every_scope() -> None:
+    """The registry finds the rules of files and those of runs alike (a registry that
+    found none would make every test below vacuous)."""
+    assert "RAG001" in CHECKED_CODES
+    assert "RAG303" in CHECKED_CODES
+    assert RUN_CODES
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_every_rule_is_documented(code: str) -> None:
+    """Each rule's documentation has the sections ``--explain`` prints."""
+    doc = all_rules()[code].doc
+    for section in DOC_SECTIONS:
+        assert section in doc, f"{code} doc lacks {section!r}"
+
+
+@pytest.mark.parametrize("code", CHECKED_CODES)
+def test_every_checked_rule_has_a_fixture_where_it_fires(code: str) -> None:
+    """Each rule that checks files has a fixture showing it firing."""
     cases = [case for case in CASES if case.parent.name == code]
     assert cases, f"{code} has no fixture"
     assert any(re.search(rf" {code} ", line) for case in cases for line in (case / "expected.txt").read_text().splitlines()), (
@@ -84,11 +103,60 @@ def test_every_spec_code_has_a_documented_rule_and_a_fixture(code: str) -> None:
     )
 
 
-@pytest.mark.parametrize("code", SPEC_CODES)
-def test_every_spec_code_has_a_fixture_where_it_does_not_fire(code: str) -> None:
-    """Each code of SPEC §3 up to RAG303 also has a fixture where it must stay
-    silent (a near miss of the firing ones, named ``passes-...``): a rule that
-    fires everywhere would pass every firing fixture."""
+def test_the_rules_without_checks_are_the_results_runs_attach() -> None:
+    """A rule with no check is one of the codes the runner and the results give;
+    each of those codes is a rule of the registry."""
+    produced = {CASE_RESULT, BROKEN_CASE, KEYWORD_FALLBACK, THRESHOLD_FAILED, THRESHOLD_MET, TARGET_FAILED}
+    assert set(RUN_CODES) == produced
+
+
+@pytest.mark.parametrize("code", RUN_CODES)
+def test_every_run_result_rule_says_it_comes_from_a_run(code: str) -> None:
+    """The documentation of a rule that runs attach says so."""
+    assert re.search(r"\brun", all_rules()[code].doc.split("## What it does", 1)[1]), f"{code} doc does not say it comes from a run"
+
+
+def test_every_fixture_folder_is_a_rule() -> None:
+    """No fixture folder is named after a code that no rule has."""
+    folders = sorted({case.parent.name for case in CASES})
+    assert [folder for folder in folders if folder not in all_rules()] == []
+
+
+def readme_codes() -> dict[str, tuple[str, str]]:
+    """The README's table of codes: code -> (severity, finding)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## What it checks\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (RAG\d{3}) \| (\w+) \| (.+) \|$", section, flags=re.MULTILINE)
+    return {code: (severity, finding) for code, severity, finding in rows}
+
+
+def test_the_readme_lists_every_rule_once() -> None:
+    """The README's table of codes has a row per rule, and no other."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## What it checks\n", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\| (RAG\d{3}) \|", section, flags=re.MULTILINE)
+    assert listed == CODES
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_the_readme_row_of_every_rule_is_its_severity_and_summary(code: str) -> None:
+    """A rule's row in the README gives its severity and its summary (the first line of
+    its documentation), optionally followed by a note in parentheses."""
+    rule = all_rules()[code]
+    severity, finding = readme_codes()[code]
+    assert severity == rule.severity.name.lower()
+    summary = rule.summary[:1].lower() + rule.summary[1:]
+    written = finding[:1].lower() + finding[1:]
+    note = written[len(summary) :]
+    assert written.startswith(summary), f"write the row of {code} as: | {code} | {severity} | {summary} |"
+    assert note == "" or (note.startswith(" (") and note.endswith(")")), f"the README adds {note!r} to {code}'s summary"
+
+
+@pytest.mark.parametrize("code", CHECKED_CODES)
+def test_every_checked_rule_has_a_fixture_where_it_does_not_fire(code: str) -> None:
+    """Each rule that checks files also has a fixture where it must stay silent (a
+    near miss of the firing ones, named ``passes-...``): a rule that fires
+    everywhere would pass every firing fixture."""
     cases = [case for case in CASES if case.parent.name == code]
     silent = [
         case

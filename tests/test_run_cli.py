@@ -12,7 +12,11 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from workspaces import CAUGHT, EXAMPLES, GOOD_SUITE, make_workspace, rag_lsp
+
+# Slow (runs the command line in processes of its own): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 SUITE_KEYS = {"id", "passed", "broken", "aggregates", "thresholds", "cases"}
 THRESHOLD_KEYS = {"metric", "threshold", "value", "passed"}
@@ -40,10 +44,12 @@ def test_examples_text_output_tells_the_story(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     assert "gateway-recorded  ✓ passed" in out
-    assert "gateway-live  ✓ passed" in out and "gateway-short-chunks  ✓ passed" in out
+    assert "gateway-live  ✓ passed" in out
+    assert "gateway-short-chunks  ✓ passed" in out
     for column in ("case", "recall", "precision", "MRR", "hit@1", "missed"):
         assert column in out
-    assert "ran on keyword search" not in out and "note:" not in out
+    assert "ran on keyword search" not in out
+    assert "note:" not in out
     assert "\x1b[" not in out  # no colour codes when not a terminal
     assert out.rstrip().splitlines()[-1].startswith("3 passed (3 suites, 36 cases")
 
@@ -52,13 +58,16 @@ def test_the_demonstrations_fail_as_the_readme_says(tmp_path: Path) -> None:
     """On examples-caught/, keyword-fallback clears its recall but fails `rag.mode.semantic` (its model is a Git
     LFS pointer, and the run says so once), broken-demo is not run; exit 1."""
     result = rag_lsp("run", str(CAUGHT), "--format", "json", cwd=tmp_path)
-    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
     suites = {suite["id"]: suite for suite in json.loads(result.stdout)["suites"]}
     assert set(suites) == {"keyword-fallback", "broken-demo"}
     fallback = suites["keyword-fallback"]
     assert [t["metric"] for t in fallback["thresholds"] if not t["passed"]] == ["rag.mode.semantic"]
-    assert fallback["aggregates"]["rag.recall"] >= 0.8 and {case["mode"] for case in fallback["cases"]} == {"keyword"}
-    assert suites["broken-demo"]["broken"] and suites["broken-demo"]["cases"] == []
+    assert fallback["aggregates"]["rag.recall"] >= 0.8
+    assert {case["mode"] for case in fallback["cases"]} == {"keyword"}
+    assert suites["broken-demo"]["broken"]
+    assert suites["broken-demo"]["cases"] == []
     assert result.stderr.count("it is a Git LFS pointer (run `git lfs pull`)") == 1
 
 
@@ -76,14 +85,21 @@ def test_examples_json_follows_the_spec(tmp_path: Path) -> None:
         for case in suite["cases"]:
             assert set(case) == CASE_KEYS | EXTRA_CASE_KEYS
     recorded = suites["gateway-recorded"]
-    assert recorded["passed"] and not recorded["broken"]
-    assert recorded["aggregates"]["rag.recall"] >= 0.8 and recorded["aggregates"]["rag.mode.semantic"] == 1.0
+    assert recorded["passed"]
+    assert not recorded["broken"]
+    assert recorded["aggregates"]["rag.recall"] >= 0.8
+    assert recorded["aggregates"]["rag.mode.semantic"] == 1.0
     for live in (suites["gateway-live"], suites["gateway-short-chunks"]):
-        assert live["passed"] and not live["broken"] and all(t["passed"] for t in live["thresholds"])
-        assert live["aggregates"]["rag.recall"] >= 0.8 and live["aggregates"]["rag.mode.semantic"] == 1.0
+        assert live["passed"]
+        assert not live["broken"]
+        assert all(t["passed"] for t in live["thresholds"])
+        assert live["aggregates"]["rag.recall"] >= 0.8
+        assert live["aggregates"]["rag.mode.semantic"] == 1.0
         assert all(case["mode"] == "semantic" for case in live["cases"])
     case = recorded["cases"][0]
-    assert case["id"] == "gateway-approval" and case["broken"] is None and case["first_relevant_rank"] == 1
+    assert case["id"] == "gateway-approval"
+    assert case["broken"] is None
+    assert case["first_relevant_rank"] == 1
     assert set(case["scores"]) == {"rag.recall", "rag.precision", "rag.mrr", "rag.hit@1", "rag.retrieved", "rag.mode.semantic"}
 
 
@@ -101,7 +117,8 @@ def test_examples_junit_is_xml_with_failures(tmp_path: Path) -> None:
         "threshold rag.recall ≥ 0.8", "threshold rag.mode.semantic ≥ 1"
     ]
     assert not [c for c in cases if c.find("failure") is not None]
-    assert live.get("failures") == "0" and live.get("tests") == str(len(cases))
+    assert live.get("failures") == "0"
+    assert live.get("tests") == str(len(cases))
     assert suites["gateway-recorded"].get("failures") == "0"
     refused = ET.fromstring(rag_lsp("run", str(CAUGHT), "--format", "junit", cwd=tmp_path).stdout.encode("utf-8"))
     (broken,) = [suite for suite in refused.findall("testsuite") if suite.get("name") == "broken-demo"]
@@ -114,9 +131,12 @@ def test_exit_codes_and_selection(tmp_path: Path) -> None:
     assert rag_lsp("run", str(EXAMPLES), "--suite", "gateway-live", cwd=tmp_path).returncode == 0
     assert rag_lsp("run", str(CAUGHT), "--suite", "keyword-fallback", cwd=tmp_path).returncode == 1
     unknown = rag_lsp("run", str(EXAMPLES), "--suite", "nope", cwd=tmp_path)
-    assert unknown.returncode == 2 and "no suite 'nope'" in unknown.stderr and "gateway-live" in unknown.stderr
+    assert unknown.returncode == 2
+    assert "no suite 'nope'" in unknown.stderr
+    assert "gateway-live" in unknown.stderr
     missing_case = rag_lsp("run", str(EXAMPLES), "--case", "nope", cwd=tmp_path)
-    assert missing_case.returncode == 2 and "no case 'nope'" in missing_case.stderr
+    assert missing_case.returncode == 2
+    assert "no case 'nope'" in missing_case.stderr
     assert rag_lsp("run", str(tmp_path / "missing"), cwd=tmp_path).returncode == 2
 
 
@@ -128,7 +148,8 @@ def test_one_case_in_each_suite(tmp_path: Path) -> None:
     assert [case["id"] for case in suites["gateway-recorded"]["cases"]] == ["noisy-neighbour"]
     # A question that shares no word with its answers: the search by meaning finds both.
     live = suites["gateway-live"]["cases"][0]
-    assert live["missed"] == [] and live["ranks"] == {"src/ratelimit.ts": 2, "docs/rate-limits.md": 5}
+    assert live["missed"] == []
+    assert live["ranks"] == {"src/ratelimit.ts": 2, "docs/rate-limits.md": 5}
 
 
 def test_a_dataset_path_runs_the_suites_that_use_it(tmp_path: Path) -> None:
@@ -144,7 +165,10 @@ def test_broken_case_fails_the_run(tmp_path: Path) -> None:
     code, document = run_json(cwd=tmp_path)
     (suite,) = document["suites"]
     (case,) = suite["cases"]
-    assert code == 1 and suite["broken"] and case["scores"] is None and "nothing relevant" in case["broken"]
+    assert code == 1
+    assert suite["broken"]
+    assert case["scores"] is None
+    assert "nothing relevant" in case["broken"]
 
 
 def test_builtin_default_target_runs_a_fresh_workspace(tmp_path: Path) -> None:
@@ -154,8 +178,11 @@ def test_builtin_default_target_runs_a_fresh_workspace(tmp_path: Path) -> None:
     code, document = run_json(cwd=tmp_path)
     (suite,) = document["suites"]
     (case,) = suite["cases"]
-    assert case["scores"]["rag.recall"] == 1.0 and case["mode"] == "semantic"
-    assert code == 0 and suite["passed"] and all(t["passed"] for t in suite["thresholds"])
+    assert case["scores"]["rag.recall"] == 1.0
+    assert case["mode"] == "semantic"
+    assert code == 0
+    assert suite["passed"]
+    assert all(t["passed"] for t in suite["thresholds"])
 
 
 HIT_AT_K_SUITE = """\
@@ -182,7 +209,8 @@ def test_json_carries_the_scoring_metadata_of_a_metric_config(tmp_path: Path) ->
     make_workspace(tmp_path, suite=HIT_AT_K_SUITE, dataset=GDI_ROW + "\n")
     code, document = run_json(cwd=tmp_path)
     (suite,) = document["suites"]
-    assert code == 0 and suite["aggregates"] == {"rag.hit_at_k": 1.0}
+    assert code == 0
+    assert suite["aggregates"] == {"rag.hit_at_k": 1.0}
     assert suite["metrics"] == {
         "rag.hit_at_k": {"metric_name": "evidence_found", "weight": 2.5, "inverted": True, "min": 0.0, "max": 1.0}
     }
@@ -202,7 +230,8 @@ def test_a_hit_at_k_figure_is_never_written_as_its_threshold(tmp_path: Path) -> 
     (case,) = [case for case in ET.fromstring(result.stdout).iter("testcase") if case.get("name") == "q1"]
     explanation = case.findtext("system-out")
     assert "has token-set ratio 0.697," in explanation, explanation
-    assert "a hit needs token-set ratio ≥ 0.70," in explanation and "ratio 0.70," not in explanation, explanation
+    assert "a hit needs token-set ratio ≥ 0.70," in explanation, explanation
+    assert "ratio 0.70," not in explanation, explanation
 
 
 def test_text_report_writes_counts_one_way_and_agrees_in_number(tmp_path: Path) -> None:
@@ -238,8 +267,10 @@ def test_no_exec_refuses_command_targets(tmp_path: Path) -> None:
     refused = rag_lsp("run", "--no-exec", "--format", "json", cwd=tmp_path)
     assert refused.returncode == 1
     (suite,) = json.loads(refused.stdout)["suites"]
-    assert suite["broken"] and suite["cases"] == []
-    assert "--no-exec" in refused.stderr and "RAG405" in refused.stderr
+    assert suite["broken"]
+    assert suite["cases"] == []
+    assert "--no-exec" in refused.stderr
+    assert "RAG405" in refused.stderr
 
 
 def test_a_case_id_with_a_lone_surrogate_is_written_escaped_in_every_output(tmp_path: Path) -> None:
@@ -248,11 +279,13 @@ def test_a_case_id_with_a_lone_surrogate_is_written_escaped_in_every_output(tmp_
     # Keyword search answers `mode: keyword`: the suite fails, and every output must still hold the id.
     (tmp_path / ".punica" / "targets.yaml").write_text("targets:\n  vectors.query:\n    builtin: {retrieval: keyword}\n", encoding="utf-8")
     code, document = run_json(cwd=tmp_path)
-    assert code == 1 and [case["id"] for case in document["suites"][0]["cases"]] == ["\ud800app"]
+    assert code == 1
+    assert [case["id"] for case in document["suites"][0]["cases"]] == ["\ud800app"]
     (tmp_path / "base.json").write_text(rag_lsp("run", "--format", "json", cwd=tmp_path).stdout, encoding="utf-8", errors="surrogatepass")
     for args in (["--format", "text"], ["--format", "junit"], ["--baseline", "base.json", "--compare-json", "compare.json"]):
         result = rag_lsp("run", *args, cwd=tmp_path)
-        assert result.returncode == 1 and "internal error" not in result.stderr, (args, result.stderr)
+        assert result.returncode == 1, (args, result.stderr)
+        assert "internal error" not in result.stderr, (args, result.stderr)
         if args == ["--format", "text"]:
             assert "\\ud800app" in result.stdout
         if args == ["--format", "junit"]:  # XML cannot hold it at all: a replacement character stands in
@@ -274,9 +307,13 @@ def test_wrong_builtin_options_are_a_reason_not_a_traceback(tmp_path: Path) -> N
         targets.write_text(f"targets:\n  vectors.query:\n    builtin: {options}\n", encoding="utf-8")
         code, document = run_json(cwd=tmp_path)
         (suite,) = document["suites"]
-        assert code == 1 and suite["broken"] and said in suite["error"] and "RAG405" in suite["error"], suite["error"]
+        assert code == 1, suite["error"]
+        assert suite["broken"], suite["error"]
+        assert said in suite["error"], suite["error"]
+        assert "RAG405" in suite["error"], suite["error"]
         checked = rag_lsp("check", "--format", "json", cwd=tmp_path)
-        assert checked.returncode == 1 and [f["code"] for f in json.loads(checked.stdout)] == ["RAG004"]
+        assert checked.returncode == 1
+        assert [f["code"] for f in json.loads(checked.stdout)] == ["RAG004"]
 
 
 def test_a_model_that_cannot_be_loaded_is_said_once_and_fails_the_semantic_threshold(tmp_path: Path) -> None:
@@ -290,14 +327,17 @@ def test_a_model_that_cannot_be_loaded_is_said_once_and_fails_the_semantic_thres
         "targets:\n  vectors.query:\n    builtin: {corpora: {code: ['src/**']}, model: models/broken}\n", encoding="utf-8"
     )
     text = rag_lsp("run", cwd=tmp_path)
-    assert text.returncode == 1 and text.stdout.count("its embedding model cannot be loaded") == 1, text.stdout
-    assert "models/broken is not a model2vec model folder" in text.stdout and "searches by keyword" in text.stdout
+    assert text.returncode == 1, text.stdout
+    assert text.stdout.count("its embedding model cannot be loaded") == 1, text.stdout
+    assert "models/broken is not a model2vec model folder" in text.stdout
+    assert "searches by keyword" in text.stdout
     result = rag_lsp("run", "--format", "json", cwd=tmp_path)
     document = json.loads(result.stdout)
     assert [case["mode"] for suite in document["suites"] for case in suite["cases"]] == ["keyword", "keyword"]
     for suite in document["suites"]:
         assert [t["metric"] for t in suite["thresholds"] if not t["passed"]] == ["rag.mode.semantic"]
-    assert result.stderr.count("its embedding model cannot be loaded") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.count("its embedding model cannot be loaded") == 1
+    assert "Traceback" not in result.stderr
 
 
 def run_with_cache(cache: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -325,8 +365,10 @@ def test_the_index_outlives_the_run_and_a_damaged_one_is_rebuilt(tmp_path: Path)
     data[-64:] = bytes(64)  # the last vector's end zeroed: a well-formed file that no longer holds what was written
     vectors.write_bytes(bytes(data))
     third = run_with_cache(cache, "--suite", "gateway-live", "--format", "json", cwd=root)
-    assert third.stdout == first.stdout and "the index cache was damaged" in third.stderr
-    assert not vectors.exists() and len(list(folder.glob("vectors-*.npy"))) == 1
+    assert third.stdout == first.stdout
+    assert "the index cache was damaged" in third.stderr
+    assert not vectors.exists()
+    assert len(list(folder.glob("vectors-*.npy"))) == 1
 
 
 def test_building_the_index_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
@@ -351,4 +393,5 @@ def test_building_the_index_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -
         shown += data
     os.close(controller)
     assert process.wait(timeout=120) == 0
-    assert b"indexing vectors.query (files)" in shown and b"/601" in shown
+    assert b"indexing vectors.query (files)" in shown
+    assert b"/601" in shown

@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 from workspaces import make_workspace, rag_lsp
 
+# Slow (runs the command line in processes of its own): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 SUITE = """\
 suites:
   - id: searched              # a target that searches this workspace: RAG203 applies
@@ -104,7 +107,8 @@ def test_the_json_report_says_why_and_keeps_every_rank_of_the_answer(workspace: 
     cases = cases_of(json.loads(result.stdout))
     searched, elsewhere = cases["searched"], cases["elsewhere"]
     assert searched["missed"] == ["docs/b.md", "docs/c.md", "docs/gone.md"]
-    assert searched["first_relevant_rank"] == 1 and searched["ranks"] == {"src/app.py": 1}
+    assert searched["first_relevant_rank"] == 1
+    assert searched["ranks"] == {"src/app.py": 1}
     assert searched["why_missed"] == [
         {"value": "docs/b.md", "reason": "below-k", "rank": 4, "message": "rank 4, k = 3"},
         {"value": "docs/c.md", "reason": "not-returned", "rank": None, "message": "not among the 6 hits the target returned"},
@@ -145,7 +149,8 @@ def test_a_baseline_run_at_one_k_compares_at_every_swept_k(workspace: Path) -> N
     for k, deltas in searched["at_k"].items():
         assert {delta["metric"]: delta["baseline"] for delta in deltas} == means[k], k
     at_five = {delta["metric"]: delta for delta in searched["at_k"]["5"]}
-    assert at_five["rag.recall"]["baseline"] == 0.5 and at_five["rag.recall"]["current"] == 0.5
+    assert at_five["rag.recall"]["baseline"] == 0.5
+    assert at_five["rag.recall"]["current"] == 0.5
 
 
 def test_a_lost_or_gained_hit_says_why_it_was_missed(workspace: Path) -> None:

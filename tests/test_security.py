@@ -46,6 +46,9 @@ from workspaces import GOOD_CASE, GOOD_SUITE, make_workspace, rag_lsp
 from rag_lsp.cli import main
 from rag_lsp.core.workspace import Workspace
 
+# Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 # The one string of the files outside the workspace; none inside holds it.
 SECRET = "SECRET-b1f0c2d9"
 
@@ -216,9 +219,11 @@ def test_check_runs_nothing(tmp_path: Path, listener: socket.socket) -> None:
     root, ran = trust_workspace(tmp_path, listener)
     for form in ("text", "json", "sarif", "github"):
         checked = rag_lsp("check", "--format", form, cwd=root)
-        assert checked.returncode in (0, 1) and "Traceback" not in checked.stderr, checked.stderr
+        assert checked.returncode in (0, 1), checked.stderr
+        assert "Traceback" not in checked.stderr, checked.stderr
     refused = rag_lsp("run", "--no-exec", "--format", "json", cwd=root)
-    assert refused.returncode == 1 and all(suite["broken"] for suite in json.loads(refused.stdout)["suites"])
+    assert refused.returncode == 1
+    assert all(suite["broken"] for suite in json.loads(refused.stdout)["suites"])
     assert not ran.exists()
     assert not connected(listener)
 
@@ -351,7 +356,9 @@ def test_check_reads_nothing_outside_the_workspace(tmp_path: Path) -> None:
     """`rag-lsp check` flags every dataset and expected path that leaves the workspace (RAG106, RAG203) and opens nothing outside it."""
     root, outside = outside_workspace(tmp_path)
     code, output, errors, opened = command_line("check", "--format", "json", str(root))
-    assert code == 1 and under(opened, outside) == [] and SECRET not in output + errors
+    assert code == 1
+    assert under(opened, outside) == []
+    assert SECRET not in output + errors
     findings = json.loads(output)
     assert sorted((f["range"]["start"]["line"], f["code"]) for f in findings if f["code"] == "RAG106") == sorted(
         (line, "RAG106") for line in SUITE_LINES.values()
@@ -368,18 +375,22 @@ def test_run_reads_nothing_outside_the_workspace(tmp_path: Path) -> None:
     """`rag-lsp run` refuses the escaping datasets, the builtin target indexes no linked file, and a linked recording is not replayed."""
     root, outside = outside_workspace(tmp_path)
     code, output, errors, opened = command_line("run", "--format", "json", str(root))
-    assert code == 1 and under(opened, outside) == [] and SECRET not in output + errors
+    assert code == 1
+    assert under(opened, outside) == []
+    assert SECRET not in output + errors
     report = json.loads(output)
     suites = {suite["id"]: suite for suite in report["suites"]}
     for escaping in SUITE_LINES:
-        assert suites[escaping]["broken"] and "RAG106" in suites[escaping]["error"]
+        assert suites[escaping]["broken"]
+        assert "RAG106" in suites[escaping]["error"]
     cases = {case["id"]: case for case in suites["code"]["cases"]}
     # The builtin found src/app.py (no .gitignore from outside hid it), never the linked files.
     assert cases["c4"]["scores"]["rag.recall"] == 1.0
     for case in ("c0", "c1", "c2", "c3"):
         assert cases[case]["scores"]["rag.recall"] == 0.0
     replayed = suites["replayed"]["cases"]
-    assert replayed and all("leads outside the workspace" in case["broken"] for case in replayed)
+    assert replayed
+    assert all("leads outside the workspace" in case["broken"] for case in replayed)
 
 
 def test_files_index_skips_a_linked_gitignore(tmp_path: Path) -> None:
@@ -419,7 +430,8 @@ async def test_the_server_sends_nothing_from_outside_the_workspace(client: Langu
     # Hover on the cases now lists their ranked hits.
     await ask_everything(client, dataset_uri, dataset_path.read_text(encoding="utf-8"))
 
-    assert received and not [message[:300] for message in received if SECRET in message]
+    assert received
+    assert not [message[:300] for message in received if SECRET in message]
 
 
 # ---------------------------------------------------------------- huge input
@@ -439,12 +451,14 @@ async def test_a_10_mb_line_is_refused_and_the_server_goes_on(client: LanguageCl
     uri = open_file(client, dataset, f"{GOOD_CASE}\n{huge_row(TEN_MB)}\n")
     found = await diagnostics(client, uri, 1)
     (refused,) = [d for d in found if d.code == "RAG005"]
-    assert refused.range.start.line == 1 and "above the limit" in refused.message
+    assert refused.range.start.line == 1
+    assert "above the limit" in refused.message
     suite_uri = open_file(client, tmp_path / ".punica/evals/code.suite.yaml", GOOD_SUITE)
     await diagnostics(client, suite_uri, 1)
     line = GOOD_SUITE.split("\n").index("      rag.recall: 0.8")
     hover = await client.text_document_hover_async(types.HoverParams(document(suite_uri), types.Position(line, 8)))
-    assert hover is not None and "recall" in str(hover.contents)
+    assert hover is not None
+    assert "recall" in str(hover.contents)
     edit(client, uri, 2, 0, 8, 11, "App")
     assert codes(await diagnostics(client, uri, 2)) == codes(found)
 
@@ -515,8 +529,11 @@ def test_a_number_too_long_to_convert_is_refused_by_check_and_run(tmp_path: Path
     checked = rag_lsp("check", "--format", "json", cwd=tmp_path)
     assert checked.returncode == 1, checked.stderr
     (finding,) = json.loads(checked.stdout)
-    assert finding["code"] == "RAG005" and finding["range"]["start"] == {"line": 0, "character": 49}
+    assert finding["code"] == "RAG005"
+    assert finding["range"]["start"] == {"line": 0, "character": 49}
     ran = rag_lsp("run", "--format", "json", cwd=tmp_path)
-    assert ran.returncode == 1 and "internal error" not in ran.stderr, ran.stderr
+    assert ran.returncode == 1, ran.stderr
+    assert "internal error" not in ran.stderr, ran.stderr
     (case,) = json.loads(ran.stdout)["suites"][0]["cases"]
-    assert case["scores"] is None and "RAG005" in case["broken"]
+    assert case["scores"] is None
+    assert "RAG005" in case["broken"]

@@ -23,6 +23,9 @@ from pytest_lsp import LanguageClient
 from rag_lsp.cli import main as cli_main
 from rag_lsp.core.workspace import Workspace
 
+# Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 RULE_FIXTURES = Path(__file__).parent / "fixtures" / "rules"
 
 SUITE = """\
@@ -71,7 +74,8 @@ async def test_open_broken_suite_and_dataset(client: LanguageClient, tmp_path: P
     """Opening a broken suite and dataset publishes each finding with its code, exact range, version, fix and related place."""
     suite_path, dataset_path = make_workspace(tmp_path)
     result = await start(client, tmp_path)
-    assert result.server_info is not None and result.server_info.name == "rag-lsp"
+    assert result.server_info is not None
+    assert result.server_info.name == "rag-lsp"
     assert result.capabilities.text_document_sync.change == types.TextDocumentSyncKind.Incremental
     assert result.capabilities.diagnostic_provider is None  # this client does not pull
     suite_uri = open_file(client, suite_path)
@@ -195,7 +199,8 @@ async def test_workspace_scan_counts_its_files_once(client: LanguageClient, tmp_
     await until(client, types.PROGRESS, lambda: any(isinstance(report, types.WorkDoneProgressEnd) for report in scan_reports()))
     counted = [report for report in scan_reports() if isinstance(report, types.WorkDoneProgressReport)]
     percentages = [report.percentage for report in counted]
-    assert percentages == sorted(set(percentages)) and percentages[-1] == 100, percentages
+    assert percentages == sorted(set(percentages)), percentages
+    assert percentages[-1] == 100, percentages
     assert [report.message for report in counted].count("300/300 files") == 1
 
 
@@ -237,7 +242,9 @@ async def test_pull_client_pulls_every_file_and_is_never_pushed(client: Language
     suite_path, dataset_path = make_workspace(tmp_path)
     result = await start(client, tmp_path, pull=True)
     provider = result.capabilities.diagnostic_provider
-    assert provider is not None and provider.workspace_diagnostics and provider.inter_file_dependencies
+    assert provider is not None
+    assert provider.workspace_diagnostics
+    assert provider.inter_file_dependencies
     uri = open_file(client, dataset_path)
     expected = sorted(
         [
@@ -249,15 +256,18 @@ async def test_pull_client_pulls_every_file_and_is_never_pushed(client: Language
     report = await client.text_document_diagnostic_async(
         types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )
-    assert isinstance(report, types.RelatedFullDocumentDiagnosticReport) and spans(report.items) == expected
+    assert isinstance(report, types.RelatedFullDocumentDiagnosticReport)
+    assert spans(report.items) == expected
     again = await client.text_document_diagnostic_async(
         types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri), previous_result_id=report.result_id)
     )
-    assert isinstance(again, types.RelatedUnchangedDocumentDiagnosticReport) and again.result_id == report.result_id
+    assert isinstance(again, types.RelatedUnchangedDocumentDiagnosticReport)
+    assert again.result_id == report.result_id
 
     workspace = await client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(previous_result_ids=[]))
     by_uri = {item.uri: item for item in workspace.items}
-    assert by_uri[uri].version == 1 and spans(by_uri[uri].items) == expected
+    assert by_uri[uri].version == 1
+    assert spans(by_uri[uri].items) == expected
     suite_report = by_uri[suite_path.as_uri()]
     assert suite_report.version is None  # not open: found by the workspace scan
     assert spans(suite_report.items) == [("RAG100", span(4, *value_span(SUITE.splitlines()[4], "rga")))]

@@ -8,12 +8,16 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 import pytest_lsp
 from lspclient import SERVER, TIMEOUT_S, diagnostics, open_file, published_when, start, until
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 from test_server_runs import ANSWERS, CASES, RECORDING, answer, execute, lenses, make_workspace, results, titles, write
 from workspaces import rag_lsp
+
+# Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 BASELINE = ".punica/runs/baseline.json"
 # In the baseline both relevant files came first, and `expiry` was not a case yet.
@@ -108,7 +112,8 @@ async def test_a_baseline_that_cannot_be_read_is_reported_and_results_come_witho
     await until(client, types.WINDOW_SHOW_MESSAGE, lambda: any("baseline" in m.message for m in client.messages))
     (warning,) = [m for m in client.messages if "baseline" in m.message]
     assert warning.type == types.MessageType.Warning
-    assert "runs/missing.json does not exist" in warning.message and "without deltas" in warning.message
+    assert "runs/missing.json does not exist" in warning.message
+    assert "without deltas" in warning.message
     found = await published_when(client, uri, lambda items: bool(results(items)))
     assert [message for _, _, message in results(found)] == [
         "recall 1.00 (1/1) · precision 0.50 · MRR 1.00 (first relevant at rank 1) · hit@1 1 · retrieved 2 · semantic 1"

@@ -12,6 +12,9 @@ from lspclient import SERVER, diagnostics, open_file, start
 from pytest_lsp import LanguageClient
 from workspaces import GOOD_SUITE, make_workspace
 
+# Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 
 @pytest_lsp.fixture(config=SERVER)
 async def client(lsp_client: LanguageClient):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
 from lspclient import (
@@ -26,6 +27,9 @@ from lspclient import (
     watched,
 )
 from pytest_lsp import LanguageClient
+
+# Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 SUITE = """\
 suites:
@@ -87,7 +91,8 @@ def by_label(result: types.CompletionList) -> dict[str, types.CompletionItem]:
 
 def edit_of(item: types.CompletionItem) -> tuple[str, int, int]:
     edit = item.text_edit
-    assert isinstance(edit, types.TextEdit) and edit.range.start.line == edit.range.end.line
+    assert isinstance(edit, types.TextEdit)
+    assert edit.range.start.line == edit.range.end.line
     return edit.new_text, edit.range.start.character, edit.range.end.character
 
 
@@ -95,9 +100,11 @@ async def hover_text(client: LanguageClient, uri: str, position: types.Position)
     result = await client.text_document_hover_async(
         types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position)
     )
-    assert result is not None and isinstance(result.contents, types.MarkupContent)
+    assert result is not None
+    assert isinstance(result.contents, types.MarkupContent)
     assert result.contents.kind == types.MarkupKind.Markdown
-    assert result.range is not None and result.range.start.line == position.line
+    assert result.range is not None
+    assert result.range.start.line == position.line
     return result.contents.value
 
 
@@ -155,14 +162,16 @@ async def test_completion_of_suite_keys_engines_options_targets_datasets_and_cor
     uri = open_file(client, suite_path)
 
     keys = by_label(await complete(client, uri, where(text, "    \n", "    ")))
-    assert {"description", "metrics"} <= set(keys) and not {"id", "engines", "thresholds"} & set(keys)
+    assert {"description", "metrics"} <= set(keys)
+    assert not {"id", "engines", "thresholds"} & set(keys)
     assert isinstance(keys["metrics"].documentation, types.MarkupContent)
     assert "config_schema" in keys["metrics"].documentation.value
     assert edit_of(keys["metrics"])[0] == "metrics: "
 
     assert edit_of(by_label(await complete(client, uri, where(text, "engines: [r]", "[r")))["rag"]) == ("rag", 14, 15)
     matches = by_label(await complete(client, uri, where(text, "{match: ,", "{match: ")))
-    assert set(matches) == {"path", "id", "corpus"} and matches["path"].detail == "default"
+    assert set(matches) == {"path", "id", "corpus"}
+    assert matches["path"].detail == "default"
     targets = by_label(await complete(client, uri, where(text, "id: }", "id: ")))
     assert list(targets) == ["vectors.query"]
     datasets = await complete(client, uri, where(text, "dataset: code", "dataset: code"))
@@ -185,11 +194,13 @@ async def test_hover_documents_metrics_options_datasets_and_suite_keys(client: L
 
     metric = await hover_text(client, uri, where(SUITE, "rag.recall", "rag.re"))
     assert metric.startswith("**Recall** `rag.recall`")
-    assert "- Direction: higher is better" in metric and "- Range: 0..1" in metric
+    assert "- Direction: higher is better" in metric
+    assert "- Range: 0..1" in metric
     assert "**Score semantics**" in metric
 
     option = await hover_text(client, uri, where(SUITE, "match: path", "ma"))
-    assert "option of engine `rag`" in option and "- Default: path" in option
+    assert "option of engine `rag`" in option
+    assert "- Default: path" in option
     assert "- One of: `path`, `id`, `corpus`" in option
     k = await hover_text(client, uri, where(SUITE, "k: 5", "k"))
     assert "- Range: 1..inf" in k
@@ -230,7 +241,9 @@ async def test_links_and_definitions_point_at_workspace_files_only(client: Langu
     found = await client.text_document_definition_async(
         types.DefinitionParams(text_document=types.TextDocumentIdentifier(uri=dataset_uri), position=types.Position(line=1, character=CASES[1].index("gateway.ts")))
     )
-    assert isinstance(found, list) and len(found) == 1 and isinstance(found[0], types.LocationLink)
+    assert isinstance(found, list)
+    assert len(found) == 1
+    assert isinstance(found[0], types.LocationLink)
     assert found[0].target_uri == (tmp_path / "src/gateway.ts").as_uri()
     missing = await client.text_document_definition_async(
         types.DefinitionParams(text_document=types.TextDocumentIdentifier(uri=dataset_uri), position=types.Position(line=0, character=CASES[0].index("approvals")))
@@ -239,7 +252,8 @@ async def test_links_and_definitions_point_at_workspace_files_only(client: Langu
     dataset = await client.text_document_definition_async(
         types.DefinitionParams(text_document=types.TextDocumentIdentifier(uri=suite_uri), position=where(SUITE, "code.jsonl", "code"))
     )
-    assert isinstance(dataset, list) and dataset[0].target_uri == dataset_path.as_uri()
+    assert isinstance(dataset, list)
+    assert dataset[0].target_uri == dataset_path.as_uri()
 
 
 async def test_symbols_list_suites_with_their_keys_and_cases_by_id(client: LanguageClient, tmp_path: Path) -> None:
@@ -277,7 +291,8 @@ async def test_creating_an_expected_file_clears_its_rag203(client: LanguageClien
     (registration,) = client.registrations  # type: ignore[attr-defined]
     assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
     globs = [watcher["globPattern"] for watcher in registration.register_options["watchers"]]
-    assert "**/*.{yaml,yml,jsonl}" in globs and "**/*" in globs
+    assert "**/*.{yaml,yml,jsonl}" in globs
+    assert "**/*" in globs
 
     approvals = tmp_path / "docs" / "approvals.md"
     approvals.parent.mkdir()
@@ -342,7 +357,8 @@ async def test_a_pull_client_is_asked_to_pull_again_after_a_watched_change(clien
     previous = [types.PreviousResultId(uri=item.uri, value=item.result_id) for item in report.items]
     again = await client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(previous_result_ids=previous))
     changed = {item.uri: item for item in again.items if isinstance(item, types.WorkspaceFullDocumentDiagnosticReport)}
-    assert list(changed) == [dataset_path.as_uri()] and codes(changed[dataset_path.as_uri()].items) == []
+    assert list(changed) == [dataset_path.as_uri()]
+    assert codes(changed[dataset_path.as_uri()].items) == []
     assert client.history == []  # type: ignore[attr-defined]
 
 
@@ -358,7 +374,8 @@ async def test_a_bad_setting_is_shown_and_the_server_keeps_working(client: Langu
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
     await until(client, types.WINDOW_SHOW_MESSAGE, lambda: bool(client.messages))
     (message,) = client.messages
-    assert message.type == types.MessageType.Warning and "datasetGlobs" in message.message
+    assert message.type == types.MessageType.Warning
+    assert "datasetGlobs" in message.message
 
     found = await published_when(client, dataset_path.as_uri(), lambda items: bool(items) and items[0].severity == types.DiagnosticSeverity.Hint)
     assert codes(found) == ["RAG203"]
@@ -376,7 +393,8 @@ async def test_hover_on_an_expected_path_says_whether_the_workspace_is_its_corpu
     text = "\n".join(CASES)
     checked = await hover_text(client, uri, where(text, "docs/approvals.md", "docs"))
     assert checked.startswith("Expected path `docs/approvals.md` — not a file of this workspace.")
-    assert "Checked against the workspace's files" in checked and "`vectors.query`" in checked
+    assert "Checked against the workspace's files" in checked
+    assert "`vectors.query`" in checked
 
     elsewhere = tmp_path / "elsewhere"
     suite = SUITE.replace("id: vectors.query", "id: kb.search")

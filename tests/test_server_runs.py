@@ -38,6 +38,9 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
+# Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 SUITE_FILE = ".punica/evals/code.suite.yaml"
 DATASET_FILE = ".punica/evals/code.jsonl"
 RECORDING = ".punica/runs/rec.jsonl"
@@ -156,11 +159,13 @@ async def test_run_case_shows_its_figures_on_the_case_line(client: LanguageClien
 
     client.lenses_refreshed.clear()  # type: ignore[attr-defined]
     answered = await execute(client, before[0].command)
-    assert answered["suites"][0]["id"] == "code" and answered["suites"][0]["cases"] == 1
+    assert answered["suites"][0]["id"] == "code"
+    assert answered["suites"][0]["cases"] == 1
     found = await published_when(client, uri, lambda items: bool(results(items)))
     (result,) = [d for d in found if d.code == "RAG400"]
     assert result.message == APPROVAL_RESULT
-    assert result.severity == types.DiagnosticSeverity.Information and result.source == "rag-lsp"
+    assert result.severity == types.DiagnosticSeverity.Information
+    assert result.source == "rag-lsp"
     start_column, end_column = value_span(CASES[0], '"approval"')
     assert (result.range.start.line, result.range.start.character, result.range.end.character) == (0, start_column, end_column)
     # The server asked for fresh lenses; the case's lens shows its figures.
@@ -175,12 +180,15 @@ async def test_run_suite_marks_threshold_lines_and_every_case(client: LanguageCl
     suite_uri = open_file(client, suite_path)
     await diagnostics(client, suite_uri, 1)
     (lens,) = await lenses(client, suite_uri)
-    assert lens.range.start.line == 2 and lens.command.title == "Run suite (3 cases)"
+    assert lens.range.start.line == 2
+    assert lens.command.title == "Run suite (3 cases)"
     assert lens.command.command == "ragLsp.runSuite"
 
     answered = await execute(client, lens.command)
     (summary,) = answered["suites"]
-    assert not summary["passed"] and not summary["broken"] and summary["cases"] == 3
+    assert not summary["passed"]
+    assert not summary["broken"]
+    assert summary["cases"] == 3
     found = await published_when(client, suite_uri, lambda items: bool(results(items)))
     assert results(found) == [
         ("RAG403", 7, "rag.recall 0.83 < 0.9 (mean over 3 scored cases)"),
@@ -194,7 +202,8 @@ async def test_run_suite_marks_threshold_lines_and_every_case(client: LanguageCl
     # Work-done progress: begun (cancellable), reported, ended with the verdict.
     (reports,) = [r for r in client.progress_reports.values() if isinstance(r[0], types.WorkDoneProgressBegin) and "running" in r[0].title]
     assert reports[0].cancellable
-    assert isinstance(reports[-1], types.WorkDoneProgressEnd) and reports[-1].message == "code failed"
+    assert isinstance(reports[-1], types.WorkDoneProgressEnd)
+    assert reports[-1].message == "code failed"
     (after,) = await lenses(client, suite_uri)
     assert after.command.title == "failed: rag.recall 0.83 < 0.9 · recall 0.83 · MRR 0.78 (3 cases)"
 
@@ -215,7 +224,8 @@ async def test_broken_and_keyword_cases_get_rag401_and_rag402(client: LanguageCl
     await execute(client, lens.command)
     found = await published_when(client, suite_uri, lambda items: bool(results(items)))
     (on_match,) = [d for d in found if d.code == "RAG401"]
-    assert on_match.range.start.line == 6 and on_match.range.start.character == suite.splitlines()[6].index("path")
+    assert on_match.range.start.line == 6
+    assert on_match.range.start.character == suite.splitlines()[6].index("path")
     assert "the hits carry no `path` field (they carry id)" in on_match.message
     dataset_uri = dataset_path.as_uri()
     cases = results(await diagnostics(client, dataset_uri, None))
@@ -247,7 +257,8 @@ async def test_a_run_leaves_no_library_log_lines_on_stderr(client: LanguageClien
     await lenses(client, uri)
     sys.stderr.flush()
     stderr = capfd.readouterr().err
-    assert "bm25s" not in stderr and "DEBUG:" not in stderr, stderr
+    assert "bm25s" not in stderr, stderr
+    assert "DEBUG:" not in stderr, stderr
 
 
 async def test_editing_the_case_line_drops_its_result(client: LanguageClient, tmp_path: Path) -> None:
@@ -279,7 +290,8 @@ async def test_a_result_moves_with_its_line(client: LanguageClient, tmp_path: Pa
     edit(client, uri, 2, 0, 0, 0, new_case)
     moved = await diagnostics(client, uri, 2)
     (result,) = [d for d in moved if d.code == "RAG400"]
-    assert result.range.start.line == 2 and result.message.startswith("recall 1.00 (1/1)")
+    assert result.range.start.line == 2
+    assert result.message.startswith("recall 1.00 (1/1)")
     assert titles(await lenses(client, uri))[2] == "recall 1.00 · MRR 1.00"
 
     client.text_document_did_change(
@@ -322,7 +334,8 @@ async def test_hover_on_a_case_that_ran_lists_its_ranked_hits(client: LanguageCl
     await run_case(client, uri, 0)
     await published_when(client, uri, lambda items: bool(results(items)))
     hover = await client.text_document_hover_async(types.HoverParams(text_document=document(uri), position=types.Position(0, 3)))
-    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert hover is not None
+    assert isinstance(hover.contents, types.MarkupContent)
     text = hover.contents.value
     assert APPROVAL_RESULT in text
     assert "1. `docs/other-1.md`" in text
@@ -373,7 +386,8 @@ async def quick_fixes(client: LanguageClient, uri: str, diagnostic: types.Diagno
             context=types.CodeActionContext(diagnostics=[diagnostic], only=[types.CodeActionKind.QuickFix]),
         )
     )
-    assert actions is not None and all(isinstance(action, types.CodeAction) for action in actions)
+    assert actions is not None
+    assert all(isinstance(action, types.CodeAction) for action in actions)
     assert all(action.kind == types.CodeActionKind.QuickFix and list(action.diagnostics) == [diagnostic] for action in actions)
     return actions  # type: ignore[return-value]
 
@@ -381,7 +395,8 @@ async def quick_fixes(client: LanguageClient, uri: str, diagnostic: types.Diagno
 def edited(text: str, action: types.CodeAction, uri: str, version: int | None) -> str:
     (change,) = action.edit.document_changes
     assert isinstance(change, types.TextDocumentEdit)
-    assert change.text_document.uri == uri and change.text_document.version == version
+    assert change.text_document.uri == uri
+    assert change.text_document.version == version
     return apply(text, change.edits)
 
 
@@ -406,7 +421,8 @@ async def test_each_quick_fix_changes_only_the_bytes_it_must(client: LanguageCli
     }
     for code, (title, text) in expected_suite.items():
         (action, *_) = await quick_fixes(client, suite_uri, suite_found[code])
-        assert action.title == title and action.is_preferred
+        assert action.title == title
+        assert action.is_preferred
         assert edited(QUICK_SUITE, action, suite_uri, 1) == text, code
 
     dataset_text = "\n".join(QUICK_CASES) + "\n"
@@ -508,11 +524,14 @@ async def refused_run(client: LanguageClient, dataset_path: Path, said: str) -> 
     assert "not trusted" in answered["suites"][0]["error"]
     found = await published_when(client, uri, lambda items: bool(results(items)))
     (refused,) = [d for d in found if d.code == "RAG405"]
-    assert refused.range.start.line == 0 and refused.severity == types.DiagnosticSeverity.Error
-    assert said in refused.message and "ragLsp.trusted" in refused.message
+    assert refused.range.start.line == 0
+    assert refused.severity == types.DiagnosticSeverity.Error
+    assert said in refused.message
+    assert "ragLsp.trusted" in refused.message
     await until(client, types.WINDOW_SHOW_MESSAGE, lambda: bool(client.messages))
     (message,) = client.messages
-    assert message.type == types.MessageType.Error and "ragLsp.trusted" in message.message
+    assert message.type == types.MessageType.Error
+    assert "ragLsp.trusted" in message.message
 
 
 async def test_cancelling_the_progress_stops_a_slow_run_and_typing_goes_on(client: LanguageClient, tmp_path: Path) -> None:
@@ -538,7 +557,8 @@ async def test_cancelling_the_progress_stops_a_slow_run_and_typing_goes_on(clien
     client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=reported()))
     answered = await running
     (summary,) = answered["suites"]
-    assert summary["cancelled"] and summary["cases"] == 1
+    assert summary["cancelled"]
+    assert summary["cases"] == 1
     (pid,) = marker.read_text().split()
     assert not Path(f"/proc/{pid}").exists()  # the process was stopped, not left to finish
 
@@ -593,7 +613,8 @@ async def test_lenses_of_a_large_dataset_are_lazy(client: LanguageClient, tmp_pa
     uri = open_file(client, dataset_path)
     await diagnostics(client, uri, 1)
     found = await client.text_document_code_lens_async(types.CodeLensParams(text_document=document(uri)))
-    assert len(found) == 20_000 and all(lens.command is None for lens in found)
+    assert len(found) == 20_000
+    assert all(lens.command is None for lens in found)
     last = await client.code_lens_resolve_async(found[-1])
     assert list(last.command.arguments) == [{"uri": uri, "line": 19_999, "suite": "code"}]
     await execute(client, last.command)
@@ -633,7 +654,8 @@ def test_result_diagnostics_are_written_as_pygls_would_write_them() -> None:
     for encoding in ("utf-16", "utf-8", "utf-32"):
         _, _, diagnostic, as_json, _ = RunManager._diagnostic(item, 41, encoding, item.severity, None)
         assert json.loads(as_json) == default_converter().unstructure(diagnostic)
-    assert diagnostic.range.start.character == 2 and diagnostic.severity == types.DiagnosticSeverity.Error
+    assert diagnostic.range.start.character == 2
+    assert diagnostic.severity == types.DiagnosticSeverity.Error
 
 
 SEVERAL_SUITES = SUITE + """\
@@ -674,8 +696,10 @@ async def test_one_lens_per_case_line_runs_every_suite(client: LanguageClient, t
     hover = await client.text_document_hover_async(types.HoverParams(document(uri), types.Position(1, 3)))
     text = hover.contents.value if isinstance(hover.contents, types.MarkupContent) else str(hover.contents)
     summary = text.split("---")[0]
-    assert "2 suites" in summary and summary.count("\n- `") == 2
-    assert "- `code`: recall 1.00 (1/1)" in summary and "- `again`: recall 1.00 (1/1)" in summary
+    assert "2 suites" in summary
+    assert summary.count("\n- `") == 2
+    assert "- `code`: recall 1.00 (1/1)" in summary
+    assert "- `again`: recall 1.00 (1/1)" in summary
     published = await diagnostics(client, uri, 1)
     assert sorted(d.message.split(":")[0] for d in published if d.code == "RAG400") == ["again", "code"]
 
@@ -690,7 +714,8 @@ async def test_a_suite_that_cannot_run_says_so_once(client: LanguageClient, tmp_
     await run_case(client, uri, 1)
     shown = titles(await lenses(client, uri))
     assert shown[0].startswith("not run: .punica/evals/code.suite.yaml has 1 error for this suite")
-    assert shown[1] == "Run case" and shown[2] == "Run case"
+    assert shown[1] == "Run case"
+    assert shown[2] == "Run case"
     assert titles(await lenses(client, suite_uri))[1].startswith("not run")
 
 
@@ -717,12 +742,15 @@ async def test_run_case_waits_for_the_builtin_index_and_reports_its_progress(cli
     uri = open_file(client, tmp_path / DATASET_FILE)
     await diagnostics(client, uri, 1)
     answered = await execute(client, types.Command("Run case", "ragLsp.runCase", arguments=[{"uri": uri, "line": 0}]))
-    assert answered["suites"][0]["cases"] == 1 and answered["suites"][0]["scored"] == 1
+    assert answered["suites"][0]["cases"] == 1
+    assert answered["suites"][0]["scored"] == 1
     found = await published_when(client, uri, lambda items: bool(results(items)))
     (result,) = [d for d in found if d.code == "RAG400"]
-    assert result.message.startswith("recall 1.00 (1/1)") and "semantic 1" in result.message
+    assert result.message.startswith("recall 1.00 (1/1)")
+    assert "semantic 1" in result.message
     (reports,) = [r for r in client.progress_reports.values() if isinstance(r[0], types.WorkDoneProgressBegin) and "indexing" in r[0].title]
     assert reports[0].title == "rag-lsp: indexing vectors.query"
     messages = [report.message for report in reports if isinstance(report, types.WorkDoneProgressReport)]
-    assert messages and all(message.startswith("indexing vectors.query: ") and message.endswith("/303 files") for message in messages)
+    assert messages
+    assert all(message.startswith("indexing vectors.query: ") and message.endswith("/303 files") for message in messages)
     assert isinstance(reports[-1], types.WorkDoneProgressEnd)

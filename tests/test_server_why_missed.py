@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import pytest_lsp
 from lspclient import SERVER, diagnostics, document, open_file, published_when, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 from test_server_runs import SUITE, answer, make_workspace, results, run_case
+
+# Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 # The suite at k = 3, over recorded answers of a target that searches this workspace.
 SUITE_AT_3 = SUITE.replace("    engines: [rag]\n", "    engines: [rag]\n    options: {rag: {match: path, k: 3}}\n")
@@ -61,7 +65,8 @@ async def test_the_hover_says_why_each_value_was_missed(client: LanguageClient, 
     """The hover on the case lists each missed value with its reason, and marks the expected hit past k as missed."""
     uri, _ = await run_the_case(client, tmp_path)
     hover = await client.text_document_hover_async(types.HoverParams(text_document=document(uri), position=types.Position(0, 3)))
-    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert hover is not None
+    assert isinstance(hover.contents, types.MarkupContent)
     lines = hover.contents.value.splitlines()
     assert (
         "**Missed:** `docs/approvals.md` (rank 4, k = 3), `src/policy.ts` (not among the 5 hits the target returned), "

@@ -10,10 +10,14 @@ from pathlib import Path
 
 from lsprotocol import types
 from pygls.io_ import StdoutWriter
+import pytest
 from soak.soak import soak
 
 from rag_lsp.core import yamltree
 from rag_lsp.server.server import create_server
+
+# Slow (a soak of the server): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 
 async def test_mixed_requests_get_only_the_errors_the_protocol_calls_for(tmp_path: Path) -> None:
@@ -21,9 +25,11 @@ async def test_mixed_requests_get_only_the_errors_the_protocol_calls_for(tmp_pat
     report = await soak(tmp_path, requests=400, cases=100, seed=7, sample_every=100)
     assert not report.unexpected, report.format()
     assert report.log_errors == [], report.format()
-    assert report.outcomes["runCase"]["ok"] > 0 and report.runs_with_cases > 0, report.format()
+    assert report.outcomes["runCase"]["ok"] > 0, report.format()
+    assert report.runs_with_cases > 0, report.format()
     assert "RAG400" in report.result_codes, report.format()
-    assert report.alive_at_end and report.last_answer_ms is not None, report.format()
+    assert report.alive_at_end, report.format()
+    assert report.last_answer_ms is not None, report.format()
     assert report.exit_code == 0, report.format()
 
 
@@ -55,7 +61,8 @@ async def test_notifications_and_commands_leave_no_futures_behind() -> None:
         if len(handled) == 100 and not protocol._request_futures:
             break
         await asyncio.sleep(0)
-    assert len(handled) == 100 and output.getvalue().count(b'"summary"') == 50
+    assert len(handled) == 100
+    assert output.getvalue().count(b'"summary"') == 50
     assert protocol._request_futures == {}
 
 

@@ -14,6 +14,9 @@ from rag_lsp.core.runner import Runner
 from rag_lsp.core.scorer import figures_from_answer, score_case, score_case_at
 from rag_lsp.core.workspace import Workspace
 
+# Slow (runs the command line in processes of its own): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 SUITE = """\
 suites:
   - id: code
@@ -97,7 +100,8 @@ def test_a_sweep_equals_separate_runs_at_each_k(tmp_path: Path, suite_k: int | N
     """Each case's figures and each suite mean at every swept k equal a run at that k; the suite's own figures and thresholds stay at its k."""
     random_workspace(tmp_path)
     swept = run_at(tmp_path, suite_k, KS)
-    assert swept.ks == KS and set(swept.at_k) == set(KS)
+    assert swept.ks == KS
+    assert set(swept.at_k) == set(KS)
     for k in KS:
         alone = run_at(tmp_path, k)
         assert swept.at_k[k] == alone.aggregates, k
@@ -125,10 +129,13 @@ def test_k_sweep_in_the_json_and_text_reports(tmp_path: Path) -> None:
     assert list(suite["at_k"]) == ["1", "3", "5"]
     assert set(suite["at_k"]["5"]) == set(suite["aggregates"])
     scored = [case for case in suite["cases"] if case["scores"] is not None]
-    assert scored and all(list(case["at_k"]) == ["1", "3", "5"] for case in suite["cases"])
+    assert scored
+    assert all(list(case["at_k"]) == ["1", "3", "5"] for case in suite["cases"])
     assert all(case["at_k"]["5"]["rag.retrieved"] <= 5 for case in scored if case["at_k"]["5"])
     text = rag_lsp("run", "--k", "1,3", cwd=tmp_path).stdout
-    assert "recall@1" in text and "recall@3" in text and "@3" in text.split("metric", 1)[1]
+    assert "recall@1" in text
+    assert "recall@3" in text
+    assert "@3" in text.split("metric", 1)[1]
 
 
 @pytest.mark.parametrize("value", ["0", "1,x", ",", "-3"])
@@ -136,7 +143,8 @@ def test_bad_k_is_a_usage_error(tmp_path: Path, value: str) -> None:
     """--k takes integers of at least 1; anything else exits 2 with a message."""
     make_workspace(tmp_path)
     result = rag_lsp("run", f"--k={value}", cwd=tmp_path)
-    assert result.returncode == 2 and "--k" in result.stderr
+    assert result.returncode == 2
+    assert "--k" in result.stderr
 
 
 SEARCH = """\
@@ -183,11 +191,13 @@ def test_record_then_replay_gives_identical_figures(tmp_path: Path) -> None:
     plain = rag_lsp("run", "--format", "json", "--k", "1,5", cwd=tmp_path)
     recording = rag_lsp("run", "--format", "json", "--k", "1,5", "--record", ".punica/runs/live.jsonl", cwd=tmp_path)
     assert "Traceback" not in recording.stderr
-    assert recording.stdout == plain.stdout and recording.returncode == plain.returncode == 1
+    assert recording.stdout == plain.stdout
+    assert recording.returncode == plain.returncode == 1
     assert "recorded 26 answers and 1 failure to .punica/runs/live.jsonl" in recording.stderr
     lines = [json.loads(line) for line in (tmp_path / ".punica" / "runs" / "live.jsonl").read_text().splitlines()]
     # One line per case the target was asked, answers as {id, hits, mode} with every hit field rag-lsp reads.
-    assert len(lines) == 27 and {"id", "hits", "mode"} == set(lines[0])
+    assert len(lines) == 27
+    assert {"id", "hits", "mode"} == set(lines[0])
     assert {"id": "q25", "error": "index offline"} in lines
     assert all("extra" not in hit for line in lines for hit in line.get("hits", []))
     assert any(hit.get("text") for line in lines for hit in line.get("hits", []))
@@ -197,7 +207,8 @@ def test_record_then_replay_gives_identical_figures(tmp_path: Path) -> None:
     (suite,) = json.loads(replay.stdout)["suites"]
     by_id = {case["id"]: case for case in suite["cases"]}
     assert by_id["q25"]["broken"] == "the target reported an error: index offline"
-    assert "`path` field" in by_id["q26"]["broken"] and by_id["empty"]["broken"]
+    assert "`path` field" in by_id["q26"]["broken"]
+    assert by_id["empty"]["broken"]
 
 
 def test_record_per_target_and_failed_runs(tmp_path: Path) -> None:
@@ -207,10 +218,12 @@ def test_record_per_target_and_failed_runs(tmp_path: Path) -> None:
     assert result.returncode in (0, 1), result.stderr
     assert [json.loads(line)["id"] for line in (tmp_path / "out" / "live.jsonl").read_text().splitlines()] == ["q1"]
     failed = rag_lsp("run", "--record", "other.jsonl", "--case", "q1", "--case", "nope", cwd=tmp_path)
-    assert failed.returncode == 2 and not (tmp_path / "other.jsonl").exists()
+    assert failed.returncode == 2
+    assert not (tmp_path / "other.jsonl").exists()
     assert not [path for path in tmp_path.iterdir() if path.name.endswith(".partial")]
     refused = rag_lsp("run", "--no-exec", "--record", "out/{target}.jsonl", cwd=tmp_path)
-    assert refused.returncode == 1 and "nothing recorded to out/live.jsonl" in refused.stderr
+    assert refused.returncode == 1
+    assert "nothing recorded to out/live.jsonl" in refused.stderr
     assert [json.loads(line)["id"] for line in (tmp_path / "out" / "live.jsonl").read_text().splitlines()] == ["q1"]
 
 

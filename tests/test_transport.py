@@ -16,6 +16,9 @@ from lsprotocol import types
 from rag_lsp.server import create_server
 from rag_lsp.server.transport import LARGE_MESSAGE_BYTES, decode, read_messages, widen_pipe
 
+# Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 
 def body_of(message: dict) -> bytes:
     return json.dumps(message).encode("utf-8")
@@ -156,7 +159,8 @@ def test_the_tcp_server_reads_with_the_same_loop(tmp_path) -> None:
         with connection, connection.makefile("rb") as stream:
             _send(connection, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}})
             answer = _receive(stream)
-            assert answer["id"] == 1 and "capabilities" in answer["result"]
+            assert answer["id"] == 1
+            assert "capabilities" in answer["result"]
             _send(connection, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
             document = {"uri": dataset.as_uri(), "languageId": "jsonl", "version": 1, "text": dataset.read_text(encoding="utf-8")}
             _send(connection, {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": document}})

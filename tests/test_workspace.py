@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -75,8 +76,10 @@ def test_dataset_use_collects_match_and_k_of_every_suite(tmp_path: Path) -> None
     write(tmp_path, ".punica/evals/a.suite.yaml", SUITE)
     write(tmp_path, ".punica/evals/b.suite.yaml", SUITE.replace("id: code", "id: other").replace("match: id, k: 3", "k: 7"))
     use = Workspace(tmp_path).dataset_use(".punica/evals/code.jsonl")
-    assert use.matches == {"id", "path"} and use.ks == {3, 7}
-    assert set(use.suites) == {"code", "other"} and "rag_case_v1" in use.accepts
+    assert use.matches == {"id", "path"}
+    assert use.ks == {3, 7}
+    assert set(use.suites) == {"code", "other"}
+    assert "rag_case_v1" in use.accepts
 
 
 def test_recordings_are_not_datasets(tmp_path: Path) -> None:
@@ -107,7 +110,8 @@ def test_symlinks_out_of_the_workspace_are_not_workspace_files(tmp_path: Path) -
     (root / "link.txt").symlink_to(outside / "secret.txt")
     (root / "linkdir").symlink_to(outside, target_is_directory=True)
     workspace = Workspace(root)
-    assert "link.txt" not in workspace.files() and "linkdir/secret.txt" not in workspace.files()
+    assert "link.txt" not in workspace.files()
+    assert "linkdir/secret.txt" not in workspace.files()
     assert workspace.read("link.txt") is None
     assert workspace.read("../outside/secret.txt") is None
 
@@ -124,6 +128,7 @@ def test_suite_globs_take_editor_style_patterns(tmp_path: Path) -> None:
     assert {suite.id for suite in workspace.suites()} == {"code", "y"}
 
 
+@pytest.mark.slow
 @settings(max_examples=2000, deadline=None)
 @given(value=st.text(st.sampled_from(list("/.\\:a\n ")), max_size=8))
 def test_a_path_is_in_normal_form_exactly_when_normalizing_keeps_it(value: str) -> None:
@@ -132,6 +137,7 @@ def test_a_path_is_in_normal_form_exactly_when_normalizing_keeps_it(value: str) 
     assert is_normal(value) == (normalize_relative(value) == value)
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(values=st.lists(st.text(st.sampled_from(list("/.\\:a ")), max_size=6), max_size=8) | st.lists(st.text(st.sampled_from(list("/.\\:a\n")), max_size=6), max_size=8))
 def test_values_not_in_normal_form_are_found_together_as_one_by_one(values: list[str]) -> None:

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import pytest_lsp
 from lspclient import SERVER, diagnostics, open_file, published_when, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 from workspaces import GOOD_SUITE, make_workspace
+
+# Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 # A suite with an unknown engine: one RAG100 wherever it is.
 BROKEN_SUITE = GOOD_SUITE.replace("engines: [rag]", "engines: [rga]")

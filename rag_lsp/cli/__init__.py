@@ -14,14 +14,9 @@ import traceback
 
 from .. import __version__
 from . import logs
+from .exits import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 
-EXIT_OK = 0
-EXIT_FINDINGS = 1
-EXIT_ERROR = 2
-
-
-class UsageError(Exception):
-    """A problem with how the command was called; exit code 2."""
+__all__ = ["EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "UsageError", "build_parser", "entry", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:

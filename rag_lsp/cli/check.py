@@ -11,7 +11,7 @@ from ..core.analyze import analyze_file
 from ..core.findings import Finding, Severity
 from ..core.rules import all_rules
 from ..core.workspace import Workspace, find_root
-from . import EXIT_FINDINGS, EXIT_OK, UsageError
+from .exits import EXIT_FINDINGS, EXIT_OK, UsageError
 from .formats import FORMATS, Checked
 
 FAIL_LEVELS = ("error", "warning", "information", "hint", "never")

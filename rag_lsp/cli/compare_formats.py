@@ -26,13 +26,12 @@ from ..core.compare import (
     SuiteComparison,
     describe_change,
     figure,
-    short_name,
     signed,
 )
 from ..core.runner import describe_threshold
-from ..core.scorer import RAG_METRICS
+from ..core.scorer import RAG_METRICS, label
 from ..core.wording import counted
-from .run import Run
+from .outcome import Run
 
 # Cases listed per kind (worse, better) in the text output and the summary.
 TEXT_CASES = 50
@@ -194,7 +193,7 @@ def format_markdown(run: Run, comparison: Comparison | None = None) -> str:
         deltas = {suite.id: suite for suite in comparison.suites if suite.status == COMPARED}
     metrics = [name for name in RAG_METRICS if any(name in result.aggregates for _, result in run.results)]
     metrics += sorted({name for _, result in run.results for name in result.aggregates} - set(metrics))
-    header = ["suite", "verdict", "cases", *(short_name(name) for name in metrics)]
+    header = ["suite", "verdict", "cases", *(label(name) for name in metrics)]
     out.append("| " + " | ".join(header) + " |")
     out.append("|" + "|".join(["---", "---", "---:"] + ["---:"] * len(metrics)) + "|")
     for _, result in run.results:

@@ -27,17 +27,17 @@ import gc
 import math
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from ..core.suitefacts import SuiteInfo
 from ..core.workspace import DATASET_FILE, SUITE_FILE, find_root, Workspace
-from . import EXIT_FINDINGS, EXIT_OK, UsageError
+from .exits import EXIT_FINDINGS, EXIT_OK, UsageError
+from .outcome import Run
 
 if TYPE_CHECKING:  # imported where a run starts: `rag-lsp check` need not load them
     from ..core.recording import Recordings
-    from ..core.runner import Runner, SuiteResult
+    from ..core.runner import Runner
 
 FORMATS = ("text", "json", "junit")
 
@@ -122,18 +122,6 @@ def parse_ks(text: str | None) -> tuple[int, ...]:
     if not ks:
         raise UsageError("--k needs at least one k, e.g. --k 1,3,5,10")
     return tuple(sorted(ks))
-
-
-@dataclass
-class Run:
-    """What a run did: each suite's result with its workspace, and how long it took."""
-
-    results: list[tuple[Workspace, SuiteResult]] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def passed(self) -> bool:
-        return all(result.passed for _, result in self.results)
 
 
 def run_command(arguments: argparse.Namespace) -> int:

@@ -45,9 +45,9 @@ from ..core.runner import (
     describe_missed,
     describe_threshold,
 )
-from ..core.scorer import HIT_AT_1, MRR, PRECISION, RAG_METRICS, RECALL, RETRIEVED, SEMANTIC
+from ..core.scorer import HIT_AT_1, LABELS, MRR, PRECISION, RAG_METRICS, RECALL, RETRIEVED, SEMANTIC
 from ..core.wording import counted
-from .run import Run
+from .outcome import Run
 
 TABLE_ROWS = 50
 
@@ -298,8 +298,8 @@ def format_text(run: Run) -> str:
             table.add_column("hit@k", justify="right")
             table.add_column("why", overflow="fold")
         else:
-            for name in ("recall", "precision", "MRR", "hit@1"):
-                table.add_column(name, justify="right")
+            for metric in (RECALL, PRECISION, MRR, HIT_AT_1):
+                table.add_column(LABELS[metric], justify="right")
             # A sweep: the case's recall at each k (every figure at each k is in
             # the means below and in --format json).
             for k in result.ks:

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from . import EXIT_OK, UsageError
+from .exits import EXIT_OK, UsageError
 
 SWITCH_INTERVAL_S = 0.001
 

@@ -41,16 +41,12 @@ import msgspec
 
 from .manifests import HIGHER, LOWER, ManifestRegistry
 from .scorer import (
-    HIT_AT_1,
-    MRR,
-    PRECISION,
     RAG_METRICS,
-    RECALL,
     RETRIEVED,
-    SEMANTIC,
     SEMANTIC_MODE,
     aggregate,
     figures_from_answer,
+    label,
 )
 
 #: A metric's direction for a comparison: HIGHER, LOWER or COUNTER.
@@ -68,21 +64,6 @@ SAME = "same"
 COMPARED = "compared"
 NEW = "new"
 REMOVED = "removed"
-
-SHORT_NAMES = {
-    RECALL: "recall",
-    PRECISION: "precision",
-    MRR: "MRR",
-    HIT_AT_1: "hit@1",
-    RETRIEVED: "retrieved",
-    SEMANTIC: "semantic",
-    "rag.hit_at_k": "hit@k",
-}
-
-
-def short_name(metric: str) -> str:
-    return SHORT_NAMES.get(metric, metric)
-
 
 def default_direction(metric: str) -> str:
     """The built-in metrics' directions: every rag figure is higher-is-better but
@@ -634,7 +615,7 @@ def describe_change(change: CaseChange) -> str:
         head = "scored again (was broken: " + change.baseline_broken + ")"
     else:
         head = " · ".join(
-            f"{short_name(delta.metric)} {figure(delta.baseline)} → {figure(delta.current)} ({signed(delta.delta or 0.0)})"
+            f"{label(delta.metric)} {figure(delta.baseline)} → {figure(delta.current)} ({signed(delta.delta or 0.0)})"
             for delta in change.changed
             if delta.direction != COUNTER
         )

@@ -37,7 +37,7 @@ from .jsonrows import fine_row
 from .manifests import GDI_TEXT, RAG_CASE
 from .parallel import Helper, TwoEnds
 from .settings import Settings
-from .text import Position
+from .text import Position, line_of
 from .rows import DatasetRow, majority_shape, read_lines, row_shape
 from .sources import lines_size, utf8_size
 from .suitefacts import DatasetUse
@@ -310,10 +310,7 @@ class DatasetModel:
 
     def line_text(self, line: int) -> str:
         """Line ``line`` without its ending (also without a "\\r" before it)."""
-        if not 0 <= line < len(self.lines):
-            return ""
-        text = self.lines[line]
-        return text[:-1] if text.endswith("\r") else text
+        return line_of(self.lines, line)
 
     @property
     def shape(self) -> str | None:

@@ -39,7 +39,7 @@ from .compare import (
 )
 from .findings import Severity
 from .runner import BROKEN_CASE, HIT_AT_K, TARGET_FAILED, UNKNOWN_TARGET, CaseResult, SuiteResult, describe_case, describe_threshold
-from .scorer import MRR, RECALL, SEMANTIC
+from .scorer import MRR, RECALL, SEMANTIC, label
 from .text import LineIndex
 from .wording import counted
 from .suitefacts import SuiteInfo
@@ -186,9 +186,9 @@ def _beside(text: str, note: str) -> str:
 
 def _figures(aggregates: dict[str, float], versus: Callable[[str], str]) -> str:
     parts = []
-    for metric, name in ((RECALL, "recall"), (MRR, "MRR"), (HIT_AT_K, "hit@k")):
+    for metric in (RECALL, MRR, HIT_AT_K):
         if metric in aggregates:
-            parts.append(_beside(f"{name} {aggregates[metric]:.2f}", versus(metric)))
+            parts.append(_beside(f"{label(metric)} {aggregates[metric]:.2f}", versus(metric)))
     return " · ".join(parts)
 
 

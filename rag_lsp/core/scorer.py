@@ -48,6 +48,24 @@ SEMANTIC = "rag.mode.semantic"
 #: The figures of a scored rag case, in the order they are reported.
 RAG_METRICS = (RECALL, PRECISION, MRR, HIT_AT_1, RETRIEVED, SEMANTIC)
 
+#: The short name every report gives a metric ("recall 0.50 · MRR 0.33"), the
+#: rag figures and the Hit@K metric's (``rag.hit_at_k``, whose module is not
+#: imported here); any other metric is shown by its full name.
+LABELS = {
+    RECALL: "recall",
+    PRECISION: "precision",
+    MRR: "MRR",
+    HIT_AT_1: "hit@1",
+    RETRIEVED: "retrieved",
+    SEMANTIC: "semantic",
+    "rag.hit_at_k": "hit@k",
+}
+
+
+def label(metric: str) -> str:
+    """The short name reports give ``metric`` (see LABELS)."""
+    return LABELS.get(metric, metric)
+
 SEMANTIC_MODE = "semantic"
 
 #: Why a case is broken (``Broken.kind``).

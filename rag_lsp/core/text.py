@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import Protocol, Sequence
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -46,6 +47,23 @@ class Range:
             Position(self.start.line + lines, self.start.character),
             Position(self.end.line + lines, self.end.character),
         )
+
+
+class Lines(Protocol):
+    """A text as its lines: what a conversion of positions to the client's
+    encoding looks at. A :class:`LineIndex` is one; so are the documents the
+    server holds and the model of an open dataset, which keep their lines split."""
+
+    def line_text(self, line: int) -> str: ...
+
+
+def line_of(lines: Sequence[str], line: int) -> str:
+    """Line ``line`` of ``lines`` (a text split at "\\n"), without its ending
+    (also without a "\\r" before it); "" for a line the text does not have."""
+    if not 0 <= line < len(lines):
+        return ""
+    text = lines[line]
+    return text[:-1] if text.endswith("\r") else text
 
 
 class LineIndex:

@@ -534,11 +534,11 @@ class Checker:
                 if relative not in again:
                     again.append(relative)
 
-        plans = [(root, self._targets(root, by_root.get(root, {}), folders)) for root in sorted(affected)]
+        plans = [(root, self._files_to_check(root, by_root.get(root, {}), folders)) for root in sorted(affected)]
         plans += [(root, datasets) for root, datasets in sorted(edited.items()) if root not in affected]
-        total = sum(len(targets) for _, targets in plans)
+        total = sum(len(files) for _, files in plans)
         done = 0
-        for root, targets in plans:
+        for root, files in plans:
             workspace = self.workspaces[root]
             documents = by_root.get(root, {})
             lines: dict[str, Positions] = {}
@@ -560,7 +560,7 @@ class Checker:
 
             # Datasets first: their models then answer what suites read of them (the
             # row shape), instead of a second parse of each dataset.
-            for relative in sorted(targets, key=lambda relative: not relative.endswith(".jsonl")):
+            for relative in sorted(files, key=lambda relative: not relative.endswith(".jsonl")):
                 path = workspace.absolute(relative)
                 document = documents.get(path)
                 try:
@@ -757,10 +757,10 @@ class Checker:
         self._following.discard(path)
         workspace.live_datasets.pop(relative, None)
 
-    def _targets(self, root: Path, documents: dict[Path, OpenDocument], folders: tuple[Path, ...]) -> list[str]:
+    def _files_to_check(self, root: Path, documents: dict[Path, OpenDocument], folders: tuple[Path, ...]) -> list[str]:
         """The files of ``root`` to check: every discovered file it owns, and its open documents."""
         workspace = self.workspaces[root]
-        targets: dict[str, None] = {}
+        files: dict[str, None] = {}
         if root in self._scanned:
             owners: dict[Path, Path] = {}
             for relative in workspace.discover():
@@ -769,7 +769,7 @@ class Checker:
                     owners[folder] = self.root_of(folder, folders)
                 # A nested workspace (its own .punica/) owns its files.
                 if owners[folder] == root:
-                    targets[relative] = None
+                    files[relative] = None
         for path in documents:
-            targets[document_relative(workspace, path)] = None
-        return list(targets)
+            files[document_relative(workspace, path)] = None
+        return list(files)

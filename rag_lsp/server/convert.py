@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from lsprotocol import types
+from pygls.capabilities import get_capability
 
 from ..core.findings import SOURCE, Finding, Fix
 from ..core.text import (
-    LineIndex,
+    Lines,
     Position,
     Range,
     character_from_utf8,
@@ -56,7 +57,7 @@ class Positions:
 
     __slots__ = ("lines", "_column", "_encoding")
 
-    def __init__(self, lines: LineIndex, encoding: str) -> None:
+    def __init__(self, lines: Lines, encoding: str) -> None:
         self.lines = lines
         self._column = _column(encoding)
         self._encoding = encoding
@@ -72,6 +73,22 @@ class Positions:
         """A client position as a code-point position on this text."""
         line_text = self.lines.line_text(position.line)
         return Position(position.line, code_point_character(line_text, position.character, self._encoding))
+
+
+# Where a client says which markup it renders, for each answer that carries some.
+HOVER_MARKUP = "text_document.hover.content_format"
+COMPLETION_MARKUP = "text_document.completion.completion_item.documentation_format"
+
+
+def markup(capabilities: types.ClientCapabilities, capability: str, markdown: str) -> types.MarkupContent | str:
+    """Markdown for clients that render it (``capability`` names the formats the
+    client lists for this answer); the same text, plain, for the others."""
+    formats = get_capability(capabilities, capability, None) or []
+    if types.MarkupKind.Markdown in formats:
+        return types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown)
+    if types.MarkupKind.PlainText in formats:
+        return types.MarkupContent(kind=types.MarkupKind.PlainText, value=markdown)
+    return markdown
 
 
 def range_json(range: types.Range) -> dict[str, Any]:

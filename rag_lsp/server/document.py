@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
 
-from ..core.text import Position
+from ..core.text import Position, line_of
 from ..core.workspace import gc_paused
 from .convert import code_point_character, encoding_name
 
@@ -61,10 +61,7 @@ class LineDocument(TextDocument):
 
     def line_text(self, line: int) -> str:
         """Line ``line`` without its ending (also without a "\\r" before it)."""
-        if not 0 <= line < len(self._rows):
-            return ""
-        text = self._rows[line]
-        return text[:-1] if text.endswith("\r") else text
+        return line_of(self._rows, line)
 
     @property
     def line_count(self) -> int:

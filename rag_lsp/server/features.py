@@ -30,7 +30,7 @@ from ..core.text import LineIndex, Position, Range
 from ..core.sources import SourceText
 from ..core.workspace import Workspace
 from .checker import document_relative
-from .convert import Positions, encoding_name, file_uri
+from .convert import COMPLETION_MARKUP, HOVER_MARKUP, Positions, encoding_name, file_uri, markup
 from .session import path_of
 
 if TYPE_CHECKING:
@@ -113,16 +113,6 @@ async def _with_document(ls: RagLanguageServer, uri: str, job: Callable[[Documen
         return None
 
 
-def _markup(ls: RagLanguageServer, capability: str, markdown: str) -> types.MarkupContent | str:
-    """Markdown for clients that render it; the same text, plain, for the others."""
-    formats = get_capability(ls.client_capabilities, capability, None) or []
-    if types.MarkupKind.Markdown in formats:
-        return types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown)
-    if types.MarkupKind.PlainText in formats:
-        return types.MarkupContent(kind=types.MarkupKind.PlainText, value=markdown)
-    return markdown
-
-
 # ---------------------------------------------------------------- completion
 
 
@@ -155,7 +145,7 @@ async def completion(ls: RagLanguageServer, params: types.CompletionParams) -> t
         return types.CompletionList(is_incomplete=result.incomplete, items=items)
 
     def documentation(markdown: str) -> types.MarkupContent | str:
-        return _markup(ls, "text_document.completion.completion_item.documentation_format", markdown)
+        return markup(ls.client_capabilities, COMPLETION_MARKUP, markdown)
 
     try:
         return await _with_document(ls, params.text_document.uri, job)
@@ -173,7 +163,7 @@ async def hover_at(ls: RagLanguageServer, params: types.HoverParams) -> types.Ho
         found = hover(view.workspace, view.relative, view.kind, view.text, position.line, position.character)
         if found is None:
             return None
-        contents = _markup(ls, "text_document.hover.content_format", found.markdown)
+        contents = markup(ls.client_capabilities, HOVER_MARKUP, found.markdown)
         return types.Hover(contents=contents, range=view.positions.range(found.range))
 
     return await _with_document(ls, params.text_document.uri, job)

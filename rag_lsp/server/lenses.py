@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.capabilities import get_capability
 
 from ..core.results import suite_key
 from ..core.wording import counted
 from ..core.workspace import DATASET_FILE, SUITE_FILE
 from . import features
 from .checker import Checker, document_relative
+from .convert import HOVER_MARKUP, markup
 from .protocol import RawJson
 from .runs import RUN_CASE, RUN_SUITE, RunCaseArguments, RunSuiteArguments, indexed_suites
 from .session import path_of
@@ -227,15 +227,6 @@ def case_title(suites: tuple[SuiteEntry, ...], marks: list[Any]) -> str:
     return title
 
 
-def _markup(ls: RagLanguageServer, markdown: str) -> types.MarkupContent | str:
-    formats = get_capability(ls.client_capabilities, "text_document.hover.content_format", None) or []
-    if types.MarkupKind.Markdown in formats:
-        return types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown)
-    if types.MarkupKind.PlainText in formats:
-        return types.MarkupContent(kind=types.MarkupKind.PlainText, value=markdown)
-    return markdown
-
-
 async def hover(ls: RagLanguageServer, params: types.HoverParams) -> types.Hover | None:
     """The usual hover, with the result of a case that ran on this line before it."""
     found = await features.hover_at(ls, params)
@@ -244,7 +235,7 @@ async def hover(ls: RagLanguageServer, params: types.HoverParams) -> types.Hover
     if result is None:
         return found
     if found is None:
-        return types.Hover(contents=_markup(ls, result))
+        return types.Hover(contents=markup(ls.client_capabilities, HOVER_MARKUP, result))
     contents = found.contents
     usual = contents.value if isinstance(contents, types.MarkupContent) else contents if isinstance(contents, str) else ""
-    return types.Hover(contents=_markup(ls, result + ("\n\n---\n\n" + usual if usual else "")), range=found.range)
+    return types.Hover(contents=markup(ls.client_capabilities, HOVER_MARKUP, result + ("\n\n---\n\n" + usual if usual else "")), range=found.range)

@@ -105,7 +105,7 @@ def _model(context, node):
     if node is None:
         return
     name = node.scalar()
-    from ..targets.modelfiles import WORDLLAMA, model2vec_problem
+    from ..modelfiles import WORDLLAMA, model2vec_problem
 
     if not isinstance(name, str) or not name.strip() or name == WORDLLAMA:
         return

@@ -54,7 +54,7 @@ from typing import Any, Callable
 from ..files import glob_match
 from ..suitefacts import BUILTIN_FIELDS, TargetInfo
 from ..workspace import Workspace
-from . import Answer, Hit, Request, Target, TargetError
+from .base import Answer, Hit, Request, Target, TargetError
 from .chunking import Chunking, ChunkingError, chunk_id
 
 log = logging.getLogger(__name__)

@@ -45,7 +45,7 @@ import orjson
 
 from ..suitefacts import TargetInfo
 from ..workspace import Workspace
-from . import Answer, Cancelled, Request, Target, TargetError, decode_answer
+from .base import Answer, Cancelled, Request, Target, TargetError, decode_answer
 
 _EOF = object()
 _TOO_LONG = object()

@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 import numpy
 
-from .modelfiles import MODEL2VEC_FILES, WORDLLAMA, model2vec_problem
+from ..modelfiles import MODEL2VEC_FILES, WORDLLAMA, model2vec_problem
 # The model and tokenizer files the wordllama wheel ships, under its package folder.
 _WORDLLAMA_WEIGHTS = "weights/l2_supercat_256.safetensors"
 _WORDLLAMA_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"

@@ -26,7 +26,7 @@ import orjson
 
 from ..suitefacts import TargetInfo
 from ..workspace import Workspace
-from . import Answer, Request, Target, TargetError, decode_answer, excerpt
+from .base import Answer, Request, Target, TargetError, decode_answer, excerpt
 
 
 class HttpTarget(Target):

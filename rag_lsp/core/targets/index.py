@@ -239,7 +239,7 @@ class IndexBuilder:
                 segments.append(_Segment(relative, size, mtime_ns, kept.digest, kept))
                 continue
             if cancel is not None and cancel.is_set():
-                from . import Cancelled
+                from .base import Cancelled
 
                 raise Cancelled("the run was cancelled while the index was being built")
             read = self.reader.read(relative)

@@ -28,7 +28,7 @@ from ..wording import counted
 from ..paths import normalize_relative
 from ..suitefacts import TargetInfo
 from ..workspace import Workspace
-from . import SHAPE, Answer, Hit, Request, Target, TargetError, _lower, answer_of, excerpt
+from .base import SHAPE, Answer, Hit, Request, Target, TargetError, _lower, answer_of, excerpt
 
 
 class _Recorded(msgspec.Struct, gc=False):

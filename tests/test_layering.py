@@ -1,0 +1,137 @@
+"""The import structure holds: the core is free of the shells and of the LSP
+libraries, the command line sits over the server, and no modules import each
+other in a cycle.
+
+The contracts are import-linter's, written in ``pyproject.toml`` (``lint-imports``
+checks them too). Import-linter's ``acyclic_siblings`` contract compares siblings;
+a module cycle through a package and its own submodules (a package's
+``__init__`` importing a submodule that imports the package) is found here, over
+grimp's graph of the same imports. Imports under ``if TYPE_CHECKING:`` are left
+out of both: they are annotations, never run.
+"""
+
+from __future__ import annotations
+
+import graphlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """Run import-linter on the package under ``root`` with ``root``'s pyproject.toml."""
+    environment = {**os.environ, "PYTHONPATH": str(root), "NO_COLOR": "1", "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-c", "from importlinter.cli import lint_imports_command; lint_imports_command()", "--no-cache"],
+        cwd=root,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def module_cycle(package: str) -> tuple[str, ...] | None:
+    """A cycle of runtime imports between the modules of ``package``, or None."""
+    graph = grimp.build_graph(package, cache_dir=None, exclude_type_checking_imports=True)
+    imports = {module: {imported for imported in graph.find_modules_directly_imported_by(module) if imported in graph.modules} for module in graph.modules}
+    try:
+        graphlib.TopologicalSorter(imports).prepare()
+    except graphlib.CycleError as error:
+        return tuple(error.args[1])
+    return None
+
+
+def plant(module: Path, line: str) -> None:
+    """Add an import to a module, after its ``from __future__`` line."""
+    text = module.read_text(encoding="utf-8")
+    future = "from __future__ import annotations\n"
+    assert future in text, f"{module} has no {future!r} to plant after"
+    module.write_text(text.replace(future, future + line + "\n", 1), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """What lint-imports says of a copy of the package with one violation of each contract planted."""
+    root = tmp_path_factory.mktemp("planted")
+    shutil.copytree(REPO / "rag_lsp", root / "rag_lsp", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    plant(root / "rag_lsp" / "core" / "hover.py", "import pygls  # planted")
+    plant(root / "rag_lsp" / "core" / "docs.py", "from ..server import convert  # planted")
+    plant(root / "rag_lsp" / "server" / "convert.py", "from ..cli import formats  # planted")
+    # core.findings imports core.text; this closes the loop.
+    plant(root / "rag_lsp" / "core" / "text.py", "from . import findings  # planted")
+    result = lint_imports(root)
+    assert result.returncode != 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def verdict(report: str, contract: str) -> str:
+    """KEPT or BROKEN: what the report says of the contract named ``contract``."""
+    line = next(line for line in report.splitlines() if line.startswith(contract))
+    return line[len(contract) :].split()[0]
+
+
+def test_the_import_contracts_are_kept() -> None:
+    """lint-imports keeps every contract of pyproject.toml on the package as it is."""
+    result = lint_imports(REPO)
+    assert "0 broken" in result.stdout, result.stdout + result.stderr
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """No module of rag_lsp reaches itself through its runtime imports."""
+    assert module_cycle("rag_lsp") is None
+
+
+def test_the_core_importing_the_lsp_library_or_the_server_breaks_its_contract(planted: str) -> None:
+    """Core modules importing pygls and the server break the core's contract, each import named."""
+    assert verdict(planted, "The core imports neither the shells nor the LSP libraries") == "BROKEN"
+    assert "rag_lsp.core.hover -> pygls" in planted
+    assert "rag_lsp.core.docs -> rag_lsp.server.convert" in planted
+
+
+def test_the_server_importing_the_command_line_breaks_the_layers(planted: str) -> None:
+    """A server module importing the command line breaks the layers contract."""
+    assert verdict(planted, "The command line may start the server; the server never imports the command line") == "BROKEN"
+    assert "rag_lsp.server.convert -> rag_lsp.cli.formats" in planted
+
+
+def test_a_cycle_between_sibling_modules_breaks_the_acyclic_contract(planted: str) -> None:
+    """Two core modules importing each other break the acyclic contract, in the core."""
+    assert verdict(planted, "No import cycles between the sibling modules and packages of any package") == "BROKEN"
+    assert "No cycles are allowed in rag_lsp.core." in planted
+
+
+def test_a_package_and_its_submodule_importing_each_other_is_a_module_cycle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A package whose __init__ imports a submodule that imports the package is reported as that cycle."""
+    package = tmp_path / "planted_package"
+    package.mkdir()
+    (package / "__init__.py").write_text("from .child import make\n\nNAME = 'planted'\n", encoding="utf-8")
+    (package / "child.py").write_text("def make():\n    from . import NAME\n    return NAME\n", encoding="utf-8")
+    (package / "leaf.py").write_text("VALUE = 1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cycle = module_cycle("planted_package")
+    assert cycle is not None
+    assert set(cycle) == {"planted_package", "planted_package.child"}
+
+
+def test_imports_made_only_for_annotations_are_no_module_cycle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two modules whose only import back is under TYPE_CHECKING make no cycle."""
+    package = tmp_path / "annotated_package"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "a.py").write_text("from .b import B\n\nclass A(B):\n    pass\n", encoding="utf-8")
+    (package / "b.py").write_text(
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .a import A\n\nclass B:\n    def me(self) -> 'A': ...\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert module_cycle("annotated_package") is None
