@@ -37,8 +37,11 @@ from typing import Callable
 import orjson
 
 from ..core.runner import (
+    BROKEN_CASE,
     HIT_AT_K,
+    KEYWORD_FALLBACK,
     TARGET_FAILED,
+    THRESHOLD_FAILED,
     CaseResult,
     SuiteResult,
     describe_case,
@@ -172,7 +175,7 @@ def format_junit(run: Run) -> str:
                 ET.SubElement(properties, "property", name=metric, value=repr(value))
         if result.error is not None:
             case = ET.SubElement(suite, "testcase", classname=_xml_text(result.id), name="(suite)")
-            failure = ET.SubElement(case, "failure", message=_xml_text(result.error), type="RAG401")
+            failure = ET.SubElement(case, "failure", message=_xml_text(result.error), type=BROKEN_CASE)
             failure.text = _xml_text(result.error)
             tests, failures = tests + 1, failures + 1
         for case_result in result.cases:
@@ -184,7 +187,7 @@ def format_junit(run: Run) -> str:
             described = _xml_text(describe_case(case_result))
             if case_result.scores is None:
                 failures += 1
-                failure = ET.SubElement(case, "failure", message=described, type=case_result.code or "RAG401")
+                failure = ET.SubElement(case, "failure", message=described, type=case_result.code or BROKEN_CASE)
                 failure.text = described
             else:
                 ET.SubElement(case, "system-out").text = described
@@ -195,7 +198,7 @@ def format_junit(run: Run) -> str:
             described = describe_threshold(threshold)
             if not threshold.passed:
                 failures += 1
-                ET.SubElement(case, "failure", message=described, type="RAG403").text = described
+                ET.SubElement(case, "failure", message=described, type=THRESHOLD_FAILED).text = described
             else:
                 ET.SubElement(case, "system-out").text = described
         suite.set("tests", str(tests))
@@ -398,7 +401,7 @@ def _print_means(console, result: SuiteResult) -> None:
     if keyword:
         console.print(
             Text(
-                f"  {keyword:,} of {counted(scored, 'scored case')} ran on keyword search, not semantic (RAG402): "
+                f"  {keyword:,} of {counted(scored, 'scored case')} ran on keyword search, not semantic ({KEYWORD_FALLBACK}): "
                 "their figures do not describe the semantic retrieval",
                 style="yellow",
             ),
