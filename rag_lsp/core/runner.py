@@ -32,7 +32,7 @@ import operator
 import threading
 import time
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, Callable, Collection, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Sequence
 
 import msgspec
 
@@ -68,6 +68,10 @@ from .targets import TRUSTED_KINDS, Answer, Cancelled, Hit, Request, TargetError
 from .wording import counted
 from .workspace import Workspace, gc_paused
 from .yamltree import TooLarge, to_python
+
+if TYPE_CHECKING:
+    from .hit_at_k import HitAtKConfig, HitAtKResult
+    from .schemacheck import SchemaChecker
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +134,7 @@ class CaseResult:
     # The target's failure (RAG405), when that is why the case is broken.
     error: str | None = None
     # The Hit@K result of a gdi row (its explanation names the deciding pair).
-    detail: Any = None
+    detail: HitAtKResult | None = None
     # Each expected value that came back -> the rank of its first hit within the
     # first k (what a comparison with an earlier run needs to say which hit was
     # lost, and from which rank); None when the case has no figures.
@@ -563,7 +567,7 @@ class Runner:
         cases: list[CaseResult] = []
         runnable = [plan for plan in planned if plan.broken is None]
         batch = 512
-        outcomes: dict[int, Any] = {}
+        outcomes: dict[int, HitAtKResult] = {}
         for start in range(0, len(runnable), batch):
             if cancel is not None and cancel.is_set():
                 result.cancelled = True
@@ -752,7 +756,7 @@ _EXPECTED_FLAWS = {
 
 
 def _plan_gdi_rows(
-    rows: list[tuple[int, Any]], case_ids: Collection[str] | None, flaws: dict[int, Flaw], config: Any
+    rows: list[tuple[int, Any]], case_ids: Collection[str] | None, flaws: dict[int, Flaw], config: HitAtKConfig
 ) -> list[_GdiPlan]:
     """The gdi_text_v1 rows to score. A row is broken with the code `rag-lsp
     check` reports on its line: no usable `input_id` or a row that fails the
@@ -790,7 +794,7 @@ def _plan_gdi_rows(
     return plans
 
 
-def _gdi_problem(value: dict, flaw: Flaw | None, checker: Any, config: Any) -> Flaw | None:
+def _gdi_problem(value: dict, flaw: Flaw | None, checker: SchemaChecker, config: HitAtKConfig) -> Flaw | None:
     """Why a gdi row with a usable, unrepeated input_id cannot be scored (``flaw``:
     what reading it found, see RunDataset.flaws), or None."""
     references = value.get("reference_contexts")

@@ -33,23 +33,23 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
 import logging
 import queue
 import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from urllib.parse import unquote
 
 import attrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol import default_converter
+from pygls.workspace import TextDocument
 
 from ..core.compare import BaselineError, RunFigures, direction_from, load_baseline
-from ..core.findings import SOURCE
+from ..core.findings import Severity
 from ..core.results import (
     CASE,
     Baseline,
@@ -69,13 +69,15 @@ from ..core.wording import counted
 from ..core.suitefacts import SuiteInfo
 from ..core.workspace import DATASET_FILE, SUITE_FILE, read_workspace_config, settings_source, Workspace
 from .checker import FileDiagnostics, document_relative, near
-from .convert import client_column, encoding_name
+from .convert import JSON_LINE, diagnostic_json, encoding_name, json_text, line_diagnostic, on_line
 from .session import path_of
 
 if TYPE_CHECKING:
     from .server import RagLanguageServer
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 RUN_CASE = "ragLsp.runCase"
 RUN_SUITE = "ragLsp.runSuite"
@@ -258,18 +260,73 @@ class _Placed:
 @dataclass
 class _Outcome:
     placed: list[_Placed] = field(default_factory=list)
-    messages: list[tuple[types.MessageType, str]] = field(default_factory=list)
+    messages: list[_Message] = field(default_factory=list)
     suites: list[dict[str, Any]] = field(default_factory=list)
     note: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class LineEdit:
+    """An edit of an open file: the text between two positions replaced by ``text``."""
+
+    start_line: int
+    start_character: int
+    end_line: int
+    end_character: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class WholeText:
+    """An edit of an open file that replaced its whole text."""
+
+
+Edit = LineEdit | WholeText
+
+
+def edit_of(change: types.TextDocumentContentChangeEvent) -> Edit:
+    if isinstance(change, types.TextDocumentContentChangePartial):
+        start, end = change.range.start, change.range.end
+        return LineEdit(start.line, start.character, end.line, end.character, change.text)
+    return WholeText()
+
+
+@dataclass(slots=True)
+class _MarkDiagnostic:
+    """A mark converted for the client, kept while it stays on its line in the
+    same encoding with the same severity."""
+
+    line: int
+    encoding: str
+    severity: Severity | None
+    diagnostic: types.Diagnostic
+    json: str
+    # ``json`` split where its line number is, once the mark has moved.
+    json_parts: list[str] | None = None
+
+    def moved_to(self, line: int) -> _MarkDiagnostic:
+        """The same diagnostic on another line (the mark moved with its text)."""
+        parts = self.json_parts
+        if parts is None:
+            parts = self.json_parts = JSON_LINE.split(self.json)
+        return _MarkDiagnostic(line, self.encoding, self.severity, on_line(self.diagnostic, line), str(line).join(parts), parts)
+
+
+@dataclass(frozen=True, slots=True)
+class _Message:
+    """A message the run shows the user once it has ended."""
+
+    kind: types.MessageType
+    text: str
+
+
 @dataclass
 class _Run:
-    request_id: Any
+    request_id: int | str | None
     cancel: threading.Event = field(default_factory=threading.Event)
     token: types.ProgressToken | None = None
     # Edits of open files since the run took their text, replayed on its results.
-    journal: dict[Path, list[tuple]] = field(default_factory=dict)
+    journal: dict[Path, list[Edit]] = field(default_factory=dict)
     percent: int = -1
     ended: bool = False
     # Whether a progress was begun for an index build (a Run case has none of its own).
@@ -306,11 +363,11 @@ def _lines_of(text: str) -> Callable[[int], str]:
     return line_text
 
 
-def _apply(marks: LineMarks, op: tuple) -> None:
-    if op[0] is None:
-        marks.replace_all()
+def _apply(marks: LineMarks, edit: Edit) -> None:
+    if type(edit) is LineEdit:
+        marks.edit(edit.start_line, edit.start_character, edit.end_line, edit.end_character, edit.text)
     else:
-        marks.edit(*op)
+        marks.replace_all()
 
 
 class RunManager:
@@ -328,11 +385,11 @@ class RunManager:
         # Open documents: URI as pygls keys it -> path, and back.
         self._paths: dict[str, Path] = {}
         self._keys: dict[Path, str] = {}
-        # Diagnostics made from marks, by file: mark -> (line, encoding, diagnostic, JSON, columns…).
-        self._converted: dict[Path, dict[Mark, tuple]] = {}
+        # Diagnostics made from marks, by file and mark.
+        self._converted: dict[Path, dict[Mark, _MarkDiagnostic]] = {}
         self._json = default_converter()
 
-    def structure(self, value: Any, kind: type) -> Any:
+    def structure(self, value: object, kind: type[T]) -> T:
         """Typed command arguments from their JSON, or an InvalidParams error saying what is wrong."""
         try:
             return self._json.structure(value, kind)
@@ -342,12 +399,12 @@ class RunManager:
 
     # -------------------------------------------------- documents (loop thread)
 
-    def _document(self, path: Path) -> Any:
+    def _document(self, path: Path) -> TextDocument | None:
         key = self._keys.get(path)
         return self.server.workspace.text_documents.get(key) if key is not None else None
 
     @staticmethod
-    def _line_text(document: Any) -> Callable[[int], str]:
+    def _line_text(document: TextDocument) -> Callable[[int], str]:
         if hasattr(document, "line_text"):
             return document.line_text
         lines = document.lines
@@ -389,15 +446,11 @@ class RunManager:
         if not marks and not journals:
             return
         for change in params.content_changes:
-            if isinstance(change, types.TextDocumentContentChangePartial):
-                start, end = change.range.start, change.range.end
-                op: tuple = (start.line, start.character, end.line, end.character, change.text)
-            else:
-                op = (None,)
+            edit = edit_of(change)
             if marks:
-                _apply(marks, op)
+                _apply(marks, edit)
             for journal in journals:
-                journal.append(op)
+                journal.append(edit)
         document = self._document(path)
         if marks and document is not None:
             marks.settle(self._line_text(document))
@@ -426,7 +479,7 @@ class RunManager:
         settings = self._in_force[root] if root is not None else Settings()
         relative = path.relative_to(root).as_posix() if root is not None else path.name
         before = self._converted.get(path, {})
-        now: dict[Mark, tuple] = {}
+        now: dict[Mark, _MarkDiagnostic] = {}
         diagnostics: list[types.Diagnostic] = []
         as_json: list[str] = []
         stale: set[Mark] = set()
@@ -442,11 +495,13 @@ class RunManager:
             else:
                 severity = None
             entry = before.get(mark)
-            if entry is None or entry[0] != line or entry[1] != encoding or entry[4][2] != severity:
-                entry = self._diagnostic(mark, line, encoding, severity, entry)
+            if entry is None or entry.encoding != encoding or entry.severity != severity:
+                entry = self._diagnostic(mark, line, encoding, severity)
+            elif entry.line != line:
+                entry = entry.moved_to(line)
             now[mark] = entry
-            diagnostics.append(entry[2])
-            as_json.append(entry[3])
+            diagnostics.append(entry.diagnostic)
+            as_json.append(entry.json)
         self._converted[path] = now
         if stale:
             marks.remove(lambda _, mark: mark in stale)
@@ -456,31 +511,10 @@ class RunManager:
         return FileDiagnostics(file.uri, file.version, file.diagnostics + diagnostics, file.root, combined)
 
     @staticmethod
-    def _diagnostic(mark: Mark, line: int, encoding: str, severity: Any, before: tuple | None) -> tuple:
-        """A mark's diagnostic on ``line``, and its JSON: what does not depend on the
-        line is kept from ``before`` (a mark that moved reads the same)."""
-        if before is not None and before[1] == encoding and before[4][2] == severity:
-            start, end, _, tail = before[4]
-        else:
-            start = client_column(mark.text, mark.start, encoding)
-            end = client_column(mark.text, mark.end, encoding)
-            tail = (
-                f'"message": {json.dumps(mark.message)}, "severity": {int(severity) if severity else "null"}, '
-                f'"code": {json.dumps(mark.code)}, "source": "{SOURCE}"}}'
-            )
-        diagnostic = types.Diagnostic(
-            range=types.Range(start=types.Position(line=line, character=start), end=types.Position(line=line, character=end)),
-            message=mark.message,
-            severity=types.DiagnosticSeverity(int(severity)) if severity else None,
-            code=mark.code,
-            source=SOURCE,
-        )
-        # Written as pygls would write it, without converting the diagnostic again.
-        as_json = (
-            f'{{"range": {{"start": {{"line": {line}, "character": {start}}}, "end": {{"line": {line}, "character": {end}}}}}, '
-            + tail
-        )
-        return (line, encoding, diagnostic, as_json, (start, end, severity, tail))
+    def _diagnostic(mark: Mark, line: int, encoding: str, severity: Severity | None) -> _MarkDiagnostic:
+        """A mark's diagnostic on ``line``, and its JSON, as the findings' are converted."""
+        diagnostic = line_diagnostic(line, mark.text, mark.start, mark.end, mark.message, severity, mark.code, encoding)
+        return _MarkDiagnostic(line, encoding, severity, diagnostic, json_text(diagnostic_json(diagnostic)))
 
     def _republish(self, paths: set[Path]) -> None:
         try:
@@ -518,7 +552,7 @@ class RunManager:
 
     # -------------------------------------------------- cancelling
 
-    def cancel_request(self, request_id: Any) -> None:
+    def cancel_request(self, request_id: int | str | None) -> None:
         for run in self._runs:
             if run.request_id == request_id:
                 run.cancel.set()
@@ -622,8 +656,8 @@ class RunManager:
                 run.cancel.set()
                 raise
             self._install(run, outcome)
-            for kind, message in outcome.messages:
-                ls.window_show_message(types.ShowMessageParams(type=kind, message=message))
+            for message in outcome.messages:
+                ls.window_show_message(types.ShowMessageParams(type=message.kind, message=message.text))
             answer: dict[str, Any] = {"suites": outcome.suites}
             if outcome.note is not None:
                 answer["message"] = outcome.note
@@ -809,7 +843,7 @@ class RunManager:
             baseline = state.baseline()
         except BaselineError as error:
             baseline = None
-            outcome.messages.append((types.MessageType.Warning, f"rag-lsp: ragLsp.baseline: {error}; results are shown without deltas"))
+            outcome.messages.append(_Message(types.MessageType.Warning, f"rag-lsp: ragLsp.baseline: {error}; results are shown without deltas"))
         texts: dict[str, Callable[[int], str]] = {}
 
         def line_text_of(file: str) -> Callable[[int], str]:
@@ -840,7 +874,7 @@ class RunManager:
                 result = runner.run_suite(suite, cancel=cancel, progress=report, building=building)
             except Exception as error:  # noqa: BLE001 - one suite failing must not stop the others
                 log.exception("running suite %s failed", name)
-                outcome.messages.append((types.MessageType.Error, f"rag-lsp: running suite {name!r} failed: {error}"))
+                outcome.messages.append(_Message(types.MessageType.Error, f"rag-lsp: running suite {name!r} failed: {error}"))
                 continue
             outcome.suites.append(_summary(result))
             suite_path = workspace.absolute(suite.file)
@@ -857,14 +891,14 @@ class RunManager:
 
     def _run_case(
         self,
-        outcome,
-        runner,
+        outcome: _Outcome,
+        runner: Runner,
         suite: SuiteInfo,
         key: str,
         request: RunRequest,
-        line_text_of,
-        workspace,
-        cancel,
+        line_text_of: Callable[[str], Callable[[int], str]],
+        workspace: Workspace,
+        cancel: threading.Event,
         baseline: Baseline | None,
         building: Callable[[int, int], None] | None = None,
     ) -> None:
@@ -885,7 +919,7 @@ class RunManager:
             return
         except Exception as error:  # noqa: BLE001
             log.exception("running a case of %s failed", name)
-            outcome.messages.append((types.MessageType.Error, f"rag-lsp: running {case_id!r} of {name!r} failed: {error}"))
+            outcome.messages.append(_Message(types.MessageType.Error, f"rag-lsp: running {case_id!r} of {name!r} failed: {error}"))
             return
         outcome.suites.append(_summary(result))
         path = workspace.absolute(suite.dataset)
@@ -926,7 +960,7 @@ def indexed_suites(workspace: Workspace) -> list[tuple[SuiteInfo, int]]:
 
 def _note(outcome: _Outcome, text: str) -> _Outcome:
     outcome.note = text
-    outcome.messages.append((types.MessageType.Warning, f"rag-lsp: {text}"))
+    outcome.messages.append(_Message(types.MessageType.Warning, f"rag-lsp: {text}"))
     return outcome
 
 
@@ -934,12 +968,12 @@ def _tell(outcome: _Outcome, result: SuiteResult, name: str) -> None:
     for note in result.notes:
         # Said once per target (a fallback to keyword search): the results alone would not say why.
         log.warning("suite %s: %s", name, note)
-        outcome.messages.append((types.MessageType.Warning, f"rag-lsp: {note}"))
+        outcome.messages.append(_Message(types.MessageType.Warning, f"rag-lsp: {note}"))
     if result.error is not None:
         kind = types.MessageType.Error if result.error_code == TARGET_FAILED else types.MessageType.Warning
         error = result.error.removeprefix("not run: ")
-        outcome.messages.append((kind, f"rag-lsp: suite {name!r} was not run: {error}"))
+        outcome.messages.append(_Message(kind, f"rag-lsp: suite {name!r} was not run: {error}"))
     elif result.cancelled:
         outcome.messages.append(
-            (types.MessageType.Info, f"rag-lsp: the run of {name!r} was cancelled after {counted(len(result.cases), 'case')}")
+            _Message(types.MessageType.Info, f"rag-lsp: the run of {name!r} was cancelled after {counted(len(result.cases), 'case')}")
         )
