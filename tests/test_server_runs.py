@@ -627,11 +627,11 @@ def test_result_diagnostics_are_written_as_pygls_would_write_them() -> None:
     from pygls.protocol import default_converter
 
     from rag_lsp.core.results import CASE, Mark
-    from rag_lsp.server.runs import RunManager
+    from rag_lsp.server.run_marks import mark_diagnostic
 
     item = Mark("s", CASE, "RAG405", 2, 6, 'target failed: "x" — 🚀', 'é🚀 "case" …')
     for encoding in ("utf-16", "utf-8", "utf-32"):
-        converted = RunManager._diagnostic(item, 41, encoding, item.severity)
+        converted = mark_diagnostic(item, 41, encoding, item.severity)
         diagnostic = converted.diagnostic
         assert json.loads(converted.json) == default_converter().unstructure(diagnostic)
         moved = converted.moved_to(7)

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from ..core.suitefacts import SuiteInfo
-from ..core.workspace import DATASET_FILE, SUITE_FILE, find_root, Workspace
+from ..core.selection import suites_named_by_file, suites_under
+from ..core.workspace import find_root, Workspace
 from . import EXIT_FINDINGS, EXIT_OK, UsageError
 
 if TYPE_CHECKING:  # imported where a run starts: `rag-lsp check` need not load them
@@ -307,16 +308,12 @@ def select(paths: list[Path], suite_ids: list[str] | None) -> list[tuple[Workspa
         workspace = workspaces.get(root) or workspaces.setdefault(root, Workspace.configured(root))
         relative = workspace.relative(path)
         if path.is_dir():
-            prefix = "" if relative in ("", ".") else relative + "/"
-            suites = [suite for suite in workspace.suites() if suite.file.startswith(prefix)]
+            suites = suites_under(workspace, relative)
         else:
-            kind = workspace.kind_of(relative)
-            if kind == SUITE_FILE:
-                suites = workspace.suites_of(relative)
-            elif kind == DATASET_FILE:
-                suites = [suite for suite in workspace.suites() if suite.dataset == relative]
-            else:
+            named = suites_named_by_file(workspace, relative)
+            if named is None:
                 raise UsageError(f"{path}: neither a suite file nor a dataset")
+            suites = named
         for suite in suites:
             chosen[(root, suite.file, suite.node.start)] = (workspace, suite)
     found = list(chosen.values())

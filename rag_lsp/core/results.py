@@ -57,6 +57,7 @@ from .runner import (
 from .scorer import MRR, RECALL, SEMANTIC
 from .text import LineIndex
 from .wording import counted
+from .selection import suite_key  # noqa: F401 - a suite's name for results
 from .suitefacts import SuiteInfo
 from .yamltree import YNode
 
@@ -112,11 +113,6 @@ class Mark:
     @property
     def severity(self) -> Severity | None:
         return _severities().get(self.code) if self.code is not None else None
-
-
-def suite_key(suite: SuiteInfo, index: int) -> str:
-    """A suite's name for results: its file and id (its place in the file when it has no id)."""
-    return f"{suite.file}#{suite.id if suite.id is not None else f'@{index}'}"
 
 
 def case_id_of(line_text: str, gdi: bool = False) -> str | None:

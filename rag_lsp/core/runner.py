@@ -874,15 +874,6 @@ def _describe_findings(findings: list[Finding], path: str) -> str:
     return f"not run: {path} has {count} for this suite ({shown}{more}); `rag-lsp check` lists them"
 
 
-def select_suites(workspace: Workspace, ids: Iterable[str] | None = None) -> list[SuiteInfo]:
-    """The workspace's suites, or those with the given ids (in workspace order)."""
-    suites = workspace.suites()
-    if ids is None:
-        return list(suites)
-    wanted = set(ids)
-    return [suite for suite in suites if suite.id in wanted]
-
-
 def _figure(value: float) -> str:
     return f"{value:.2f}"
 

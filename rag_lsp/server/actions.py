@@ -28,7 +28,7 @@ from ..core.findings import SOURCE
 from ..core.wording import counted
 from .checker import Checker
 from .lenses import CASE_LENS, DocumentSuites, document_suites
-from .runs import RUN_CASE, RUN_SUITE, RunCaseArguments, RunSuiteArguments
+from .run_commands import RUN_CASE, RUN_SUITE, RunCaseArguments, RunSuiteArguments
 from .session import path_of
 
 if TYPE_CHECKING:
