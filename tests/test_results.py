@@ -18,11 +18,11 @@ from rag_lsp.core.results import (
     case_title,
     hover_markdown,
     id_span,
-    suite_key,
     suite_marks,
     suite_title,
 )
 from rag_lsp.core.runner import CaseResult, Runner
+from rag_lsp.core.selection import suite_key
 from rag_lsp.core.targets import Hit
 from rag_lsp.core.workspace import Workspace
 

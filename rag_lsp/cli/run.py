@@ -205,7 +205,7 @@ def run_command(arguments: argparse.Namespace) -> int:
     if comparison is not None and arguments.compare_json:
         from ..core.compare import report_json
 
-        from .run_formats import json_bytes
+        from ..core.report import json_bytes
 
         report = json_bytes(report_json(comparison))
         _write_file(arguments.compare_json, report, "--compare-json")
@@ -227,7 +227,7 @@ def _read_baseline(arguments: argparse.Namespace):
         raise UsageError(f"--tolerance must be a number of at least 0, not {arguments.tolerance:g}")
     if arguments.baseline is None:
         return None
-    from ..core.compare import BaselineError, load_baseline
+    from ..core.report import BaselineError, load_baseline
 
     try:
         return load_baseline(Path(arguments.baseline))
@@ -240,7 +240,7 @@ def _configured_baseline(selected: list[tuple[Workspace, SuiteInfo]]):
     file), when no --baseline is given: (report, name), or (None, None). A
     baseline not written yet (the first run) is noted and skipped; one that is not
     a run report is a usage error, as with --baseline."""
-    from ..core.compare import BaselineError, load_baseline
+    from ..core.report import BaselineError, load_baseline
 
     named = {(workspace.root, workspace.settings.baseline) for workspace, _ in selected if workspace.settings.baseline}
     if not named:

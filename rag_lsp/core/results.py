@@ -57,7 +57,6 @@ from .runner import (
 from .scorer import MRR, RECALL, SEMANTIC
 from .text import LineIndex
 from .wording import counted
-from .selection import suite_key  # noqa: F401 - a suite's name for results
 from .suitefacts import SuiteInfo
 from .yamltree import YNode
 
@@ -97,7 +96,7 @@ class CaseRun:
 class Mark:
     """One run result on one line of a file. Compared and hashed by identity."""
 
-    # The suite the run was of (see suite_key), and what a new run replaces.
+    # The suite the run was of (see selection.suite_key), and what a new run replaces.
     suite: str
     scope: str
     # RAG400–RAG405, or None for a mark only the code lens shows (a suite's verdict).

@@ -39,7 +39,7 @@ import msgspec
 from .analyze import analyze_file
 from .contexts import not_a_workspace_file
 from .datasets import CaseRow, DatasetProblem, KnownShapes, RunDataset, Unreadable, read_dataset
-from .expected import DUPLICATE_ID, NO_RELEVANT, NOTHING_RELEVANT, SCHEMA, Expected, Flaw, joined, judge_expected
+from .expected import DUPLICATE_ID, NOTHING_RELEVANT, SCHEMA, Expected, Flaw, joined, judge_expected
 from .findings import Finding, Severity
 from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE

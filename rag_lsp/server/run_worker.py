@@ -24,7 +24,8 @@ from typing import Any, Callable
 
 from lsprotocol import types
 
-from ..core.compare import BaselineError, RunFigures, direction_from, load_baseline
+from ..core.compare import direction_from
+from ..core.report import BaselineError, RunFigures, load_baseline, suite_summary
 from ..core.results import Baseline, case_id_of, case_marks, refusal_marks, suite_marks
 from ..core.runner import TARGET_FAILED, CaseNotFound, Runner, SuiteResult
 from ..core.selection import choose_for_case, choose_for_suite, indexed_suites, shares_dataset
@@ -168,23 +169,6 @@ class Outcome:
     note: str | None = None
 
 
-def _summary(result: SuiteResult) -> dict[str, Any]:
-    return {
-        "id": result.id,
-        "file": result.file,
-        "passed": result.passed,
-        "broken": result.broken,
-        "cancelled": result.cancelled,
-        "error": result.error,
-        "cases": len(result.cases),
-        "scored": result.scored,
-        "aggregates": result.aggregates,
-        "thresholds": [
-            {"metric": t.metric, "threshold": t.threshold, "value": t.value, "passed": t.passed} for t in result.thresholds
-        ],
-    }
-
-
 class RunThread:
     """The run thread's roots, and the jobs it runs (all on that thread but
     :meth:`submit` and :meth:`stop`).
@@ -301,7 +285,7 @@ class RunThread:
                 log.exception("running suite %s failed", name)
                 outcome.messages.append(Message(types.MessageType.Error, f"rag-lsp: running suite {name!r} failed: {error}"))
                 continue
-            outcome.suites.append(_summary(result))
+            outcome.suites.append(suite_summary(result))
             suite_path = workspace.absolute(suite.file)
             parsed = workspace.parsed_yaml(suite.file)
             if parsed is not None:
@@ -346,7 +330,7 @@ class RunThread:
             log.exception("running a case of %s failed", name)
             outcome.messages.append(Message(types.MessageType.Error, f"rag-lsp: running {case_id!r} of {name!r} failed: {error}"))
             return
-        outcome.suites.append(_summary(result))
+        outcome.suites.append(suite_summary(result))
         path = workspace.absolute(suite.dataset)
         if result.error is not None and result.findings:
             # Errors in its suite file stop the suite whichever case is asked for:
