@@ -100,7 +100,7 @@ def apply_edit(marks: LineMarks, edit: Edit) -> None:
         marks.replace_all()
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Placed:
     """What one suite's run leaves in one file, and which marks there it replaces."""
 
