@@ -14,15 +14,14 @@ from rag_lsp.core.compare import (
     LOWER,
     NEW,
     REMOVED,
-    BaselineError,
     HitChange,
     compare_case,
     compare_run,
     describe_change,
-    parse_report,
     report_json,
     vs_baseline,
 )
+from rag_lsp.core.report import BaselineError, parse_report
 from rag_lsp.core.runner import CaseResult
 
 

@@ -18,11 +18,11 @@ from rag_lsp.core.results import (
     case_title,
     hover_markdown,
     id_span,
-    suite_key,
     suite_marks,
     suite_title,
 )
 from rag_lsp.core.runner import CaseResult, Runner
+from rag_lsp.core.selection import suite_key
 from rag_lsp.core.targets import Hit
 from rag_lsp.core.workspace import Workspace
 
@@ -169,11 +169,11 @@ def case(scores: dict | None = None, **fields) -> CaseResult:
 def test_case_titles_say_the_figures_or_why_there_are_none() -> None:
     """The lens of a case that ran: recall and MRR, a broken case's reason, a target's failure."""
     assert case_title(case({"rag.recall": 0.5, "rag.mrr": 1 / 3})) == "recall 0.50 · MRR 0.33"
-    assert case_title(case(None, broken="none of the 2 hits…", code="RAG401", hits=(Hit(id="x"), Hit(id="y")))) == (
+    assert case_title(case(None, reason="none of the 2 hits…", code="RAG401", hits=(Hit(id="x"), Hit(id="y")))) == (
         "broken: hits carry no path field"
     )
-    assert case_title(case(None, broken="nothing relevant declared: …", code="RAG401")) == "broken: nothing relevant declared"
-    assert case_title(case(None, broken="`ids.search` did not answer within 1 s; it was stopped", code="RAG405")) == (
+    assert case_title(case(None, reason="nothing relevant declared: …", code="RAG401")) == "broken: nothing relevant declared"
+    assert case_title(case(None, reason="`ids.search` did not answer within 1 s; it was stopped", code="RAG405")) == (
         "target failed: `ids.search` did not answer within 1 s"
     )
     assert case_title(case({"rag.hit_at_k": 1.0})) == "hit@k 1"

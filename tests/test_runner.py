@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from workspaces import make_workspace
 
-from rag_lsp.core.runner import BROKEN_CASE, TARGET_FAILED, CaseNotFound, Runner, describe_case
+from rag_lsp.core.runner import BROKEN_CASE, TARGET_FAILED, CaseNotFound, CaseResult, Runner, describe_case
+from rag_lsp.core.scorer import score_case
+from rag_lsp.core.targets import Hit
 from rag_lsp.core.workspace import Workspace
 
 RECORDED_SUITE = """\
@@ -263,3 +265,18 @@ def test_a_rag_suite_over_gdi_rows_is_refused_as_the_checks_say(tmp_path: Path) 
     assert read_dataset(workspace, ".punica/evals/code.jsonl").shape == workspace.dataset_shape(".punica/evals/code.jsonl")
     result = run(workspace)
     assert result.error is not None and "RAG110" in result.error
+
+
+def test_a_scored_case_built_for_speed_has_each_figure_in_its_own_field() -> None:
+    """CaseResult.scored_case (positional, for speed) fills the same fields as naming each one."""
+    outcome = score_case(["a.md", "b.md", "c.md"], ["x.md", "a.md", None, "c.md"], "keyword", "path", 3)
+    hits = (Hit(path="x.md"), Hit(path="a.md"))
+    fast = CaseResult.scored_case("q", 4, outcome, "keyword", hits)
+    named = CaseResult(
+        "q", 4, outcome.scores, missed=outcome.missed, first_relevant_rank=outcome.first_relevant_rank, mode="keyword",
+        hits=hits, relevant_ranks=outcome.relevant_ranks, found=outcome.found, expected=outcome.expected,
+        ranks=outcome.ranks, why_missed=outcome.why_missed, answer=outcome.answer,
+    )
+    assert fast == named
+    assert fast.reason is None and fast.code is None and fast.error is None and fast.at_k is None
+    assert fast.missed == ("b.md", "c.md") and fast.first_relevant_rank == 2 and fast.found == 1 and fast.expected == 3

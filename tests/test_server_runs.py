@@ -648,12 +648,16 @@ def test_result_diagnostics_are_written_as_pygls_would_write_them() -> None:
     from pygls.protocol import default_converter
 
     from rag_lsp.core.results import CASE, Mark
-    from rag_lsp.server.runs import RunManager
+    from rag_lsp.server.run_marks import mark_diagnostic
 
     item = Mark("s", CASE, "RAG405", 2, 6, 'target failed: "x" — 🚀', 'é🚀 "case" …')
     for encoding in ("utf-16", "utf-8", "utf-32"):
-        _, _, diagnostic, as_json, _ = RunManager._diagnostic(item, 41, encoding, item.severity, None)
-        assert json.loads(as_json) == default_converter().unstructure(diagnostic)
+        converted = mark_diagnostic(item, 41, encoding, item.severity)
+        diagnostic = converted.diagnostic
+        assert json.loads(converted.json) == default_converter().unstructure(diagnostic)
+        moved = converted.moved_to(7)
+        assert json.loads(moved.json) == default_converter().unstructure(moved.diagnostic)
+        assert moved.diagnostic.range.start.line == 7
     assert diagnostic.range.start.character == 2
     assert diagnostic.severity == types.DiagnosticSeverity.Error
 

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from ..core.suitefacts import SuiteInfo
-from ..core.workspace import DATASET_FILE, SUITE_FILE, find_root, Workspace
+from ..core.selection import suites_named_by_file, suites_under
+from ..core.workspace import find_root, Workspace
 from .exits import EXIT_FINDINGS, EXIT_OK, UsageError
 from .outcome import Run
 
@@ -192,7 +193,7 @@ def run_command(arguments: argparse.Namespace) -> int:
     if comparison is not None and arguments.compare_json:
         from ..core.compare import report_json
 
-        from .run_formats import json_bytes
+        from ..core.report import json_bytes
 
         report = json_bytes(report_json(comparison))
         _write_file(arguments.compare_json, report, "--compare-json")
@@ -214,7 +215,7 @@ def _read_baseline(arguments: argparse.Namespace):
         raise UsageError(f"--tolerance must be a number of at least 0, not {arguments.tolerance:g}")
     if arguments.baseline is None:
         return None
-    from ..core.compare import BaselineError, load_baseline
+    from ..core.report import BaselineError, load_baseline
 
     try:
         return load_baseline(Path(arguments.baseline))
@@ -227,7 +228,7 @@ def _configured_baseline(selected: list[tuple[Workspace, SuiteInfo]]):
     file), when no --baseline is given: (report, name), or (None, None). A
     baseline not written yet (the first run) is noted and skipped; one that is not
     a run report is a usage error, as with --baseline."""
-    from ..core.compare import BaselineError, load_baseline
+    from ..core.report import BaselineError, load_baseline
 
     named = {(workspace.root, workspace.settings.baseline) for workspace, _ in selected if workspace.settings.baseline}
     if not named:
@@ -295,16 +296,12 @@ def select(paths: list[Path], suite_ids: list[str] | None) -> list[tuple[Workspa
         workspace = workspaces.get(root) or workspaces.setdefault(root, Workspace.configured(root))
         relative = workspace.relative(path)
         if path.is_dir():
-            prefix = "" if relative in ("", ".") else relative + "/"
-            suites = [suite for suite in workspace.suites() if suite.file.startswith(prefix)]
+            suites = suites_under(workspace, relative)
         else:
-            kind = workspace.kind_of(relative)
-            if kind == SUITE_FILE:
-                suites = workspace.suites_of(relative)
-            elif kind == DATASET_FILE:
-                suites = [suite for suite in workspace.suites() if suite.dataset == relative]
-            else:
+            named = suites_named_by_file(workspace, relative)
+            if named is None:
                 raise UsageError(f"{path}: neither a suite file nor a dataset")
+            suites = named
         for suite in suites:
             chosen[(root, suite.file, suite.node.start)] = (workspace, suite)
     found = list(chosen.values())

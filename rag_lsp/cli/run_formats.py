@@ -26,25 +26,26 @@
 
 from __future__ import annotations
 
-import dataclasses
 import io
-import json
 import os
 import re
 import xml.etree.ElementTree as ET
 from typing import Callable
 
-import orjson
 
 from ..core.runner import (
+    BROKEN_CASE,
     HIT_AT_K,
+    KEYWORD_FALLBACK,
     TARGET_FAILED,
+    THRESHOLD_FAILED,
     CaseResult,
     SuiteResult,
     describe_case,
     describe_missed,
     describe_threshold,
 )
+from ..core.report import report_bytes
 from ..core.scorer import HIT_AT_1, LABELS, MRR, PRECISION, RAG_METRICS, RECALL, RETRIEVED, SEMANTIC
 from ..core.wording import counted
 from .outcome import Run
@@ -55,98 +56,8 @@ TABLE_ROWS = 50
 # ---------------------------------------------------------------- json
 
 
-def suite_json(result: SuiteResult, shared: bool = True) -> dict:
-    """A suite's part of the JSON report (``shared``: sweep figures as orjson
-    fragments, written once for the cases that share them)."""
-    # orjson writes the scorer's records (slotted dataclasses) as objects itself;
-    # the standard encoder, which writes what orjson refuses, is given dicts.
-    why_missed: Callable[[CaseResult], object] = (
-        (lambda case: case.why_missed) if shared else (lambda case: [dataclasses.asdict(miss) for miss in case.why_missed])
-    )
-    answer: Callable[[CaseResult], object] = (
-        (lambda case: case.answer)
-        if shared
-        else (lambda case: dataclasses.asdict(case.answer) if case.answer is not None else None)
-    )
-    document = {
-        "id": result.id,
-        "passed": result.passed,
-        "broken": result.broken,
-        "aggregates": result.aggregates,
-        "thresholds": [
-            {"metric": t.metric, "threshold": t.threshold, "value": t.value, "passed": t.passed} for t in result.thresholds
-        ],
-        "error": result.error,
-        "metrics": result.metadata,
-    }
-    if result.ks:
-        document["at_k"] = {str(k): means for k, means in result.at_k.items()}
-        # Cases with the same figures share one `at_k` (see the runner): each is
-        # written once, on one line, and placed as it is beside every case that
-        # has it (a 100k-case sweep would otherwise be mostly indentation).
-        converted: dict[int, orjson.Fragment] = {}
-
-        def at_k(case: CaseResult) -> orjson.Fragment | None:
-            at = case.at_k
-            if at is None:
-                return None
-            if not shared:
-                return {str(k): scores for k, scores in at.items()}  # type: ignore[return-value]
-            found = converted.get(id(at))
-            if found is None:
-                found = converted[id(at)] = orjson.Fragment(orjson.dumps({str(k): scores for k, scores in at.items()}))
-            return found
-
-        document["cases"] = [
-            {
-                "id": case.id,
-                "scores": case.scores,
-                "broken": case.broken,
-                "missed": case.missed,  # a tuple: orjson writes it as a list
-                "first_relevant_rank": case.first_relevant_rank,
-                "mode": case.mode,
-                "ranks": case.ranks,
-                "why_missed": why_missed(case),
-                "answer": answer(case),
-                "at_k": at_k(case),
-            }
-            for case in result.cases
-        ]
-        return document
-    document["cases"] = [
-        {
-            "id": case.id,
-            "scores": case.scores,
-            "broken": case.broken,
-            "missed": case.missed,
-            "first_relevant_rank": case.first_relevant_rank,
-            "mode": case.mode,
-            "ranks": case.ranks,
-            "why_missed": why_missed(case),
-            "answer": answer(case),
-        }
-        for case in result.cases
-    ]
-    return document
-
-
 def format_json(run: Run) -> bytes:
-    document = {"suites": [suite_json(result) for _, result in run.results]}
-    # Bytes, written as they are: a 100k-case report is tens of megabytes.
-    try:
-        return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
-    except orjson.JSONEncodeError:
-        return json_bytes({"suites": [suite_json(result, shared=False) for _, result in run.results]})
-
-
-def json_bytes(document: object) -> bytes:
-    """``document`` as indented JSON, by orjson, or by the standard encoder when
-    orjson refuses a string: a lone surrogate (a case id written "\\ud800" in its
-    dataset is valid JSON), which that one escapes."""
-    try:
-        return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
-    except orjson.JSONEncodeError:
-        return (json.dumps(document, indent=2) + "\n").encode("ascii")
+    return report_bytes([result for _, result in run.results])
 
 
 # ---------------------------------------------------------------- junit
@@ -172,7 +83,7 @@ def format_junit(run: Run) -> str:
                 ET.SubElement(properties, "property", name=metric, value=repr(value))
         if result.error is not None:
             case = ET.SubElement(suite, "testcase", classname=_xml_text(result.id), name="(suite)")
-            failure = ET.SubElement(case, "failure", message=_xml_text(result.error), type="RAG401")
+            failure = ET.SubElement(case, "failure", message=_xml_text(result.error), type=BROKEN_CASE)
             failure.text = _xml_text(result.error)
             tests, failures = tests + 1, failures + 1
         for case_result in result.cases:
@@ -184,7 +95,7 @@ def format_junit(run: Run) -> str:
             described = _xml_text(describe_case(case_result))
             if case_result.scores is None:
                 failures += 1
-                failure = ET.SubElement(case, "failure", message=described, type=case_result.code or "RAG401")
+                failure = ET.SubElement(case, "failure", message=described, type=case_result.code or BROKEN_CASE)
                 failure.text = described
             else:
                 ET.SubElement(case, "system-out").text = described
@@ -195,7 +106,7 @@ def format_junit(run: Run) -> str:
             described = describe_threshold(threshold)
             if not threshold.passed:
                 failures += 1
-                ET.SubElement(case, "failure", message=described, type="RAG403").text = described
+                ET.SubElement(case, "failure", message=described, type=THRESHOLD_FAILED).text = described
             else:
                 ET.SubElement(case, "system-out").text = described
         suite.set("tests", str(tests))
@@ -398,7 +309,7 @@ def _print_means(console, result: SuiteResult) -> None:
     if keyword:
         console.print(
             Text(
-                f"  {keyword:,} of {counted(scored, 'scored case')} ran on keyword search, not semantic (RAG402): "
+                f"  {keyword:,} of {counted(scored, 'scored case')} ran on keyword search, not semantic ({KEYWORD_FALLBACK}): "
                 "their figures do not describe the semantic retrieval",
                 style="yellow",
             ),

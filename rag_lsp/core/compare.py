@@ -31,15 +31,13 @@ without the rank it moved from.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Mapping, Protocol, Sequence
 
-import msgspec
 
 from .manifests import HIGHER, LOWER, ManifestRegistry
+from .report import RunFigures, SuiteFigures
 from .scorer import (
     RAG_METRICS,
     RETRIEVED,
@@ -114,109 +112,6 @@ class CaseLike(Protocol):
     missed: Sequence[str]
     ranks: Mapping[str, int] | None
     why_missed: Sequence[MissLike]
-
-
-class MissFigures(msgspec.Struct, gc=False):
-    """Why a case of a run report missed one value (its ``why_missed``)."""
-
-    value: str
-    reason: str
-    rank: int | None = None
-    message: str = ""
-
-
-class AnswerFigures(msgspec.Struct, gc=False):
-    """What the target's whole answer held for a case of a run report (its ``answer``)."""
-
-    hits: int
-    ranks: dict[str, list[int]]
-    first_with_field: int | None = None
-
-
-class CaseFigures(msgspec.Struct, gc=False):
-    """One case of a run report (``--format json``)."""
-
-    id: str
-    scores: dict[str, float | None] | None
-    broken: str | None = None
-    missed: list[str] = []
-    first_relevant_rank: int | None = None
-    mode: str | None = None
-    ranks: dict[str, int] | None = None
-    why_missed: list[MissFigures] = []
-    answer: AnswerFigures | None = None
-    at_k: dict[str, dict[str, float | None] | None] | None = None
-
-
-class SuiteFigures(msgspec.Struct, gc=False):
-    """One suite of a run report."""
-
-    id: str
-    aggregates: dict[str, float | None]
-    cases: list[CaseFigures]
-    passed: bool | None = None
-    broken: bool | None = None
-    error: str | None = None
-    at_k: dict[str, dict[str, float | None]] | None = None
-
-
-class RunFigures(msgspec.Struct, gc=False):
-    """A run report: what ``rag-lsp run --format json`` prints."""
-
-    suites: list[SuiteFigures]
-
-
-class BaselineError(Exception):
-    """The baseline cannot be read, or is not a run report; the message says why."""
-
-
-_REPORT = msgspec.json.Decoder(RunFigures)
-
-
-def parse_report(data: bytes | str, name: str = "the baseline") -> RunFigures:
-    """A run report from its JSON text; BaselineError when it is not one."""
-    try:
-        return _decode_report(data)
-    except msgspec.ValidationError as error:
-        detail = str(error)
-        hint = ""
-        try:
-            value = msgspec.json.decode(data)
-        except msgspec.DecodeError:
-            value = None
-        if isinstance(value, list):
-            hint = " (a JSON array: is it `rag-lsp check --format json` output?)"
-        raise BaselineError(
-            f"{name} is not a run report of `rag-lsp run --format json`{hint}: {detail[:1].lower()}{detail[1:]}"
-        ) from None
-    except msgspec.DecodeError as error:
-        raise BaselineError(f"{name} is not valid JSON: {error}") from None
-
-
-def _decode_report(data: bytes | str) -> RunFigures:
-    try:
-        return _REPORT.decode(data)
-    except msgspec.DecodeError as error:
-        # msgspec refuses a lone surrogate escape ("\\ud800"), which is valid JSON
-        # and which a report holds when a case id does: the standard decoder reads it.
-        try:
-            value = json.loads(data)
-        except (ValueError, RecursionError):
-            raise error from None  # msgspec's error, which says where
-        return msgspec.convert(value, RunFigures)
-
-
-def load_baseline(path: Path) -> RunFigures:
-    """Read a baseline report; BaselineError when missing, unreadable or not a report."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise BaselineError(f"the baseline {path} does not exist") from None
-    except IsADirectoryError:
-        raise BaselineError(f"the baseline {path} is a folder, not a run report") from None
-    except OSError as error:
-        raise BaselineError(f"cannot read the baseline {path}: {error.strerror or error}") from None
-    return parse_report(data, f"the baseline {path}")
 
 
 def keyed(items: Iterable[Any]) -> dict[str, Any]:

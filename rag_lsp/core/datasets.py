@@ -25,6 +25,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
+from .expected import SCHEMA, Flaw
 from .jsonrows import Row, max_digits
 from .manifests import GDI_TEXT, RAG_CASE
 from .rowschema import non_finite_message
@@ -33,11 +34,14 @@ from .rows import row_shape
 from .workspace import gc_paused, Workspace
 
 
-@dataclass(frozen=True, slots=True)
-class Unreadable:
-    """A line that has no value for a run, and why."""
+# The codes of a line that cannot be read: not JSON, or refused.
+NOT_JSON = "RAG002"
+UNSAFE = "RAG005"
 
-    message: str
+
+@dataclass(frozen=True, slots=True)
+class Unreadable(Flaw):
+    """A line that has no value for a run: why, and the code the checks report it with."""
 
 
 @dataclass
@@ -51,7 +55,7 @@ class RunDataset:
     shape: str | None
     # Line -> why a row that was read cannot be run (a number read as infinity),
     # with its code: the run breaks it once it knows its id.
-    flaws: dict[int, str] = field(default_factory=dict)
+    flaws: dict[int, Flaw] = field(default_factory=dict)
 
 
 class DatasetProblem(Exception):
@@ -97,7 +101,7 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
     limit = workspace.settings.max_line_bytes
     digits = max_digits()
     rows: list[tuple[int, Any]] = []
-    flaws: dict[int, str] = {}
+    flaws: dict[int, Flaw] = {}
     append = rows.append
     counts = {RAG_CASE: 0, GDI_TEXT: 0}
     with gc_paused():
@@ -109,12 +113,12 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
             if not line or line[0] != 0x7B and line.decode("utf-8", "surrogatepass").isspace():
                 continue
             if len(line) > limit and len(text := line.decode("utf-8", "replace")) > limit:
-                message = f"line {number + 1} is not read: {len(text):,} characters, above the limit of {limit:,} (RAG005)"
-                append((number, Unreadable(message)))
+                message = f"line {number + 1} is not read: {len(text):,} characters, above the limit of {limit:,}"
+                append((number, Unreadable(message, UNSAFE)))
                 continue
             if undecodable and number in undecodable:
-                message = f"line {number + 1} is not valid JSON: {undecodable[number]}; a dataset is UTF-8 text (RAG002)"
-                append((number, Unreadable(message)))
+                message = f"line {number + 1} is not valid JSON: {undecodable[number]}; a dataset is UTF-8 text"
+                append((number, Unreadable(message, NOT_JSON)))
                 continue
             # A line that may hold what the checks' reader refuses and the fast
             # decoders read (an integer of more digits than Python converts, nesting
@@ -143,17 +147,17 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
                 # The checks' row says why the line cannot be read (nesting too deep included).
                 row = Row(line.decode("utf-8", "surrogatepass"))
                 if row.error is not None:
-                    append((number, Unreadable(f"line {number + 1} is not valid JSON: {row.error[1]} (RAG002)")))
+                    append((number, Unreadable(f"line {number + 1} is not valid JSON: {row.error[1]}", NOT_JSON)))
                     continue
                 if row.refused:
-                    append((number, Unreadable(f"line {number + 1} is not read: {row.refused} (RAG005)")))
+                    append((number, Unreadable(f"line {number + 1} is not read: {row.refused}", UNSAFE)))
                     continue
                 value = row.value
                 # Read exactly, as the checks read it: a number beyond a double's
                 # range is infinity there, and RAG004 here too.
                 flaw = next(non_finite_issues(value), None)
                 if flaw is not None:
-                    flaws[number] = f"{non_finite_message(flaw.path)} (RAG004)"
+                    flaws[number] = Flaw(non_finite_message(flaw.path), SCHEMA)
             append((number, value))
             shape = row_shape(value)
             if shape is not None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 
@@ -38,30 +39,42 @@ from .compare import (
     vs_baseline,
 )
 from .findings import Severity
-from .runner import BROKEN_CASE, HIT_AT_K, TARGET_FAILED, UNKNOWN_TARGET, CaseResult, SuiteResult, describe_case, describe_threshold
+from .runner import (
+    BROKEN_CASE,
+    CASE_RESULT,
+    HIT_AT_K,
+    KEYWORD_FALLBACK,
+    RESULT_CODES,
+    TARGET_FAILED,
+    THRESHOLD_FAILED,
+    THRESHOLD_MET,
+    UNKNOWN_TARGET,
+    CaseResult,
+    SuiteResult,
+    describe_case,
+    describe_threshold,
+)
 from .scorer import MRR, RECALL, SEMANTIC, label
 from .text import LineIndex
 from .wording import counted
 from .suitefacts import SuiteInfo
 from .yamltree import YNode
 
-CASE_RESULT = "RAG400"
-THRESHOLD_FAILED = "RAG403"
-THRESHOLD_MET = "RAG404"
-KEYWORD_FALLBACK = "RAG402"
 
 # What a new run replaces: the marks of the cases it ran, or every mark of its suite.
 CASE = "case"
 SUITE = "suite"
 
-_SEVERITY = {
-    CASE_RESULT: Severity.INFORMATION,
-    BROKEN_CASE: Severity.ERROR,
-    KEYWORD_FALLBACK: Severity.WARNING,
-    THRESHOLD_FAILED: Severity.ERROR,
-    THRESHOLD_MET: Severity.HINT,
-    TARGET_FAILED: Severity.ERROR,
-}
+
+
+@lru_cache(maxsize=1)
+def _severities() -> dict[str, Severity]:
+    """The severity of each code a mark can have, as its rule declares it."""
+    from .rules import all_rules
+
+    rules = all_rules()
+    return {code: rules[code].severity for code in RESULT_CODES}
+
 
 # Hits listed by a case's hover.
 HOVER_HITS = 20
@@ -83,7 +96,7 @@ class CaseRun:
 class Mark:
     """One run result on one line of a file. Compared and hashed by identity."""
 
-    # The suite the run was of (see suite_key), and what a new run replaces.
+    # The suite the run was of (see selection.suite_key), and what a new run replaces.
     suite: str
     scope: str
     # RAG400–RAG405, or None for a mark only the code lens shows (a suite's verdict).
@@ -98,12 +111,7 @@ class Mark:
 
     @property
     def severity(self) -> Severity | None:
-        return _SEVERITY.get(self.code) if self.code is not None else None
-
-
-def suite_key(suite: SuiteInfo, index: int) -> str:
-    """A suite's name for results: its file and id (its place in the file when it has no id)."""
-    return f"{suite.file}#{suite.id if suite.id is not None else f'@{index}'}"
+        return _severities().get(self.code) if self.code is not None else None
 
 
 def case_id_of(line_text: str, gdi: bool = False) -> str | None:
@@ -144,11 +152,7 @@ def id_span(line_text: str, case_id: str, gdi: bool = False) -> tuple[int, int]:
 
 
 def _short(text: str | None, limit: int = _TITLE_REASON) -> str:
-    text = (text or "").strip()
-    for cut in (" (RAG",):
-        if cut in text:
-            text = text[: text.index(cut)]
-    text = text.split("; ")[0]
+    text = (text or "").strip().split("; ")[0]
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
@@ -172,12 +176,12 @@ def case_title(case: CaseResult, match: str = "path", k: int | None = None, vers
             parts.append(_beside(f"MRR {scores[MRR]:.2f}", versus(MRR)))
         return " · ".join(parts) or "scored"
     if case.code == TARGET_FAILED:
-        return "target failed: " + _short(case.broken)
+        return "target failed: " + _short(case.reason)
     if _carry_no_field(case, match, k):
         return f"broken: hits carry no {match} field"
-    if (case.broken or "").startswith("nothing relevant declared"):
+    if (case.reason or "").startswith("nothing relevant declared"):
         return "broken: nothing relevant declared"
-    return "broken: " + _short(case.broken)
+    return "broken: " + _short(case.reason)
 
 
 def _beside(text: str, note: str) -> str:
@@ -199,8 +203,8 @@ def _cases(count: int) -> str:
 def suite_title(result: SuiteResult, versus: Callable[[str], str] = lambda _: "") -> str:
     """The lens title of a suite that ran: ``passed · recall 0.96 · MRR 0.90 (10 cases)``
     (with a baseline ``passed · recall 0.96 (+0.02 vs baseline) · MRR 0.90 (10 cases)``)."""
-    if result.error is not None:
-        return "not run: " + _short(result.error.removeprefix("not run: "))
+    if result.reason is not None:
+        return "not run: " + _short(result.reason.removeprefix("not run: "))
     total = len(result.cases)
     if result.cancelled:
         return f"cancelled after {_cases(total)}"
@@ -327,7 +331,7 @@ def refusal_marks(
     for line in lines:
         text = line_text(line)
         start, end = id_span(text, case_id_of(text, gdi) or "", gdi)
-        title = "not run: " + _short(message.removeprefix("not run: "))
+        title = "not run: " + _short((result.reason or "").removeprefix("not run: "))
         placed.append((line, Mark(key, CASE, code, start, end, message, text, title)))
     return placed
 

@@ -32,13 +32,14 @@ import operator
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Collection, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Sequence
 
 import msgspec
 
 from .analyze import analyze_file
 from .contexts import not_a_workspace_file
 from .datasets import CaseRow, DatasetProblem, KnownShapes, RunDataset, Unreadable, read_dataset
+from .expected import DUPLICATE_ID, NOTHING_RELEVANT, SCHEMA, Expected, Flaw, joined, judge_expected
 from .findings import Finding, Severity
 from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE
@@ -53,6 +54,7 @@ from .scorer import (
     SEMANTIC,
     SEMANTIC_MODE,
     AnswerRanks,
+    CaseScore,
     Miss,
     ThresholdResult,
     aggregate,
@@ -68,17 +70,31 @@ from .wording import counted
 from .workspace import Workspace, gc_paused
 from .yamltree import TooLarge, to_python
 
+if TYPE_CHECKING:
+    from .hit_at_k import HitAtKConfig, HitAtKResult
+    from .schemacheck import SchemaChecker
+
 log = logging.getLogger(__name__)
 
 HIT_AT_K = "rag.hit_at_k"
 ENGINES = frozenset({"rag"})
 METRICS = frozenset({HIT_AT_K})
 
+# The codes of a run's results (their severities are their rules').
+CASE_RESULT = "RAG400"
 # Which diagnostic explains a case without figures.
 BROKEN_CASE = "RAG401"
+KEYWORD_FALLBACK = "RAG402"
+THRESHOLD_FAILED = "RAG403"
+THRESHOLD_MET = "RAG404"
 TARGET_FAILED = "RAG405"
+RESULT_CODES = (CASE_RESULT, BROKEN_CASE, KEYWORD_FALLBACK, THRESHOLD_FAILED, THRESHOLD_MET, TARGET_FAILED)
 # Why a suite is not run when its target id is configured nowhere.
 UNKNOWN_TARGET = "RAG111"
+# A value the checks refuse to read (too large, too deep).
+UNSAFE_INPUT = "RAG005"
+# A gdi_text_v1 row without reference contexts.
+NO_REFERENCES = "RAG208"
 
 Progress = Callable[[int, int], None]
 # Called while a target builds its index, with (files read, files to read).
@@ -96,10 +112,14 @@ class CaseResult:
     id: str
     # 0-based line of the case in the dataset.
     line: int
-    # Metric -> value, or None when the case has no figures (see ``broken``).
+    # Metric -> value, or None when the case has no figures (see ``reason``).
     scores: dict[str, float] | None
+    # The fields below are given by name (see scored(), the one exception).
     # Why there are no figures, for people; None when scored.
-    broken: str | None = None
+    reason: str | None = None
+    # The code of the check that reports that reason on the case's line (RAG200,
+    # RAG004, ...), when one does.
+    reason_code: str | None = None
     # RAG401 (broken case) or RAG405 (the target failed) when broken.
     code: str | None = None
     missed: tuple[str, ...] = ()
@@ -114,7 +134,7 @@ class CaseResult:
     # The target's failure (RAG405), when that is why the case is broken.
     error: str | None = None
     # The Hit@K result of a gdi row (its explanation names the deciding pair).
-    detail: Any = None
+    detail: HitAtKResult | None = None
     # Each expected value that came back -> the rank of its first hit within the
     # first k (what a comparison with an earlier run needs to say which hit was
     # lost, and from which rank); None when the case has no figures.
@@ -128,9 +148,30 @@ class CaseResult:
     # each expected value): None when the target gave no answer to score.
     answer: AnswerRanks | None = None
 
+    @classmethod
+    def scored_case(cls, case_id: str, line: int, outcome: CaseScore, mode: str | None, hits: tuple[Hit, ...]) -> CaseResult:
+        """A case the scorer gave figures (``outcome``), with the target's answer
+        mode and the hits kept. The fields are given by position, in their order
+        above: a run builds one per case, and naming them would cost each a
+        microsecond more (a tenth of a 100k-case run)."""
+        return cls(
+            case_id, line, outcome.scores, None, None, None, outcome.missed, outcome.first_relevant_rank, mode, hits,
+            outcome.relevant_ranks, outcome.found, outcome.expected, None, None, outcome.ranks, None, outcome.why_missed,
+            outcome.answer,
+        )
+
     @property
     def scored(self) -> bool:
         return self.scores is not None
+
+    @property
+    def broken(self) -> str | None:
+        """Why there are no figures, as people read it: the reason and, in
+        brackets, the code of the check that reports it; None when scored."""
+        reason = self.reason
+        if reason is None or self.reason_code is None:
+            return reason
+        return f"{reason} ({self.reason_code})"
 
 
 @dataclass
@@ -146,9 +187,8 @@ class SuiteResult:
     thresholds: tuple[ThresholdResult, ...] = ()
     # Offsets (start, end) in the suite file of each threshold's key, by metric.
     threshold_spans: dict[str, tuple[int, int]] = field(default_factory=dict)
-    # Why the suite was not run (its code in brackets at the end, when it has
-    # one); None when it ran.
-    error: str | None = None
+    # Why the suite was not run; None when it ran.
+    reason: str | None = None
     # The code of the finding that says why it was not run (RAG111 for a target
     # not configured, RAG405 for one refused or unreachable, ...), when one does.
     error_code: str | None = None
@@ -167,8 +207,14 @@ class SuiteResult:
     notes: tuple[str, ...] = ()
 
     @property
+    def error(self) -> str | None:
+        """Why the suite was not run, as people read it (its code in brackets at
+        the end, when it has one); None when it ran."""
+        return joined(self.reason, self.error_code) if self.reason is not None else None
+
+    @property
     def broken(self) -> bool:
-        return self.error is not None or any(case.scores is None for case in self.cases)
+        return self.reason is not None or any(case.scores is None for case in self.cases)
 
     @property
     def passed(self) -> bool:
@@ -310,8 +356,7 @@ class Runner:
         thresholds = self._thresholds(suite, result)
         refusal = self._refusal(suite, result)
         if refusal is not None:
-            reason, code = refusal
-            return self._refuse(result, reason, thresholds, code)
+            return self._refuse(result, refusal.reason, thresholds, refusal.code)
         if suite.metrics and not suite.engines:
             # A metric's k is part of its config: a sweep does not apply.
             return self._run_metric_suite(suite, result, thresholds, case_ids, cancel, progress)
@@ -322,32 +367,32 @@ class Runner:
         return self._run_rag_suite(suite, result, thresholds, case_ids, cancel, progress, record, building)
 
     def _refuse(self, result: SuiteResult, reason: str, thresholds: dict[str, float], code: str | None = None) -> SuiteResult:
-        result.error = f"{reason} ({code})" if code is not None else reason
+        result.reason = reason
         result.error_code = code
         result.thresholds = tuple(ThresholdResult(metric, value, None, False) for metric, value in thresholds.items())
         return result
 
-    def _refusal(self, suite: SuiteInfo, result: SuiteResult) -> tuple[str, str | None] | None:
+    def _refusal(self, suite: SuiteInfo, result: SuiteResult) -> Flaw | None:
         """Why the suite cannot run, and the code the checks report it with (None
         where rag-lsp checks what it cannot score); None when it can run."""
         blocking = self.blocking_findings(suite)
         if blocking:
             result.findings = tuple(blocking)
-            return _describe_findings(blocking, suite.file), None
+            return Flaw(_describe_findings(blocking, suite.file))
         unknown_engines = [engine for engine in suite.engines if engine not in ENGINES]
         if unknown_engines:
-            return f"rag-lsp has no scorer for engine {', '.join(map(repr, unknown_engines))}; it can only check it", None
+            return Flaw(f"rag-lsp has no scorer for engine {', '.join(map(repr, unknown_engines))}; it can only check it")
         unknown_metrics = [metric for metric in suite.metrics if metric not in METRICS]
         if unknown_metrics:
-            return f"rag-lsp has no scorer for metric {', '.join(map(repr, unknown_metrics))}; it can only check it", None
+            return Flaw(f"rag-lsp has no scorer for metric {', '.join(map(repr, unknown_metrics))}; it can only check it")
         if suite.engines and suite.metrics:
-            return "a suite with both `engines` and `metrics` cannot be scored: its dataset has one row shape", None
+            return Flaw("a suite with both `engines` and `metrics` cannot be scored: its dataset has one row shape")
         if not suite.engines and not suite.metrics:
-            return "the suite has neither `engines` nor `metrics`: nothing scores its cases", None
+            return Flaw("the suite has neither `engines` nor `metrics`: nothing scores its cases")
         if suite.dataset is None:
-            return "the suite names no dataset inside the workspace", None
+            return Flaw("the suite names no dataset inside the workspace")
         dataset = self._dataset(suite.dataset)
-        return (dataset.reason, dataset.code) if isinstance(dataset, DatasetProblem) else None
+        return Flaw(dataset.reason, dataset.code) if isinstance(dataset, DatasetProblem) else None
 
     def _thresholds(self, suite: SuiteInfo, result: SuiteResult) -> dict[str, float]:
         node = suite.node.get("thresholds")
@@ -414,7 +459,10 @@ class Runner:
             if reads_input and plan.broken is None:
                 _decode_input(plan)
             if plan.broken is not None:
-                cases[position] = CaseResult(plan.case_id, plan.line, None, plan.broken, BROKEN_CASE, at_k=none_at)
+                cases[position] = CaseResult(
+                    plan.case_id, plan.line, None,
+                    reason=plan.broken.reason, reason_code=plan.broken.code, code=BROKEN_CASE, at_k=none_at,
+                )
                 report.one()
             else:
                 plan.position = position
@@ -450,7 +498,8 @@ class Runner:
                     record(plan.case_id, answer)
                 if type(answer) is TargetError:
                     case = CaseResult(
-                        plan.case_id, plan.line, None, answer.message, TARGET_FAILED, error=answer.message, at_k=none_at
+                        plan.case_id, plan.line, None,
+                        reason=answer.message, code=TARGET_FAILED, error=answer.message, at_k=none_at,
                     )
                 else:
                     hits = answer.hits
@@ -458,16 +507,12 @@ class Runner:
                     outcome = score_case(plan.expected, values, answer.mode, match, k, absent)
                     if outcome.scores is None:
                         case = CaseResult(
-                            plan.case_id, plan.line, None, outcome.broken.message, BROKEN_CASE,
+                            plan.case_id, plan.line, None,
+                            reason=outcome.broken.message, code=BROKEN_CASE,
                             mode=answer.mode, hits=tuple(hits) if keep else (), answer=outcome.answer,
                         )
                     else:
-                        case = CaseResult(
-                            plan.case_id, plan.line, outcome.scores, None, None, outcome.missed,
-                            outcome.first_relevant_rank, answer.mode, tuple(hits) if keep else (),
-                            outcome.relevant_ranks, outcome.found, outcome.expected, None, None, outcome.ranks,
-                            None, outcome.why_missed, outcome.answer,
-                        )
+                        case = CaseResult.scored_case(plan.case_id, plan.line, outcome, answer.mode, tuple(hits) if keep else ())
                     if sweep:
                         whole = outcome.answer
                         key = answer_pattern(
@@ -521,7 +566,7 @@ class Runner:
         cases: list[CaseResult] = []
         runnable = [plan for plan in planned if plan.broken is None]
         batch = 512
-        outcomes: dict[int, Any] = {}
+        outcomes: dict[int, HitAtKResult] = {}
         for start in range(0, len(runnable), batch):
             if cancel is not None and cancel.is_set():
                 result.cancelled = True
@@ -532,13 +577,15 @@ class Runner:
             report.many(len(chunk))
         for plan in planned:
             if plan.broken is not None:
-                cases.append(CaseResult(plan.id, plan.line, None, plan.broken, BROKEN_CASE))
+                cases.append(
+                    CaseResult(plan.id, plan.line, None, reason=plan.broken.reason, reason_code=plan.broken.code, code=BROKEN_CASE)
+                )
                 continue
             outcome = outcomes.get(plan.line)
             if outcome is None:
                 continue  # cancelled before it ran
             if outcome.score is None:
-                cases.append(CaseResult(plan.id, plan.line, None, outcome.broken, BROKEN_CASE, detail=outcome))
+                cases.append(CaseResult(plan.id, plan.line, None, reason=outcome.broken, code=BROKEN_CASE, detail=outcome))
                 continue
             rank = outcome.pair[0] + 1 if outcome.hit and outcome.pair is not None else None
             cases.append(CaseResult(plan.id, plan.line, {HIT_AT_K: outcome.score}, first_relevant_rank=rank, detail=outcome))
@@ -557,7 +604,7 @@ class _Plan(Request):
 
     line: int = 0
     expected: Sequence[str] = ()
-    broken: str | None = None
+    broken: Flaw | None = None
     position: int = 0
 
 
@@ -567,11 +614,11 @@ class _GdiPlan:
     line: int
     references: list[str] = field(default_factory=list)
     chunks: list[str] = field(default_factory=list)
-    broken: str | None = None
+    broken: Flaw | None = None
 
 
 def _plan_rag_cases(
-    rows: list[tuple[int, Any]], case_ids: Collection[str] | None, flaws: dict[int, str] | None = None
+    rows: list[tuple[int, Any]], case_ids: Collection[str] | None, flaws: dict[int, Flaw] | None = None
 ) -> list[_Plan]:
     # One pass over the rows with the checks inlined: for 100k cases every
     # function call per row shows in the run's time. Each broken case names the
@@ -625,12 +672,13 @@ def _plan_rag_cases(
     return plans
 
 
-_NOTHING_DECLARED = "nothing relevant declared: `expect.relevant` is empty, so there is nothing to count (RAG200)"
-_GDI_AMONG_CASES = "a gdi_text_v1 row among rag cases: the rag engine cannot score it (RAG004)"
+_NOTHING_DECLARED = Flaw("nothing relevant declared: `expect.relevant` is empty, so there is nothing to count", NOTHING_RELEVANT)
+_GDI_AMONG_CASES = Flaw("a gdi_text_v1 row among rag cases: the rag engine cannot score it", SCHEMA)
+_NO_INPUT = Flaw("the case has no `input` object to send to the target", SCHEMA)
 
 
-def _repeated(case_id: str, first: int) -> str:
-    return f"the case id {case_id!r} is used before, on line {first + 1} (RAG202)"
+def _repeated(case_id: str, first: int) -> Flaw:
+    return Flaw(f"the case id {case_id!r} is used before, on line {first + 1}", DUPLICATE_ID)
 
 
 def _encode(case: CaseRow) -> bytes:
@@ -651,63 +699,63 @@ def _decode_input(plan: _Plan) -> None:
         except RecursionError as error:
             # Nesting past the decoder's depth.
             plan.input = None
-            plan.broken = f"the case's `input` is not read: {error} (RAG005)"
+            plan.broken = Flaw(f"the case's `input` is not read: {error}", UNSAFE_INPUT)
             return
     if type(plan.input) is not dict:
-        plan.broken = "the case has no `input` object to send to the target (RAG004)"
+        plan.broken = _NO_INPUT
 
 
-def _unread_input(raw: msgspec.Raw, error: Exception) -> str:
+def _unread_input(raw: msgspec.Raw, error: Exception) -> Flaw:
     """Why a case whose `input` the fast decoder refused is broken, with the code
     the checks give it, read as they read it: a number beyond a double's range is
     infinity there (RAG004), an integer of too many digits is not read (RAG005)."""
     row = Row(bytes(raw).decode("utf-8", "surrogatepass"))
     if row.refused:
-        return f"the case's `input` is not read: {row.refused} (RAG005)"
+        return Flaw(f"the case's `input` is not read: {row.refused}", UNSAFE_INPUT)
     flaw = next(non_finite_issues(row.value), None) if row.error is None else None
     if flaw is not None:
-        return f"{non_finite_message(('input', *flaw.path))} (RAG004)"
-    return f"the case's `input` is not read: {error} (RAG005)"
+        return Flaw(non_finite_message(("input", *flaw.path)), SCHEMA)
+    return Flaw(f"the case's `input` is not read: {error}", UNSAFE_INPUT)
 
 
-def _no_id(value: Any, line: int, key: str) -> str:
+def _no_id(value: Any, line: int, key: str) -> Flaw:
     if isinstance(value, Unreadable):
-        return value.message
+        return value
     if type(value) is not dict:
-        return f"line {line + 1} is not a JSON object (RAG004)"
-    return f"line {line + 1} has no string `{key}` (RAG004)"
+        return Flaw(f"line {line + 1} is not a JSON object", SCHEMA)
+    return Flaw(f"line {line + 1} has no string `{key}`", SCHEMA)
 
 
 def _plan_case(case_id: str, line: int, value: dict) -> _Plan:
-    expect = value.get("expect")
-    relevant = expect.get("relevant") if type(expect) is dict else None
+    """A case read as plain JSON: its expected values judged as the checks judge them."""
+    verdict = judge_expected(value)
     given = value.get("input")
-    if type(relevant) is list and relevant and type(given) is dict:
-        for item in relevant:
-            if type(item) is not str:
-                break
-        else:
-            if "input_id" not in value and "retrieved_context" not in value and "reference_contexts" not in value:
-                return _Plan(case_id, given, line, relevant)
+    if verdict is None and type(given) is dict:
+        if "input_id" not in value and "retrieved_context" not in value and "reference_contexts" not in value:
+            return _Plan(case_id, given, line, value["expect"]["relevant"])
     if row_shape(value) == GDI_TEXT:
         problem = _GDI_AMONG_CASES
-    elif type(relevant) is not list and type(expect) is dict and "relevant" in expect:
-        # Declared, but not as a list: the schema's finding, not RAG201's.
-        problem = "`expect.relevant` must be a list of strings (RAG004)"
-    elif type(relevant) is not list:
-        problem = "nothing relevant declared: the case has no `expect.relevant` list (RAG201)"
-    elif not relevant:
-        problem = _NOTHING_DECLARED
+    elif verdict is not None and verdict.kind is not Expected.NOT_A_STRING:
+        problem = _EXPECTED_FLAWS[verdict.kind]
     elif type(given) is not dict:
-        problem = "the case has no `input` object to send to the target (RAG004)"
+        problem = _NO_INPUT
     else:
-        index = next(index for index, item in enumerate(relevant) if type(item) is not str)
-        problem = f"`expect.relevant[{index}]` is not a string (RAG004)"
+        assert verdict is not None
+        problem = Flaw(f"`expect.relevant[{verdict.index}]` is not a string", verdict.code)
     return _Plan(case_id, None, line, (), problem)
 
 
+# A case's expected values that cannot be scored, as a run says it.
+_EXPECTED_FLAWS = {
+    # Declared, but not as a list: the schema's finding, not RAG201's.
+    Expected.NOT_A_LIST: Flaw("`expect.relevant` must be a list of strings", Expected.NOT_A_LIST.code),
+    Expected.MISSING: Flaw("nothing relevant declared: the case has no `expect.relevant` list", Expected.MISSING.code),
+    Expected.EMPTY: _NOTHING_DECLARED,
+}
+
+
 def _plan_gdi_rows(
-    rows: list[tuple[int, Any]], case_ids: Collection[str] | None, flaws: dict[int, str], config: Any
+    rows: list[tuple[int, Any]], case_ids: Collection[str] | None, flaws: dict[int, Flaw], config: HitAtKConfig
 ) -> list[_GdiPlan]:
     """The gdi_text_v1 rows to score. A row is broken with the code `rag-lsp
     check` reports on its line: no usable `input_id` or a row that fails the
@@ -721,7 +769,7 @@ def _plan_gdi_rows(
         if type(value) is CaseRow:
             value = msgspec.json.decode(_encode(value))
         case_id = value.get("input_id") if type(value) is dict else None
-        problem = None
+        problem: Flaw | None = None
         if type(case_id) is not str or not case_id:
             case_id = f"line {line + 1}"
             problem = _no_id(value, line, "input_id")
@@ -729,9 +777,9 @@ def _plan_gdi_rows(
             continue
         if problem is None and row_shape(value) == RAG_CASE:
             # Not a gdi row (RAG004), so its input_id is no row's: as the checks count ids.
-            problem = "a rag case among gdi_text_v1 rows: rag.hit_at_k cannot score it (RAG004)"
+            problem = Flaw("a rag case among gdi_text_v1 rows: rag.hit_at_k cannot score it", SCHEMA)
         if problem is None and case_id in seen:
-            problem = f"the input_id {case_id!r} is used before, on line {seen[case_id] + 1} (RAG202)"
+            problem = Flaw(f"the input_id {case_id!r} is used before, on line {seen[case_id] + 1}", DUPLICATE_ID)
         if problem is None:
             seen[case_id] = line
             problem = _gdi_problem(value, flaws.get(line), checker, config)
@@ -745,7 +793,7 @@ def _plan_gdi_rows(
     return plans
 
 
-def _gdi_problem(value: dict, flaw: str | None, checker: Any, config: Any) -> str | None:
+def _gdi_problem(value: dict, flaw: Flaw | None, checker: SchemaChecker, config: HitAtKConfig) -> Flaw | None:
     """Why a gdi row with a usable, unrepeated input_id cannot be scored (``flaw``:
     what reading it found, see RunDataset.flaws), or None."""
     references = value.get("reference_contexts")
@@ -754,7 +802,7 @@ def _gdi_problem(value: dict, flaw: str | None, checker: Any, config: Any) -> st
         # result would say it, with the code of the check.
         from .hit_at_k import explain_no_references
 
-        return f"{explain_no_references(config)} (RAG208)"
+        return Flaw(explain_no_references(config), NO_REFERENCES)
     if flaw is not None:
         return flaw
     if checker.is_valid(value):
@@ -765,7 +813,7 @@ def _gdi_problem(value: dict, flaw: str | None, checker: Any, config: Any) -> st
     issue = issues[0]
     where = "".join(f"[{part}]" if type(part) is int else f".{part}" for part in issue.path).lstrip(".")
     said = f"`{where}`: {issue.message}" if where and issue.anchor != "key" else issue.message
-    return f"not a valid gdi_text_v1 row: {said} (RAG004)"
+    return Flaw(f"not a valid gdi_text_v1 row: {said}", SCHEMA)
 
 
 def _check_found(wanted: set[str] | None, seen: dict[str, int]) -> None:
@@ -823,15 +871,6 @@ def _describe_findings(findings: list[Finding], path: str) -> str:
     more = f"; and {len(findings) - 3:,} more" if len(findings) > 3 else ""
     count = counted(len(findings), "error")
     return f"not run: {path} has {count} for this suite ({shown}{more}); `rag-lsp check` lists them"
-
-
-def select_suites(workspace: Workspace, ids: Iterable[str] | None = None) -> list[SuiteInfo]:
-    """The workspace's suites, or those with the given ids (in workspace order)."""
-    suites = workspace.suites()
-    if ids is None:
-        return list(suites)
-    wanted = set(ids)
-    return [suite for suite in suites if suite.id in wanted]
 
 
 def _figure(value: float) -> str:

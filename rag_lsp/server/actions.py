@@ -38,7 +38,7 @@ from .checker import Checker, ConvertedDiagnostics, document_relative
 from .convert import client_column, encoding_name
 from .document import LineDocument
 from .lenses import CASE_LENS, DocumentSuites, document_suites
-from .runs import RUN_CASE, RUN_SUITE, RunCaseArguments, RunSuiteArguments
+from .run_commands import RUN_CASE, RUN_SUITE, RunCaseArguments, RunSuiteArguments
 from .session import path_of
 
 if TYPE_CHECKING:

@@ -9,9 +9,7 @@ It never talks to the client itself.
 from __future__ import annotations
 
 import gc
-import json
 import logging
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -30,7 +28,7 @@ from ..core.settings import EditorSettings
 from ..core.text import LineIndex
 from ..core.sources import lines_size_above, OverlaySource, size_above
 from ..core.workspace import DATASET_FILE, find_root, gc_paused, read_workspace_config, settings_source, Workspace
-from .convert import Positions, diagnostic_json, file_uri, to_diagnostic
+from .convert import JSON_LINE as _JSON_LINE, Positions, diagnostic_json, file_uri, json_text as _json_text, to_diagnostic
 from .document import Change
 from .transport import LARGE_MESSAGE_BYTES
 
@@ -131,10 +129,6 @@ def _on_one_line(finding: Finding) -> bool:
     )
 
 
-# A line number in a diagnostic's JSON: every "line" key's value (a "line" key is
-# never inside a string, where its quotes would be escaped).
-# orjson writes "line":5; the standard encoder, its fallback, "line": 5.
-_JSON_LINE = re.compile(r'(?<="line":)\d+(?=[,}])|(?<="line": )\d+(?=[,}])')
 
 
 class _Converted:
@@ -301,16 +295,6 @@ def _reads_as(texts: str | list[str], finding: Finding, positions: Positions) ->
     if type(texts) is str:
         return positions.lines.line_text(finding.range.start.line) == texts
     return _line_texts(finding, positions) == texts
-
-
-def _json_text(value: object) -> str:
-    """``value`` as JSON text: by orjson (ten times faster: a line inserted above a
-    thousand findings converts them all again), or by the standard encoder for
-    text orjson refuses (a lone surrogate, which that one escapes)."""
-    try:
-        return orjson.dumps(value).decode("utf-8")
-    except orjson.JSONEncodeError:
-        return json.dumps(value)
 
 
 # What _sync_dataset answers for an open dataset refused for its size.

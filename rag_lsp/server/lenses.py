@@ -13,8 +13,8 @@
   written as JSON text (see :class:`~rag_lsp.server.protocol.RawJson`): a
   100,000-line dataset gets its lenses in milliseconds. ``codeLens/resolve`` then
   gives the lens the client shows its title and a command with typed arguments
-  (:class:`~rag_lsp.server.runs.RunCaseArguments`,
-  :class:`~rag_lsp.server.runs.RunSuiteArguments`).
+  (:class:`~rag_lsp.server.run_commands.RunCaseArguments`,
+  :class:`~rag_lsp.server.run_commands.RunSuiteArguments`).
 * **Hover** on a case that ran adds its ranked hits (relevant ones marked, those
   beyond ``k`` set apart) and what was missed to the usual hover.
 """
@@ -28,14 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ..core.results import suite_key
+from ..core.selection import indexed_readers_of, indexed_suites
 from ..core.wording import counted
 from ..core.workspace import DATASET_FILE, SUITE_FILE
 from . import features
 from .checker import Checker, document_relative
 from .convert import HOVER_MARKUP, markup
 from .protocol import RawJson
-from .runs import RUN_CASE, RUN_SUITE, RunCaseArguments, RunSuiteArguments, indexed_suites
+from .run_commands import RUN_CASE, RUN_SUITE, RunCaseArguments, RunSuiteArguments
 from .session import path_of
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def document_suites(checker: Checker, path: Path, folders: tuple[Path, ...], set
     kind = workspace.kind_of(relative)
     indexed = indexed_suites(workspace)
     if kind == DATASET_FILE:
-        readers = [(suite, index) for suite, index in indexed if suite.dataset == relative]
+        readers = indexed_readers_of(indexed, relative)
         if not readers:
             return None
         count = _case_count(checker, workspace, relative)
@@ -105,7 +105,7 @@ def document_suites(checker: Checker, path: Path, folders: tuple[Path, ...], set
             source = workspace.read(relative)
             text = source.text if source is not None and not source.refused else ""
             lines = [number for number, line in enumerate(text.split("\n")) if line.strip()]
-        entries = tuple(SuiteEntry(suite_key(suite, index), suite.id, count, 0) for suite, index in readers)
+        entries = tuple(SuiteEntry(item.key, item.suite.id, count, 0) for item in readers)
         return DocumentSuites(CASE_LENS, entries, lines)
     if kind == SUITE_FILE:
         parsed = workspace.parsed_yaml(relative)
@@ -113,13 +113,13 @@ def document_suites(checker: Checker, path: Path, folders: tuple[Path, ...], set
             return None
         entries = tuple(
             SuiteEntry(
-                suite_key(suite, index),
-                suite.id,
-                _case_count(checker, workspace, suite.dataset),
-                parsed.lines.position(suite.node.start).line,
+                item.key,
+                item.suite.id,
+                _case_count(checker, workspace, item.suite.dataset),
+                parsed.lines.position(item.suite.node.start).line,
             )
-            for suite, index in indexed
-            if suite.file == relative
+            for item in indexed
+            if item.suite.file == relative
         )
         return DocumentSuites(SUITE_LENS, entries, []) if entries else None
     return None

@@ -30,16 +30,8 @@ from .actions import Actions
 from .document import use_line_documents
 from .lenses import Lenses
 from .protocol import RagProtocol
-from .runs import (
-    CLEAR_RESULTS,
-    RUN_CASE,
-    RUN_SUITE,
-    ClearResultsArguments,
-    RunCaseArguments,
-    RunManager,
-    RunRequest,
-    RunSuiteArguments,
-)
+from . import run_commands
+from .runs import RunManager
 from .session import DEBOUNCE_S, Session, path_of
 
 log = logging.getLogger(__name__)
@@ -262,25 +254,7 @@ def create_server() -> RagLanguageServer:
     async def code_action(ls: RagLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         return await ls.actions.code_actions(params)
 
-    @server.command(RUN_CASE)
-    async def run_case(ls: RagLanguageServer, arguments: RunCaseArguments) -> dict[str, Any]:
-        path = _file_path(arguments.uri)
-        return await ls.runs.run(RunRequest(RUN_CASE, path, arguments.line, arguments.suite))
-
-    @server.command(RUN_SUITE)
-    async def run_suite(ls: RagLanguageServer, arguments: RunSuiteArguments) -> dict[str, Any]:
-        path = _file_path(arguments.uri)
-        return await ls.runs.run(RunRequest(RUN_SUITE, path, arguments.line, arguments.suite))
-
-    @server.command(CLEAR_RESULTS)
-    def clear_results(ls: RagLanguageServer, *arguments: Any) -> dict[str, Any]:
-        # Typed as the others, but optional: `[]`, `[{}]` and `[{"uri": ...}]` all do.
-        given = ls.runs.structure(arguments[0], ClearResultsArguments) if arguments else ClearResultsArguments()
-        return ls.runs.clear(given.uri)
-
-    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
-    def work_done_progress_cancel(ls: RagLanguageServer, params: types.WorkDoneProgressCancelParams) -> None:
-        ls.runs.cancel_progress(params.token)
+    run_commands.register(server)
 
     return server
 
@@ -301,10 +275,3 @@ def document_text(ls: RagLanguageServer, params: Any) -> dict[str, Any]:
     if document is None:
         raise JsonRpcInvalidParams(f"not an open document: {uri}")
     return {"uri": uri, "version": document.version, "text": document.source}
-
-
-def _file_path(uri: str):
-    path = path_of(uri)
-    if path is None:
-        raise JsonRpcInvalidParams(f"not a file: {uri}")
-    return path

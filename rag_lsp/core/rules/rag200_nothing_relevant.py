@@ -18,16 +18,18 @@ List the paths (or ids, or corpora, per the suite's `match`) that a good retriev
 must return for this question.
 """
 
+from ..expected import NOTHING_RELEVANT, Expected, judge_expected
 from ..findings import Severity
 from . import ROW, rule_of
 
-RULE = rule_of(__doc__, "RAG200", "nothing-relevant", Severity.ERROR)
+RULE = rule_of(__doc__, NOTHING_RELEVANT, "nothing-relevant", Severity.ERROR)
 
 
 @RULE.check(ROW)
 def nothing_relevant(rows):
-    for context, relevant in rows.relevant_lists:
-        if not relevant:
+    for context, case in rows.cases:
+        verdict = judge_expected(case)
+        if verdict is not None and verdict.kind is Expected.EMPTY:
             yield RULE.finding(
                 context.value_range("expect", "relevant"),
                 "the case declares nothing relevant: list what a good retrieval must return "

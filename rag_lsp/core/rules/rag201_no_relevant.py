@@ -22,11 +22,12 @@ Add what a good retrieval must return, as values of the suite's `match` field
 ```
 """
 
+from ..expected import NO_RELEVANT, Expected, judge_expected
 from ..findings import Severity
 from . import ROW, rule_of
 
 
-RULE = rule_of(__doc__, "RAG201", "no-relevant", Severity.ERROR)
+RULE = rule_of(__doc__, NO_RELEVANT, "no-relevant", Severity.ERROR)
 
 _ADD_EXPECT = 'add "expect": {"relevant": [...]} listing what a good retrieval must return'
 
@@ -34,10 +35,11 @@ _ADD_EXPECT = 'add "expect": {"relevant": [...]} listing what a good retrieval m
 @RULE.check(ROW)
 def no_relevant(rows):
     for context, case in rows.cases:
-        expect = case.get("expect")
-        if isinstance(expect, dict) and "relevant" in expect:
+        verdict = judge_expected(case)
+        if verdict is None or verdict.kind is not Expected.MISSING:
             # A `relevant` of the wrong type is a schema error (RAG004); an empty one is RAG200.
             continue
+        expect = case.get("expect")
         if "expect" in case:
             if isinstance(expect, dict):
                 message = 'expect has no "relevant": add "relevant": [...] listing what a good retrieval must return'

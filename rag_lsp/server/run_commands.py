@@ -1,0 +1,133 @@
+"""The run commands: their names, their typed arguments and their handlers.
+
+``ragLsp.runCase``, ``ragLsp.runSuite`` and ``ragLsp.clearResults`` come as
+``workspace/executeCommand``; pygls structures the first two's arguments into
+the attrs classes below (a code lens's ``Command`` carries them), and a
+malformed argument is answered with InvalidParams saying what is wrong. Each
+handler turns them into a :class:`RunRequest` for the server's runs
+(:mod:`.runs`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import attrs
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import default_converter
+
+from .session import path_of
+
+RUN_CASE = "ragLsp.runCase"
+RUN_SUITE = "ragLsp.runSuite"
+CLEAR_RESULTS = "ragLsp.clearResults"
+COMMANDS = (RUN_CASE, RUN_SUITE, CLEAR_RESULTS)
+
+T = TypeVar("T")
+
+
+def _file_uri(instance: object, attribute: attrs.Attribute, value: object) -> None:
+    if value is not None and not (isinstance(value, str) and value.startswith("file:")):
+        raise ValueError(f"`{attribute.name}` must be a file: URI, got {value!r}")
+
+
+_line = attrs.validators.optional([attrs.validators.instance_of(int), attrs.validators.ge(0)])
+_name = attrs.validators.optional(attrs.validators.instance_of(str))
+
+
+@attrs.define
+class RunCaseArguments:
+    """``ragLsp.runCase``: the case on ``line`` (0-based) of the dataset ``uri``, in
+    the suite named ``suite`` (default: every suite that reads the dataset)."""
+
+    uri: str = attrs.field(validator=_file_uri)
+    line: int = attrs.field(validator=[attrs.validators.instance_of(int), attrs.validators.ge(0)])
+    suite: str | None = attrs.field(default=None, validator=_name)
+
+
+@attrs.define
+class RunSuiteArguments:
+    """``ragLsp.runSuite``: in a suite file ``uri``, the suite named ``suite``, else
+    the one at ``line``, else every suite of the file; in a dataset, the suites that
+    read it (only ``suite`` when given)."""
+
+    uri: str = attrs.field(validator=_file_uri)
+    line: int | None = attrs.field(default=None, validator=_line)
+    suite: str | None = attrs.field(default=None, validator=_name)
+
+
+@attrs.define
+class ClearResultsArguments:
+    """``ragLsp.clearResults``: the results shown in ``uri`` (and elsewhere for the
+    same suites), or every result when no ``uri`` is given."""
+
+    uri: str | None = attrs.field(default=None, validator=_file_uri)
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """What a run command asks for: the command, the file, and its line and suite."""
+
+    command: str
+    path: Path
+    line: int | None
+    suite: str | None
+
+
+def structure(value: object, kind: type[T]) -> T:
+    """Typed command arguments from their JSON, or an InvalidParams error saying what is wrong."""
+    try:
+        return default_converter().structure(value, kind)
+    except Exception as error:  # cattrs groups the validators' errors
+        causes = getattr(error, "exceptions", None) or [error]
+        raise JsonRpcInvalidParams(f"{kind.__name__}: " + "; ".join(str(cause) for cause in causes)) from None
+
+
+class Runs(Protocol):
+    """What the handlers use of the server's runs."""
+
+    async def run(self, request: RunRequest) -> dict[str, Any]: ...
+
+    def clear(self, uri: str | None) -> dict[str, Any]: ...
+
+    def cancel_progress(self, token: types.ProgressToken) -> None: ...
+
+
+class RunningServer(Protocol):
+    """What the handlers use of the server: its runs."""
+
+    @property
+    def runs(self) -> Runs: ...
+
+
+def _file_path(uri: str) -> Path:
+    path = path_of(uri)
+    if path is None:
+        raise JsonRpcInvalidParams(f"not a file: {uri}")
+    return path
+
+
+def register(server: LanguageServer) -> None:
+    """The run commands' handlers, and the cancelling of a run's progress."""
+
+    @server.command(RUN_CASE)
+    async def run_case(ls: RunningServer, arguments: RunCaseArguments) -> dict[str, Any]:
+        return await ls.runs.run(RunRequest(RUN_CASE, _file_path(arguments.uri), arguments.line, arguments.suite))
+
+    @server.command(RUN_SUITE)
+    async def run_suite(ls: RunningServer, arguments: RunSuiteArguments) -> dict[str, Any]:
+        return await ls.runs.run(RunRequest(RUN_SUITE, _file_path(arguments.uri), arguments.line, arguments.suite))
+
+    @server.command(CLEAR_RESULTS)
+    def clear_results(ls: RunningServer, *arguments: Any) -> dict[str, Any]:
+        # Typed as the others, but optional: `[]`, `[{}]` and `[{"uri": ...}]` all do.
+        given = structure(arguments[0], ClearResultsArguments) if arguments else ClearResultsArguments()
+        return ls.runs.clear(given.uri)
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def work_done_progress_cancel(ls: RunningServer, params: types.WorkDoneProgressCancelParams) -> None:
+        ls.runs.cancel_progress(params.token)
