@@ -3,7 +3,8 @@ against the real server on a copy of examples/: Flymake shows exactly the
 findings of ``rag-lsp check``.
 
 Needs ``emacs`` with Eglot (Debian: emacs-nox and elpa-eglot); skipped with the
-reason when absent, and failed instead with RAG_LSP_REQUIRE_EDITORS=1 (as in CI).
+reason when absent, and failed instead with RAG_LSP_REQUIRE_EDITORS=1 (as
+editors/test/run-all.sh sets it, in CI). Marked `editors`: run with ``pytest -m editors``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parent.parent
 EMACS_DIR = REPO / "editors" / "emacs"
 REQUIRED = os.environ.get("RAG_LSP_REQUIRE_EDITORS") == "1"
+# Run by editors/test/run-all.sh (`pytest -m editors`); a plain `pytest` leaves them out.
+pytestmark = pytest.mark.editors
 
 
 def _emacs_with_eglot() -> tuple[str | None, str]:

@@ -16,7 +16,8 @@
 
 Neovim binaries: ``nvim`` on PATH, and any listed in RAG_LSP_TEST_NVIM
 (os.pathsep-separated), e.g. Debian's 0.7 and a 0.11 side by side. With
-RAG_LSP_REQUIRE_EDITORS=1 (as in CI) a missing Neovim fails instead of skipping.
+RAG_LSP_REQUIRE_EDITORS=1 (as editors/test/run-all.sh sets it, in CI) a missing
+Neovim fails instead of skipping. Marked `editors`: run with ``pytest -m editors``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ PLUGIN = REPO / "editors" / "nvim"
 SERVER = [sys.executable, "-m", "rag_lsp", "serve"]
 LENS_SERVER = [sys.executable, str(REPO / "editors" / "test" / "lens_server.py")]
 REQUIRED = os.environ.get("RAG_LSP_REQUIRE_EDITORS") == "1"
+# Run by editors/test/run-all.sh (`pytest -m editors`); a plain `pytest` leaves them out.
+pytestmark = pytest.mark.editors
 
 
 def _binaries() -> list[str]:

@@ -2,14 +2,19 @@
 server's settings, the packaged .vsix holds the compiled entry point and those
 contributions, and installed in real VS Code it shows the findings and runs cases.
 
-The .vsix is built by `npm ci && npm run build && npx @vscode/vsce package` in
-editors/vscode (.ci/run does it); the package tests read RAG_LSP_VSIX or
-editors/vscode/rag-lsp.vsix, and are skipped without one (failed with
-RAG_LSP_REQUIRE_EDITORS=1, as in CI).
+The manifest, lock file and launcher tests run in a plain `pytest`. The tests of
+the built extension and the end-to-end test are marked `editors`, run by
+editors/test/run-all.sh (`pytest -m editors`), which builds what they read:
 
-The end-to-end test runs editors/test/vscode-e2e.sh: code-server (installed by
-editors/vscode/e2e/install.sh) and Debian's Chromium, with this interpreter's
-rag-lsp. Without them it is skipped (failed with RAG_LSP_REQUIRE_EDITORS=1).
+* the .vsix (`npm ci && npm run build && npx @vscode/vsce package` in
+  editors/vscode), read from RAG_LSP_VSIX or editors/vscode/rag-lsp.vsix, and the
+  platform-specific build of scripts/bundle.sh, read from RAG_LSP_BUNDLED_VSIX;
+* for the end-to-end test, editors/test/vscode-e2e.sh: code-server (installed by
+  editors/vscode/e2e/install.sh) and Debian's Chromium, with this interpreter's
+  rag-lsp, and the bundled scenario when RAG_LSP_BUNDLED_VSIX is set.
+
+Without them the tests are skipped (failed with RAG_LSP_REQUIRE_EDITORS=1, as
+run-all.sh sets it).
 """
 
 from __future__ import annotations
@@ -66,7 +71,7 @@ def check_manifest(manifest: dict) -> None:
     # Commands: restart, the output (the status bar item's), and the server's commands (run from its lenses).
     commands = {command["command"] for command in contributes["commands"]}
     assert commands == {"ragLsp.restartServer", "ragLsp.showOutput"} | SERVER_COMMANDS
-    # The bundled copy is opt-in; the environment's rag-lsp comes first.
+    # As Microsoft's Python tool extensions: rag-lsp from the environment by default, the bundled copy with useBundled.
     strategy = contributes["configuration"]["properties"]["ragLsp.importStrategy"]
     assert strategy["enum"] == ["fromEnvironment", "useBundled"]
     assert strategy["default"] == "fromEnvironment"
@@ -121,6 +126,7 @@ def vsix() -> zipfile.ZipFile:
         yield archive
 
 
+@pytest.mark.editors
 def test_vsix_holds_the_compiled_extension(vsix: zipfile.ZipFile) -> None:
     names = set(vsix.namelist())
     manifest = json.loads(vsix.read("extension/package.json"))
@@ -144,11 +150,34 @@ def test_vsix_holds_the_compiled_extension(vsix: zipfile.ZipFile) -> None:
     assert not [name for name in names if "/node_modules/typescript/" in name or "/node_modules/@vscode/vsce/" in name]
 
 
+@pytest.mark.editors
 def test_vsix_declares_the_contributions(vsix: zipfile.ZipFile) -> None:
     manifest = json.loads(vsix.read("extension/package.json"))
     check_manifest(manifest)
     vsixmanifest = vsix.read("extension.vsixmanifest").decode("utf-8")
     assert f'Version="{manifest["version"]}"' in vsixmanifest
+
+
+@pytest.mark.editors
+def test_the_platform_specific_vsix_bundles_rag_lsp_for_its_target() -> None:
+    """scripts/bundle.sh's build: the same extension, for one VS Code target, with rag-lsp and its dependencies."""
+    path = os.environ.get("RAG_LSP_BUNDLED_VSIX")
+    if not path or not Path(path).exists():
+        message = f"no platform-specific .vsix ({path or 'RAG_LSP_BUNDLED_VSIX is not set'}): build it with scripts/bundle.sh"
+        if REQUIRED:
+            pytest.fail(message)
+        pytest.skip(message)
+    with zipfile.ZipFile(path) as archive:
+        names = set(archive.namelist())
+        bundle = json.loads(archive.read("extension/bundled/libs/rag_lsp_bundle.json"))
+        vsixmanifest = archive.read("extension.vsixmanifest").decode("utf-8")
+        check_manifest(json.loads(archive.read("extension/package.json")))
+    assert f'TargetPlatform="{bundle["target"]}"' in vsixmanifest
+    assert re.fullmatch(r"3\.\d+", bundle["python"]) and bundle["version"]
+    for module in ("rag_lsp/__init__.py", "rag_lsp/server/__init__.py", "pygls/__init__.py", "yaml/__init__.py"):
+        assert f"extension/bundled/libs/{module}" in names, module
+    assert "extension/bundled/tool/rag_lsp_bundled.py" in names
+    assert not [name for name in names if name.startswith("extension/bundled/libs/bin/") or "/__pycache__/" in name]
 
 
 def _bundle(tmp_path: Path, python: str) -> Path:
@@ -203,6 +232,7 @@ def _end_to_end_missing() -> list[str]:
     return missing
 
 
+@pytest.mark.editors
 def test_vscode_shows_findings_and_runs_cases_end_to_end(tmp_path: Path) -> None:
     """In code-server with the .vsix on a fresh profile, no ragLsp setting: the Python extension's interpreter or
     rag-lsp on PATH serves exactly the findings of rag-lsp check and a run-case click's RAG400; with no interpreter,
@@ -223,4 +253,5 @@ def test_vscode_shows_findings_and_runs_cases_end_to_end(tmp_path: Path) -> None
         check=False,
     )
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
-    assert re.search(r"^vscode e2e: [34] passed, 0 failed$", result.stdout, re.MULTILINE), result.stdout
+    scenarios = 4 if os.environ.get("RAG_LSP_BUNDLED_VSIX") else 3
+    assert re.search(rf"^vscode e2e: {scenarios} passed, 0 failed$", result.stdout, re.MULTILINE), result.stdout

@@ -18,8 +18,8 @@
 //   notification with its three buttons, and the status bar says "not found".
 //   "Select Interpreter" then selects --python, and the server starts on it.
 // * bundled (with --bundled-vsix, the platform-specific build of scripts/bundle.sh):
-//   no Python extension, no rag-lsp on PATH, `ragLsp.importStrategy: useBundled`:
-//   the bundled rag-lsp, run by python3 on PATH, shows the findings.
+//   no Python extension, rag-lsp on PATH, `ragLsp.importStrategy: useBundled`:
+//   the bundled rag-lsp (rule 2), run by python3 on PATH, shows the findings.
 //
 // Every wait is for a condition, with a timeout; a failed scenario leaves a
 // screenshot and the logs in --artifacts. Exit status 0 only when all pass.
@@ -491,14 +491,20 @@ async function main() {
   };
   if (options["bundled-vsix"]) {
     scenarios.bundled = [
-      { extensions: [path.resolve(options["bundled-vsix"])], settings: { "ragLsp.importStrategy": "useBundled" }, env: { PATH: bare } },
+      // rag-lsp on PATH too: useBundled means the bundled copy all the same.
+      {
+        extensions: [path.resolve(options["bundled-vsix"])],
+        settings: { "ragLsp.importStrategy": "useBundled" },
+        env: { PATH: bare },
+        onPath: [ragLsp],
+      },
       async (page) => {
         const status = await until("the status bar to show the bundled rag-lsp", async () => {
           const text = await statusText(page);
           return /^rag-lsp: Python \d+\.\d+\.\d+( \(.*\))?, bundled rag-lsp$/.test(text) ? text : undefined;
         });
         log(`status bar: ${status}`);
-        await checkOutput(page, "Starting the server found by rule 5 (the rag-lsp bundled with the extension");
+        await checkOutput(page, "Starting the server found by rule 2 (the rag-lsp bundled with the extension)");
         await checkFindings(page, expected);
       },
     ];

@@ -11,11 +11,26 @@ export const INSTALL_COMMAND = "pip install rag-lsp";
 export const MINIMUM_PYTHON: readonly [number, number] = [3, 10];
 
 /**
- * The rules that find the server, tried in this order; the first that gives a
- * server that can start wins.
+ * The rules that find the server, in the order `ragLsp.importStrategy:
+ * fromEnvironment` (the default) tries them: the environment's rag-lsp, then the
+ * copy bundled in a platform-specific build, when there is one. The first that
+ * gives a server that can start wins.
  */
 export const RULES = ["serverCommand", "pythonPath", "pythonExtension", "path", "bundled"] as const;
 export type Rule = (typeof RULES)[number];
+
+/**
+ * The order the rules are tried in, as Microsoft's Python tool extensions read
+ * `importStrategy`: `useBundled` always uses the bundled copy (only
+ * `ragLsp.serverCommand`, like their `path` setting, comes before it; the
+ * environment serves only when the copy cannot), `fromEnvironment` uses the
+ * environment's and falls back to the bundled copy.
+ */
+export function ruleOrder(importStrategy: unknown): Rule[] {
+  return importStrategy === "useBundled"
+    ? ["serverCommand", "bundled", "pythonPath", "pythonExtension", "path"]
+    : [...RULES];
+}
 
 /** How a rule is named in the output channel, the status bar and messages. */
 export const RULE_NAMES: Record<Rule, string> = {
@@ -23,7 +38,7 @@ export const RULE_NAMES: Record<Rule, string> = {
   pythonPath: "ragLsp.pythonPath",
   pythonExtension: "the interpreter selected in the Python extension",
   path: "`rag-lsp` on PATH",
-  bundled: "the rag-lsp bundled with the extension (ragLsp.importStrategy: useBundled)",
+  bundled: "the rag-lsp bundled with the extension",
 };
 
 export interface CommandSettings {
@@ -31,7 +46,7 @@ export interface CommandSettings {
   serverCommand?: unknown;
   /** `ragLsp.pythonPath`: an interpreter with rag-lsp installed. */
   pythonPath?: unknown;
-  /** `ragLsp.importStrategy`: `useBundled` lets the bundled copy be the last rule. */
+  /** `ragLsp.importStrategy`: `useBundled` puts the bundled copy before the environment's rag-lsp. */
   importStrategy?: unknown;
   /** The workspace trust: an untrusted workspace's interpreter is never run. */
   trusted?: boolean;
@@ -95,6 +110,8 @@ export interface Attempt {
 
 export interface Resolution {
   server?: ServerCommand;
+  /** The rules in the order they were tried (`ruleOrder`); an attempt's number is its place here. */
+  order: Rule[];
   attempts: Attempt[];
   /** Settings that were set but unusable, and ignored. */
   problems: string[];
@@ -134,136 +151,165 @@ export function tooOld(version: string | undefined): boolean {
 }
 
 /**
- * Finds the server: `ragLsp.serverCommand`; `ragLsp.pythonPath`; the interpreter
- * selected in the Python extension; `rag-lsp` on PATH; and with
- * `ragLsp.importStrategy: useBundled`, the copy bundled in the extension, run by
- * the first interpreter that can (`ragLsp.pythonPath`, the Python extension's,
- * `python3` on PATH). A rule that is set but fails is recorded and the next one
- * is tried; every rule tried is in `attempts`, so the output channel can say
- * which won and why the others did not.
+ * Finds the server, trying the rules in `ruleOrder(settings.importStrategy)`:
+ * `ragLsp.serverCommand`; `ragLsp.pythonPath`; the interpreter selected in the
+ * Python extension; `rag-lsp` on PATH; the copy bundled in a platform-specific
+ * build of the extension, run by the first interpreter that can (`ragLsp.pythonPath`,
+ * the Python extension's, `python3` on PATH). A rule that is set but fails is
+ * recorded and the next one is tried; every rule tried is in `attempts`, so the
+ * output channel can say which won and why the others did not.
  */
 export async function resolveServer(settings: CommandSettings, expansions: Expansions, host: Host): Promise<Resolution> {
+  const order = ruleOrder(settings.importStrategy);
+  const useBundled = settings.importStrategy === "useBundled";
   const attempts: Attempt[] = [];
   const problems: string[] = [];
-  const resolution: Resolution = { attempts, problems, waitsForTrust: false, pythonExtension: false };
-  const attempt = (rule: Rule, reason: string, configured = true) => attempts.push({ rule, used: false, reason, configured });
-  const use = (server: ServerCommand, reason: string): Resolution => {
+  const resolution: Resolution = { order, attempts, problems, waitsForTrust: false, pythonExtension: false };
+  const attempt = (rule: Rule, reason: string, configured = true) => {
+    attempts.push({ rule, used: false, reason, configured });
+    return false;
+  };
+  const use = (server: ServerCommand, reason: string) => {
     attempts.push({ rule: server.rule, used: true, reason, configured: true });
     resolution.server = server;
-    return resolution;
+    return true;
   };
   const trusted = settings.trusted !== false;
 
-  // 1. ragLsp.serverCommand
-  const { serverCommand } = settings;
-  if (Array.isArray(serverCommand) && serverCommand.length > 0) {
-    if (serverCommand.every((part) => typeof part === "string") && serverCommand[0].trim() !== "") {
-      const [command, ...args] = serverCommand.map((part: string) => expand(part, expansions));
-      const program = host.findExecutable(command);
-      if (program !== undefined) {
-        return use({ command, args, rule: "serverCommand" }, program);
-      }
-      attempt("serverCommand", `\`${command}\` was not found`);
-    } else {
-      problems.push("ragLsp.serverCommand must be a list of strings, the program first; it is ignored");
-      attempt("serverCommand", "not a list of strings, the program first");
+  // The interpreters that ragLsp.pythonPath and the Python extension name, looked up
+  // once: their own rules run rag_lsp from them, the bundled copy's rule runs the copy.
+  type Named = { interpreter?: Interpreter; program?: string; reason: string; configured: boolean };
+  let fromSetting: Named | undefined;
+  const settingInterpreter = (): Named => {
+    if (fromSetting) {
+      return fromSetting;
     }
-  } else if (serverCommand !== undefined && serverCommand !== null && !Array.isArray(serverCommand)) {
-    problems.push("ragLsp.serverCommand must be a list of strings, the program first; it is ignored");
-    attempt("serverCommand", "not a list of strings, the program first");
-  } else {
-    attempt("serverCommand", "not set", false);
-  }
-
-  // 2. ragLsp.pythonPath
-  let pythonPath: Interpreter | undefined;
-  if (typeof settings.pythonPath === "string" && settings.pythonPath.trim() !== "") {
+    if (typeof settings.pythonPath !== "string" || settings.pythonPath.trim() === "") {
+      return (fromSetting = { reason: "not set", configured: false });
+    }
     const given = expand(settings.pythonPath.trim(), expansions);
     const program = host.findExecutable(given);
     if (program === undefined) {
-      attempt("pythonPath", `\`${given}\` was not found`);
-    } else {
-      pythonPath = { path: given };
-      resolution.installInto = pythonPath;
-      const probe = await host.checkModule(program);
-      if (probe.problem === undefined) {
-        const interpreter = { path: given, version: probe.version };
-        return use({ command: given, args: MODULE_ARGS, rule: "pythonPath", interpreter }, given);
-      }
-      attempt("pythonPath", `\`${given}\` ${probe.problem}`);
+      return (fromSetting = { reason: `\`${given}\` was not found`, configured: true });
     }
-  } else {
-    attempt("pythonPath", "not set", false);
-  }
-
-  // 3. The Python extension's interpreter
-  let selected: Interpreter | undefined;
-  const state = await host.pythonExtension();
-  resolution.pythonExtension = state.kind !== "absent";
-  if (state.kind === "absent") {
-    attempt("pythonExtension", `the Python extension is not installed${state.detail ? ` (${state.detail})` : ""}`, false);
-  } else if (state.kind === "noInterpreter") {
-    attempt("pythonExtension", "no interpreter is selected", false);
-  } else if (tooOld(state.interpreter.version)) {
+    resolution.installInto = { path: given };
+    return (fromSetting = { interpreter: { path: given }, program, reason: given, configured: true });
+  };
+  let fromExtension: Named | undefined;
+  const extensionInterpreter = async (): Promise<Named> => {
+    if (fromExtension) {
+      return fromExtension;
+    }
+    const state = await host.pythonExtension();
+    resolution.pythonExtension = state.kind !== "absent";
+    if (state.kind === "absent") {
+      const detail = state.detail ? ` (${state.detail})` : "";
+      return (fromExtension = { reason: `the Python extension is not installed${detail}`, configured: false });
+    }
+    if (state.kind === "noInterpreter") {
+      return (fromExtension = { reason: "no interpreter is selected", configured: false });
+    }
     const { path: file, version } = state.interpreter;
-    attempt("pythonExtension", `\`${file}\` is Python ${version}; rag-lsp needs ${MINIMUM_PYTHON.join(".")} or later`);
-  } else if (!trusted) {
-    resolution.waitsForTrust = true;
-    attempt("pythonExtension", `\`${state.interpreter.path}\` is not run: the workspace is not trusted`, false);
-  } else {
-    const interpreter = state.interpreter;
-    selected = interpreter;
-    resolution.installInto ??= interpreter;
-    const probe = await host.checkModule(interpreter.path);
-    if (probe.problem === undefined) {
+    if (tooOld(version)) {
+      const reason = `\`${file}\` is Python ${version}; rag-lsp needs ${MINIMUM_PYTHON.join(".")} or later`;
+      return (fromExtension = { reason, configured: true });
+    }
+    if (!trusted) {
+      resolution.waitsForTrust = true;
+      return (fromExtension = { reason: `\`${file}\` is not run: the workspace is not trusted`, configured: false });
+    }
+    resolution.installInto ??= state.interpreter;
+    return (fromExtension = { interpreter: state.interpreter, program: file, reason: file, configured: true });
+  };
+
+  const rules: Record<Rule, () => Promise<boolean>> = {
+    serverCommand: async () => {
+      const { serverCommand } = settings;
+      if (serverCommand === undefined || serverCommand === null || (Array.isArray(serverCommand) && serverCommand.length === 0)) {
+        return attempt("serverCommand", "not set", false);
+      }
+      if (!Array.isArray(serverCommand) || !serverCommand.every((part) => typeof part === "string") || serverCommand[0].trim() === "") {
+        problems.push("ragLsp.serverCommand must be a list of strings, the program first; it is ignored");
+        return attempt("serverCommand", "not a list of strings, the program first");
+      }
+      const [command, ...args] = serverCommand.map((part: string) => expand(part, expansions));
+      const program = host.findExecutable(command);
+      if (program === undefined) {
+        return attempt("serverCommand", `\`${command}\` was not found`);
+      }
+      return use({ command, args, rule: "serverCommand" }, program);
+    },
+    pythonPath: async () => {
+      const named = settingInterpreter();
+      if (!named.interpreter || !named.program) {
+        return attempt("pythonPath", named.reason, named.configured);
+      }
+      const given = named.interpreter.path;
+      const probe = await host.checkModule(named.program);
+      if (probe.problem !== undefined) {
+        return attempt("pythonPath", `\`${given}\` ${probe.problem}`);
+      }
+      const interpreter = { path: given, version: probe.version };
+      return use({ command: given, args: MODULE_ARGS, rule: "pythonPath", interpreter }, given);
+    },
+    pythonExtension: async () => {
+      const named = await extensionInterpreter();
+      if (!named.interpreter) {
+        return attempt("pythonExtension", named.reason, named.configured);
+      }
+      const interpreter = named.interpreter;
+      const probe = await host.checkModule(interpreter.path);
+      if (probe.problem !== undefined) {
+        return attempt("pythonExtension", `\`${interpreter.path}\` ${probe.problem}`);
+      }
       return use({ command: interpreter.path, args: MODULE_ARGS, rule: "pythonExtension", interpreter }, interpreter.path);
+    },
+    path: async () => {
+      const onPath = host.findExecutable("rag-lsp");
+      if (onPath === undefined) {
+        return attempt("path", "not found on PATH", false);
+      }
+      return use({ command: "rag-lsp", args: ["serve"], rule: "path" }, onPath);
+    },
+    // Asked for (useBundled), its failure is worth a warning; as the fallback of
+    // fromEnvironment, it is only said in the output channel.
+    bundled: async () => {
+      const launcher = host.bundledLauncher();
+      if (launcher === undefined) {
+        return attempt("bundled", "this build of the extension bundles no rag-lsp (the platform-specific one does)", useBundled);
+      }
+      const runners: Interpreter[] = [];
+      const add = (runner: Interpreter | undefined) => {
+        if (runner && !runners.some((known) => known.path === runner.path)) {
+          runners.push(runner);
+        }
+      };
+      add(settingInterpreter().interpreter);
+      add((await extensionInterpreter()).interpreter);
+      for (const name of ["python3", "python"]) {
+        const found = host.findExecutable(name);
+        add(found === undefined ? undefined : { path: found });
+      }
+      if (!runners.length) {
+        return attempt("bundled", "no Python interpreter to run it (select one, or set ragLsp.pythonPath)", useBundled);
+      }
+      const reasons: string[] = [];
+      for (const runner of runners) {
+        const probe = await host.checkBundled(runner.path, launcher);
+        if (probe.problem === undefined) {
+          const interpreter = { path: runner.path, version: runner.version ?? probe.version };
+          return use({ command: runner.path, args: [launcher, "serve"], rule: "bundled", interpreter }, `${runner.path} ${launcher}`);
+        }
+        reasons.push(`\`${runner.path}\` ${probe.problem}`);
+      }
+      return attempt("bundled", reasons.join("; "), useBundled);
+    },
+  };
+  for (const rule of order) {
+    if (await rules[rule]()) {
+      break;
     }
-    attempt("pythonExtension", `\`${interpreter.path}\` ${probe.problem}`);
   }
-
-  // 4. rag-lsp on PATH
-  const onPath = host.findExecutable("rag-lsp");
-  if (onPath !== undefined) {
-    return use({ command: "rag-lsp", args: ["serve"], rule: "path" }, onPath);
-  }
-  attempt("path", "not found on PATH", false);
-
-  // 5. The bundled copy, with ragLsp.importStrategy: useBundled
-  if (settings.importStrategy !== "useBundled") {
-    attempt("bundled", "not used: ragLsp.importStrategy is not useBundled", false);
-    return resolution;
-  }
-  const launcher = host.bundledLauncher();
-  if (launcher === undefined) {
-    attempt("bundled", "this build of the extension bundles no rag-lsp (install the platform-specific one)");
-    return resolution;
-  }
-  const runners: Interpreter[] = [];
-  for (const candidate of [pythonPath, selected]) {
-    if (candidate && !runners.some((runner) => runner.path === candidate.path)) {
-      runners.push(candidate);
-    }
-  }
-  for (const name of ["python3", "python"]) {
-    const found = host.findExecutable(name);
-    if (found !== undefined && !runners.some((runner) => runner.path === found)) {
-      runners.push({ path: found });
-    }
-  }
-  if (!runners.length) {
-    attempt("bundled", "no Python interpreter to run it (select one, or set ragLsp.pythonPath)");
-    return resolution;
-  }
-  const reasons: string[] = [];
-  for (const runner of runners) {
-    const probe = await host.checkBundled(runner.path, launcher);
-    if (probe.problem === undefined) {
-      const interpreter = { path: runner.path, version: runner.version ?? probe.version };
-      return use({ command: runner.path, args: [launcher, "serve"], rule: "bundled", interpreter }, `${runner.path} ${launcher}`);
-    }
-    reasons.push(`\`${runner.path}\` ${probe.problem}`);
-  }
-  attempt("bundled", reasons.join("; "));
   return resolution;
 }
 
@@ -278,14 +324,14 @@ function quote(value: string): string {
 
 /** The output channel's account of a resolution: each rule tried, and which won. */
 export function describeResolution(resolution: Resolution): string[] {
+  const number = (rule: Rule) => resolution.order.indexOf(rule) + 1;
   const lines = resolution.attempts.map(
-    (attempt) =>
-      `[${RULES.indexOf(attempt.rule) + 1}] ${RULE_NAMES[attempt.rule]}: ${attempt.used ? "used, " : ""}${attempt.reason}`,
+    (attempt) => `[${number(attempt.rule)}] ${RULE_NAMES[attempt.rule]}: ${attempt.used ? "used, " : ""}${attempt.reason}`,
   );
   const server = resolution.server;
   if (server) {
     lines.push(
-      `Starting the server found by rule ${RULES.indexOf(server.rule) + 1} (${RULE_NAMES[server.rule]}): ` +
+      `Starting the server found by rule ${number(server.rule)} (${RULE_NAMES[server.rule]}): ` +
         [server.command, ...server.args].join(" "),
     );
   } else {

@@ -129,30 +129,90 @@ test("an untrusted workspace's interpreter is not run until the workspace is tru
   assert.equal((await resolveServer({ trusted: true }, {}, host)).server?.rule, "pythonExtension");
 });
 
-test("the bundled copy is the last rule, only with importStrategy useBundled, run by an interpreter that can", async () => {
+test("importStrategy useBundled uses the bundled copy before the environment's rag-lsp, run by an interpreter that can", async () => {
   const launcher = "/ext/bundled/tool/rag_lsp_bundled.py";
+  // rag-lsp is on PATH and in the selected interpreter: useBundled still means the bundled copy.
   const host = machine({
-    files: ["/usr/bin/python3"],
+    files: ["/usr/bin/rag-lsp", "/usr/bin/python3", "/v/bin/python"],
+    modules: ["/v/bin/python"],
     python: selected("/v/bin/python"),
     launcher,
     runsBundled: ["/usr/bin/python3"],
   });
-  const without = await resolveServer({}, {}, host);
-  assert.equal(without.server, undefined);
-  assert.equal(without.attempts[4].reason, "not used: ragLsp.importStrategy is not useBundled");
   const bundled = await resolveServer({ importStrategy: "useBundled" }, {}, host);
+  assert.deepEqual(bundled.order, ["serverCommand", "bundled", "pythonPath", "pythonExtension", "path"]);
   assert.deepEqual(winner(bundled), ["bundled", "/usr/bin/python3", launcher, "serve"]);
   assert.deepEqual(bundled.server?.interpreter, { path: "/usr/bin/python3", version: "3.11.2" }, "the version its check printed");
-  assert.ok(bundled.attempts.some((attempt) => attempt.rule === "bundled" && attempt.used));
-  // rag-lsp in the environment still wins: the server is then the one `rag-lsp check` runs.
+  assert.deepEqual(host.checked, [], "the environment's rag_lsp is not even looked for");
+  assert.deepEqual(describeResolution(bundled), [
+    "[1] ragLsp.serverCommand: not set",
+    `[2] the rag-lsp bundled with the extension: used, /usr/bin/python3 ${launcher}`,
+    `Starting the server found by rule 2 (the rag-lsp bundled with the extension): /usr/bin/python3 ${launcher} serve`,
+  ]);
+  // The interpreter that runs the copy: ragLsp.pythonPath first, then the Python extension's, then python3 on PATH.
+  const runners = machine({
+    files: ["/p/bin/python", "/usr/bin/python3"],
+    python: selected("/v/bin/python"),
+    launcher,
+    runsBundled: ["/p/bin/python", "/v/bin/python", "/usr/bin/python3"],
+  });
+  assert.equal((await resolveServer({ importStrategy: "useBundled", pythonPath: "/p/bin/python" }, {}, runners)).server?.command, "/p/bin/python");
+  assert.equal((await resolveServer({ importStrategy: "useBundled" }, {}, runners)).server?.command, "/v/bin/python");
+  // ragLsp.serverCommand still comes first, as the `path` setting of Microsoft's extensions does.
+  const command = await resolveServer({ importStrategy: "useBundled", serverCommand: ["/usr/bin/rag-lsp", "serve"] }, {}, host);
+  assert.equal(command.server?.rule, "serverCommand");
+});
+
+test("importStrategy useBundled that cannot run the copy falls back to the environment, with a warning", async () => {
+  const launcher = "/ext/bundled/tool/rag_lsp_bundled.py";
+  // Every interpreter is of another Python version than the copy's.
+  const mismatch = machine({ files: ["/usr/bin/python3", "/usr/bin/rag-lsp"], python: selected("/v/bin/python"), launcher });
+  const resolution = await resolveServer({ importStrategy: "useBundled" }, {}, mismatch);
+  assert.equal(resolution.server?.rule, "path");
+  assert.equal(resolution.attempts[1].reason, "`/v/bin/python` is Python 3.9; `/usr/bin/python3` is Python 3.9");
+  assert.equal(
+    skippedSettings(resolution),
+    "rag-lsp: the rag-lsp bundled with the extension: `/v/bin/python` is Python 3.9; `/usr/bin/python3` is Python 3.9; " +
+      "the interpreter selected in the Python extension: `/v/bin/python` has no rag_lsp module. Using `rag-lsp` on PATH instead.",
+  );
+  // The universal build bundles nothing, and says so.
+  const universal = await resolveServer({ importStrategy: "useBundled" }, {}, machine({ files: ["/usr/bin/python3", "/usr/bin/rag-lsp"] }));
+  assert.equal(universal.server?.rule, "path");
+  assert.match(universal.attempts[1].reason, /bundles no rag-lsp/);
+  assert.match(skippedSettings(universal) ?? "", /bundles no rag-lsp/);
+  const nothing = await resolveServer({ importStrategy: "useBundled" }, {}, machine({ launcher }));
+  assert.equal(nothing.server, undefined);
+  assert.equal(nothing.attempts[1].reason, "no Python interpreter to run it (select one, or set ragLsp.pythonPath)");
+});
+
+test("importStrategy fromEnvironment (the default) uses the environment's rag-lsp, the bundled copy only when it has none", async () => {
+  const launcher = "/ext/bundled/tool/rag_lsp_bundled.py";
   const both = machine({ files: ["/usr/bin/rag-lsp", "/usr/bin/python3"], launcher, runsBundled: ["/usr/bin/python3"] });
-  assert.equal((await resolveServer({ importStrategy: "useBundled" }, {}, both)).server?.rule, "path");
-  // The interpreters are tried in order, and each failure is said.
-  const none = await resolveServer({ importStrategy: "useBundled" }, {}, machine({ files: ["/usr/bin/python3"], python: selected("/v/bin/python"), launcher }));
+  for (const importStrategy of [undefined, "fromEnvironment"]) {
+    const resolution = await resolveServer({ importStrategy }, {}, both);
+    assert.deepEqual(resolution.order, ["serverCommand", "pythonPath", "pythonExtension", "path", "bundled"]);
+    assert.equal(resolution.server?.rule, "path");
+  }
+  // No rag-lsp in the environment: the bundled copy serves, run by the selected interpreter; the warning is the
+  // interpreter's, not the copy's.
+  const fallback = await resolveServer(
+    {},
+    {},
+    machine({ files: ["/usr/bin/python3"], python: selected("/v/bin/python"), launcher, runsBundled: ["/v/bin/python", "/usr/bin/python3"] }),
+  );
+  assert.deepEqual(winner(fallback), ["bundled", "/v/bin/python", launcher, "serve"]);
+  assert.deepEqual(fallback.server?.interpreter, { path: "/v/bin/python", version: "3.12.1" });
+  assert.equal(
+    skippedSettings(fallback),
+    "rag-lsp: the interpreter selected in the Python extension: `/v/bin/python` has no rag_lsp module. " +
+      "Using the rag-lsp bundled with the extension instead.",
+  );
+  assert.equal(describeResolution(fallback).at(-1), `Starting the server found by rule 5 (the rag-lsp bundled with the extension): /v/bin/python ${launcher} serve`);
+  // The universal build has no copy: nothing found, and the output says why.
+  const none = await resolveServer({}, {}, machine({ files: ["/usr/bin/python3"] }));
   assert.equal(none.server, undefined);
-  assert.equal(none.attempts[4].reason, "`/v/bin/python` is Python 3.9; `/usr/bin/python3` is Python 3.9");
-  const unbundled = await resolveServer({ importStrategy: "useBundled" }, {}, machine({ files: ["/usr/bin/python3"] }));
-  assert.match(unbundled.attempts[4].reason, /bundles no rag-lsp/);
+  assert.equal(none.attempts[4].reason, "this build of the extension bundles no rag-lsp (the platform-specific one does)");
+  assert.ok(!none.attempts[4].configured);
 });
 
 test("the output channel is told each rule tried and which won", async () => {
@@ -167,7 +227,7 @@ test("the output channel is told each rule tried and which won", async () => {
   assert.deepEqual(describeResolution(none).slice(2), [
     "[3] the interpreter selected in the Python extension: no interpreter is selected",
     "[4] `rag-lsp` on PATH: not found on PATH",
-    "[5] the rag-lsp bundled with the extension (ragLsp.importStrategy: useBundled): not used: ragLsp.importStrategy is not useBundled",
+    "[5] the rag-lsp bundled with the extension: this build of the extension bundles no rag-lsp (the platform-specific one does)",
     "No rule found a language server. Install it with: pip install rag-lsp",
   ]);
 });

@@ -344,7 +344,7 @@ test("without the Python extension, Select Interpreter sets ragLsp.pythonPath an
   assert.deepEqual(commandOf(0), [python, "-m", "rag_lsp", "serve"]);
 });
 
-test("importStrategy useBundled runs the bundled copy when the environment has none", { skip: !posix }, async () => {
+test("importStrategy useBundled runs the bundled copy, even with rag-lsp on PATH", { skip: !posix }, async () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "rag-lsp-bundle-"));
   try {
     fs.mkdirSync(path.join(root, "bundled", "tool"), { recursive: true });
@@ -352,6 +352,7 @@ test("importStrategy useBundled runs the bundled copy when the environment has n
     const launcher = path.join(root, "bundled", "tool", "rag_lsp_bundled.py");
     fs.writeFileSync(launcher, "");
     const python = executable("python3", '#!/bin/sh\n[ "$2" = --check ] && exit 0\nexit 1\n');
+    executable("rag-lsp", "#!/bin/sh\nexit 0\n");
     state.markers = 1;
     state.settings.global = { "ragLsp.importStrategy": "useBundled" };
     extension = new RagLspExtension(root);
