@@ -99,12 +99,17 @@ def measure(corpus: paraphrases.Corpus, retrieval: str, size: int) -> tuple[floa
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", action="append", choices=("reference", "stdlib", "examples"))
+    parser.add_argument("--corpus", action="append", choices=("reference", "stdlib", "manual", "examples"))
     parser.add_argument("--size", action="append", type=int, help="lines per chunk (0: whole files)")
     parser.add_argument("--retrieval", action="append", choices=RETRIEVALS)
     arguments = parser.parse_args()
-    makers = {"reference": paraphrases.reference, "stdlib": paraphrases.stdlib, "examples": examples_corpus}
-    for name in arguments.corpus or ("reference", "stdlib", "examples"):
+    makers = {
+        "reference": paraphrases.reference,
+        "stdlib": paraphrases.stdlib,
+        "manual": paraphrases.manual,
+        "examples": examples_corpus,
+    }
+    for name in arguments.corpus or ("reference", "stdlib", "manual", "examples"):
         corpus = makers[name]()
         print(f"\n{name}: {len(corpus.files)} files, {len(corpus.questions)} questions")
         print(f"  {'chunking':<22} {'retrieval':<9} {'hit@1':>6} {'hit@3':>6} {'index s':>8}")

@@ -68,6 +68,11 @@ DEFAULT_TOP_K = 10
 _RECHECK_S = 2.0
 # How deep each ranking is read before a hybrid fuses them.
 _FUSION_DEPTH = 100
+# Chunks read per hit asked for: a file's further chunks give way to other files'
+# best chunks among them.
+_CANDIDATES_PER_HIT = 5
+# Cases of a run whose queries are embedded together.
+_QUERIES_PER_BLOCK = 512
 
 _WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
@@ -211,7 +216,7 @@ class BuiltinTarget(Target):
             return self._builder
         # First use, or the model's files changed (a model fetched after a fallback,
         # or replaced): the index is the new model's.
-        from .index import IndexBuilder, IndexCache
+        from .index import VECTORS, IndexBuilder, IndexCache
 
         self._stamp = stamp
         self._fallback = None
@@ -229,9 +234,12 @@ class BuiltinTarget(Target):
                 "corpora": {name: sorted(globs) for name, globs in sorted(options.corpora.items())},
                 "chunking": options.chunking.as_config(),
                 "model": model.identity,
+                "vectors": VECTORS,
                 "max_file_bytes": limit,
             }
-            self._builder = IndexBuilder(root, options.chunking, limit, model.embed, model.dim, IndexCache.for_key(key))
+            self._builder = IndexBuilder(
+                root, options.chunking, limit, model.embed, model.dim, IndexCache.for_key(key), model.embed_paths
+            )
         self._model = model
         return self._builder
 
@@ -340,40 +348,46 @@ class BuiltinTarget(Target):
         assert state is not None
         return self._answer(request, state, with_text=True)
 
-    def _answer(self, request: Request, state: _State, with_text: bool) -> Answer:
-        """The answer to one case from ``state``; hits without their ``text`` unless asked for."""
+    def _answer(self, request: Request, state: _State, with_text: bool, vector: Any = None) -> Answer:
+        """The answer to one case from ``state``; hits without their ``text`` unless
+        asked for. ``vector``: the query's embedding, when it was embedded already."""
         query, names, top_k = self._read_input(request.input)
-        from .ranking import reciprocal_rank_fusion, top_rows
+        from .ranking import by_file, reciprocal_rank_fusion, top_rows
 
         index = state.index
         semantic_scores = None
         keyword_scores = None
         if state.model is not None and index.size:
-            vector = state.model.embed([query])[0]
+            if vector is None:
+                vector = state.model.embed([query])[0]
             if vector.any():
                 semantic_scores = index.vectors @ vector
         if state.keyword is not None:
             terms = self._terms().terms(query)
             if terms:
                 keyword_scores = state.keyword.get_scores(terms)
+        # Read deep enough that the best chunks of top_k files are among the candidates.
+        depth = top_k * _CANDIDATES_PER_HIT
         found: list[tuple[float, int, str]] = []
         for name in names:
             rows = state.rows[name]
             if state.model is not None and state.keyword is not None:
-                depth = max(_FUSION_DEPTH, top_k)
+                fusion = max(_FUSION_DEPTH, depth)
                 rankings = []
                 if semantic_scores is not None:
-                    rankings.append([row for row, _ in top_rows(semantic_scores, depth, rows)])
+                    rankings.append([row for row, _ in top_rows(semantic_scores, fusion, rows)])
                 if keyword_scores is not None:
-                    rankings.append([row for row, score in top_rows(keyword_scores, depth, rows) if score > 0])
-                found.extend((score, row, name) for row, score in reciprocal_rank_fusion(rankings, top_k))
+                    rankings.append([row for row, score in top_rows(keyword_scores, fusion, rows) if score > 0])
+                found.extend((score, row, name) for row, score in reciprocal_rank_fusion(rankings, depth))
             elif state.model is not None:
                 if semantic_scores is not None:
-                    found.extend((score, row, name) for row, score in top_rows(semantic_scores, top_k, rows))
+                    found.extend((score, row, name) for row, score in top_rows(semantic_scores, depth, rows))
             elif keyword_scores is not None:
-                found.extend((score, row, name) for row, score in top_rows(keyword_scores, top_k, rows) if score > 0)
-        # Highest score first; ties by row (path order, then line), then corpus.
+                found.extend((score, row, name) for row, score in top_rows(keyword_scores, depth, rows) if score > 0)
+        # Highest score first; ties by row (path order, then line), then corpus; then
+        # each file's best chunk before the further chunks of any file.
         found.sort(key=lambda item: (-item[0], item[1], item[2]))
+        found = by_file(found, lambda item: int(index.row_file[item[1]]))
         builder = state.builder
         chunking = self.options.chunking
         hits = []
@@ -410,7 +424,34 @@ class BuiltinTarget(Target):
             # file again every few seconds would cost more than the run's own work.
             state = self._state
         with_text = fields is None or "text" in fields
-        yield from self._one_after_the_other(requests, cancel, lambda request: self._answer(request, state, with_text))
+        if state.model is None or not state.index.size:
+            yield from self._one_after_the_other(requests, cancel, lambda request: self._answer(request, state, with_text))
+            return
+        # The queries of a block of cases are embedded together (one call of the
+        # tokenizer and one gather of token vectors), then each case is ranked.
+        for start in range(0, len(requests), _QUERIES_PER_BLOCK):
+            block = requests[start : start + _QUERIES_PER_BLOCK]
+            vectors = self._embed_queries(block, state)
+            answered = self._one_after_the_other(
+                block, cancel, lambda request: self._answer(request, state, with_text, vectors.get(id(request)))
+            )
+            for position, result in answered:
+                yield start + position, result
+            if cancel is not None and cancel.is_set():
+                return
+
+    def _embed_queries(self, requests: list[Request], state: _State) -> dict[int, Any]:
+        """The embedding of each request's query (by the request's id()), for those that have one."""
+        queries: dict[int, str] = {}
+        for request in requests:
+            value = request.input
+            query = value.get("query") if isinstance(value, dict) else None
+            if isinstance(query, str) and query.strip():
+                queries[id(request)] = query
+        if not queries:
+            return {}
+        embedded = state.model.embed(list(queries.values()))
+        return dict(zip(queries, embedded))
 
     def _read_input(self, value: Any) -> tuple[str, list[str], int]:
         if not isinstance(value, dict):

@@ -40,6 +40,8 @@ _WORDLLAMA_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 _WORDLLAMA_TENSOR = "embedding.weight"
 
 _MODEL2VEC_TENSOR = "embeddings"
+# The byte tokens of whitespace that a byte-level vocabulary falls back to.
+_WHITESPACE_BYTES = frozenset({"<0x09>", "<0x0A>", "<0x0B>", "<0x0C>", "<0x0D>", "<0x20>"})
 
 # Texts tokenized per call, and tokens gathered per numpy call: a batch's
 # gathered vectors (tokens × dimensions × 4 bytes) stay within tens of megabytes.
@@ -85,6 +87,13 @@ class StaticModel:
 
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
         """One row per text, float32, of length 1 (all zeros for a text with no token)."""
+        return self._vectors(texts)
+
+    def embed_paths(self, texts: Sequence[str]) -> numpy.ndarray:
+        """:meth:`embed` for the words of files' paths (the context of their chunks)."""
+        return self._vectors(texts)
+
+    def _vectors(self, texts: Sequence[str]) -> numpy.ndarray:
         out = numpy.zeros((len(texts), self.dim), dtype=numpy.float32)
         for start in range(0, len(texts), _TEXTS_PER_BATCH):
             batch = list(texts[start : start + _TEXTS_PER_BATCH])
@@ -198,13 +207,34 @@ def _load(files: ModelFiles) -> StaticModel:
     tokenizer.no_padding()
     tokenizer.no_truncation()
     skip: set[int] = set()
-    if files.name != WORDLLAMA:
+    if files.name == WORDLLAMA:
+        _weigh_by_rarity(table, tokenizer)
+    else:
         # model2vec leaves the unknown token out of the mean: it carries no meaning.
         unknown = _unknown_token(tokenizer)
         if unknown is not None:
             skip.add(unknown)
         _check_config(files.weights.parent / "config.json")
     return StaticModel(files, table, tokenizer, frozenset(skip))
+
+
+def _weigh_by_rarity(table: numpy.ndarray, tokenizer: Any) -> None:
+    """Scale each token's vector of the wordllama table by how rare the token is,
+    in place; a text's vector, the mean of its tokens' vectors, then leans on its
+    rare words rather than on "the", "of" and indentation.
+
+    The table follows the order of its vocabulary, whose byte-pair merges were
+    learned most frequent first, so a token's position is its frequency rank; the
+    weight is log(2 + rank), the Zipf weighting model2vec gives the tokens of the
+    models it distills (so a model2vec folder's table, weighted already, is left
+    as it is). Tokens of whitespace alone (runs of "▁", newlines) weigh nothing.
+    """
+    rows = table.shape[0]
+    weights = numpy.log(numpy.arange(rows, dtype=numpy.float32) + 2)
+    for token, position in tokenizer.get_vocab().items():
+        if position < rows and (not token.strip("▁") or token in _WHITESPACE_BYTES):
+            weights[position] = 0.0
+    table *= weights[:, None]
 
 
 def _unknown_token(tokenizer: Any) -> int | None:

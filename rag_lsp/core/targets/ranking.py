@@ -3,7 +3,7 @@ reciprocal-rank fusion of two rankings (``retrieval: hybrid``)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence, TypeVar
 
 import numpy
 
@@ -11,6 +11,8 @@ import numpy
 # damps the weight of the very first ranks, so a chunk both retrievals rank well
 # beats one that only one of them ranks first.
 RRF_K = 60
+
+T = TypeVar("T")
 
 
 def top_rows(scores: numpy.ndarray, count: int, rows: numpy.ndarray | None = None) -> list[tuple[int, float]]:
@@ -45,3 +47,20 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[int]], count: int, k: int
                 best[row] = rank
     order = sorted(fused, key=lambda row: (-fused[row], best[row], row))
     return [(row, fused[row]) for row in order[:count]]
+
+
+def by_file(ranked: Sequence[T], file_of: Callable[[T], int]) -> list[T]:
+    """``ranked`` (best first) with each file's best item first, in their order, then
+    the further items of every file, in their order: the first hits name as many
+    files as there are, rather than several chunks of the one that matches best."""
+    first: list[T] = []
+    further: list[T] = []
+    seen: set[int] = set()
+    for item in ranked:
+        file = file_of(item)
+        if file in seen:
+            further.append(item)
+        else:
+            seen.add(file)
+            first.append(item)
+    return first + further
