@@ -71,8 +71,12 @@ _FUSION_DEPTH = 100
 # Chunks read per hit asked for: a file's further chunks give way to other files'
 # best chunks among them.
 _CANDIDATES_PER_HIT = 5
-# Cases of a run whose queries are embedded together.
+# Cases of a run whose queries are embedded and scored together, at most; and the
+# similarities computed at once, at most (4 bytes each).
 _QUERIES_PER_BLOCK = 512
+_SCORES_PER_BLOCK = 1 << 23
+# An answer whose query is not scored yet.
+_NOT_SCORED = object()
 
 _WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
@@ -348,9 +352,10 @@ class BuiltinTarget(Target):
         assert state is not None
         return self._answer(request, state, with_text=True)
 
-    def _answer(self, request: Request, state: _State, with_text: bool, vector: Any = None) -> Answer:
+    def _answer(self, request: Request, state: _State, with_text: bool, scored: Any = _NOT_SCORED) -> Answer:
         """The answer to one case from ``state``; hits without their ``text`` unless
-        asked for. ``vector``: the query's embedding, when it was embedded already."""
+        asked for. ``scored``: the query's similarity to every chunk when it was
+        computed already (None: the query has no token the model knows)."""
         query, names, top_k = self._read_input(request.input)
         from .ranking import by_file, reciprocal_rank_fusion, top_rows
 
@@ -358,10 +363,10 @@ class BuiltinTarget(Target):
         semantic_scores = None
         keyword_scores = None
         if state.model is not None and index.size:
-            if vector is None:
+            if scored is _NOT_SCORED:
                 vector = state.model.embed([query])[0]
-            if vector.any():
-                semantic_scores = index.vectors @ vector
+                scored = index.vectors @ vector if vector.any() else None
+            semantic_scores = scored
         if state.keyword is not None:
             terms = self._terms().terms(query)
             if terms:
@@ -387,7 +392,8 @@ class BuiltinTarget(Target):
         # Highest score first; ties by row (path order, then line), then corpus; then
         # each file's best chunk before the further chunks of any file.
         found.sort(key=lambda item: (-item[0], item[1], item[2]))
-        found = by_file(found, lambda item: int(index.row_file[item[1]]))
+        if found:
+            found = by_file(found, index.row_file[[row for _, row, _ in found]].tolist())
         builder = state.builder
         chunking = self.options.chunking
         hits = []
@@ -428,20 +434,23 @@ class BuiltinTarget(Target):
             yield from self._one_after_the_other(requests, cancel, lambda request: self._answer(request, state, with_text))
             return
         # The queries of a block of cases are embedded together (one call of the
-        # tokenizer and one gather of token vectors), then each case is ranked.
-        for start in range(0, len(requests), _QUERIES_PER_BLOCK):
-            block = requests[start : start + _QUERIES_PER_BLOCK]
-            vectors = self._embed_queries(block, state)
+        # tokenizer) and scored against every chunk by one matrix product; then
+        # each case is ranked.
+        per_block = max(1, min(_QUERIES_PER_BLOCK, _SCORES_PER_BLOCK // state.index.size))
+        for start in range(0, len(requests), per_block):
+            block = requests[start : start + per_block]
+            scores = self._score_queries(block, state)
             answered = self._one_after_the_other(
-                block, cancel, lambda request: self._answer(request, state, with_text, vectors.get(id(request)))
+                block, cancel, lambda request: self._answer(request, state, with_text, scores.get(id(request), _NOT_SCORED))
             )
             for position, result in answered:
                 yield start + position, result
             if cancel is not None and cancel.is_set():
                 return
 
-    def _embed_queries(self, requests: list[Request], state: _State) -> dict[int, Any]:
-        """The embedding of each request's query (by the request's id()), for those that have one."""
+    def _score_queries(self, requests: list[Request], state: _State) -> dict[int, Any]:
+        """Each request's similarities to every chunk (by the request's id()), for those
+        that have a query; None for a query with no token the model knows."""
         queries: dict[int, str] = {}
         for request in requests:
             value = request.input
@@ -451,7 +460,9 @@ class BuiltinTarget(Target):
         if not queries:
             return {}
         embedded = state.model.embed(list(queries.values()))
-        return dict(zip(queries, embedded))
+        scores = embedded @ state.index.vectors.T
+        known = embedded.any(axis=1)
+        return {key: scores[row] if known[row] else None for row, key in enumerate(queries)}
 
     def _read_input(self, value: Any) -> tuple[str, list[str], int]:
         if not isinstance(value, dict):

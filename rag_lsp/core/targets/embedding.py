@@ -40,8 +40,9 @@ _WORDLLAMA_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 _WORDLLAMA_TENSOR = "embedding.weight"
 
 _MODEL2VEC_TENSOR = "embeddings"
-# The byte tokens of whitespace that a byte-level vocabulary falls back to.
-_WHITESPACE_BYTES = frozenset({"<0x09>", "<0x0A>", "<0x0B>", "<0x0C>", "<0x0D>", "<0x20>"})
+# The wordllama vocabulary's tokens of whitespace alone: runs of "▁" (a space) and
+# the byte tokens of tabs and line ends.
+_WHITESPACE_TOKENS = tuple("▁" * n for n in range(1, 33)) + ("<0x09>", "<0x0A>", "<0x0B>", "<0x0C>", "<0x0D>", "<0x20>")
 
 # Texts tokenized per call, and tokens gathered per numpy call: a batch's
 # gathered vectors (tokens × dimensions × 4 bytes) stay within tens of megabytes.
@@ -231,8 +232,9 @@ def _weigh_by_rarity(table: numpy.ndarray, tokenizer: Any) -> None:
     """
     rows = table.shape[0]
     weights = numpy.log(numpy.arange(rows, dtype=numpy.float32) + 2)
-    for token, position in tokenizer.get_vocab().items():
-        if position < rows and (not token.strip("▁") or token in _WHITESPACE_BYTES):
+    for token in _WHITESPACE_TOKENS:
+        position = tokenizer.token_to_id(token)
+        if position is not None and position < rows:
             weights[position] = 0.0
     table *= weights[:, None]
 

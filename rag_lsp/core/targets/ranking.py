@@ -3,7 +3,7 @@ reciprocal-rank fusion of two rankings (``retrieval: hybrid``)."""
 
 from __future__ import annotations
 
-from typing import Callable, Sequence, TypeVar
+from typing import Sequence, TypeVar
 
 import numpy
 
@@ -49,15 +49,15 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[int]], count: int, k: int
     return [(row, fused[row]) for row in order[:count]]
 
 
-def by_file(ranked: Sequence[T], file_of: Callable[[T], int]) -> list[T]:
+def by_file(ranked: Sequence[T], files: Sequence[int]) -> list[T]:
     """``ranked`` (best first) with each file's best item first, in their order, then
     the further items of every file, in their order: the first hits name as many
-    files as there are, rather than several chunks of the one that matches best."""
+    files as there are, rather than several chunks of the one that matches best.
+    ``files[n]`` is the file of ``ranked[n]``."""
     first: list[T] = []
     further: list[T] = []
     seen: set[int] = set()
-    for item in ranked:
-        file = file_of(item)
+    for item, file in zip(ranked, files):
         if file in seen:
             further.append(item)
         else:
