@@ -20,8 +20,9 @@ chunks (:mod:`.chunking`), and a hit is a chunk: ``path`` (workspace-relative,
 "/"), ``id`` (``path#L<first>-<last>``, or the path for whole files), ``corpus``,
 ``score`` and ``text`` (the chunk's lines).
 
-* ``semantic``: each chunk is embedded with the model (:mod:`.embedding`), and a
-  query's hits are its nearest chunks by cosine similarity; ``mode: semantic``.
+* ``semantic``: each chunk is embedded with the model (:mod:`.embedding`) in the
+  context of its file's path and of its whole file (:func:`.index.contextual`),
+  and a query's hits are its nearest chunks by cosine similarity; ``mode: semantic``.
   When the model cannot be loaded, the target searches by keyword, answers
   ``mode: keyword`` and says why once (:meth:`BuiltinTarget.take_notes`): the
   fallback that a ``rag.mode.semantic`` threshold exists to catch.
@@ -31,6 +32,12 @@ chunks (:mod:`.chunking`), and a hit is a chunk: ``path`` (workspace-relative,
   chunks that share no word with the query are not hits; ``mode: keyword``.
 * ``hybrid``: both rankings fused by reciprocal rank (:mod:`.ranking`);
   ``mode: semantic``.
+
+Whatever the retrieval, the hits list each file's best chunk first, best first,
+then the files' further chunks (:func:`.ranking.by_file`, among the best
+``5 × topK`` chunks): the first hits name as many files as match rather than
+several windows of the one file that matches best. A run embeds its queries a
+block at a time and scores a block by one matrix product.
 
 A case's ``input`` is ``{"query": str, "corpora": [str, ...], "topK": int}``:
 ``corpora`` picks the corpora to search (default: all of them), ``topK`` the number

@@ -5,7 +5,11 @@ vector is the mean of its tokens' vectors, scaled to length 1, so cosine
 similarity is a dot product. No GPU, no PyTorch, a few milliseconds a query.
 
 * ``model: wordllama`` (the default) is the model whose weights the ``wordllama``
-  package ships inside its wheel (``l2_supercat``, 256 dimensions, 16 MB). The
+  package ships inside its wheel (``l2_supercat``, 256 dimensions, 16 MB), its
+  token vectors weighted by rarity when loaded (:func:`_weigh_by_rarity`). Its
+  full 256 dimensions are used: truncated to 128 or 64 (it was trained to allow
+  that), it finds the right file among the first three for fewer paraphrased
+  questions (``benchmarks/chunking.py``). The
   package's own loader looks for the tokenizer under ``tokenizer/`` while the
   wheel puts it under ``tokenizers/``, and then downloads it; it also configures
   the root logger when imported. So the package is never imported: its two files
@@ -44,7 +48,7 @@ _MODEL2VEC_TENSOR = "embeddings"
 # the byte tokens of tabs and line ends.
 _WHITESPACE_TOKENS = tuple("▁" * n for n in range(1, 33)) + ("<0x09>", "<0x0A>", "<0x0B>", "<0x0C>", "<0x0D>", "<0x20>")
 
-# Texts tokenized per call, and tokens gathered per numpy call: a batch's
+# Texts tokenized per call, and tokens gathered per numpy call: a long text's
 # gathered vectors (tokens × dimensions × 4 bytes) stay within tens of megabytes.
 _TEXTS_PER_BATCH = 256
 _TOKENS_PER_GATHER = 1 << 16
@@ -105,10 +109,13 @@ class StaticModel:
         return out
 
     def _pool(self, id_lists: list[list[int]], out: numpy.ndarray) -> None:
-        """Each row of ``out`` = the mean of its tokens' vectors (unknown tokens left out)."""
+        """Each row of ``out`` = the mean of its tokens' vectors (unknown tokens left out).
+
+        Text by text: gathering a text's few hundred token vectors and summing them
+        stays in the processor's cache, where gathering a whole batch and summing
+        it by segments (``add.reduceat``) is an order of magnitude slower."""
         rows = self.table.shape[0]
-        pending: list[tuple[int, numpy.ndarray]] = []
-        budget = 0
+        table = self.table
         for row, ids in enumerate(id_lists):
             tokens = numpy.asarray(ids, dtype=numpy.int64)
             keep = tokens < rows
@@ -121,23 +128,10 @@ class StaticModel:
                 # One long text (a whole file): summed a slice at a time.
                 total = numpy.zeros(self.dim, dtype=numpy.float64)
                 for at in range(0, tokens.size, _TOKENS_PER_GATHER):
-                    total += self.table[tokens[at : at + _TOKENS_PER_GATHER]].sum(axis=0, dtype=numpy.float64)
+                    total += table[tokens[at : at + _TOKENS_PER_GATHER]].sum(axis=0, dtype=numpy.float64)
                 out[row] = total / tokens.size
-                continue
-            pending.append((row, tokens))
-            budget += tokens.size
-            if budget >= _TOKENS_PER_GATHER:
-                self._mean_of(pending, out)
-                pending, budget = [], 0
-        if pending:
-            self._mean_of(pending, out)
-
-    def _mean_of(self, pending: list[tuple[int, numpy.ndarray]], out: numpy.ndarray) -> None:
-        lengths = numpy.fromiter((tokens.size for _, tokens in pending), dtype=numpy.int64, count=len(pending))
-        starts = numpy.zeros(len(pending), dtype=numpy.int64)
-        numpy.cumsum(lengths[:-1], out=starts[1:])
-        sums = numpy.add.reduceat(self.table[numpy.concatenate([tokens for _, tokens in pending])], starts, axis=0)
-        out[[row for row, _ in pending]] = sums / lengths[:, None]
+            else:
+                out[row] = table[tokens].sum(axis=0) / tokens.size
 
 
 # ---------------------------------------------------------------- finding the files
