@@ -380,6 +380,15 @@ class BuiltinTarget(Target):
                 keyword_scores = state.keyword.get_scores(terms)
         # Read deep enough that the best chunks of top_k files are among the candidates.
         depth = top_k * _CANDIDATES_PER_HIT
+        row_file = index.row_file
+
+        def best(scores: Any, rows: Any, positive: bool) -> list[tuple[int, float]]:
+            # The top_k first; deeper only when a file holds several of them.
+            found = top_rows(scores, top_k, rows)
+            if len(found) == top_k and len(set(row_file[[row for row, _ in found]].tolist())) < top_k:
+                found = top_rows(scores, depth, rows)
+            return [(row, score) for row, score in found if score > 0] if positive else found
+
         found: list[tuple[float, int, str]] = []
         for name in names:
             rows = state.rows[name]
@@ -393,20 +402,22 @@ class BuiltinTarget(Target):
                 found.extend((score, row, name) for row, score in reciprocal_rank_fusion(rankings, depth))
             elif state.model is not None:
                 if semantic_scores is not None:
-                    found.extend((score, row, name) for row, score in top_rows(semantic_scores, depth, rows))
+                    found.extend((score, row, name) for row, score in best(semantic_scores, rows, False))
             elif keyword_scores is not None:
-                found.extend((score, row, name) for row, score in top_rows(keyword_scores, depth, rows) if score > 0)
+                found.extend((score, row, name) for row, score in best(keyword_scores, rows, True))
         # Highest score first; ties by row (path order, then line), then corpus; then
         # each file's best chunk before the further chunks of any file.
-        found.sort(key=lambda item: (-item[0], item[1], item[2]))
-        if found:
-            found = by_file(found, index.row_file[[row for _, row, _ in found]].tolist())
+        if len(names) > 1 or (state.model is not None and state.keyword is not None):
+            found.sort(key=lambda item: (-item[0], item[1], item[2]))
+        if len(found) > 1:
+            found = by_file(found, row_file[[row for _, row, _ in found]].tolist())
         builder = state.builder
         chunking = self.options.chunking
         hits = []
-        for score, row, name in found[:top_k]:
-            entry = index.files[int(index.row_file[row])]
-            first, last = (int(n) for n in index.lines[row])
+        found = found[:top_k]
+        chosen = [row for _, row, _ in found]
+        for (score, row, name), file, (first, last) in zip(found, row_file[chosen].tolist(), index.lines[chosen].tolist()):
+            entry = index.files[file]
             hits.append(
                 Hit(
                     path=entry.path,

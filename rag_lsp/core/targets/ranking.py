@@ -29,9 +29,8 @@ def top_rows(scores: numpy.ndarray, count: int, rows: numpy.ndarray | None = Non
         best = numpy.arange(total)
     # Highest score first, then the lower position.
     order = best[numpy.lexsort((best, -scores[best]))]
-    if rows is not None:
-        return [(int(rows[position]), float(scores[position])) for position in order]
-    return [(int(position), float(scores[position])) for position in order]
+    chosen = scores[order].tolist()
+    return list(zip((rows[order] if rows is not None else order).tolist(), chosen))
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[int]], count: int, k: int = RRF_K) -> list[tuple[int, float]]:
