@@ -75,7 +75,7 @@ def cache_root() -> Path:
     return Path(platformdirs.user_cache_dir("rag-lsp", appauthor=False))
 
 
-@dataclass
+@dataclass(slots=True)
 class FileEntry:
     path: str
     size: int
