@@ -509,10 +509,16 @@ class IndexCache:
         file_name = meta["arrays"][name]
         if not isinstance(file_name, str) or "/" in file_name or "\\" in file_name or not file_name.endswith(".npy"):
             raise ValueError(f"it names no {name} file")
-        data = (self.folder / file_name).read_bytes()
-        if hashlib.sha256(data).hexdigest() != meta["digests"][name]:
-            raise ValueError(f"its {name} file does not hold what it was written with")
-        array = numpy.load(io.BytesIO(data), allow_pickle=False)
+        # Hashed a block at a time, then read into its array from the same open
+        # file: the index's memory holds the array, never a second copy of it.
+        with open(self.folder / file_name, "rb") as file:
+            digest = hashlib.sha256()
+            for block in iter(lambda: file.read(1 << 20), b""):
+                digest.update(block)
+            if digest.hexdigest() != meta["digests"][name]:
+                raise ValueError(f"its {name} file does not hold what it was written with")
+            file.seek(0)
+            array = numpy.load(file, allow_pickle=False)
         if array.dtype != numpy.dtype(dtype) or array.shape != shape:
             raise ValueError(f"its {name} are not shaped as its meta says")
         return array
