@@ -16,6 +16,7 @@ does not have is left out, and a question left with no answer is skipped.
 
 from __future__ import annotations
 
+import re
 import sysconfig
 from pathlib import Path
 
@@ -130,6 +131,91 @@ STDLIB_QUESTIONS: list[tuple[str, list[str]]] = [
     ("store rows in an embedded SQL database file", ["sqlite3/__init__.py", "sqlite3/dbapi2.py"]),
 ]
 
+# Manual pages of command-line tools: prose of another domain, written by many
+# hands. The corpus holds every page of MANUAL_PAGES the machine has (rendered by
+# `man`); a question whose pages are all missing is skipped.
+MANUAL_PAGES = (
+    "du df tar gzip bzip2 xz zip unzip find grep sed awk sort uniq wc head tail cut paste join tr split "
+    "cmp diff comm ln cp mv rm mkdir rmdir chmod chown touch stat file date sleep timeout nohup nice renice "
+    "kill ps top free uptime who id su passwd chage ssh scp curl wget ip ss watch xargs tee env seq shuf "
+    "factor expr bc base64 sha256sum md5sum fold fmt column nl od hexdump strings readlink realpath basename "
+    "dirname mktemp truncate shred sync mount lsblk dmesg flock less more tac rev yes iconv locale make patch "
+    "ldd nm objdump strace valgrind script tmux hostname uname lscpu lsof pgrep pkill killall dd fallocate "
+    "install numfmt pr expand unexpand csplit tsort printf echo test chrt taskset ionice which whereis apropos "
+    "man groups useradd usermod git cmake ld ar as"
+).split()
+
+MANUAL_QUESTIONS: list[tuple[str, list[str]]] = [
+    ("how much room do the folders under here take up on the drive", ["du"]),
+    ("how much room is left on each mounted drive", ["df"]),
+    ("bundle a whole folder into one archive for a backup", ["tar", "zip"]),
+    ("shrink a file so that it takes less room, and get the original back later", ["gzip", "bzip2", "xz", "zip"]),
+    ("look for lines holding some phrase inside many files at once", ["grep"]),
+    ("put one word in place of another throughout a stream of text without opening an editor", ["sed", "awk"]),
+    ("put the lines of a text in alphabetical or numeric order", ["sort"]),
+    ("drop repeated neighbouring lines, or tell how often each one occurs", ["uniq"]),
+    ("show only the beginning of a long file", ["head"]),
+    ("keep watching a log while new lines are appended to it", ["tail", "less"]),
+    ("take out certain columns of every line, split on a separator character", ["cut", "awk"]),
+    ("turn lowercase letters into capitals, or delete particular characters", ["tr"]),
+    ("cut a huge file into pieces of a fixed size", ["split", "csplit"]),
+    ("give an existing file a second name that refers to it", ["ln"]),
+    ("change who is allowed to read, write or execute a file", ["chmod"]),
+    ("hand a file over to a different user and group", ["chown"]),
+    ("tell what kind of data a file holds, whatever its name", ["file"]),
+    ("stop a command when it runs longer than a limit", ["timeout"]),
+    ("keep a program running after I log out of the terminal", ["nohup", "tmux"]),
+    ("run a job with a lower scheduling priority so the machine stays responsive", ["nice", "renice", "ionice", "chrt"]),
+    ("end a misbehaving process by sending it a signal", ["kill", "pkill", "killall"]),
+    ("list the programs currently running on the machine", ["ps", "top"]),
+    ("how much RAM is in use and how much is still available", ["free", "top"]),
+    ("how long has the computer been on since it last started", ["uptime", "top"]),
+    ("log into a remote computer securely over the network", ["ssh"]),
+    ("copy files to another computer over an encrypted connection", ["scp"]),
+    ("download a file from a web address", ["curl", "wget"]),
+    ("which network ports have programs waiting for connections", ["ss", "lsof"]),
+    ("rerun a command every few seconds and show its output full screen", ["watch"]),
+    ("build command lines from the items read on standard input", ["xargs"]),
+    ("send output to the screen and to a file at the same time", ["tee"]),
+    ("print the numbers from one to ten, one per line", ["seq"]),
+    ("put the lines of a file in random order", ["shuf"]),
+    ("break an integer into its prime divisors", ["factor"]),
+    ("do arithmetic with many decimal places from the shell", ["bc", "expr"]),
+    ("make sure a downloaded file was not corrupted by comparing its digest", ["sha256sum", "md5sum"]),
+    ("turn binary data into printable characters so it can be pasted into an email", ["base64"]),
+    ("wrap long lines so that they fit within a given width", ["fold", "fmt"]),
+    ("line text up into neat aligned columns like a table", ["column"]),
+    ("show the raw bytes of a file in hexadecimal", ["od", "hexdump"]),
+    ("find the readable text hidden inside a compiled program", ["strings"]),
+    ("get the absolute form of a path with symbolic links resolved", ["realpath", "readlink"]),
+    ("overwrite a file several times so its contents cannot be recovered", ["shred"]),
+    ("attach a filesystem on a device to a folder of the directory tree", ["mount"]),
+    ("list the disks and partitions attached to the computer", ["lsblk"]),
+    ("read the messages the kernel printed while the system was booting", ["dmesg"]),
+    ("make sure only one copy of a script runs at a time by holding a lock", ["flock"]),
+    ("print a file with its last line first", ["tac"]),
+    ("convert text from one character encoding to another", ["iconv"]),
+    ("recompile only the parts of a program whose sources changed", ["make", "cmake"]),
+    ("apply a set of changes produced by a comparison tool to the original files", ["patch"]),
+    ("which shared libraries does a program need when it starts", ["ldd"]),
+    ("trace the system calls a program makes", ["strace"]),
+    ("find memory leaks in a program", ["valgrind"]),
+    ("record everything shown in a terminal session to a file", ["script"]),
+    ("which processor architecture does this machine have and how many cores", ["lscpu", "uname"]),
+    ("find a running process by name and get its number", ["pgrep", "ps"]),
+    ("copy a disk image block by block onto a USB stick", ["dd"]),
+    ("show large numbers in units people can read, such as 1K or 2M", ["numfmt"]),
+    ("replace tab characters by spaces", ["expand"]),
+    ("pin a process to particular processors", ["taskset"]),
+    ("find where the program a command runs is located", ["which", "whereis"]),
+    ("search the short descriptions of the manual for a keyword", ["apropos", "man"]),
+    ("create a new login account on the system", ["useradd"]),
+    ("force someone to choose a new password after a number of days", ["chage", "passwd"]),
+    ("list the functions and variables defined in an object file", ["nm"]),
+    ("turn the machine code of an executable back into assembly", ["objdump"]),
+    ("bundle object files into a static library", ["ar"]),
+]
+
 
 class Corpus:
     """A corpus as files to write into a workspace, and its questions."""
@@ -171,4 +257,30 @@ def stdlib() -> Corpus:
     return Corpus("stdlib", files, questions)
 
 
-CORPORA = {"reference": reference, "stdlib": stdlib}
+def manual() -> Corpus:
+    """The manual pages of MANUAL_PAGES this machine has, ``man/<page>.txt`` each,
+    rendered by `man` 80 columns wide (none when `man` is missing)."""
+    import os
+    import shutil
+    import subprocess
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    environment = dict(os.environ, MANWIDTH="80", MAN_KEEP_FORMATTING="", LC_ALL="C.UTF-8")
+
+    def render(page: str) -> str:
+        run = subprocess.run(["man", "-P", "cat", page], capture_output=True, env=environment, check=False)
+        text = run.stdout.decode("utf-8", errors="replace") if run.returncode == 0 else ""
+        return re.sub(".\x08", "", text)  # overstruck bold and underlined letters
+
+    files: dict[str, str] = {}
+    if shutil.which("man"):
+        with ThreadPoolExecutor(8) as pool:
+            for page, text in zip(MANUAL_PAGES, pool.map(render, MANUAL_PAGES)):
+                if text.strip():
+                    files[f"man/{page}.txt"] = text
+    questions = [(question, [f"man/{page}.txt" for page in pages]) for question, pages in MANUAL_QUESTIONS]
+    return Corpus("manual", files, questions)
+
+
+CORPORA = {"reference": reference, "stdlib": stdlib, "manual": manual}

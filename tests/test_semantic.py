@@ -13,7 +13,8 @@ import pytest
 from rag_lsp.core.targets import Answer, Request, TargetError, open_target
 from rag_lsp.core.targets import embedding
 from rag_lsp.core.targets.chunking import Chunking, ChunkingError, chunk_id, line_ranges
-from rag_lsp.core.targets.ranking import reciprocal_rank_fusion, top_rows
+from rag_lsp.core.targets.index import contextual, path_words
+from rag_lsp.core.targets.ranking import by_file, reciprocal_rank_fusion, top_rows
 from rag_lsp.core.suitefacts import target_info
 from rag_lsp.core.workspace import Workspace
 from tinymodel import write_model
@@ -85,6 +86,29 @@ def test_top_rows_are_best_first_with_ties_to_the_lower_row() -> None:
     assert [row for row, _ in top_rows(scores, 10)] == [1, 3, 2, 4, 0]
     assert [row for row, _ in top_rows(scores, 2, numpy.array([0, 2, 4]))] == [2, 4]
     assert top_rows(scores, 0) == []
+
+
+def test_each_files_best_item_comes_before_any_files_further_items() -> None:
+    """Items ranked best first, with their files: the first of each file keep their order, then the rest."""
+    ranked = ["a1", "a2", "b1", "a3", "c1", "b2"]
+    assert by_file(ranked, [0, 0, 1, 0, 2, 1]) == ["a1", "b1", "c1", "a2", "a3", "b2"]
+    assert by_file([], []) == []
+
+
+def test_a_chunk_is_embedded_in_the_context_of_its_path_and_file() -> None:
+    """Path words split at separators and case changes, the extension left out; contextual vectors are
+    unit vectors moved towards the path's vector and towards their file's mean, in that order."""
+    assert path_words("src/rateLimit/token_bucket.py") == "src rate Limit token bucket"
+    assert path_words("docs/README") == "docs README" and path_words(".github/ci.yml") == "github ci"
+    chunks = numpy.array([[1, 0, 0], [0, 1, 0]], dtype=numpy.float32)
+    path = numpy.array([0, 0, 1], dtype=numpy.float32)
+    mixed = contextual(chunks.copy(), path)
+    assert mixed.dtype == numpy.float32 and numpy.allclose(numpy.linalg.norm(mixed, axis=1), 1)
+    assert (mixed[:, 2] > 0).all()  # towards the path
+    assert mixed[0, 1] > 0 and mixed[1, 0] > 0  # towards the other chunk of the file
+    assert mixed[0, 0] > mixed[0, 1] and mixed[1, 1] > mixed[1, 0]  # still most like itself
+    alone = contextual(numpy.array([[0.6, 0.8, 0]], dtype=numpy.float32), numpy.zeros(3, dtype=numpy.float32))
+    assert numpy.allclose(alone, [[0.6, 0.8, 0]])  # a one-chunk file with no path words: its own vector
 
 
 # ---------------------------------------------------------------- models
@@ -247,6 +271,46 @@ def test_a_model_fetched_after_a_fallback_is_used_by_the_next_run(tmp_path: Path
     write_model(tmp_path / "models" / "tiny")
     again = ask(target, "automobile")
     assert again.mode == "semantic" and again.hits[0].path == "docs/cars.md"
+
+
+def test_the_best_chunk_of_each_file_comes_before_further_chunks(tmp_path: Path) -> None:
+    """A long file whose every window is about the question does not fill the first hits: each file's best
+    chunk comes first, then the further chunks, with every retrieval."""
+    tenant = "Each tenant gets its own token bucket; a burst of requests drains it and it refills.\n"
+    workspace = write(
+        tmp_path,
+        {
+            "docs/buckets.md": "".join(tenant.replace("Each", f"Rule {n}: each") for n in range(40)),
+            "docs/rate-limits.md": RATE_LIMITS,
+            "docs/deploy.md": DEPLOY,
+        },
+    )
+    chunking = {"unit": "lines", "size": 10, "overlap": 2}
+    for retrieval in ("semantic", "keyword", "hybrid"):
+        answer = ask(builtin(workspace, retrieval=retrieval, chunking=chunking), "token bucket for each tenant", topK=6)
+        paths = [hit.path for hit in answer.hits]
+        assert paths[0] == "docs/buckets.md", (retrieval, paths)
+        assert paths[1] == "docs/rate-limits.md", (retrieval, paths)  # before buckets.md's further chunks
+        assert paths.count("docs/buckets.md") == len(paths) - len(set(paths)) + 1, (retrieval, paths)
+        assert all(path == "docs/buckets.md" for path in paths[len(set(paths)) :]), (retrieval, paths)
+
+
+def test_a_run_scores_its_queries_together_as_one_query_at_a_time_would(docs: Workspace) -> None:
+    """answer_many (queries embedded and scored by block) answers each case as answer() does alone, and
+    a case without a usable query fails alone."""
+    target = builtin(docs)
+    queries = ["what stops one busy customer from starving everyone else", "rolling out a new version", "tamper proof history"]
+    requests = [Request(str(n), {"query": query, "topK": 2}) for n, query in enumerate(queries)]
+    requests.insert(1, Request("bad", {"query": "   "}))
+    answers = dict(target.answer_many(requests))
+    assert isinstance(answers[1], TargetError)
+    for position, request in enumerate(requests):
+        if position != 1:
+            alone = target.answer(request)
+            assert [hit.id for hit in answers[position].hits] == [hit.id for hit in alone.hits]
+            # One matrix product or one per query: the same similarities, to float32 rounding.
+            assert [hit.score for hit in answers[position].hits] == pytest.approx([hit.score for hit in alone.hits], abs=1e-5)
+    assert [answers[n].hits[0].path for n in (0, 2, 3)] == ["docs/rate-limits.md", "docs/deploy.md", "docs/audit.md"]
 
 
 def test_bad_options_are_refused_with_a_message(tmp_path: Path) -> None:

@@ -20,8 +20,9 @@ chunks (:mod:`.chunking`), and a hit is a chunk: ``path`` (workspace-relative,
 "/"), ``id`` (``path#L<first>-<last>``, or the path for whole files), ``corpus``,
 ``score`` and ``text`` (the chunk's lines).
 
-* ``semantic``: each chunk is embedded with the model (:mod:`.embedding`), and a
-  query's hits are its nearest chunks by cosine similarity; ``mode: semantic``.
+* ``semantic``: each chunk is embedded with the model (:mod:`.embedding`) in the
+  context of its file's path and of its whole file (:func:`.index.contextual`),
+  and a query's hits are its nearest chunks by cosine similarity; ``mode: semantic``.
   When the model cannot be loaded, the target searches by keyword, answers
   ``mode: keyword`` and says why once (:meth:`BuiltinTarget.take_notes`): the
   fallback that a ``rag.mode.semantic`` threshold exists to catch.
@@ -31,6 +32,12 @@ chunks (:mod:`.chunking`), and a hit is a chunk: ``path`` (workspace-relative,
   chunks that share no word with the query are not hits; ``mode: keyword``.
 * ``hybrid``: both rankings fused by reciprocal rank (:mod:`.ranking`);
   ``mode: semantic``.
+
+Whatever the retrieval, the hits list each file's best chunk first, best first,
+then the files' further chunks (:func:`.ranking.by_file`, among the best
+``5 × topK`` chunks): the first hits name as many files as match rather than
+several windows of the one file that matches best. A run embeds its queries a
+block at a time and scores a block by one matrix product.
 
 A case's ``input`` is ``{"query": str, "corpora": [str, ...], "topK": int}``:
 ``corpora`` picks the corpora to search (default: all of them), ``topK`` the number
@@ -68,6 +75,15 @@ DEFAULT_TOP_K = 10
 _RECHECK_S = 2.0
 # How deep each ranking is read before a hybrid fuses them.
 _FUSION_DEPTH = 100
+# Chunks read per hit asked for: a file's further chunks give way to other files'
+# best chunks among them.
+_CANDIDATES_PER_HIT = 5
+# Cases of a run whose queries are embedded and scored together, at most; and the
+# similarities computed at once, at most (4 bytes each).
+_QUERIES_PER_BLOCK = 512
+_SCORES_PER_BLOCK = 1 << 23
+# An answer whose query is not scored yet.
+_NOT_SCORED = object()
 
 _WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
@@ -225,18 +241,21 @@ class BuiltinTarget(Target):
             self._builder = IndexBuilder(root, options.chunking, limit)
         else:
             cache = IndexCache.for_key(self._cache_key(model.identity))
-            self._builder = IndexBuilder(root, options.chunking, limit, model.embed, model.dim, cache)
+            self._builder = IndexBuilder(root, options.chunking, limit, model.embed, model.dim, cache, model.embed_paths)
         self._model = model
         return self._builder
 
     def _cache_key(self, model_identity: str) -> dict[str, Any]:
         """What names this target's index in the cache (see :mod:`.index`)."""
+        from .index import VECTORS
+
         options = self.options
         return {
             "root": self.workspace.root.as_posix(),
             "corpora": {name: sorted(globs) for name, globs in sorted(options.corpora.items())},
             "chunking": options.chunking.as_config(),
             "model": model_identity,
+            "vectors": VECTORS,
             "max_file_bytes": self.workspace.settings.max_file_bytes,
         }
 
@@ -403,48 +422,69 @@ class BuiltinTarget(Target):
         assert state is not None
         return self._answer(request, state, with_text=True)
 
-    def _answer(self, request: Request, state: _State, with_text: bool, shared: bool = False) -> Answer:
+    def _answer(
+        self, request: Request, state: _State, with_text: bool, shared: bool = False, scored: Any = _NOT_SCORED
+    ) -> Answer:
         """The answer to one case from ``state``; hits without their ``text`` unless
         asked for. ``shared``: another thread may be answering from ``state`` too,
-        so the texts are read without the builder's cache of file lines."""
+        so the texts are read without the builder's cache of file lines. ``scored``:
+        the query's similarity to every chunk when it was computed already (None:
+        the query has no token the model knows)."""
         query, names, top_k = self._read_input(request.input)
-        from .ranking import reciprocal_rank_fusion, top_rows
+        from .ranking import by_file, reciprocal_rank_fusion, top_rows
 
         index = state.index
         semantic_scores = None
         keyword_scores = None
         if state.model is not None and index.size:
-            vector = state.model.embed([query])[0]
-            if vector.any():
-                semantic_scores = index.vectors @ vector
+            if scored is _NOT_SCORED:
+                vector = state.model.embed([query])[0]
+                scored = index.vectors @ vector if vector.any() else None
+            semantic_scores = scored
         if state.keyword is not None:
             terms = self._terms().terms(query)
             if terms:
                 keyword_scores = state.keyword.get_scores(terms)
+        # Read deep enough that the best chunks of top_k files are among the candidates.
+        depth = top_k * _CANDIDATES_PER_HIT
+        row_file = index.row_file
+
+        def best(scores: Any, rows: Any, positive: bool) -> list[tuple[int, float]]:
+            # The top_k first; deeper only when a file holds several of them.
+            found = top_rows(scores, top_k, rows)
+            if len(found) == top_k and len(set(row_file[[row for row, _ in found]].tolist())) < top_k:
+                found = top_rows(scores, depth, rows)
+            return [(row, score) for row, score in found if score > 0] if positive else found
+
         found: list[tuple[float, int, str]] = []
         for name in names:
             rows = state.rows[name]
             if state.model is not None and state.keyword is not None:
-                depth = max(_FUSION_DEPTH, top_k)
+                fusion = max(_FUSION_DEPTH, depth)
                 rankings = []
                 if semantic_scores is not None:
-                    rankings.append([row for row, _ in top_rows(semantic_scores, depth, rows)])
+                    rankings.append([row for row, _ in top_rows(semantic_scores, fusion, rows)])
                 if keyword_scores is not None:
-                    rankings.append([row for row, score in top_rows(keyword_scores, depth, rows) if score > 0])
-                found.extend((score, row, name) for row, score in reciprocal_rank_fusion(rankings, top_k))
+                    rankings.append([row for row, score in top_rows(keyword_scores, fusion, rows) if score > 0])
+                found.extend((score, row, name) for row, score in reciprocal_rank_fusion(rankings, depth))
             elif state.model is not None:
                 if semantic_scores is not None:
-                    found.extend((score, row, name) for row, score in top_rows(semantic_scores, top_k, rows))
+                    found.extend((score, row, name) for row, score in best(semantic_scores, rows, False))
             elif keyword_scores is not None:
-                found.extend((score, row, name) for row, score in top_rows(keyword_scores, top_k, rows) if score > 0)
-        # Highest score first; ties by row (path order, then line), then corpus.
-        found.sort(key=lambda item: (-item[0], item[1], item[2]))
+                found.extend((score, row, name) for row, score in best(keyword_scores, rows, True))
+        # Highest score first; ties by row (path order, then line), then corpus; then
+        # each file's best chunk before the further chunks of any file.
+        if len(names) > 1 or (state.model is not None and state.keyword is not None):
+            found.sort(key=lambda item: (-item[0], item[1], item[2]))
+        if len(found) > 1:
+            found = by_file(found, row_file[[row for _, row, _ in found]].tolist())
         builder = state.builder
         chunking = self.options.chunking
         hits = []
-        for score, row, name in found[:top_k]:
-            entry = index.files[int(index.row_file[row])]
-            first, last = (int(n) for n in index.lines[row])
+        found = found[:top_k]
+        chosen = [row for _, row, _ in found]
+        for (score, row, name), file, (first, last) in zip(found, row_file[chosen].tolist(), index.lines[chosen].tolist()):
+            entry = index.files[file]
             hits.append(
                 Hit(
                     path=entry.path,
@@ -475,7 +515,39 @@ class BuiltinTarget(Target):
             # file again every few seconds would cost more than the run's own work.
             state = self._state
         with_text = fields is None or "text" in fields
-        yield from self._one_after_the_other(requests, cancel, lambda request: self._answer(request, state, with_text))
+        if state.model is None or not state.index.size:
+            yield from self._one_after_the_other(requests, cancel, lambda request: self._answer(request, state, with_text))
+            return
+        # The queries of a block of cases are embedded together (one call of the
+        # tokenizer) and scored against every chunk by one matrix product; then
+        # each case is ranked.
+        per_block = max(1, min(_QUERIES_PER_BLOCK, _SCORES_PER_BLOCK // state.index.size))
+        for start in range(0, len(requests), per_block):
+            block = requests[start : start + per_block]
+            scores = self._score_queries(block, state)
+            answered = self._one_after_the_other(
+                block, cancel, lambda request: self._answer(request, state, with_text, scored=scores.get(id(request), _NOT_SCORED))
+            )
+            for position, result in answered:
+                yield start + position, result
+            if cancel is not None and cancel.is_set():
+                return
+
+    def _score_queries(self, requests: list[Request], state: _State) -> dict[int, Any]:
+        """Each request's similarities to every chunk (by the request's id()), for those
+        that have a query; None for a query with no token the model knows."""
+        queries: dict[int, str] = {}
+        for request in requests:
+            value = request.input
+            query = value.get("query") if isinstance(value, dict) else None
+            if isinstance(query, str) and query.strip():
+                queries[id(request)] = query
+        if not queries:
+            return {}
+        embedded = state.model.embed(list(queries.values()))
+        scores = embedded @ state.index.vectors.T
+        known = embedded.any(axis=1)
+        return {key: scores[row] if known[row] else None for row, key in enumerate(queries)}
 
     def _read_input(self, value: Any) -> tuple[str, list[str], int]:
         if not isinstance(value, dict):

@@ -5,7 +5,11 @@ vector is the mean of its tokens' vectors, scaled to length 1, so cosine
 similarity is a dot product. No GPU, no PyTorch, a few milliseconds a query.
 
 * ``model: wordllama`` (the default) is the model whose weights the ``wordllama``
-  package ships inside its wheel (``l2_supercat``, 256 dimensions, 16 MB). The
+  package ships inside its wheel (``l2_supercat``, 256 dimensions, 16 MB), its
+  token vectors weighted by rarity when loaded (:func:`_weigh_by_rarity`). Its
+  full 256 dimensions are used: truncated to 128 or 64 (it was trained to allow
+  that), it finds the right file among the first three for fewer paraphrased
+  questions (``benchmarks/chunking.py``). The
   package's own loader looks for the tokenizer under ``tokenizer/`` while the
   wheel puts it under ``tokenizers/``, and then downloads it; it also configures
   the root logger when imported. So the package is never imported: its two files
@@ -40,8 +44,11 @@ _WORDLLAMA_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 _WORDLLAMA_TENSOR = "embedding.weight"
 
 _MODEL2VEC_TENSOR = "embeddings"
+# The wordllama vocabulary's tokens of whitespace alone: runs of "▁" (a space) and
+# the byte tokens of tabs and line ends.
+_WHITESPACE_TOKENS = tuple("▁" * n for n in range(1, 33)) + ("<0x09>", "<0x0A>", "<0x0B>", "<0x0C>", "<0x0D>", "<0x20>")
 
-# Texts tokenized per call, and tokens gathered per numpy call: a batch's
+# Texts tokenized per call, and tokens gathered per numpy call: a long text's
 # gathered vectors (tokens × dimensions × 4 bytes) stay within tens of megabytes.
 _TEXTS_PER_BATCH = 256
 _TOKENS_PER_GATHER = 1 << 16
@@ -85,6 +92,13 @@ class StaticModel:
 
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
         """One row per text, float32, of length 1 (all zeros for a text with no token)."""
+        return self._vectors(texts)
+
+    def embed_paths(self, texts: Sequence[str]) -> numpy.ndarray:
+        """:meth:`embed` for the words of files' paths (the context of their chunks)."""
+        return self._vectors(texts)
+
+    def _vectors(self, texts: Sequence[str]) -> numpy.ndarray:
         out = numpy.zeros((len(texts), self.dim), dtype=numpy.float32)
         for start in range(0, len(texts), _TEXTS_PER_BATCH):
             batch = list(texts[start : start + _TEXTS_PER_BATCH])
@@ -95,10 +109,13 @@ class StaticModel:
         return out
 
     def _pool(self, id_lists: list[list[int]], out: numpy.ndarray) -> None:
-        """Each row of ``out`` = the mean of its tokens' vectors (unknown tokens left out)."""
+        """Each row of ``out`` = the mean of its tokens' vectors (unknown tokens left out).
+
+        Text by text: gathering a text's few hundred token vectors and summing them
+        stays in the processor's cache, where gathering a whole batch and summing
+        it by segments (``add.reduceat``) is an order of magnitude slower."""
         rows = self.table.shape[0]
-        pending: list[tuple[int, numpy.ndarray]] = []
-        budget = 0
+        table = self.table
         for row, ids in enumerate(id_lists):
             tokens = numpy.asarray(ids, dtype=numpy.int64)
             keep = tokens < rows
@@ -111,23 +128,10 @@ class StaticModel:
                 # One long text (a whole file): summed a slice at a time.
                 total = numpy.zeros(self.dim, dtype=numpy.float64)
                 for at in range(0, tokens.size, _TOKENS_PER_GATHER):
-                    total += self.table[tokens[at : at + _TOKENS_PER_GATHER]].sum(axis=0, dtype=numpy.float64)
+                    total += table[tokens[at : at + _TOKENS_PER_GATHER]].sum(axis=0, dtype=numpy.float64)
                 out[row] = total / tokens.size
-                continue
-            pending.append((row, tokens))
-            budget += tokens.size
-            if budget >= _TOKENS_PER_GATHER:
-                self._mean_of(pending, out)
-                pending, budget = [], 0
-        if pending:
-            self._mean_of(pending, out)
-
-    def _mean_of(self, pending: list[tuple[int, numpy.ndarray]], out: numpy.ndarray) -> None:
-        lengths = numpy.fromiter((tokens.size for _, tokens in pending), dtype=numpy.int64, count=len(pending))
-        starts = numpy.zeros(len(pending), dtype=numpy.int64)
-        numpy.cumsum(lengths[:-1], out=starts[1:])
-        sums = numpy.add.reduceat(self.table[numpy.concatenate([tokens for _, tokens in pending])], starts, axis=0)
-        out[[row for row, _ in pending]] = sums / lengths[:, None]
+            else:
+                out[row] = table[tokens].sum(axis=0) / tokens.size
 
 
 # ---------------------------------------------------------------- finding the files
@@ -198,13 +202,35 @@ def _load(files: ModelFiles) -> StaticModel:
     tokenizer.no_padding()
     tokenizer.no_truncation()
     skip: set[int] = set()
-    if files.name != WORDLLAMA:
+    if files.name == WORDLLAMA:
+        _weigh_by_rarity(table, tokenizer)
+    else:
         # model2vec leaves the unknown token out of the mean: it carries no meaning.
         unknown = _unknown_token(tokenizer)
         if unknown is not None:
             skip.add(unknown)
         _check_config(files.weights.parent / "config.json")
     return StaticModel(files, table, tokenizer, frozenset(skip))
+
+
+def _weigh_by_rarity(table: numpy.ndarray, tokenizer: Any) -> None:
+    """Scale each token's vector of the wordllama table by how rare the token is,
+    in place; a text's vector, the mean of its tokens' vectors, then leans on its
+    rare words rather than on "the", "of" and indentation.
+
+    The table follows the order of its vocabulary, whose byte-pair merges were
+    learned most frequent first, so a token's position is its frequency rank; the
+    weight is log(2 + rank), the Zipf weighting model2vec gives the tokens of the
+    models it distills (so a model2vec folder's table, weighted already, is left
+    as it is). Tokens of whitespace alone (runs of "▁", newlines) weigh nothing.
+    """
+    rows = table.shape[0]
+    weights = numpy.log(numpy.arange(rows, dtype=numpy.float32) + 2)
+    for token in _WHITESPACE_TOKENS:
+        position = tokenizer.token_to_id(token)
+        if position is not None and position < rows:
+            weights[position] = 0.0
+    table *= weights[:, None]
 
 
 def _unknown_token(tokenizer: Any) -> int | None:

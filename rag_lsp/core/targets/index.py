@@ -37,6 +37,7 @@ import io
 import json
 import logging
 import os
+import re
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -74,7 +75,7 @@ def cache_root() -> Path:
     return Path(platformdirs.user_cache_dir("rag-lsp", appauthor=False))
 
 
-@dataclass
+@dataclass(slots=True)
 class FileEntry:
     path: str
     size: int
@@ -184,11 +185,14 @@ class IndexBuilder:
         embed: Callable[[list[str]], numpy.ndarray] | None = None,
         dim: int = 0,
         cache: IndexCache | None = None,
+        embed_paths: Callable[[list[str]], numpy.ndarray] | None = None,
     ) -> None:
         self.root = root
         self.chunking = chunking
         self.reader = FileReader(root, max_bytes)
         self.embed = embed
+        # Embeds the words of files' paths, for the context of their chunks (see contextual).
+        self.embed_paths = embed_paths
         self.dim = dim
         self.cache = cache
         self.index: ChunkIndex | None = None
@@ -317,9 +321,11 @@ class IndexBuilder:
     def _embed(self, segments: list[_Segment]) -> None:
         assert self.embed is not None
         vectors = self.embed([text for segment in segments for text in segment.texts])
+        paths = self.embed_paths([path_words(segment.path) for segment in segments]) if self.embed_paths else None
         at = 0
-        for segment in segments:
-            segment.vectors = vectors[at : at + len(segment.texts)]
+        for number, segment in enumerate(segments):
+            own = vectors[at : at + len(segment.texts)]
+            segment.vectors = contextual(own, paths[number]) if paths is not None else own
             at += len(segment.texts)
 
     def _assemble(self, segments: list[_Segment], previous: ChunkIndex | None, started: int, with_texts: bool) -> ChunkIndex:
@@ -389,6 +395,52 @@ class IndexBuilder:
                 lines = read[1].splitlines() if read is not None else []
             text = "\n".join(lines[first - 1 : last])
         return text if len(text) <= HIT_TEXT_CHARS else text[: HIT_TEXT_CHARS - 1] + "…"
+
+
+# ---------------------------------------------------------------- a chunk in its file
+
+
+# How much a chunk's vector leans towards the words of its file's path, and then
+# towards its whole file (each a unit vector; the chunk's own is too).
+PATH_WEIGHT = 0.3
+FILE_WEIGHT = 1.0
+# What the vectors of an index are: part of the cache's key, changed with them.
+VECTORS = f"chunk+{PATH_WEIGHT}path+{FILE_WEIGHT}file"
+
+_PATH_SPLIT = re.compile(r"[^0-9A-Za-z]+|(?<=[a-z])(?=[A-Z])")
+
+
+def path_words(path: str) -> str:
+    """The words of a workspace path, its extension left out: ``src/rateLimit/token_bucket.py``
+    is "src rate Limit token bucket"."""
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    return " ".join(word for word in _PATH_SPLIT.split(stem) if word)
+
+
+def contextual(vectors: numpy.ndarray, path: numpy.ndarray) -> numpy.ndarray:
+    """The vectors of a file's chunks, each in its context: moved towards the vector
+    of the file's path (weight PATH_WEIGHT), then towards the mean of the file's
+    chunks (FILE_WEIGHT), and scaled to length 1 again.
+
+    A question asks what a passage is about, and a passage of a long file often
+    does not say it: the heading, the module's name and the rest of the file do.
+    Measured by ``benchmarks/chunking.py``, this context finds the file that answers
+    a paraphrased question among the first three hits for a tenth to a sixth more
+    questions, over prose, manual pages and code alike.
+    """
+    mixed = vectors + PATH_WEIGHT * path
+    _normalize(mixed)
+    whole = mixed.mean(axis=0)
+    norm = numpy.linalg.norm(whole)
+    if norm > 0:
+        mixed += (FILE_WEIGHT / norm) * whole
+        _normalize(mixed)
+    return mixed.astype(numpy.float32, copy=False)
+
+
+def _normalize(vectors: numpy.ndarray) -> None:
+    norms = numpy.linalg.norm(vectors, axis=1, keepdims=True)
+    numpy.divide(vectors, norms, out=vectors, where=norms > 0)
 
 
 def _signature(files: list[FileEntry] | None) -> tuple | None:
@@ -476,10 +528,16 @@ class IndexCache:
         file_name = meta["arrays"][name]
         if not isinstance(file_name, str) or "/" in file_name or "\\" in file_name or not file_name.endswith(".npy"):
             raise ValueError(f"it names no {name} file")
-        data = (self.folder / file_name).read_bytes()
-        if hashlib.sha256(data).hexdigest() != meta["digests"][name]:
-            raise ValueError(f"its {name} file does not hold what it was written with")
-        array = numpy.load(io.BytesIO(data), allow_pickle=False)
+        # Hashed a block at a time, then read into its array from the same open
+        # file: the index's memory holds the array, never a second copy of it.
+        with open(self.folder / file_name, "rb") as file:
+            digest = hashlib.sha256()
+            for block in iter(lambda: file.read(1 << 20), b""):
+                digest.update(block)
+            if digest.hexdigest() != meta["digests"][name]:
+                raise ValueError(f"its {name} file does not hold what it was written with")
+            file.seek(0)
+            array = numpy.load(file, allow_pickle=False)
         if array.dtype != numpy.dtype(dtype) or array.shape != shape:
             raise ValueError(f"its {name} are not shaped as its meta says")
         return array

@@ -3,7 +3,7 @@ reciprocal-rank fusion of two rankings (``retrieval: hybrid``)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, TypeVar
 
 import numpy
 
@@ -11,6 +11,8 @@ import numpy
 # damps the weight of the very first ranks, so a chunk both retrievals rank well
 # beats one that only one of them ranks first.
 RRF_K = 60
+
+T = TypeVar("T")
 
 
 def top_rows(scores: numpy.ndarray, count: int, rows: numpy.ndarray | None = None) -> list[tuple[int, float]]:
@@ -27,9 +29,8 @@ def top_rows(scores: numpy.ndarray, count: int, rows: numpy.ndarray | None = Non
         best = numpy.arange(total)
     # Highest score first, then the lower position.
     order = best[numpy.lexsort((best, -scores[best]))]
-    if rows is not None:
-        return [(int(rows[position]), float(scores[position])) for position in order]
-    return [(int(position), float(scores[position])) for position in order]
+    chosen = scores[order].tolist()
+    return list(zip((rows[order] if rows is not None else order).tolist(), chosen))
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[int]], count: int, k: int = RRF_K) -> list[tuple[int, float]]:
@@ -45,3 +46,20 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[int]], count: int, k: int
                 best[row] = rank
     order = sorted(fused, key=lambda row: (-fused[row], best[row], row))
     return [(row, fused[row]) for row in order[:count]]
+
+
+def by_file(ranked: Sequence[T], files: Sequence[int]) -> list[T]:
+    """``ranked`` (best first) with each file's best item first, in their order, then
+    the further items of every file, in their order: the first hits name as many
+    files as there are, rather than several chunks of the one that matches best.
+    ``files[n]`` is the file of ``ranked[n]``."""
+    first: list[T] = []
+    further: list[T] = []
+    seen: set[int] = set()
+    for item, file in zip(ranked, files):
+        if file in seen:
+            further.append(item)
+        else:
+            seen.add(file)
+            first.append(item)
+    return first + further
