@@ -438,6 +438,6 @@ async def test_a_did_you_mean_quick_fix_follows_its_line_when_a_line_is_inserted
     assert [action.title for action in fixes] == ["Change to 'src/gateway.ts'"]
     (change,) = fixes[0].edit.document_changes or []
     (text_edit,) = change.edits
-    start, end = value_span(typo, "src/gatewy.ts")
-    assert (text_edit.range.start.line, text_edit.range.start.character, text_edit.range.end.character) == (3, start - 1, end + 1)
+    first, last = value_span(typo, "src/gatewy.ts")
+    assert (text_edit.range.start.line, text_edit.range.start.character, text_edit.range.end.character) == (3, first - 1, last + 1)
     assert text_edit.new_text == '"src/gateway.ts"'
