@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 from pathlib import Path
 
+from .. import collector
 from ..core.analyze import analyze_file
 from ..core.findings import Finding, Severity
 from ..core.rules import all_rules
@@ -49,9 +49,7 @@ def run_check(arguments: argparse.Namespace) -> int:
         return explain(arguments.explain)
     if arguments.show_settings:
         return show_settings([Path(path) for path in arguments.paths] or [Path.cwd()])
-    # A one-shot process that builds millions of small acyclic objects from a large
-    # dataset: the cycle collector would only re-scan them, again and again.
-    gc.disable()
+    collector.one_shot()
     if arguments.paths:
         checked = check_paths([Path(path) for path in arguments.paths])
     else:

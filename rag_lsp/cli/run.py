@@ -23,13 +23,13 @@ is explicit, so ``command`` and ``http`` targets run; ``--no-exec`` refuses them
 from __future__ import annotations
 
 import argparse
-import gc
 import math
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from .. import collector
 from ..core.suitefacts import SuiteInfo
 from ..core.selection import suites_named_by_file, suites_under
 from ..core.workspace import find_root, Workspace
@@ -126,9 +126,7 @@ def parse_ks(text: str | None) -> tuple[int, ...]:
 
 
 def run_command(arguments: argparse.Namespace) -> int:
-    # A one-shot process building many small acyclic objects: the cycle collector
-    # would only re-scan them.
-    gc.disable()
+    collector.one_shot()
     ks = parse_ks(arguments.k)
     baseline = _read_baseline(arguments)
     selected = select([Path(path) for path in arguments.paths] or [Path.cwd()], arguments.suite)

@@ -18,7 +18,7 @@ from .findings import Finding
 from .text import Range
 from .config import read_config
 from .sources import SourceText
-from .workspace import CONFIG_FILE, DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, gc_paused, Workspace
+from .workspace import CONFIG_FILE, DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
 
 log = logging.getLogger(__name__)
 
@@ -115,15 +115,14 @@ def analyze_dataset(workspace: Workspace, path: str, source: SourceText | None =
     shape = workspace.dataset_shape(path)
     findings: list[Finding] = []
     # A byte that is not UTF-8 is its line's RAG002 (see Workspace.parsed_dataset).
-    with gc_paused():
-        rows = RowsContext.of(workspace, path, use, shape, parsed.rows)
-        dataset = DatasetContext.of(workspace, path, rows)
-        if dataset.paths is not None and dataset.paths.elsewhere:
-            # Known only once every row is counted: the rows are checked knowing it
-            # (what the context derived from its rows stays as it is).
-            rows.use = replace(use, paths_elsewhere=True)
-        findings += check_rows(rows)
-        findings += _run(registry.DATASET, dataset)
+    rows = RowsContext.of(workspace, path, use, shape, parsed.rows)
+    dataset = DatasetContext.of(workspace, path, rows)
+    if dataset.paths is not None and dataset.paths.elsewhere:
+        # Known only once every row is counted: the rows are checked knowing it
+        # (what the context derived from its rows stays as it is).
+        rows.use = replace(use, paths_elsewhere=True)
+    findings += check_rows(rows)
+    findings += _run(registry.DATASET, dataset)
     return findings
 
 

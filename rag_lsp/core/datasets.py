@@ -31,7 +31,7 @@ from .manifests import GDI_TEXT, RAG_CASE
 from .rowschema import non_finite_message
 from .schemacheck import non_finite_issues
 from .rows import row_shape
-from .workspace import gc_paused, Workspace
+from .workspace import Workspace
 
 
 # The codes of a line that cannot be read: not JSON, or refused.
@@ -104,64 +104,63 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
     flaws: dict[int, Flaw] = {}
     append = rows.append
     counts = {RAG_CASE: 0, GDI_TEXT: 0}
-    with gc_paused():
-        for number, line in enumerate(source.text.encode("utf-8", "surrogatepass").split(b"\n")):
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            # Blank as the checks see it: Unicode's spaces too (a line of one
-            # U+00A0 or U+001F), which bytes.isspace does not know.
-            if not line or line[0] != 0x7B and line.decode("utf-8", "surrogatepass").isspace():
+    for number, line in enumerate(source.text.encode("utf-8", "surrogatepass").split(b"\n")):
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        # Blank as the checks see it: Unicode's spaces too (a line of one
+        # U+00A0 or U+001F), which bytes.isspace does not know.
+        if not line or line[0] != 0x7B and line.decode("utf-8", "surrogatepass").isspace():
+            continue
+        if len(line) > limit and len(text := line.decode("utf-8", "replace")) > limit:
+            message = f"line {number + 1} is not read: {len(text):,} characters, above the limit of {limit:,}"
+            append((number, Unreadable(message, UNSAFE)))
+            continue
+        if undecodable and number in undecodable:
+            message = f"line {number + 1} is not valid JSON: {undecodable[number]}; a dataset is UTF-8 text"
+            append((number, Unreadable(message, NOT_JSON)))
+            continue
+        # A line that may hold what the checks' reader refuses and the fast
+        # decoders read (an integer of more digits than Python converts, nesting
+        # past what the standard decoder follows) is read as the checks read it:
+        # a line they do not read is no case, and its id is no case's id.
+        unusual = len(line) > _USUAL and _unusual(line, digits)
+        try:
+            if unusual:
+                raise msgspec.DecodeError
+            case = _DECODE_CASE(line)
+            if case.input_id is UNSET and case.reference_contexts is UNSET and case.retrieved_context is UNSET:
+                # Its `input` is read only by a target that needs it (see
+                # runner._decode_input, which refuses a number read as infinity).
+                append((number, case))
+                counts[RAG_CASE] += 1
                 continue
-            if len(line) > limit and len(text := line.decode("utf-8", "replace")) > limit:
-                message = f"line {number + 1} is not read: {len(text):,} characters, above the limit of {limit:,}"
-                append((number, Unreadable(message, UNSAFE)))
+        except msgspec.ValidationError:
+            pass
+        except (msgspec.DecodeError, RecursionError):
+            pass
+        try:
+            if unusual:
+                raise msgspec.DecodeError
+            value = _DECODE(line)
+        except (msgspec.DecodeError, ValueError, OverflowError, RecursionError):
+            # The checks' row says why the line cannot be read (nesting too deep included).
+            row = Row(line.decode("utf-8", "surrogatepass"))
+            if row.error is not None:
+                append((number, Unreadable(f"line {number + 1} is not valid JSON: {row.error[1]}", NOT_JSON)))
                 continue
-            if undecodable and number in undecodable:
-                message = f"line {number + 1} is not valid JSON: {undecodable[number]}; a dataset is UTF-8 text"
-                append((number, Unreadable(message, NOT_JSON)))
+            if row.refused:
+                append((number, Unreadable(f"line {number + 1} is not read: {row.refused}", UNSAFE)))
                 continue
-            # A line that may hold what the checks' reader refuses and the fast
-            # decoders read (an integer of more digits than Python converts, nesting
-            # past what the standard decoder follows) is read as the checks read it:
-            # a line they do not read is no case, and its id is no case's id.
-            unusual = len(line) > _USUAL and _unusual(line, digits)
-            try:
-                if unusual:
-                    raise msgspec.DecodeError
-                case = _DECODE_CASE(line)
-                if case.input_id is UNSET and case.reference_contexts is UNSET and case.retrieved_context is UNSET:
-                    # Its `input` is read only by a target that needs it (see
-                    # runner._decode_input, which refuses a number read as infinity).
-                    append((number, case))
-                    counts[RAG_CASE] += 1
-                    continue
-            except msgspec.ValidationError:
-                pass
-            except (msgspec.DecodeError, RecursionError):
-                pass
-            try:
-                if unusual:
-                    raise msgspec.DecodeError
-                value = _DECODE(line)
-            except (msgspec.DecodeError, ValueError, OverflowError, RecursionError):
-                # The checks' row says why the line cannot be read (nesting too deep included).
-                row = Row(line.decode("utf-8", "surrogatepass"))
-                if row.error is not None:
-                    append((number, Unreadable(f"line {number + 1} is not valid JSON: {row.error[1]}", NOT_JSON)))
-                    continue
-                if row.refused:
-                    append((number, Unreadable(f"line {number + 1} is not read: {row.refused}", UNSAFE)))
-                    continue
-                value = row.value
-                # Read exactly, as the checks read it: a number beyond a double's
-                # range is infinity there, and RAG004 here too.
-                flaw = next(non_finite_issues(value), None)
-                if flaw is not None:
-                    flaws[number] = Flaw(non_finite_message(flaw.path), SCHEMA)
-            append((number, value))
-            shape = row_shape(value)
-            if shape is not None:
-                counts[shape] += 1
+            value = row.value
+            # Read exactly, as the checks read it: a number beyond a double's
+            # range is infinity there, and RAG004 here too.
+            flaw = next(non_finite_issues(value), None)
+            if flaw is not None:
+                flaws[number] = Flaw(non_finite_message(flaw.path), SCHEMA)
+        append((number, value))
+        shape = row_shape(value)
+        if shape is not None:
+            counts[shape] += 1
     # As the checks decide it: the majority, a tie reads as rag cases.
     shape = None if not any(counts.values()) else RAG_CASE if counts[RAG_CASE] >= counts[GDI_TEXT] else GDI_TEXT
     return RunDataset(relative, rows, shape, flaws)

@@ -41,7 +41,7 @@ from .text import Position, line_of
 from .rows import DatasetRow, majority_shape, read_lines, row_shape
 from .sources import lines_size, utf8_size
 from .suitefacts import DatasetUse
-from .workspace import gc_paused, Workspace
+from .workspace import Workspace
 
 # Lines checked together: a batch holds its rows' decoded values while it is
 # checked. With a helper, the smaller the batch, the less either side waits for
@@ -130,9 +130,7 @@ class DatasetModel:
         of a large dataset (see rag_lsp.core.parallel). ``lines``: the text split
         at "\n", when the caller has it (the model keeps and changes that list);
         then ``text`` may be None: a large dataset's text is not joined for it."""
-        # Building a model allocates a few containers per line, none in a cycle.
-        with gc_paused():
-            self._build(workspace, path, text, helper, lines)
+        self._build(workspace, path, text, helper, lines)
 
     def _build(self, workspace: Workspace, path: str, text: str | None, helper: Helper | None, lines: list[str] | None) -> None:
         self.workspace = workspace
@@ -526,17 +524,14 @@ class DatasetModel:
 
     def findings(self) -> list[Finding]:
         """Every finding of the dataset as it is now (as ``analyze_file`` gives)."""
-        # A first check (or one after a fact changed) allocates per line too.
-        with gc_paused():
-            return self._given_out(self._refresh(), None)
+        return self._given_out(self._refresh(), None)
 
     def shown(self, limit: int = SHOWN_PER_CODE) -> list[Finding]:
         """The findings an editor is shown, as ``shown_in_editor(findings())``
         gives them, with only those moved that are shown: the findings of the
         lines below an edit are many, and only the first ``limit`` of each code
         are converted and sent."""
-        with gc_paused():
-            return self._given_out(self._refresh(), limit)
+        return self._given_out(self._refresh(), limit)
 
     def _refresh(self) -> list[Finding]:
         """Check what changed since the last call; the findings across lines (in
@@ -742,8 +737,7 @@ class _Screening:
             start = ends[index - 1] + 1 if index > 0 else 0
             end = ends[index] if index < len(ends) else len(data)
             batch = str(data[start:end], "utf-8", "surrogatepass").split("\n")
-            with gc_paused():  # as the model's own reading
-                return screen_batch(workspace, self.path, self.use, self.shape, batch)
+            return screen_batch(workspace, self.path, self.use, self.shape, batch)
 
         return screen
 

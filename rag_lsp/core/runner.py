@@ -67,7 +67,7 @@ from .rows import row_shape
 from .suitefacts import SuiteInfo
 from .targets import TRUSTED_KINDS, Answer, Cancelled, Hit, Request, TargetError, TargetPool
 from .wording import counted
-from .workspace import Workspace, gc_paused
+from .workspace import Workspace
 from .yamltree import TooLarge, to_python
 
 if TYPE_CHECKING:
@@ -489,46 +489,45 @@ class Runner:
                 pass  # the cancel event is set: no case is asked
             except Exception:  # noqa: BLE001 - answer_many reports it, case by case
                 log.warning("target %s could not prepare", info.id, exc_info=True)
-        with gc_paused():
-            answers = target.answer_many(requests, cancel, self.workspace.settings.run_concurrency, fields)
-            # The loop runs once per case: names are bound locally, the scoring inlined.
-            for count, (index, answer) in enumerate(answers, 1):
-                plan = requests[index]
-                if record is not None:
-                    record(plan.case_id, answer)
-                if type(answer) is TargetError:
+        answers = target.answer_many(requests, cancel, self.workspace.settings.run_concurrency, fields)
+        # The loop runs once per case: names are bound locally, the scoring inlined.
+        for count, (index, answer) in enumerate(answers, 1):
+            plan = requests[index]
+            if record is not None:
+                record(plan.case_id, answer)
+            if type(answer) is TargetError:
+                case = CaseResult(
+                    plan.case_id, plan.line, None,
+                    reason=answer.message, code=TARGET_FAILED, error=answer.message, at_k=none_at,
+                )
+            else:
+                hits = answer.hits
+                values = list(map(values_of, hits))
+                outcome = score_case(plan.expected, values, answer.mode, match, k, absent)
+                if outcome.scores is None:
                     case = CaseResult(
                         plan.case_id, plan.line, None,
-                        reason=answer.message, code=TARGET_FAILED, error=answer.message, at_k=none_at,
+                        reason=outcome.broken.message, code=BROKEN_CASE,
+                        mode=answer.mode, hits=tuple(hits) if keep else (), answer=outcome.answer,
                     )
                 else:
-                    hits = answer.hits
-                    values = list(map(values_of, hits))
-                    outcome = score_case(plan.expected, values, answer.mode, match, k, absent)
-                    if outcome.scores is None:
-                        case = CaseResult(
-                            plan.case_id, plan.line, None,
-                            reason=outcome.broken.message, code=BROKEN_CASE,
-                            mode=answer.mode, hits=tuple(hits) if keep else (), answer=outcome.answer,
-                        )
+                    case = CaseResult.scored_case(plan.case_id, plan.line, outcome, answer.mode, tuple(hits) if keep else ())
+                if sweep:
+                    whole = outcome.answer
+                    key = answer_pattern(
+                        whole.ranks, whole.hits, whole.first_with_field,
+                        1.0 if answer.mode == SEMANTIC_MODE else 0.0, outcome.answer_relevant_ranks,
+                    )
+                    if key is None:
+                        case.at_k = none_at  # no hit carries the field: broken at every k
                     else:
-                        case = CaseResult.scored_case(plan.case_id, plan.line, outcome, answer.mode, tuple(hits) if keep else ())
-                    if sweep:
-                        whole = outcome.answer
-                        key = answer_pattern(
-                            whole.ranks, whole.hits, whole.first_with_field,
-                            1.0 if answer.mode == SEMANTIC_MODE else 0.0, outcome.answer_relevant_ranks,
-                        )
-                        if key is None:
-                            case.at_k = none_at  # no hit carries the field: broken at every k
-                        else:
-                            at = patterns.get(key)
-                            if at is None:
-                                at = patterns[key] = figures_at_ks(*key, sweep)
-                            case.at_k = at
-                cases[plan.position] = case
-                if not count % every:
-                    report.at(count)
+                        at = patterns.get(key)
+                        if at is None:
+                            at = patterns[key] = figures_at_ks(*key, sweep)
+                        case.at_k = at
+            cases[plan.position] = case
+            if not count % every:
+                report.at(count)
         report.done(report.offset + count)
         result.notes = tuple(target.take_notes())
         result.cancelled = any(case is None for case in cases)

@@ -9,11 +9,9 @@ until :meth:`Workspace.invalidate` says a file changed. Reading files is
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from .config import CONFIG_PATH, CONFIG_PATHS, PYPROJECT_PATH, ConfigFile, find_config, holds_settings, layered
 from .files import glob_match, list_files
@@ -107,23 +105,6 @@ class ParsedDataset:
     decode_error: tuple[int, str] | None = None
     # The majority row shape, computed once (see Workspace.dataset_shape).
     shape: Any = _UNKNOWN
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cycle collector while building many small objects.
-
-    Decoding a 100k-line dataset allocates millions of containers, none in a
-    cycle; the collector would otherwise run hundreds of times for nothing (it
-    doubles the time to read a dataset).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class Workspace:
@@ -271,8 +252,7 @@ class Workspace:
             return cached
         text = source.text
         parsed = ParsedDataset(text, LineIndex(text), decode_error=source.decode_error)
-        with gc_paused():
-            parsed.rows.extend(read_lines(DatasetRow, text.split("\n"), self.settings.max_line_bytes))
+        parsed.rows.extend(read_lines(DatasetRow, text.split("\n"), self.settings.max_line_bytes))
         if source.undecodable:
             # A byte that is not UTF-8 spoils its line only (RAG002), as a run reads it.
             bad = {line: (column, message) for line, column, message in source.undecodable}

@@ -8,7 +8,6 @@ It never talks to the client itself.
 
 from __future__ import annotations
 
-import gc
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +26,8 @@ from ..core.config import CONFIG_PATHS
 from ..core.settings import EditorSettings
 from ..core.text import LineIndex
 from ..core.sources import lines_size_above, OverlaySource, size_above
-from ..core.workspace import DATASET_FILE, find_root, gc_paused, read_workspace_config, settings_source, Workspace
+from .. import collector
+from ..core.workspace import DATASET_FILE, find_root, read_workspace_config, settings_source, Workspace
 from .convert import JSON_LINE as _JSON_LINE, Positions, diagnostic_json, file_uri, json_text as _json_text, to_diagnostic
 from .document import Change
 from .transport import LARGE_MESSAGE_BYTES
@@ -311,15 +311,9 @@ def _above(document: OpenDocument, limit: int | None) -> bool:
 
 
 def _new_model(workspace: Workspace, relative: str, text: str | None, helper: Helper | None, lines: list[str] | None = None) -> DatasetModel:
-    """A dataset model, built with the collector paused and then frozen out of its way.
-
-    A model is a large, long-lived, acyclic object graph: otherwise the collector
-    walks it over and over while it grows, then again in every full collection
-    after (together, more than building and checking it).
-    """
-    with gc_paused():
-        model = DatasetModel(workspace, relative, text, helper, lines)
-        gc.freeze()
+    """A dataset model, kept out of later collections once built (see rag_lsp.collector)."""
+    model = DatasetModel(workspace, relative, text, helper, lines)
+    collector.settle()
     return model
 
 
@@ -382,7 +376,8 @@ class Checker:
         self._converted: dict[Path, dict[int, _Converted]] = {}
         # A second process for the first reading of large datasets, on a machine
         # with a core to spare.
-        self.helper = Helper(preload=[f"{DatasetModel.__module__}:warm_up"]) if cores() > 1 else None
+        # A process of its own, with the policy of one (see rag_lsp.collector).
+        self.helper = Helper(preload=["rag_lsp.collector:one_shot", f"{DatasetModel.__module__}:warm_up"]) if cores() > 1 else None
         # The settings the workspaces were prepared with before the first pass (see prepare).
         self._prepared_with: EditorSettings | None = None
 
@@ -432,6 +427,10 @@ class Checker:
         if self.settings is not None:
             return
         self._prepared_with = settings
+        with collector.paused():
+            self._prepare(folders, settings)
+
+    def _prepare(self, folders: tuple[Path, ...], settings: EditorSettings) -> None:
         for folder in folders:
             workspace = self._workspace(_root_of_folder(folder), settings)
             try:
@@ -449,6 +448,12 @@ class Checker:
     # -------------------------------------------------- one pass
 
     def run(self, snapshot: Snapshot, progress: ProgressCallback | None = None) -> PassResult:
+        """Check what ``snapshot`` asks for (see Snapshot): the diagnostics of
+        each file checked, converted for the client."""
+        with collector.paused():
+            return self._pass(snapshot, progress)
+
+    def _pass(self, snapshot: Snapshot, progress: ProgressCallback | None) -> PassResult:
         full = snapshot.full
         if snapshot.settings != self.settings:
             # Settings shape parsing and discovery: start every workspace afresh
@@ -581,9 +586,8 @@ class Checker:
             return shown_in_editor(analyze_file(workspace, relative), limit)
         if not model.checked:
             # Its first check allocates per line as well.
-            with gc_paused():
-                findings = model.shown(limit)
-                gc.freeze()
+            findings = model.shown(limit)
+            collector.settle()
             return findings
         return model.shown(limit)
 
@@ -592,9 +596,8 @@ class Checker:
         model = self.models[path] = _new_model(workspace, relative, text, self.helper)
         if relative not in workspace.live_datasets:
             workspace.live_datasets[relative] = model
-        with gc_paused():
-            findings = model.shown(workspace.settings.max_findings_shown)
-            gc.freeze()
+        findings = model.shown(workspace.settings.max_findings_shown)
+        collector.settle()
         return findings
 
     def _diagnostics(self, path, findings, relative, positions, uri_of, related_information) -> tuple[Sequence[types.Diagnostic], list[str]]:

@@ -17,7 +17,7 @@ from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
 
 from ..core.text import Position, line_of
-from ..core.workspace import gc_paused
+from .. import collector
 from .convert import code_point_character, encoding_name
 
 # One recorded change: (start, end, text) in code points, or (None, None, text)
@@ -31,7 +31,7 @@ class LineDocument(TextDocument):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # A large document's lines are many small objects, none in a cycle.
-        with gc_paused():
+        with collector.paused():
             self._rows: list[str] = (self._source or "").split("\n")
         # The text, once something asks for it whole (see source): a large
         # dataset's checker follows its lines, and the text as it came goes.

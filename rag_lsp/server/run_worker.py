@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from lsprotocol import types
 
+from .. import collector
 from ..core.compare import direction_from
 from ..core.report import BaselineError, RunFigures, load_baseline, suite_summary
 from ..core.results import Baseline, case_id_of, case_marks, refusal_marks, suite_marks
@@ -241,6 +242,22 @@ class RunThread:
     # -------------------------------------------------- the job
 
     def job(
+        self,
+        root: Path,
+        request: RunRequest,
+        documents: dict[Path, str],
+        changed: list[Path],
+        settings: EditorSettings,
+        cancel: threading.Event,
+        progress: Report,
+        indexing: Report | None = None,
+    ) -> Outcome:
+        """Run what ``request`` asks for at ``root``, with the collector paused
+        (see rag_lsp.collector): a run reads datasets and scores every case."""
+        with collector.paused():
+            return self._job(root, request, documents, changed, settings, cancel, progress, indexing)
+
+    def _job(
         self,
         root: Path,
         request: RunRequest,
