@@ -12,6 +12,7 @@ out of both: they are annotations, never run.
 
 from __future__ import annotations
 
+import ast
 import graphlib
 import os
 import shutil
@@ -135,3 +136,17 @@ def test_imports_made_only_for_annotations_are_no_module_cycle(tmp_path: Path, m
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     assert module_cycle("annotated_package") is None
+
+
+def test_the_cycle_collector_policy_is_the_shells_alone() -> None:
+    """No core module imports `gc` (the helper's loop, which collects once after each share, aside): when the collector runs is rag_lsp/collector.py's to decide, called by the shells."""
+    importing = []
+    for path in sorted((REPO / "rag_lsp" / "core").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+        names += [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module]
+        if "gc" in names:
+            importing.append(path.relative_to(REPO).as_posix())
+    assert importing == ["rag_lsp/core/parallel.py"]
+    users = [path.relative_to(REPO).as_posix() for path in sorted((REPO / "rag_lsp").rglob("*.py")) if "collector." in path.read_text(encoding="utf-8")]
+    assert users == ["rag_lsp/cli/check.py", "rag_lsp/cli/run.py", "rag_lsp/server/checker.py", "rag_lsp/server/document.py", "rag_lsp/server/run_worker.py"]
