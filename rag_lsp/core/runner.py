@@ -60,6 +60,7 @@ from .scorer import (
     aggregate,
     answer_pattern,
     figures_at_ks,
+    label,
     score_case,
     score_suite,
 )
@@ -895,21 +896,18 @@ def describe_case(case: CaseResult, versus: Callable[[str], str] | None = None) 
 
     if HIT_AT_K in scores:
         explanation = getattr(case.detail, "explanation", "")
-        return figure(HIT_AT_K, f"hit@k {scores[HIT_AT_K]:g}") + (f" — {explanation}" if explanation else "")
-    parts = []
-    if RECALL in scores:
-        parts.append(figure(RECALL, f"recall {_figure(scores[RECALL])}", f"{case.found}/{case.expected}"))
-    if PRECISION in scores:
-        parts.append(figure(PRECISION, f"precision {_figure(scores[PRECISION])}"))
-    if MRR in scores:
-        rank = f"first relevant at rank {case.first_relevant_rank}" if case.first_relevant_rank else ""
-        parts.append(figure(MRR, f"MRR {_figure(scores[MRR])}", rank))
-    if HIT_AT_1 in scores:
-        parts.append(figure(HIT_AT_1, f"hit@1 {scores[HIT_AT_1]:g}"))
-    if RETRIEVED in scores:
-        parts.append(figure(RETRIEVED, f"retrieved {scores[RETRIEVED]:g}"))
-    if SEMANTIC in scores:
-        parts.append(figure(SEMANTIC, f"semantic {scores[SEMANTIC]:g}"))
+        return figure(HIT_AT_K, f"{label(HIT_AT_K)} {scores[HIT_AT_K]:g}") + (f" — {explanation}" if explanation else "")
+    notes = {
+        RECALL: f"{case.found}/{case.expected}",
+        MRR: f"first relevant at rank {case.first_relevant_rank}" if case.first_relevant_rank else "",
+    }
+    # Shares as 0.50, counts and flags as they are (hit@1 0, retrieved 10).
+    shares = (RECALL, PRECISION, MRR)
+    parts = [
+        figure(metric, f"{label(metric)} {_figure(scores[metric]) if metric in shares else format(scores[metric], 'g')}", notes.get(metric, ""))
+        for metric in (RECALL, PRECISION, MRR, HIT_AT_1, RETRIEVED, SEMANTIC)
+        if metric in scores
+    ]
     line = " · ".join(parts)
     return line + (f" — missed: {describe_missed(case)}" if case.missed else "")
 
