@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable, Iterator, TypeVar
 
 # The codes of the checks that judge a case's expected values and ids.
 NOTHING_RELEVANT = "RAG200"
@@ -96,6 +96,28 @@ def judge_expected(case: dict[str, Any]) -> ExpectedVerdict | None:
         if type(item) is not str:
             return ExpectedVerdict(Expected.NOT_A_STRING, index)
     return None
+
+
+Context = TypeVar("Context")
+
+# No `relevant` key (see cases_judged).
+_ABSENT = object()
+
+
+def cases_judged(cases: Iterable[tuple[Context, dict[str, Any]]], kind: Expected) -> Iterator[tuple[Context, dict[str, Any]]]:
+    """The cases :func:`judge_expected` judges ``kind``, for the check that reports
+    that kind. A large dataset has a hundred thousand cases, nearly all with a
+    non-empty list: their verdict (None, or NOT_A_STRING) is settled here without
+    a call, and the others are judged by judge_expected itself."""
+    for context, case in cases:
+        expect = case.get("expect")
+        if type(expect) is dict:
+            relevant = expect.get("relevant", _ABSENT)
+            if type(relevant) is list and relevant and kind is not Expected.NOT_A_STRING:
+                continue
+        verdict = judge_expected(case)
+        if verdict is not None and verdict.kind is kind:
+            yield context, case
 
 
 _MISSING = ExpectedVerdict(Expected.MISSING)

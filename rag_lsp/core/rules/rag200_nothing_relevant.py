@@ -18,7 +18,7 @@ List the paths (or ids, or corpora, per the suite's `match`) that a good retriev
 must return for this question.
 """
 
-from ..expected import NOTHING_RELEVANT, Expected, judge_expected
+from ..expected import NOTHING_RELEVANT, Expected, cases_judged
 from ..findings import Severity
 from . import ROW, rule_of
 
@@ -27,11 +27,9 @@ RULE = rule_of(__doc__, NOTHING_RELEVANT, "nothing-relevant", Severity.ERROR)
 
 @RULE.check(ROW)
 def nothing_relevant(rows):
-    for context, case in rows.cases:
-        verdict = judge_expected(case)
-        if verdict is not None and verdict.kind is Expected.EMPTY:
-            yield RULE.finding(
-                context.value_range("expect", "relevant"),
-                "the case declares nothing relevant: list what a good retrieval must return "
-                "(an empty list makes the case broken, not zero)",
-            )
+    for context, _ in cases_judged(rows.cases, Expected.EMPTY):
+        yield RULE.finding(
+            context.value_range("expect", "relevant"),
+            "the case declares nothing relevant: list what a good retrieval must return "
+            "(an empty list makes the case broken, not zero)",
+        )

@@ -22,7 +22,7 @@ Add what a good retrieval must return, as values of the suite's `match` field
 ```
 """
 
-from ..expected import NO_RELEVANT, Expected, judge_expected
+from ..expected import NO_RELEVANT, Expected, cases_judged
 from ..findings import Severity
 from . import ROW, rule_of
 
@@ -34,11 +34,8 @@ _ADD_EXPECT = 'add "expect": {"relevant": [...]} listing what a good retrieval m
 
 @RULE.check(ROW)
 def no_relevant(rows):
-    for context, case in rows.cases:
-        verdict = judge_expected(case)
-        if verdict is None or verdict.kind is not Expected.MISSING:
-            # A `relevant` of the wrong type is a schema error (RAG004); an empty one is RAG200.
-            continue
+    # A `relevant` of the wrong type is a schema error (RAG004); an empty one is RAG200.
+    for context, case in cases_judged(rows.cases, Expected.MISSING):
         expect = case.get("expect")
         if "expect" in case:
             if isinstance(expect, dict):
