@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag_lsp.core.expected import Expected, ExpectedVerdict, cases_judged, judge_expected
+from rag_lsp.core.expected import Expected, ExpectedVerdict, judge_expected, without_a_list
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=4), lambda inner: st.lists(inner, max_size=3), max_leaves=6)
 RELEVANT = st.lists(st.text(max_size=4), max_size=3) | JSON
@@ -25,9 +25,9 @@ def test_each_kind_of_unusable_expected_values() -> None:
 
 
 @given(CASES)
-def test_the_cases_of_one_kind_are_those_judge_expected_judges_so(cases: list[dict]) -> None:
-    """cases_judged, which settles the usual case inline, picks for each kind exactly the cases judge_expected gives that kind."""
+def test_the_cases_without_a_list_are_those_judge_expected_finds_so(cases: list[dict]) -> None:
+    """without_a_list, which passes over the usual case inline, gives exactly the cases judge_expected judges missing, empty or not a list, with its verdict."""
     numbered = list(enumerate(cases))
-    for kind in Expected:
-        expected = [number for number, case in numbered if (verdict := judge_expected(case)) is not None and verdict.kind is kind]
-        assert [number for number, _ in cases_judged(numbered, kind)] == expected
+    kinds = (Expected.MISSING, Expected.EMPTY, Expected.NOT_A_LIST)
+    expected = [(number, judge_expected(case)) for number, case in numbered if (verdict := judge_expected(case)) is not None and verdict.kind in kinds]
+    assert [(number, verdict) for number, _, verdict in without_a_list(numbered)] == expected

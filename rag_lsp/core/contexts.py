@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Callable, Container, Iterable
 
+from .expected import ExpectedVerdict, without_a_list
 from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE
 from .schemacheck import SchemaIssue
@@ -129,6 +130,12 @@ class RowsContext:
                 if type(relevant) is list:
                     found.append((context, relevant))
         return found
+
+    @cached_property
+    def without_a_list(self) -> list[tuple[RowContext, dict[str, Any], ExpectedVerdict]]:
+        """Rag cases whose ``expect.relevant`` is not a non-empty list, with the
+        verdict of :func:`~rag_lsp.core.expected.judge_expected` (RAG200, RAG201)."""
+        return without_a_list(self.cases)
 
     @cached_property
     def expected(self) -> list[tuple[RowContext, list[Any]]]:

@@ -18,7 +18,7 @@ List the paths (or ids, or corpora, per the suite's `match`) that a good retriev
 must return for this question.
 """
 
-from ..expected import NOTHING_RELEVANT, Expected, cases_judged
+from ..expected import NOTHING_RELEVANT, Expected
 from ..findings import Severity
 from . import ROW, rule_of
 
@@ -27,7 +27,9 @@ RULE = rule_of(__doc__, NOTHING_RELEVANT, "nothing-relevant", Severity.ERROR)
 
 @RULE.check(ROW)
 def nothing_relevant(rows):
-    for context, _ in cases_judged(rows.cases, Expected.EMPTY):
+    for context, _, verdict in rows.without_a_list:
+        if verdict.kind is not Expected.EMPTY:
+            continue
         yield RULE.finding(
             context.value_range("expect", "relevant"),
             "the case declares nothing relevant: list what a good retrieval must return "

@@ -22,7 +22,7 @@ Add what a good retrieval must return, as values of the suite's `match` field
 ```
 """
 
-from ..expected import NO_RELEVANT, Expected, cases_judged
+from ..expected import NO_RELEVANT, Expected
 from ..findings import Severity
 from . import ROW, rule_of
 
@@ -35,7 +35,9 @@ _ADD_EXPECT = 'add "expect": {"relevant": [...]} listing what a good retrieval m
 @RULE.check(ROW)
 def no_relevant(rows):
     # A `relevant` of the wrong type is a schema error (RAG004); an empty one is RAG200.
-    for context, case in cases_judged(rows.cases, Expected.MISSING):
+    for context, case, verdict in rows.without_a_list:
+        if verdict.kind is not Expected.MISSING:
+            continue
         expect = case.get("expect")
         if "expect" in case:
             if isinstance(expect, dict):
