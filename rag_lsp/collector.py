@@ -24,7 +24,11 @@ from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
-from typing import Iterator
+from functools import wraps
+from typing import Callable, Iterator, ParamSpec, TypeVar
+
+Parameters = ParamSpec("Parameters")
+Result = TypeVar("Result")
 
 
 def one_shot() -> None:
@@ -43,6 +47,17 @@ def paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def pausing(function: Callable[Parameters, Result]) -> Callable[Parameters, Result]:
+    """``function``, run with the collector :func:`paused`."""
+
+    @wraps(function)
+    def paused_call(*args: Parameters.args, **kwargs: Parameters.kwargs) -> Result:
+        with paused():
+            return function(*args, **kwargs)
+
+    return paused_call
 
 
 def settle() -> None:

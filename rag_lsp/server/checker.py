@@ -418,6 +418,7 @@ class Checker:
             return False
         return read_workspace_config(root, _with_settings_files(root, snapshot.documents)) != self.workspaces[root].config
 
+    @collector.pausing
     def prepare(self, folders: tuple[Path, ...], settings: EditorSettings) -> None:
         """Read what any check of the folders' workspaces needs first (their files,
         suites, manifests and targets) before the first pass: a document opened
@@ -427,10 +428,6 @@ class Checker:
         if self.settings is not None:
             return
         self._prepared_with = settings
-        with collector.paused():
-            self._prepare(folders, settings)
-
-    def _prepare(self, folders: tuple[Path, ...], settings: EditorSettings) -> None:
         for folder in folders:
             workspace = self._workspace(_root_of_folder(folder), settings)
             try:
@@ -447,13 +444,10 @@ class Checker:
 
     # -------------------------------------------------- one pass
 
+    @collector.pausing  # a pass reads and checks whole datasets (see rag_lsp.collector)
     def run(self, snapshot: Snapshot, progress: ProgressCallback | None = None) -> PassResult:
         """Check what ``snapshot`` asks for (see Snapshot): the diagnostics of
         each file checked, converted for the client."""
-        with collector.paused():
-            return self._pass(snapshot, progress)
-
-    def _pass(self, snapshot: Snapshot, progress: ProgressCallback | None) -> PassResult:
         full = snapshot.full
         if snapshot.settings != self.settings:
             # Settings shape parsing and discovery: start every workspace afresh

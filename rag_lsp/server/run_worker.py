@@ -241,23 +241,8 @@ class RunThread:
 
     # -------------------------------------------------- the job
 
+    @collector.pausing  # a run reads datasets and scores every case (see rag_lsp.collector)
     def job(
-        self,
-        root: Path,
-        request: RunRequest,
-        documents: dict[Path, str],
-        changed: list[Path],
-        settings: EditorSettings,
-        cancel: threading.Event,
-        progress: Report,
-        indexing: Report | None = None,
-    ) -> Outcome:
-        """Run what ``request`` asks for at ``root``, with the collector paused
-        (see rag_lsp.collector): a run reads datasets and scores every case."""
-        with collector.paused():
-            return self._job(root, request, documents, changed, settings, cancel, progress, indexing)
-
-    def _job(
         self,
         root: Path,
         request: RunRequest,
