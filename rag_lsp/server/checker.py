@@ -129,8 +129,6 @@ def _on_one_line(finding: Finding) -> bool:
     )
 
 
-
-
 class _Converted:
     """A finding converted for the client, kept from pass to pass: its JSON, and
     its diagnostic object, built only when something reads it (a code action, a
