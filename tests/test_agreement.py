@@ -9,11 +9,7 @@ generated slips), run through the command line in this process.
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import io
 import json
-import logging
 import re
 import tempfile
 from pathlib import Path
@@ -22,9 +18,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 import pytest
+from inprocess import run_in_process
 from workspaces import make_workspace, rag_lsp
 
-from rag_lsp.cli import main
 
 # Slow (check and run held to each other on generated workspaces): `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -300,36 +296,14 @@ def workspaces(draw: st.DrawFn) -> dict[str, bytes]:
     }
 
 
-class Errors(logging.Handler):
-    """Errors logged while a command ran: a rule that raised is a bug, even when
-    the command carried on without its findings."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
 def in_process(*command: str) -> tuple[int, str]:
-    """``rag-lsp COMMAND`` through the command line's entry point, in this process."""
-    out, err, errors = io.StringIO(), io.StringIO(), Errors()
-    logger = logging.getLogger("rag_lsp")
-    logger.addHandler(errors)
-    collecting = gc.isenabled()
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(command))
-    finally:
-        logger.removeHandler(errors)
-        if collecting:
-            gc.enable()  # the command line turns the cycle collector off for its one-shot run
-    assert code in (0, 1), err.getvalue()
-    assert "Traceback" not in err.getvalue(), err.getvalue()
-    assert "internal error" not in err.getvalue(), err.getvalue()
-    assert not errors.records, [record.getMessage() for record in errors.records]
-    return code, out.getvalue()
+    """``rag-lsp COMMAND`` in this process, which neither fails nor logs an error."""
+    ran = run_in_process(list(command))
+    assert ran.code in (0, 1), ran.stderr
+    assert "Traceback" not in ran.stderr, ran.stderr
+    assert "internal error" not in ran.stderr, ran.stderr
+    assert not ran.errors, [record.getMessage() for record in ran.errors]
+    return ran.code, ran.stdout
 
 
 def dataset_lines(data: bytes) -> list[int]:

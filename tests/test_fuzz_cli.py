@@ -11,9 +11,6 @@ through a process of their own, killed past a timeout.
 from __future__ import annotations
 
 import contextlib
-import gc
-import io
-import logging
 import random
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -23,6 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from inprocess import run_in_process
 from soak.fuzz_cli import (
     COMMANDS,
     SEEDS,
@@ -33,7 +31,6 @@ from soak.fuzz_cli import (
     write_workspace,
 )
 
-from rag_lsp.cli import main
 
 # Slow (fuzzes the command line and the server): `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -87,33 +84,10 @@ def mutated_workspaces(draw: Any) -> dict[str, bytes | None]:
     return mutated_files(HypothesisDraws(draw))
 
 
-class Errors(logging.Handler):
-    """Errors logged while a command ran: a rule or a target that raised is a bug,
-    even when the command carried on without it."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
 def in_process(command: Sequence[str], root: Path) -> tuple[int, str, str]:
-    """``rag-lsp COMMAND ROOT`` through the command line's entry point, in this process."""
-    out, err, errors = io.StringIO(), io.StringIO(), Errors()
-    logger = logging.getLogger("rag_lsp")
-    logger.addHandler(errors)
-    collecting = gc.isenabled()
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main([*command, str(root)])
-    finally:
-        logger.removeHandler(errors)
-        if collecting:
-            gc.enable()  # the command line turns the cycle collector off for its one-shot run
-    logged = "".join(f"{record.getMessage()}\n{record.exc_text or ''}" for record in errors.records)
-    return code, out.getvalue(), err.getvalue() + logged
+    """``rag-lsp COMMAND ROOT`` in this process: its code, stdout, and stderr with the errors it logged."""
+    ran = run_in_process([*command, str(root)])
+    return ran.code, ran.stdout, ran.stderr + ran.logged()
 
 
 def assert_sound(command: Sequence[str], root: Path) -> int:

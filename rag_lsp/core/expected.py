@@ -100,7 +100,7 @@ def judge_expected(case: dict[str, Any]) -> ExpectedVerdict | None:
 
 Context = TypeVar("Context")
 
-# No `relevant` key (see cases_judged).
+# No `relevant` key (see without_a_list).
 _ABSENT = object()
 
 
