@@ -210,6 +210,29 @@ def test_past_the_limit_one_finding_says_how_many_are_left_out(tmp_path: Path) -
     assert shown[:3] == everything[:3]
 
 
+def test_only_the_shown_missing_paths_are_looked_into(tmp_path: Path, monkeypatch) -> None:
+    """Of a file's RAG203 findings past an editor's limit, only those on the lines looked at for it pay
+    for the search of the closest workspace file; asked for every finding, the model gives each one
+    finished, as a fresh check of the file does."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    text = "".join(
+        f'{{"id": "c{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py", "docs/missing-{n}.md"]}}}}\n' for n in range(8)
+    )
+    looked_into: list[str] = []
+    problem = rag203._problem
+    monkeypatch.setattr(rag203, "_problem", lambda workspace, value, normal: looked_into.append(value) or problem(workspace, value, normal))
+    model = DatasetModel(workspace, ELSEWHERE_DATASET, text)
+    shown = model.shown(3)
+    # The three shown, and the first left out, where the finding that counts them goes.
+    assert looked_into == [f"docs/missing-{n}.md" for n in range(4)]
+    assert [finding.unfinished for finding in shown] == [None] * 4
+    assert all("is not a file in the workspace, so no hit can match it" in finding.message for finding in shown[:3])
+    everything = model.findings()
+    assert looked_into == [f"docs/missing-{n}.md" for n in range(8)]
+    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = model.text
+    assert everything == analyze_file(Workspace(tmp_path, source=source), ELSEWHERE_DATASET)
+
+
 GDI_SUITE = (
     "suites:\n  - id: g\n    dataset: .punica/evals/d.jsonl\n"
     "    metrics:\n      rag.hit_at_k: {k: 3}\n    thresholds: {rag.hit_at_k: 0.5}\n"

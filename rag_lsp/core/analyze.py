@@ -137,7 +137,7 @@ def check_rows(batch: RowsContext) -> list[Finding]:
             # others: retry line by line, so only the offending line goes without.
             log.exception("rule %s failed on %s; checking line by line", rule.code, batch.path)
             for row in batch.rows:
-                single = RowsContext(batch.workspace, batch.path, batch.use, batch.shape, [row])
+                single = RowsContext(batch.workspace, batch.path, batch.use, batch.shape, [row], batch.finish_when_shown)
                 try:
                     findings.extend(check(single))
                 except Exception:

@@ -101,10 +101,16 @@ class RowsContext:
     use: DatasetUse
     shape: str | None
     rows: list[RowContext]
+    # Whether a rule may leave the costly part of a finding's message for when it
+    # is shown (see Finding.unfinished): set where not every finding is, an
+    # editor's dataset model and the helper process screening lines for it.
+    finish_when_shown: bool = False
 
     @classmethod
-    def of(cls, workspace: Workspace, path: str, use: DatasetUse, shape: str | None, rows: Iterable[tuple[int, Row]]) -> RowsContext:
-        return cls(workspace, path, use, shape, [RowContext(path, row, line) for line, row in rows])
+    def of(
+        cls, workspace: Workspace, path: str, use: DatasetUse, shape: str | None, rows: Iterable[tuple[int, Row]], finish_when_shown: bool = False
+    ) -> RowsContext:
+        return cls(workspace, path, use, shape, [RowContext(path, row, line) for line, row in rows], finish_when_shown)
 
     @cached_property
     def readable(self) -> list[RowContext]:

@@ -78,6 +78,12 @@ class Finding:
     path: str = ""
     fixes: tuple[Fix, ...] = ()
     related: tuple[Related, ...] = field(default=())
+    # Set on a finding made without the part of its message and fixes that costs
+    # a search (RAG203's did-you-mean), where only some findings are shown (an
+    # editor is shown the first SHOWN_PER_CODE of a code): the value it is about,
+    # for its rule to finish it with once it is to be shown (see
+    # rules.finished). A finding given out never has it set.
+    unfinished: str | None = None
 
     def at(self, path: str) -> Finding:
         return replace(self, path=path)
@@ -92,7 +98,7 @@ class Finding:
             return range.shifted(lines) if range.start.line >= below else range
 
         if not self.fixes and not self.related:  # most findings: their range alone
-            return Finding(self.code, self.severity, move(self.range), self.message, self.path)
+            return Finding(self.code, self.severity, move(self.range), self.message, self.path, unfinished=self.unfinished)
 
         # Built directly: dataclasses.replace costs several times more, and an
         # edit above many findings moves all of them.
@@ -104,6 +110,7 @@ class Finding:
             self.path,
             tuple(Fix(fix.title, tuple(TextEdit(move(edit.range), edit.new_text) for edit in fix.edits), fix.create_file) for fix in self.fixes),
             tuple(Related(item.path, move(item.range), item.message) for item in self.related),
+            self.unfinished,
         )
 
     def _reaches(self, line: int) -> bool:

@@ -373,7 +373,16 @@ class DatasetModel:
             return _NO_FINDINGS
         delta = line - placed[0].range.start.line
         if delta:
-            placed = self._placed[line] = [self._moved(finding, delta) for finding in placed]
+            moved = [self._moved(finding, delta) for finding in placed]
+            placed = self._placed[line] = _Unfinished(moved) if type(placed) is _Unfinished else moved
+        return placed
+
+    def _shown_on(self, line: int) -> Sequence[Finding]:
+        """The findings placed on ``line`` (see _current), finished: they are
+        given out (see Finding.unfinished)."""
+        placed = self._current(line)
+        if type(placed) is _Unfinished:
+            placed = self._placed[line] = [registry.finished(self.workspace, finding) for finding in placed]
         return placed
 
     def _moved(self, finding: Finding, delta: int) -> Finding:
@@ -592,12 +601,12 @@ class DatasetModel:
                 end = pending
                 while end < len(across) and across[end].range.start.line == line:
                     end += 1
-                group = sorted([*self._current(line), *across[pending:end]], key=_position_key)
+                group = sorted([*self._shown_on(line), *across[pending:end]], key=_position_key)
                 pending = end
                 for finding in group:
                     give(finding)
             else:
-                for finding in self._current(line):
+                for finding in self._shown_on(line):
                     give(finding)
         for finding in across[pending:]:
             give(finding)
@@ -647,9 +656,15 @@ class DatasetModel:
         """Add the row rules' findings on ``batch`` (rows holding their values) to
         ``found``, by line; the values are dropped after."""
         try:
-            context = RowsContext.of(self.workspace, self.path, use, shape, batch)
+            context = RowsContext.of(self.workspace, self.path, use, shape, batch, finish_when_shown=True)
             for finding in finish(self.workspace, self.path, check_rows(context)):
-                found.setdefault(finding.range.start.line, []).append(finding)
+                line = finding.range.start.line
+                placed = found.get(line)
+                if placed is None:
+                    placed = found[line] = []
+                if finding.unfinished is not None and type(placed) is not _Unfinished:
+                    placed = found[line] = _Unfinished(placed)
+                placed.append(finding)
         finally:
             for _, row in batch:
                 row.drop()
@@ -710,6 +725,12 @@ class DatasetModel:
             self._repeated.setdefault(key or "", []).append(finding)
 
 
+class _Unfinished(list):
+    """The findings placed on a line when some are unfinished (see
+    Finding.unfinished): a line's findings are finished when given out, and
+    telling such a line by its list's type costs nothing on the many others."""
+
+
 @dataclass(frozen=True)
 class _Screening:
     """A helper's job: screen lines of a dataset as this process checks them,
@@ -726,7 +747,6 @@ class _Screening:
     def start(self, data: memoryview) -> Callable[[int], tuple[bytes, list[str | None], bytes]]:
         workspace = Workspace(self.root, self.settings)
         workspace.adopt_files(self.files)
-        workspace.screening = True  # the lines it passes are checked here again
         size = self.batch_lines
         # Where each batch ends: at the newline after its last line ("\n" is one
         # byte in UTF-8, never part of another character). The text is decoded a
@@ -751,7 +771,7 @@ def screen_batch(workspace: Workspace, path: str, use: DatasetUse, shape: str | 
     those not workspace files (see DatasetModel._tally). A byte per line, a list
     of ids and an array cost little to send and to check (see _is_answer)."""
     rows = read_lines(_Line, lines, workspace.settings.max_line_bytes)
-    context = RowsContext.of(workspace, path, use, shape, rows)
+    context = RowsContext.of(workspace, path, use, shape, rows, finish_when_shown=True)
     with_findings = {finding.range.start.line for finding in finish(workspace, path, check_rows(context))}
     codes = bytearray(len(lines))  # BLANK
     keys: list[str | None] = [None] * len(lines)
@@ -783,7 +803,6 @@ def warm_up() -> None:
     with tempfile.TemporaryDirectory(prefix="rag-lsp-warm-up-") as folder:
         workspace = Workspace(Path(folder), Settings())
         workspace.adopt_files([])
-        workspace.screening = True
         # A row with a misspelt key: explaining it loads the fuzzy matcher too.
         lines = ['{"id": "a", "input": {"query": "q"}, "expect": {"relevant": ["a.md"], "relevent": []}}', '{"id": 1}']
         screen_batch(workspace, "warm-up.jsonl", DatasetUse(), RAG_CASE, lines)

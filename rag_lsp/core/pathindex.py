@@ -17,7 +17,6 @@ import posixpath
 import re
 from array import array
 from bisect import bisect_left, bisect_right
-from itertools import compress
 from typing import Sequence
 
 # What a file name keeps when reduced (see _squashed).
@@ -58,16 +57,16 @@ def _squashed_all(names: list[str]) -> list[str]:
 _ASCII_NOT_ALNUM_KEEP_LINES = str.maketrans("", "", "".join(chr(code) for code in range(128) if not chr(code).isalnum() and chr(code) != "\n"))
 
 
-def _keys(path: str) -> list[str]:
-    """The keys a missing path is looked up by: those a file at that path is
-    indexed by (see PathIndex), and the folder above its folder (a file moved into
-    a new subfolder such as `old/`)."""
-    folder, _, name = path.rpartition("/")
-    ((whole, bare),) = _reduced_names([name])
-    keys = ["d:" + folder.lower(), "s:" + whole, "s:" + bare]
-    if folder:
-        keys.append("d:" + posixpath.dirname(folder).lower())
-    return keys
+def _reduced_name(name: str) -> tuple[str, str]:
+    """One name reduced, with and without its extension (see _reduced_names)."""
+    whole = _squashed(name)
+    stem, dot, extension = name.rpartition(".")
+    cut = _squashed(extension) if dot and stem else ""
+    return whole, whole[: len(whole) - len(cut)] if cut else whole
+
+
+# Files indexed at a time (see PathIndex).
+_SHARE = 4096
 
 
 class PathIndex:
@@ -75,58 +74,81 @@ class PathIndex:
 
     def __init__(self, files: Sequence[str]) -> None:
         self.files = files
-        # Each file is filed under three keys: its folder, and its reduced name with
-        # and without its extension. A dict of lists of them costs about 400 bytes
-        # a file (a 50,000-file workspace: 20 MB, kept as long as the workspace);
-        # the keys' hashes in one sorted array, with the file of each beside it,
-        # cost about 50. Two keys of one hash only add a candidate, which the fuzzy
-        # ratio then judges like any other.
-        parts = [path.rpartition("/") for path in files]
-        reduced = _reduced_names([part[2] for part in parts])
         count = len(files)
-        keys = ["d:" + part[0].lower() for part in parts]
-        keys += ["s:" + whole for whole, _ in reduced]
-        # Without the extension, where it has one.
-        cut = [bare != whole for whole, bare in reduced]
-        keys += ["s:" + bare for (_, bare), has_extension in zip(reduced, cut) if has_extension]
-        owners = [*range(count), *range(count), *compress(range(count), cut)]
-        # Sorted by hash, then by file: each (hash, file) packed into one integer,
-        # as a list of integers sorts several times faster than by a key.
+        # By folder (lower-cased): a walk lists a folder's files together, so a
+        # folder's files are a run of the listing (a few runs in another order).
+        runs: dict[str, list[range]] = {}
+        # By name: each file under its reduced name with and without its
+        # extension. A dict of lists of them costs about 300 bytes a file (a
+        # 50,000-file workspace: 15 MB, kept as long as the workspace); the names'
+        # hashes in one sorted array, with the file of each beside it, cost about
+        # 30. Two names of one hash only add a candidate, which the fuzzy ratio
+        # then judges like any other. Sorted by hash, then by file: each (hash,
+        # file) packed into one integer, as a list of integers sorts several times
+        # faster than by a key.
         shift = max(count, 1).bit_length()
-        packed = [(code << shift) | owner for code, owner in zip(map(hash, keys), owners)]
-        del keys, owners
+        packed: list[int] = []
+        run_folder, run_start = "", 0
+        # A share of the files at a time: the names of a whole large workspace
+        # split and reduced at once would take tens of megabytes for a moment.
+        for first in range(0, count, _SHARE):
+            parts = [path.rpartition("/") for path in files[first : first + _SHARE]]
+            for index, (folder, _, _) in enumerate(parts, first):
+                if folder != run_folder:
+                    if index > run_start:
+                        runs.setdefault(run_folder.lower(), []).append(range(run_start, index))
+                    run_folder, run_start = folder, index
+            for owner, (whole, bare) in enumerate(_reduced_names([part[2] for part in parts]), first):
+                packed.append(hash(whole) << shift | owner)
+                if bare != whole:  # without the extension, where it has one
+                    packed.append(hash(bare) << shift | owner)
+        if count > run_start:
+            runs.setdefault(run_folder.lower(), []).append(range(run_start, count))
+        self._runs = runs
         packed.sort()
         mask = (1 << shift) - 1
         self._hashes = array("q", [each >> shift for each in packed])
         self._owners = array("l", [each & mask for each in packed])
 
-    def _indexes(self, path: str) -> list[int]:
-        """Indexes of the files filed under a key of ``path`` (see _keys), a file
-        once per key it shares."""
+    def _choices(self, path: str) -> tuple[list[str], list[int]]:
+        """The files sharing a folder or a name with ``path`` (a file once per way
+        it shares one), and the place of each in the listing. Shared are: the
+        path's folder, the folder above it (a file moved into a new subfolder such
+        as `old/`), and its name reduced, with and without its extension."""
+        files = self.files
+        folder, _, name = path.rpartition("/")
+        runs = self._runs.get(folder.lower(), [])
+        if folder:
+            runs = runs + self._runs.get(posixpath.dirname(folder).lower(), [])
+        choices: list[str] = []
+        places: list[int] = []
+        for run in runs:
+            choices += files[run.start : run.stop]
+            places += run
         hashes, owners = self._hashes, self._owners
-        found: list[int] = []
-        for key in _keys(path):
+        for key in set(_reduced_name(name)):
             wanted = hash(key)
-            start = bisect_left(hashes, wanted)
-            found += owners[start : bisect_right(hashes, wanted, start)]
-        return found
+            first = bisect_left(hashes, wanted)
+            found = owners[first : bisect_right(hashes, wanted, first)]
+            choices += [files[index] for index in found]
+            places += found
+        return choices, places
 
     def candidates(self, path: str) -> list[str]:
         """The files sharing a folder or a name with ``path``, in listing order."""
-        return [self.files[index] for index in sorted(set(self._indexes(path)))]
+        return [self.files[index] for index in sorted(set(self._choices(path)[1]))]
 
     def closest(self, path: str, cutoff: float) -> str | None:
         """The candidate most like ``path`` by rapidfuzz's ratio (0..100), if one
         reaches ``cutoff``; of equals, the one listed first."""
-        indexes = self._indexes(path)
-        if not indexes:
+        choices, places = self._choices(path)
+        if not choices:
             return None
         from rapidfuzz import fuzz, process
 
-        files = self.files
-        # A file under two keys is scored twice: cheaper than a set, and harmless.
-        matches = process.extract(path, [files[index] for index in indexes], scorer=fuzz.ratio, score_cutoff=cutoff, limit=None)
+        # A file shared two ways is scored twice: cheaper than a set, and harmless.
+        matches = process.extract(path, choices, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None)
         if not matches:
             return None
         best = max(score for _, score, _ in matches)
-        return files[min(indexes[position] for _, score, position in matches if score == best)]
+        return self.files[min(places[position] for _, score, position in matches if score == best)]

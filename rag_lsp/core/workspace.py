@@ -127,10 +127,6 @@ class Workspace:
         # Counts the times the index of workspace files was dropped: what was
         # checked against an older index is checked again.
         self.files_version = 0
-        # Set where only which lines have findings matters, not what they say (a
-        # helper process screening lines that the server checks again): a rule may
-        # then skip the costly part of a message (a did-you-mean search).
-        self.screening = False
 
     @classmethod
     def configured(cls, root: Path, editor: Mapping[str, Any] | None = None, source: FileSource | None = None) -> Workspace:

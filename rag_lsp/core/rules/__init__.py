@@ -29,6 +29,8 @@ DATASET = "dataset"  # facts across the lines of one dataset
 SCOPES = (YAML, SUITE_FILE, SUITE, TARGETS, MANIFEST, ROW, DATASET)
 
 Check = Callable[[Any], Iterable[Finding]]
+# Finishes an unfinished finding of the rule (see Finding.unfinished), given the workspace.
+Finisher = Callable[[Any, Finding], Finding]
 
 
 @dataclass
@@ -38,6 +40,7 @@ class Rule:
     severity: Severity
     doc: str
     checks: dict[str, Check] = field(default_factory=dict)
+    finisher: Finisher | None = None
 
     @property
     def summary(self) -> str:
@@ -56,14 +59,31 @@ class Rule:
 
         return register
 
+    def finishes(self, function: Finisher) -> Finisher:
+        """Register the decorated function as what finishes this rule's unfinished
+        findings (see Finding.unfinished)."""
+        self.finisher = function
+        return function
+
     def finding(
         self,
         range: Range,
         message: str,
         fixes: Iterable[Fix] = (),
         related: Iterable[Related] = (),
+        unfinished: str | None = None,
     ) -> Finding:
-        return Finding(self.code, self.severity, range, message, fixes=tuple(fixes), related=tuple(related))
+        return Finding(self.code, self.severity, range, message, fixes=tuple(fixes), related=tuple(related), unfinished=unfinished)
+
+
+def finished(workspace: Any, finding: Finding) -> Finding:
+    """``finding`` with the message and fixes its rule left for when it is shown
+    (see Finding.unfinished); a finished finding as it is."""
+    if finding.unfinished is None:
+        return finding
+    finisher = all_rules()[finding.code].finisher
+    assert finisher is not None, f"{finding.code} made an unfinished finding it cannot finish"
+    return finisher(workspace, finding)
 
 
 @lru_cache(maxsize=1)

@@ -42,7 +42,7 @@ suite's target in `.punica/targets.yaml` (a `command` or `http` target); declare
 import json
 import os
 
-from ..findings import Fix, Severity, TextEdit
+from ..findings import Finding, Fix, Severity, TextEdit
 from ..paths import normalize_relative
 from . import DATASET, ROW, rule_of
 
@@ -61,8 +61,10 @@ def missing_expected_path(rows):
     files = workspace.file_set()
     found = workspace.normal_file_set()
     # A missing path is often listed by many cases (a file moved, say), and its
-    # message costs file-system calls and a fuzzy search of the workspace.
+    # message costs file-system calls and a fuzzy search of the workspace: done
+    # once per path, and only for the findings shown where not all are.
     problems = workspace.memo(RULE.code)
+    later = rows.finish_when_shown
     for context, relevant in rows.expected_off_the_files:
         for index, value in enumerate(relevant):
             if type(value) is not str or value in found:
@@ -72,15 +74,34 @@ def missing_expected_path(rows):
                 normal = normalize_relative(value)
                 if normal in files:
                     continue  # a path that is not in normal form is RAG206's
-                problem = problems[value] = ("", None) if workspace.screening else _problem(workspace, value, normal)
-            message, suggestion = problem
-            where = context.value_range("expect", "relevant", index)
-            if suggestion is None:
-                yield RULE.finding(where, message)
-            else:
-                # The whole JSON string token is replaced, so no escape of the old text survives.
-                fix = Fix(f"Change to {suggestion!r}", edits=(TextEdit(where, json.dumps(suggestion, ensure_ascii=False)),))
-                yield RULE.finding(where, message, fixes=[fix])
+                if later:
+                    where = context.value_range("expect", "relevant", index)
+                    yield RULE.finding(where, f"{value!r} is not a file in the workspace", unfinished=value)
+                    continue
+                problem = problems[value] = _problem(workspace, value, normal)
+            yield _finding(context.value_range("expect", "relevant", index), problem)
+
+
+@RULE.finishes
+def with_the_problem(workspace, finding):
+    """An unfinished finding (see Finding.unfinished) with what is wrong with its
+    path and the workspace file it most likely means."""
+    value = finding.unfinished
+    problems = workspace.memo(RULE.code)
+    problem = problems.get(value)
+    if problem is None:
+        problem = problems[value] = _problem(workspace, value, normalize_relative(value))
+    made = _finding(finding.range, problem)
+    return Finding(finding.code, finding.severity, finding.range, made.message, finding.path, made.fixes)
+
+
+def _finding(where, problem: tuple[str, str | None]) -> Finding:
+    message, suggestion = problem
+    if suggestion is None:
+        return RULE.finding(where, message)
+    # The whole JSON string token is replaced, so no escape of the old text survives.
+    fix = Fix(f"Change to {suggestion!r}", edits=(TextEdit(where, json.dumps(suggestion, ensure_ascii=False)),))
+    return RULE.finding(where, message, fixes=[fix])
 
 
 @RULE.check(DATASET)
