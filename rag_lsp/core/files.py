@@ -74,9 +74,16 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(regex)
 
 
+@lru_cache(maxsize=64)
+def _globs_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
+    """Workspace globs as one regex: a path is matched once, not once per glob
+    (a large workspace holds thousands of YAML files to look at)."""
+    return re.compile("|".join(f"(?:{_glob_regex(pattern).pattern})" for pattern in globs) or "(?!)")
+
+
 def glob_match(relative: str, globs: Iterable[str]) -> bool:
     """Whether a workspace-relative path matches one of the workspace globs."""
-    return any(_glob_regex(pattern).fullmatch(relative) for pattern in globs)
+    return _globs_regex(tuple(globs)).fullmatch(relative) is not None
 
 
 def list_files(root: Path, inside: Callable[[Path], bool]) -> list[str]:

@@ -73,6 +73,11 @@ class PathIndex:
     """The workspace files by folder and by name, to find the closest one to a path."""
 
     def __init__(self, files: Sequence[str]) -> None:
+        # Imported here, where an index is first needed (a path is missing), and
+        # not at each look-up.
+        from rapidfuzz import fuzz, process
+
+        self._extract, self._ratio = process.extract, fuzz.ratio
         self.files = files
         count = len(files)
         # By folder (lower-cased): a walk lists a folder's files together, so a
@@ -144,10 +149,8 @@ class PathIndex:
         choices, places = self._choices(path)
         if not choices:
             return None
-        from rapidfuzz import fuzz, process
-
         # A file shared two ways is scored twice: cheaper than a set, and harmless.
-        matches = process.extract(path, choices, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None)
+        matches = self._extract(path, choices, scorer=self._ratio, score_cutoff=cutoff, limit=None)
         if not matches:
             return None
         best = max(score for _, score, _ in matches)

@@ -339,20 +339,21 @@ class Workspace:
         for relative in CONFIG_PATHS:
             if self.kind_of(relative) == CONFIG_FILE:
                 found[relative] = CONFIG_FILE
+        datasets = []
         for relative in self.files():
             if relative in TARGETS_PATHS:
                 found[relative] = TARGETS_FILE
-            elif relative.endswith((".yaml", ".yml")) and glob_match(relative, yaml_globs):
-                kind = self.kind_of(relative)
-                if kind is not None:
+            elif relative.endswith((".yaml", ".yml")):
+                if glob_match(relative, yaml_globs) and (kind := self.kind_of(relative)) is not None:
                     found[relative] = kind
+            elif relative.endswith(".jsonl") and glob_match(relative, self.settings.dataset_globs):
+                datasets.append(relative)
         for suite in self.suites():
             if suite.dataset is not None and suite.dataset in self.file_set():
                 found.setdefault(suite.dataset, DATASET_FILE)
-        for relative in self.files():
-            if relative.endswith(".jsonl") and glob_match(relative, self.settings.dataset_globs):
-                if relative not in self.recordings():
-                    found.setdefault(relative, DATASET_FILE)
+        for relative in datasets:
+            if relative not in self.recordings():
+                found.setdefault(relative, DATASET_FILE)
         return dict(sorted(found.items()))
 
     # -------------------------------------------------- facts
