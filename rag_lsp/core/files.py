@@ -6,6 +6,7 @@ manifests.
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 from functools import lru_cache
@@ -86,6 +87,9 @@ def glob_match(relative: str, globs: Iterable[str]) -> bool:
     return _globs_regex(tuple(globs)).fullmatch(relative) is not None
 
 
+_NAME = operator.attrgetter("name")
+
+
 def list_files(root: Path, inside: Callable[[Path], bool]) -> list[str]:
     """Every file of the workspace at ``root`` (relative, "/"-separated), folder by
     folder in name order, as a walk from the top lists them; ``inside`` says
@@ -103,7 +107,7 @@ def _list_folder(
     call: a tree of 50,000 files is listed in a fraction of a second."""
     try:
         with os.scandir(folder) as listing:
-            entries = sorted(listing, key=lambda entry: entry.name)
+            entries = sorted(listing, key=_NAME)
     except OSError:
         return
     # As git does, a .gitignore that is a link is not followed: it may

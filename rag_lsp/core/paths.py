@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import posixpath
 import re
 from functools import lru_cache
@@ -51,12 +49,8 @@ def not_normal_among(values: list[str]) -> set[str]:
             inside.append(at + shift)
             at = joined.find(part, at + 1)
     inside.extend(match.start() + 1 for match in _DRIVE.finditer(joined))
-    if not inside:
-        return set()
-    starts = list(itertools.accumulate(len(value) + 1 for value in values[:-1]))
-    starts.insert(0, 0)
-    # Value i starts at 1 + starts[i] in the joined text.
-    unusual = {values[bisect.bisect_right(starts, offset - 1) - 1] for offset in inside}
+    # The value each was found in: the text between the line breaks around it.
+    unusual = {joined[joined.rfind("\n", 0, offset) + 1 : joined.find("\n", offset)] for offset in inside}
     return {value for value in unusual if not is_normal(value)}
 
 

@@ -319,9 +319,8 @@ class Workspace:
         """The workspace files whose path is its own normal form (nearly all): an
         expected value among them needs no normalizing to be found."""
         def collect() -> frozenset[str]:
-            files = self.files()
-            unusual = not_normal_among(files)
-            return frozenset(files).difference(unusual) if unusual else frozenset(files)
+            unusual = not_normal_among(self.files())
+            return self.file_set().difference(unusual) if unusual else self.file_set()
 
         return self._fact("normal_file_set", collect)
 
