@@ -30,11 +30,12 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.protocol import default_converter
 
+from ..core.documents import document_relative
 from ..core.findings import SOURCE
 from ..core.suggest import add_relevant, top_hit
 from ..core.workspace import DATASET_FILE
 from ..core.wording import counted
-from .checker import Checker, ConvertedDiagnostics, document_relative
+from .checker import Checker, ConvertedDiagnostics
 from .convert import client_column, encoding_name
 from .document import LineDocument
 from .lenses import CASE_LENS, DocumentSuites, document_suites
@@ -42,7 +43,9 @@ from .run_commands import RUN_CASE, RUN_SUITE, RunCaseArguments, RunSuiteArgumen
 from .session import path_of
 
 if TYPE_CHECKING:
-    from .server import RagLanguageServer
+    from .roles import Client
+    from .runs import RunManager
+    from .session import Session
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +79,10 @@ def _overlaps(diagnostic: types.Diagnostic, range: types.Range) -> bool:
 
 
 class Actions:
-    def __init__(self, server: RagLanguageServer) -> None:
-        self.server = server
+    def __init__(self, client: Client, session: Session, runs: RunManager) -> None:
+        self.client = client
+        self.session = session
+        self.runs = runs
         self._structure = default_converter()
 
     async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
@@ -96,7 +101,7 @@ class Actions:
             try:
                 actions.extend(await self._add_top_hit(params, path))
             finally:
-                self.server.runs.load_wanted()
+                self.runs.load_wanted()
         if _wanted(only, RUN_CASE_KIND) or _wanted(only, RUN_SUITE_KIND):
             actions.extend(await self._runs(params, path, only))
         return actions
@@ -109,7 +114,7 @@ class Actions:
         its ``expect.relevant``; offered only from an index already built, and
         only when that file is not listed yet. Asked at every move of the cursor,
         so only the cursor's line is read."""
-        ls = self.server
+        ls = self.client
         uri = params.text_document.uri
         line = params.range.start.line
         document = ls.workspace.text_documents.get(unquote(uri))
@@ -117,9 +122,9 @@ class Actions:
         if '"expect"' not in line_text:
             return []  # not a case (or not an open document)
         version = document.version
-        session = ls.session
+        session = self.session
         folders, settings = session.folders(), session.settings
-        runs = ls.runs
+        runs = self.runs
 
         def job(checker: Checker) -> tuple[str, tuple[int, int, str]] | None:
             workspace = checker.workspace_for(path, folders, settings)
@@ -156,9 +161,9 @@ class Actions:
     # -------------------------------------------------- quick fixes
 
     def _quick_fixes(self, params: types.CodeActionParams, path: Path) -> list[types.CodeAction]:
-        ls = self.server
+        ls = self.client
         uri = params.text_document.uri
-        published = ls.session.published.get(path)
+        published = self.session.published.get(path)
         asked = [d for d in params.context.diagnostics if d.source == SOURCE]
         # Only the published diagnostics on the lines asked about are looked at: a
         # large dataset's are built as objects only when read (see ConvertedDiagnostics).
@@ -202,7 +207,7 @@ class Actions:
         if created:
             if not document_changes or types.ResourceOperationKind.Create not in operations:
                 return None  # the client cannot create files from an edit
-            session = self.server.session
+            session = self.session
             root = session.checker.root_of(path, session.folders())
             target = (root / created).as_uri()
             return types.WorkspaceEdit(
@@ -222,8 +227,7 @@ class Actions:
     # -------------------------------------------------- runs
 
     async def _runs(self, params: types.CodeActionParams, path: Path, only: list[str] | None) -> list[types.CodeAction]:
-        ls = self.server
-        session = ls.session
+        session = self.session
         folders, settings = session.folders(), session.settings
 
         def job(checker: Checker) -> DocumentSuites | None:

@@ -19,6 +19,7 @@ from lsprotocol import types
 from pygls.protocol import default_converter
 
 from ..core.analyze import analyze_file
+from ..core.documents import document_relative, drop_closed, hold_text
 from ..core.findings import Finding, shown_in_editor
 from ..core.incremental import DatasetModel
 from ..core.parallel import Helper, cores
@@ -106,16 +107,6 @@ class PassResult:
     # Open documents whose changes could not be applied: the session sends their
     # whole text in the next pass.
     resync: set[Path] = field(default_factory=set)
-
-
-def document_relative(workspace: Workspace, path: Path) -> str:
-    """``path`` relative to the workspace root, its folders resolved but not a
-    symlink in its last part: an editor's document opened through a link to a file
-    is a document of its own (as the scan lists it), not the file it points at."""
-    try:
-        return path.relative_to(workspace.root).as_posix()
-    except ValueError:
-        return workspace.relative(path)
 
 
 def _on_one_line(finding: Finding) -> bool:
@@ -633,17 +624,12 @@ class Checker:
         Returns whether something other files read changed (then every file of the
         workspace is checked again), and the open datasets that were only edited.
         """
-        overlay = workspace.source
-        assert isinstance(overlay, OverlaySource)
         wanted = {workspace.absolute(document_relative(workspace, path)): (path, document) for path, document in documents.items()}
-        structural = False
         edited: list[str] = []
-        for path in [path for path in overlay.texts if path not in wanted]:
-            relative = document_relative(workspace, path)
-            del overlay.texts[path]
-            self._forget_model(workspace, relative, path)  # closed: the disk's text counts again
-            workspace.invalidate(relative, files_changed=False)
-            structural = True
+        closed = drop_closed(workspace, wanted)
+        for path in closed:
+            self._forget_model(workspace, document_relative(workspace, path), path)  # the disk's text counts again
+        structural = bool(closed)
         for path, (document_path, document) in wanted.items():
             relative = document_relative(workspace, path)
             if relative.endswith(".jsonl") and workspace.kind_of(relative) == DATASET_FILE:
@@ -662,10 +648,7 @@ class Checker:
                         structural = True
                     self._shapes[path] = shape
                 continue
-            text = document.joined() if document.whole else ""
-            if overlay.texts.get(path) != text:
-                overlay.texts[path] = text
-                workspace.invalidate(relative, files_changed=False)
+            if hold_text(workspace, path, document.joined() if document.whole else ""):
                 structural = True
         return structural, edited
 

@@ -24,17 +24,17 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from ..core.completion import CORPUS, ENGINE, ENUM, FILE, METRIC, PROPERTY, TARGET, VALUE_KIND, complete
+from ..core.documents import document_relative
 from ..core.hover import hover
 from ..core.navigation import CASE, ENTRY, KEY_SYMBOL, SUITE, Symbol, definition, links, symbols
 from ..core.text import LineIndex, Position, Range
 from ..core.sources import SourceText
 from ..core.workspace import Workspace
-from .checker import document_relative
 from .convert import COMPLETION_MARKUP, HOVER_MARKUP, Positions, encoding_name, file_uri, markup
 from .session import path_of
 
 if TYPE_CHECKING:
-    from .server import RagLanguageServer
+    from .roles import Editing
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ def _kind(workspace: Workspace, relative: str, text: str) -> str | None:
     return workspace.kind_of(relative)
 
 
-async def _with_document(ls: RagLanguageServer, uri: str, job: Callable[[DocumentView], T]) -> T | None:
+async def _with_document(ls: Editing, uri: str, job: Callable[[DocumentView], T]) -> T | None:
     """Run ``job`` on the worker thread with the current text of ``uri``; None (and
     a log entry) when the document is not a file or the job fails."""
     path = path_of(uri)
@@ -116,7 +116,7 @@ async def _with_document(ls: RagLanguageServer, uri: str, job: Callable[[Documen
 # ---------------------------------------------------------------- completion
 
 
-async def completion(ls: RagLanguageServer, params: types.CompletionParams) -> types.CompletionList | None:
+async def completion(ls: Editing, params: types.CompletionParams) -> types.CompletionList | None:
     label_details = bool(get_capability(ls.client_capabilities, "text_document.completion.completion_item.label_details_support", False))
 
     def job(view: DocumentView) -> types.CompletionList | None:
@@ -157,7 +157,7 @@ async def completion(ls: RagLanguageServer, params: types.CompletionParams) -> t
 # ---------------------------------------------------------------- hover
 
 
-async def hover_at(ls: RagLanguageServer, params: types.HoverParams) -> types.Hover | None:
+async def hover_at(ls: Editing, params: types.HoverParams) -> types.Hover | None:
     def job(view: DocumentView) -> types.Hover | None:
         position = view.positions.to_core(params.position)
         found = hover(view.workspace, view.relative, view.kind, view.text, position.line, position.character)
@@ -172,7 +172,7 @@ async def hover_at(ls: RagLanguageServer, params: types.HoverParams) -> types.Ho
 # ---------------------------------------------------------------- links and definition
 
 
-async def document_links(ls: RagLanguageServer, params: types.DocumentLinkParams) -> list[types.DocumentLink] | None:
+async def document_links(ls: Editing, params: types.DocumentLinkParams) -> list[types.DocumentLink] | None:
     tooltips = bool(get_capability(ls.client_capabilities, "text_document.document_link.tooltip_support", False))
 
     def job(view: DocumentView) -> list[types.DocumentLink]:
@@ -189,7 +189,7 @@ async def document_links(ls: RagLanguageServer, params: types.DocumentLinkParams
 
 
 async def goto_definition(
-    ls: RagLanguageServer, params: types.DefinitionParams
+    ls: Editing, params: types.DefinitionParams
 ) -> list[types.LocationLink] | list[types.Location] | None:
     link_support = bool(get_capability(ls.client_capabilities, "text_document.definition.link_support", False))
 
@@ -212,7 +212,7 @@ async def goto_definition(
 
 
 async def document_symbols(
-    ls: RagLanguageServer, params: types.DocumentSymbolParams
+    ls: Editing, params: types.DocumentSymbolParams
 ) -> list[types.DocumentSymbol] | list[types.SymbolInformation] | None:
     hierarchical = bool(
         get_capability(ls.client_capabilities, "text_document.document_symbol.hierarchical_document_symbol_support", False)

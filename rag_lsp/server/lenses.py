@@ -28,18 +28,21 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from ..core.documents import document_relative
 from ..core.selection import indexed_readers_of, indexed_suites
 from ..core.wording import counted
 from ..core.workspace import DATASET_FILE, SUITE_FILE
 from . import features
-from .checker import Checker, document_relative
+from .checker import Checker
 from .convert import HOVER_MARKUP, markup
 from .protocol import RawJson
 from .run_commands import RUN_CASE, RUN_SUITE, RunCaseArguments, RunSuiteArguments
 from .session import path_of
 
 if TYPE_CHECKING:
-    from .server import RagLanguageServer
+    from .roles import Editing
+    from .runs import RunManager
+    from .session import Session
 
 log = logging.getLogger(__name__)
 
@@ -135,8 +138,9 @@ class _LensDocument:
 class Lenses:
     """The documents lenses were given for, by the small number their ``data`` carries."""
 
-    def __init__(self, server: RagLanguageServer) -> None:
-        self.server = server
+    def __init__(self, session: Session, runs: RunManager) -> None:
+        self.session = session
+        self.runs = runs
         self._numbers: dict[str, int] = {}
         self._documents: dict[int, _LensDocument] = {}
 
@@ -146,14 +150,13 @@ class Lenses:
         return self._numbers[uri]
 
     async def code_lens(self, params: types.CodeLensParams) -> RawJson | None:
-        ls = self.server
         uri = params.text_document.uri
         path = path_of(uri)
         if path is None:
             return None
         number = self._number(uri)
-        await ls.session.settled()
-        session = ls.session
+        session = self.session
+        await session.settled()
         folders, settings = session.folders(), session.settings
 
         def job(checker: Checker) -> tuple[DocumentSuites, str] | None:
@@ -190,14 +193,14 @@ class Lenses:
             return lens
         line = lens.range.start.line
         if document.suites.kind == CASE_LENS and data[1] == EVERY_SUITE:
-            title = case_title(document.suites.suites, self.server.runs.marks_at(document.path, line))
+            title = case_title(document.suites.suites, self.runs.marks_at(document.path, line))
             lens.command = types.Command(title=title, command=RUN_CASE, arguments=[RunCaseArguments(document.uri, line, None)])
             return lens
         if not 0 <= data[1] < len(document.suites.suites):
             return lens
         suite = document.suites.suites[data[1]]
         title = None
-        for mark in self.server.runs.marks_at(document.path, line):
+        for mark in self.runs.marks_at(document.path, line):
             if mark.suite == suite.key and mark.lens:
                 title = mark.lens
         if document.suites.kind == CASE_LENS:
@@ -227,7 +230,7 @@ def case_title(suites: tuple[SuiteEntry, ...], marks: list[Any]) -> str:
     return title
 
 
-async def hover(ls: RagLanguageServer, params: types.HoverParams) -> types.Hover | None:
+async def hover(ls: Editing, params: types.HoverParams) -> types.Hover | None:
     """The usual hover, with the result of a case that ran on this line before it."""
     found = await features.hover_at(ls, params)
     path = path_of(params.text_document.uri)

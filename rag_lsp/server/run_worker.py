@@ -26,6 +26,7 @@ from lsprotocol import types
 
 from .. import collector
 from ..core.compare import direction_from
+from ..core.documents import document_relative, drop_closed, hold_text
 from ..core.report import BaselineError, RunFigures, load_baseline, suite_summary
 from ..core.results import Baseline, case_id_of, case_marks, refusal_marks, suite_marks
 from ..core.runner import TARGET_FAILED, CaseNotFound, Runner, SuiteResult
@@ -35,7 +36,7 @@ from ..core.suitefacts import SuiteInfo, TargetInfo
 from ..core.targets import TargetPool
 from ..core.wording import counted
 from ..core.workspace import Workspace, read_workspace_config, settings_source
-from .checker import document_relative, near
+from .checker import near
 from .run_commands import RUN_CASE, RunRequest
 from .run_marks import Placed, lines_of
 
@@ -134,13 +135,9 @@ class RunRoot:
         workspace = self.workspace
         self.forget(changed)
         wanted = {workspace.absolute(document_relative(workspace, path)): text for path, text in documents.items()}
-        for path in [path for path in self.overlay.texts if path not in wanted]:
-            del self.overlay.texts[path]
-            workspace.invalidate(document_relative(workspace, path), files_changed=False)
+        drop_closed(workspace, wanted)
         for path, text in wanted.items():
-            if self.overlay.texts.get(path) != text:
-                self.overlay.texts[path] = text
-                workspace.invalidate(document_relative(workspace, path), files_changed=False)
+            hold_text(workspace, path, text)
         return workspace
 
     def forget(self, changed: list[Path]) -> None:

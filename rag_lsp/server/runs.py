@@ -55,7 +55,8 @@ from .run_worker import Outcome, RunThread
 from .session import path_of
 
 if TYPE_CHECKING:
-    from .server import RagLanguageServer
+    from .roles import Client
+    from .session import Session
 
 log = logging.getLogger(__name__)
 
@@ -84,14 +85,15 @@ class _Run:
 class RunManager:
     """The server's runs and the results they left, by file."""
 
-    def __init__(self, server: RagLanguageServer) -> None:
-        self.server = server
+    def __init__(self, client: Client, session: Session) -> None:
+        self.client = client
+        self.session = session
         # Root -> settings in force of the roots that ran (written by the run thread).
         in_force: dict[Path, Settings] = {}
         # The server's workspace exists once the client initialized it.
         self.results = RunMarks(
-            lambda key: server.workspace.text_documents.get(key),
-            lambda: encoding_name(server.workspace.position_encoding),
+            lambda key: client.workspace.text_documents.get(key),
+            lambda: encoding_name(client.workspace.position_encoding),
             in_force,
         )
         self._thread = RunThread(in_force)
@@ -133,17 +135,17 @@ class RunManager:
 
     def _republish(self, paths: set[Path]) -> None:
         try:
-            self.server.session.republish(sorted(paths))
+            self.session.republish(sorted(paths))
         except Exception:  # results not shown must not fail the run
             log.exception("publishing run results failed")
         self.refresh_lenses()
 
     def refresh_lenses(self) -> None:
-        capabilities = self.server.client_capabilities
+        capabilities = self.client.client_capabilities
         workspace = capabilities.workspace if capabilities else None
         if workspace is not None and workspace.code_lens is not None and workspace.code_lens.refresh_support:
             try:
-                self.server.workspace_code_lens_refresh(None)
+                self.client.workspace_code_lens_refresh(None)
             except Exception:
                 log.warning("workspace/codeLens/refresh failed", exc_info=True)
 
@@ -189,7 +191,7 @@ class RunManager:
             asyncio.ensure_future(self._load(*key))
 
     async def _load(self, root: Path, target_id: str) -> None:
-        ls = self.server
+        ls = self.client
         documents: dict[Path, str] = {}
         for key, document in ls.workspace.text_documents.items():
             path = self.results.open_path(key) or path_of(key)
@@ -205,7 +207,7 @@ class RunManager:
             )
 
         try:
-            future = self._thread.submit(self._thread.load_cached, root, target_id, documents, ls.session.settings, loading)
+            future = self._thread.submit(self._thread.load_cached, root, target_id, documents, self.session.settings, loading)
             loaded = await asyncio.wrap_future(future)
             if run.token is not None and not run.ended:
                 run.ended = True
@@ -232,13 +234,13 @@ class RunManager:
 
     def settings_changed(self) -> None:
         """New settings (trust, timeout, limits): targets are opened anew by the next run."""
-        self._thread.submit(self._thread.close_stale, self.server.session.settings)
+        self._thread.submit(self._thread.close_stale, self.session.settings)
 
     def folders_changed(self) -> None:
         """Workspace folders were added or removed: the targets of a root that no
         folder holds any more (and no open document is in) are closed, so no
         process of a removed folder lives on."""
-        self._thread.submit(self._thread.close_outside, self.server.session.folders(), self.results.open_paths())
+        self._thread.submit(self._thread.close_outside, self.session.folders(), self.results.open_paths())
 
     async def shutdown(self) -> None:
         """Stop the runs (waiting a moment for them to end, so no request is left
@@ -262,8 +264,8 @@ class RunManager:
 
     async def run(self, request: RunRequest) -> dict[str, Any]:
         """Run what ``request`` asks for; answer a summary of each suite run."""
-        ls = self.server
-        session = ls.session
+        ls = self.client
+        session = self.session
         folders = session.folders()
         root = session.checker.root_of(request.path, folders)
         run = _Run(ls.protocol.msg_id)
@@ -308,12 +310,12 @@ class RunManager:
     # -------------------------------------------------- progress
 
     async def _begin_progress(self, run: _Run, title: str) -> None:
-        capabilities = self.server.client_capabilities
+        capabilities = self.client.client_capabilities
         if not (capabilities.window and capabilities.window.work_done_progress):
             return
         token = f"rag-lsp/run/{uuid.uuid4()}"
         try:
-            await self.server.work_done_progress.create_async(token)
+            await self.client.work_done_progress.create_async(token)
         except Exception:
             log.warning("the client refused a progress token", exc_info=True)
             return
@@ -321,7 +323,7 @@ class RunManager:
             return  # begun for an index build that ended meanwhile: nothing to show
         run.token = token
         run.percent = 0
-        self.server.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=True, percentage=0))
+        self.client.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=True, percentage=0))
 
     def _progress(self, loop: asyncio.AbstractEventLoop, run: _Run) -> Callable[[str, int, int], None]:
         def report(suite: str, done: int, total: int) -> None:
@@ -352,7 +354,7 @@ class RunManager:
                 run.indexing = True
                 asyncio.ensure_future(self._begin_progress(run, f"rag-lsp: indexing {target}"))
             return
-        self.server.work_done_progress.report(
+        self.client.work_done_progress.report(
             run.token, types.WorkDoneProgressReport(message=f"indexing {target}: {done}/{total} files")
         )
 
@@ -363,7 +365,7 @@ class RunManager:
         if percent == run.percent and done != total:
             return
         run.percent = percent
-        self.server.work_done_progress.report(
+        self.client.work_done_progress.report(
             run.token, types.WorkDoneProgressReport(message=f"{suite}: {done:,}/{counted(total, 'case')}", percentage=percent)
         )
 
@@ -381,4 +383,4 @@ class RunManager:
                 for s in outcome.suites
             ]
             message = ", ".join(f"{s['id']} {verdict}" for s, verdict in zip(outcome.suites, verdicts)) or "nothing ran"
-        self.server.work_done_progress.end(run.token, types.WorkDoneProgressEnd(message=message))
+        self.client.work_done_progress.end(run.token, types.WorkDoneProgressEnd(message=message))

@@ -49,10 +49,11 @@ class RagLanguageServer(LanguageServer):
         super().__init__(
             "rag-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental, protocol_cls=RagProtocol
         )
+        # Each part is given what it uses (see roles), the server being the client.
         self.session = Session(self)
-        self.runs = RunManager(self)
-        self.lenses = Lenses(self)
-        self.actions = Actions(self)
+        self.runs = RunManager(self, self.session)
+        self.lenses = Lenses(self.session, self.runs)
+        self.actions = Actions(self, self.session, self.runs)
         # Run results are published with each file's findings.
         self.session.extra = self.runs.decorate
         self.protocol.on_cancel = self.runs.cancel_request

@@ -41,7 +41,7 @@ from .convert import encoding_name
 from .document import LineDocument
 
 if TYPE_CHECKING:
-    from .server import RagLanguageServer
+    from .roles import Client
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +99,8 @@ def path_of(uri: str) -> Path | None:
 class Session:
     """The server's diagnostics state: what is scheduled, checked and published."""
 
-    def __init__(self, server: RagLanguageServer) -> None:
-        self.server = server
+    def __init__(self, client: Client) -> None:
+        self.client = client
         self.settings = EditorSettings()
         self.checker = Checker()
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-lsp-check")
@@ -223,14 +223,14 @@ class Session:
 
     def _resend(self, paths: set[Path]) -> None:
         """The checker could not follow these documents' changes: send them whole."""
-        for key, document in self.server.workspace.text_documents.items():
+        for key, document in self.client.workspace.text_documents.items():
             if path_of(key) in paths and isinstance(document, LineDocument):
                 document.resend()
         self.generation += 1
 
     def folders(self) -> tuple[Path, ...]:
         """The editor's workspace folders (its root when it names no folders)."""
-        workspace = self.server.workspace
+        workspace = self.client.workspace
         folders = []
         for uri in [folder.uri for folder in workspace.folders.values()] or [workspace.root_uri]:
             path = path_of(uri) if uri else None
@@ -242,7 +242,7 @@ class Session:
         return tuple(folders)
 
     def _snapshot(self) -> Snapshot:
-        workspace = self.server.workspace
+        workspace = self.client.workspace
         documents: dict[Path, OpenDocument] = {}
         for key, document in workspace.text_documents.items():
             path = path_of(key)
@@ -261,7 +261,7 @@ class Session:
         self._changed_files = {}
         recheck = tuple(self._recheck)
         self._recheck = {}
-        capabilities = self.server.client_capabilities
+        capabilities = self.client.client_capabilities
         publish = capabilities.text_document.publish_diagnostics if capabilities.text_document else None
         return Snapshot(
             generation=self.generation,
@@ -277,7 +277,7 @@ class Session:
 
     def _open_versions(self) -> dict[Path, int | None]:
         versions = {}
-        for uri, document in self.server.workspace.text_documents.items():
+        for uri, document in self.client.workspace.text_documents.items():
             path = path_of(uri)
             if path is not None:
                 versions[path] = document.version
@@ -311,7 +311,7 @@ class Session:
                     else:
                         self._notify(last.uri, None, [])
         if refresh and self.pull and self.refresh_support:
-            self.server.workspace_diagnostic_refresh(None)
+            self.client.workspace_diagnostic_refresh(None)
 
     def republish(self, paths: list[Path]) -> None:
         """Send the files' last findings again, with what ``extra`` adds to them now
@@ -324,7 +324,7 @@ class Session:
             if file is not None and (path not in now or now[path] == file.version):
                 refresh |= self._send(path, file)
         if refresh and self.pull and self.refresh_support:
-            self.server.workspace_diagnostic_refresh(None)
+            self.client.workspace_diagnostic_refresh(None)
 
     def _send(self, path: Path, file: FileDiagnostics) -> bool:
         """Keep (and push) a file's diagnostics; whether they changed."""
@@ -353,9 +353,9 @@ class Session:
     def _notify(
         self, uri: str, version: int | None, diagnostics: Sequence[types.Diagnostic], as_json: list[str] | None = None
     ) -> None:
-        writer = getattr(self.server.protocol, "writer", None)
+        writer = getattr(self.client.protocol, "writer", None)
         if as_json is None or len(as_json) != len(diagnostics) or writer is None:
-            self.server.text_document_publish_diagnostics(
+            self.client.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=list(diagnostics), version=version)
             )
             return
@@ -413,26 +413,26 @@ class Session:
         token = await self._create_progress()
         if token is not None:
             self._progress_token, self._progress_percent = token, 0
-            self.server.work_done_progress.begin(
+            self.client.work_done_progress.begin(
                 token,
                 types.WorkDoneProgressBegin(title="rag-lsp: checking the workspace", percentage=0, cancellable=False),
             )
         try:
             # Documents opened already (during the configuration round trip) need no wait.
-            self.changed(full=True, delay=0.0 if self.server.workspace.text_documents else SCAN_DELAY_S)
+            self.changed(full=True, delay=0.0 if self.client.workspace.text_documents else SCAN_DELAY_S)
             await self.settled()
         finally:
             if token is not None:
                 self._progress_token = None
-                self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message="workspace checked"))
+                self.client.work_done_progress.end(token, types.WorkDoneProgressEnd(message="workspace checked"))
 
     async def _create_progress(self) -> types.ProgressToken | None:
-        capabilities = self.server.client_capabilities
+        capabilities = self.client.client_capabilities
         if not (capabilities.window and capabilities.window.work_done_progress):
             return None
         token = f"rag-lsp/scan/{uuid.uuid4()}"
         try:
-            await self.server.work_done_progress.create_async(token)
+            await self.client.work_done_progress.create_async(token)
         except Exception:  # the client refused: scan without a progress bar
             log.warning("the client refused a progress token", exc_info=True)
             return None
@@ -455,6 +455,6 @@ class Session:
         if percent <= self._progress_percent:
             return
         self._progress_percent = percent
-        self.server.work_done_progress.report(
+        self.client.work_done_progress.report(
             token, types.WorkDoneProgressReport(message=f"{done:,}/{counted(total, 'file')}", percentage=percent)
         )
