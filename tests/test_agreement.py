@@ -346,6 +346,11 @@ def test_whatever_stops_a_run_check_reports_at_that_place_with_that_code(files: 
                 assert "RAG" not in case["broken"], case
                 continue
             assert code.group(1) in at(findings, path, line), (suite["id"], case, line, [f for f in findings if f["path"] == path])
+        # The other way for repeated ids, which the run judges in its own loop over the rows:
+        # every line check reports as a repeat is a case the run breaks as one.
+        for case, line in zip(suite["cases"], lines):
+            if "RAG202" in at(findings, path, line):
+                assert case["broken"] is not None and case["broken"].endswith("(RAG202)"), (suite["id"], case, line)
 
 
 def test_a_manifest_default_that_is_no_number_is_refused_by_check_and_run(tmp_path: Path) -> None:
