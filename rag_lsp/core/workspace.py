@@ -33,8 +33,6 @@ TARGETS_FILE = "targets"
 CONFIG_FILE = "config"
 
 TARGETS_PATHS = (".punica/targets.yaml", ".punica/targets.yml")
-# The facts derived from the list of workspace files alone: kept while only texts change.
-_FILE_FACTS = ("files", "file_set", "normal_file_set", "path_index")
 
 
 # ---------------------------------------------------------------- roots
@@ -120,6 +118,9 @@ class Workspace:
         self.source: FileSource = source or DiskSource(self.settings.max_file_bytes)
         self._yaml: dict[str, ParsedYaml] = {}
         self._datasets: dict[str, ParsedDataset] = {}
+        # What was derived from the list of workspace files alone (kept while only
+        # texts change, see invalidate), and what was derived from texts as well.
+        self._file_facts: dict[str, Any] = {}
         self._facts: dict[str, Any] = {}
         # Datasets kept up to date by an editor (rag_lsp.core.incremental), by
         # relative path: their facts are read from them, not parsed again.
@@ -182,10 +183,11 @@ class Workspace:
         else:
             self._yaml.pop(relative, None)
             self._datasets.pop(relative, None)
-        kept = {name: self._facts[name] for name in _FILE_FACTS if not files_changed and name in self._facts}
-        if "file_set" not in kept:
+        if files_changed:
+            self._file_facts = {}
+        if "file_set" not in self._file_facts:
             self.files_version += 1
-        self._facts = kept
+        self._facts = {}
 
     def forget_text(self, relative: str) -> None:
         """Drop what was parsed from ``relative``'s text, keeping every other fact
@@ -213,6 +215,12 @@ class Workspace:
         if name not in self._facts:
             self._facts[name] = compute()
         return self._facts[name]
+
+    def _file_fact(self, name: str, compute: Any) -> Any:
+        """A fact derived from the list of workspace files alone (see invalidate)."""
+        if name not in self._file_facts:
+            self._file_facts[name] = compute()
+        return self._file_facts[name]
 
     # -------------------------------------------------- parsing (cached by text)
 
@@ -305,15 +313,15 @@ class Workspace:
 
     def files(self) -> list[str]:
         """Every workspace file (relative), skipping VCS, environments, dependencies and ignored files."""
-        return self._fact("files", lambda: list_files(self.root, self.contains))
+        return self._file_fact("files", lambda: list_files(self.root, self.contains))
 
     def adopt_files(self, files: list[str]) -> None:
         """Take ``files`` as the workspace's files (as another process's workspace
         listed them), so that both judge expected paths alike."""
-        self._facts["files"] = files
+        self._file_facts["files"] = files
 
     def file_set(self) -> frozenset[str]:
-        return self._fact("file_set", lambda: frozenset(self.files()))
+        return self._file_fact("file_set", lambda: frozenset(self.files()))
 
     def normal_file_set(self) -> frozenset[str]:
         """The workspace files whose path is its own normal form (nearly all): an
@@ -322,11 +330,11 @@ class Workspace:
             unusual = not_normal_among(self.files())
             return self.file_set().difference(unusual) if unusual else self.file_set()
 
-        return self._fact("normal_file_set", collect)
+        return self._file_fact("normal_file_set", collect)
 
     def path_index(self) -> PathIndex:
         """The workspace files by folder and name, for did-you-mean suggestions."""
-        return self._fact("path_index", lambda: PathIndex(self.files()))
+        return self._file_fact("path_index", lambda: PathIndex(self.files()))
 
     def discover(self) -> dict[str, str]:
         """Every file of the workspace we check, with its kind."""
