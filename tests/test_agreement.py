@@ -350,7 +350,8 @@ def test_whatever_stops_a_run_check_reports_at_that_place_with_that_code(files: 
         # every line check reports as a repeat is a case the run breaks as one.
         for case, line in zip(suite["cases"], lines):
             if "RAG202" in at(findings, path, line):
-                assert case["broken"] is not None and case["broken"].endswith("(RAG202)"), (suite["id"], case, line)
+                assert case["broken"] is not None, (suite["id"], case, line)
+                assert case["broken"].endswith("(RAG202)"), (suite["id"], case, line)
 
 
 def test_a_manifest_default_that_is_no_number_is_refused_by_check_and_run(tmp_path: Path) -> None:
