@@ -179,6 +179,29 @@ def test_a_file_changed_in_the_moment_it_was_indexed_is_read_again(tmp_path: Pat
     assert ask(again, "zeppelin moored")[0] == "docs/deploy.md"
 
 
+def test_recent_files_found_unchanged_are_trusted_from_then_on(tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files written in the moments before the index was built are read again by the next target (they
+    may have changed within the same tick of the clock); found unchanged, the cache records when, and
+    the target after that reads none of them."""
+    from rag_lsp.core.targets import index as index_module
+
+    space = workspace(tmp_path / "ws")  # written just now: too recent to trust by size and time
+    target(space).prepare()
+    read: list[str] = []
+    original = index_module.FileReader.read
+    monkeypatch.setattr(index_module.FileReader, "read", lambda self, relative: read.append(relative) or original(self, relative))
+    # Later starts, ten seconds on.
+    now = index_module.time.time_ns()
+    monkeypatch.setattr(index_module.time, "time_ns", lambda: now + 10_000_000_000)
+    target(space).prepare()
+    assert sorted(read) == sorted(DOCS)
+    read.clear()
+    later = target(space)
+    later.prepare()
+    assert read == []
+    assert ask(later)[0] == "docs/rate-limits.md"
+
+
 def test_a_cancelled_build_stops_and_writes_nothing(tmp_path: Path, cache: Path) -> None:
     """Cancelling the run while the index is built stops the build (Cancelled) and leaves no cache behind."""
     space = workspace(tmp_path / "ws")

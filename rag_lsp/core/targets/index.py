@@ -296,6 +296,10 @@ class IndexBuilder:
             # Nothing changed: the same index, its files now known to be as they were.
             index = previous
             index.built_ns = started
+            if to_read and self.cache is not None and self.embed is not None and signature == self._saved:
+                # Files too recent to trust by their size and time were read and
+                # found as they were: the cache says so, or every start reads them.
+                self.cache.renew(started)
         else:
             index = self._assemble(segments, previous, started, with_texts)
         self.index = index
@@ -464,6 +468,8 @@ class IndexCache:
     def __init__(self, folder: Path, key: dict[str, Any]) -> None:
         self.folder = folder
         self.key = key
+        # The meta of the index as last read or written here (see renew).
+        self._meta: dict[str, Any] | None = None
 
     @classmethod
     def for_key(cls, key: dict[str, Any], root: Path | None = None) -> IndexCache:
@@ -491,6 +497,7 @@ class IndexCache:
             return None, f"the index cache was damaged ({error}) and is built again"
 
     def _read(self, raw: bytes, dim: int) -> ChunkIndex:
+        self._meta = None
         meta = json.loads(raw)
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             raise ValueError("not an index of this version")
@@ -522,6 +529,7 @@ class IndexCache:
         if rows and not numpy.isfinite(vectors).all():
             raise ValueError("its vectors are not numbers")
         row_file = numpy.repeat(numpy.arange(len(files), dtype=numpy.int32), [entry.rows for entry in files]) if files else numpy.zeros(0, dtype=numpy.int32)
+        self._meta = meta
         return ChunkIndex(files, row_file, lines, vectors, built_ns)
 
     def _array(self, meta: dict, name: str, dtype: Any, shape: tuple[int, int]) -> numpy.ndarray:
@@ -568,7 +576,9 @@ class IndexCache:
             }
             _write(self.meta_path, json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
         except OSError as error:
+            self._meta = None
             return f"the index could not be saved in {self.folder} ({error.strerror or error}): it is built again next time"
+        self._meta = meta
         for stale in self.folder.glob("*.npy"):
             if stale.name not in arrays.values():
                 try:
@@ -576,6 +586,21 @@ class IndexCache:
                 except OSError:
                     pass
         return None
+
+
+    def renew(self, built_ns: int) -> None:
+        """Record that the index read or written here last was found as it is at
+        ``built_ns`` (its files checked, none changed): only the meta is written
+        again, so files that were too recent to trust then are trusted from now on."""
+        if self._meta is None:
+            return
+        meta = {**self._meta, "built_ns": built_ns}
+        try:
+            _write(self.meta_path, json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        except OSError as error:
+            log.info("the index cache %s could not be renewed: %s", self.folder, error)
+            return
+        self._meta = meta
 
 
 def _is_int(value: Any) -> bool:
