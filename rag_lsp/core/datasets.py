@@ -30,7 +30,7 @@ from .jsonrows import Row, max_digits
 from .manifests import GDI_TEXT, RAG_CASE
 from .rowschema import non_finite_message
 from .schemacheck import non_finite_issues
-from .rows import row_shape
+from .rows import majority_shape, row_shape
 from .workspace import Workspace
 
 
@@ -161,9 +161,7 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
         shape = row_shape(value)
         if shape is not None:
             counts[shape] += 1
-    # As the checks decide it: the majority, a tie reads as rag cases.
-    shape = None if not any(counts.values()) else RAG_CASE if counts[RAG_CASE] >= counts[GDI_TEXT] else GDI_TEXT
-    return RunDataset(relative, rows, shape, flaws)
+    return RunDataset(relative, rows, majority_shape(counts[RAG_CASE], counts[GDI_TEXT]), flaws)
 
 
 # The checks' reader (jsonrows.Row) reads a line again with the standard decoder

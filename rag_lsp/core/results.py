@@ -58,7 +58,6 @@ from .scorer import MRR, RECALL, SEMANTIC, label
 from .text import LineIndex
 from .wording import counted
 from .suitefacts import SuiteInfo
-from .yamltree import YNode
 
 
 # What a new run replaces: the marks of the cases it ran, or every mark of its suite.
@@ -278,7 +277,7 @@ def case_marks(
     ``named``: each message starts with the suite's id (several suites read the
     dataset, and their results share its lines)."""
     wanted = set(lines) if lines is not None else None
-    gdi = bool(suite.metrics) and not suite.engines
+    gdi = suite.scores_metrics_only
     before = baseline.suite(result.id) if baseline is not None else None
     before_cases = keyed(before.cases) if before is not None else {}
     placed: list[tuple[int, Mark]] = []
@@ -369,7 +368,10 @@ def suite_marks(
     mark(first, first, None, "", suite_title(result, versus) + new_suite)
     if result.error is not None:
         if _target_refusal(result):
-            node = _target_node(suite.node) or suite.node.get("id") or suite.node
+            # Its target's id; a target written as no mapping, itself.
+            target = suite.node.get("target")
+            named = suite.target_id_node if target is None or target.is_map else target
+            node = named or suite.node.get("id") or suite.node
             mark(node.start, node.end, TARGET_FAILED, result.error)
         return placed
     if not result.cancelled:
@@ -390,7 +392,7 @@ def suite_marks(
             mark(span[0], span[1], THRESHOLD_MET if threshold.passed else THRESHOLD_FAILED, message)
     lacking = [case for case in result.cases if case.scores is None and case.code == BROKEN_CASE and _carry_no_field(case, suite.match, suite.k)]
     if lacking:
-        node = _match_node(suite.node)
+        node = suite.match_node
         carried = sorted({name for case in lacking for hit in case.hits for name in ("path", "id", "corpus") if getattr(hit, name, None) is not None})
         carry = f"they carry {', '.join(carried)}" if carried else "they carry none of path, id, corpus"
         message = (
@@ -400,17 +402,6 @@ def suite_marks(
         target = node or suite.node.get("id") or suite.node
         mark(target.start, target.end, BROKEN_CASE, message)
     return placed
-
-
-def _match_node(node: YNode) -> YNode | None:
-    options = node.get("options")
-    rag = options.get("rag") if options is not None and options.is_map else None
-    return rag.get("match") if rag is not None and rag.is_map else None
-
-
-def _target_node(node: YNode) -> YNode | None:
-    target = node.get("target")
-    return target.get("id") if target is not None and target.is_map else target
 
 
 # ---------------------------------------------------------------- hover

@@ -358,7 +358,7 @@ class Runner:
         refusal = self._refusal(suite, result)
         if refusal is not None:
             return self._refuse(result, refusal.reason, thresholds, refusal.code)
-        if suite.metrics and not suite.engines:
+        if suite.scores_metrics_only:
             # A metric's k is part of its config: a sweep does not apply.
             return self._run_metric_suite(suite, result, thresholds, case_ids, cancel, progress)
         sweep = tuple(sorted(set(ks))) if ks else ()

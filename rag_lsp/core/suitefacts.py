@@ -38,6 +38,22 @@ class SuiteInfo:
     metrics: tuple[str, ...] = ()
     target: str | None = None
 
+    @property
+    def scores_metrics_only(self) -> bool:
+        """Whether the suite scores its rows by metrics alone, with no engine (a
+        gdi_text_v1 suite): then it has no `match`, and its rows are not cases."""
+        return bool(self.metrics) and not self.engines
+
+    @property
+    def match_node(self) -> YNode | None:
+        """Where the suite's `match` is written (``options.rag.match``), if it is."""
+        return match_node(self.node)
+
+    @property
+    def target_id_node(self) -> YNode | None:
+        """Where the suite names its target (``target.id``), if it does."""
+        return target_id_node(self.node)
+
 
 @dataclass(frozen=True)
 class DatasetUse:
@@ -77,19 +93,33 @@ class TargetInfo:
     workspace_paths: bool = False
 
 
+def match_node(node: YNode) -> YNode | None:
+    """Where a suite (its mapping) writes its `match`: ``options.rag.match``."""
+    return _option_node(node, "match")
+
+
+def target_id_node(node: YNode) -> YNode | None:
+    """Where a suite (its mapping) names its target: ``target.id``."""
+    target = node.get("target")
+    return target.get("id") if target is not None and target.is_map else None
+
+
+def _option_node(node: YNode, name: str) -> YNode | None:
+    options = node.get("options")
+    rag = options.get("rag") if options is not None and options.is_map else None
+    return rag.get(name) if rag is not None and rag.is_map else None
+
+
 def suite_info(node: YNode, file: str) -> SuiteInfo:
     dataset = node.get("dataset")
     dataset_text = dataset.text() if dataset is not None else None
-    options = node.get("options")
-    rag = options.get("rag") if options is not None and options.is_map else None
-    match_node = rag.get("match") if rag is not None and rag.is_map else None
-    match = match_node.text() if match_node is not None else None
-    k_node = rag.get("k") if rag is not None and rag.is_map else None
+    match_at = match_node(node)
+    match = match_at.text() if match_at is not None else None
+    k_node = _option_node(node, "k")
     k = k_node.scalar() if k_node is not None else None
     engines = node.get("engines")
     metrics = node.get("metrics")
-    target = node.get("target")
-    target_id = target.get("id") if target is not None and target.is_map else None
+    target_id = target_id_node(node)
     return SuiteInfo(
         id=_text(node.get("id")),
         file=file,

@@ -343,7 +343,7 @@ class RunThread:
         line = request.line
         line_text = line_text_of(suite.dataset)
         name = suite.id or "?"
-        gdi = bool(suite.metrics) and not suite.engines
+        gdi = suite.scores_metrics_only
         if not line_text(line).strip():
             _note(outcome, f"line {line + 1} of {suite.dataset} is blank: there is no case to run")
             return

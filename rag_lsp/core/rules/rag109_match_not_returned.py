@@ -42,15 +42,12 @@ def match_not_returned(context):
     engines = context.node.get("engines")
     if engines is None or not any(scalar_text(element) == "rag" for element in engines.elements()):
         return  # `match` is an option of the rag engine
-    target = context.node.get("target")
-    target_node = target.get("id") if target is not None and target.is_map else None
+    target_node = context.suite.target_id_node
     target_id = scalar_text(target_node)
     info = context.workspace.targets().get(target_id) if target_id else None
     if info is None or info.fields is None:
         return  # not configured (RAG111), or no fields declared
-    options = context.node.get("options")
-    rag = options.get("rag") if options is not None and options.is_map else None
-    match_node = rag.get("match") if rag is not None and rag.is_map else None
+    match_node = context.suite.match_node
     if match_node is None:
         match = "path"
     else:

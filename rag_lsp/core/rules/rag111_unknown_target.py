@@ -38,8 +38,7 @@ RULE = rule_of(__doc__, "RAG111", "unknown-target", Severity.ERROR)
 
 @RULE.check(SUITE)
 def unknown_target(context):
-    target = context.node.get("target")
-    node = target.get("id") if target is not None and target.is_map else None
+    node = context.suite.target_id_node
     target_id = scalar_text(node)
     if target_id is None:
         return
