@@ -299,11 +299,13 @@ MISBEHAVING = {
     # Answers every batch it takes with something that is no screening, then a batch it never took.
     "nonsense": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, [('rag_case', 5, 'x')] * 3))\nwrite((0, None)); write('done'); read()",
     # Answers each batch with the right number of lines, with codes no line has.
-    "wrong": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([200]) * 16, ['fake'] * 16, bytes(128))))\nwrite('done'); read()",
+    "wrong": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([200]) * 16, ['fake'] * 16, bytes(128), {})))\nwrite('done'); read()",
     # Answers each batch with the right number of lines as plain cases, with ids that are no strings.
-    "wrong-ids": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, [5] * 16, bytes(128))))\nwrite('done'); read()",
+    "wrong-ids": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, [5] * 16, bytes(128), {})))\nwrite('done'); read()",
     # Answers each batch as plain cases, with counts of expected paths for fewer lines than it has.
-    "wrong-counts": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, ['x'] * 16, bytes(64))))\nwrite('done'); read()",
+    "wrong-counts": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, ['x'] * 16, bytes(64), {})))\nwrite('done'); read()",
+    # Answers each batch as plain cases, with a line's "unfinished findings" that are no findings.
+    "wrong-findings": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, ['x'] * 16, bytes(128), {0: ['docs/missing.md']})))\nwrite('done'); read()",
     # Answers with something that is no batch at all.
     "garbage": FRAMING + "share(); take(); write(('one', []))",
     # Takes a batch and never answers.
@@ -337,7 +339,7 @@ share()
 taken = [i for i in (take() for _ in range(4)) if i is not None]
 for i in taken:
     time.sleep(0.4)
-    write((i, (bytes([1]) * 16, [None] * 16, bytes(128))))
+    write((i, (bytes([1]) * 16, [None] * 16, bytes(128), {})))
 write("done"); read(); write("ended")
 """
 
@@ -356,7 +358,7 @@ def test_a_slow_helper_is_waited_for_while_it_answers(tmp_path: Path, shared: No
 ANSWERS_THE_CALLERS_BATCH = FRAMING + """
 share()
 i = take()
-write((1, (bytes([1]) * 16, [None] * 16, bytes(128)))); write((i, (bytes([1]) * 16, [None] * 16, bytes(128))))
+write((1, (bytes([1]) * 16, [None] * 16, bytes(128), {}))); write((i, (bytes([1]) * 16, [None] * 16, bytes(128), {})))
 write("done"); read(); write("ended")
 """
 
@@ -461,17 +463,20 @@ async def test_server_reads_a_large_dataset_with_a_helper(client: LanguageClient
 
 
 def test_a_screening_leaves_the_did_you_mean_to_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A helper's screening marks a line with a missing path for the model to check, without looking
-    for the closest workspace file: the model, which checks that line again, does."""
+    """A helper's screening passes a line whose only finding is a missing path with that finding
+    unfinished, without looking for the closest workspace file: the model, which finishes it, does."""
     from rag_lsp.core.rules import rag203_missing_expected_path as rag203
 
     looked_for: list[str] = []
     problem = rag203._problem
     monkeypatch.setattr(rag203, "_problem", lambda workspace, value, normal: looked_for.append(value) or problem(workspace, value, normal))
     root = make_root(tmp_path, mixed_dataset(40))
-    job = incremental._Screening(root, Settings(), Workspace(root).files(), DATASET, Workspace(root).dataset_use(DATASET), "rag_case", 16)
-    codes, _, _ = job.start((root / DATASET).read_bytes())(0)
-    assert incremental.LOOK in codes
+    workspace = Workspace(root)
+    job = incremental._Screening(root, Settings(), workspace.files(), DATASET, workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET), 16)
+    codes, _, _, unfinished = job.start((root / DATASET).read_bytes())(0)
+    assert unfinished
+    assert {finding.unfinished for found in unfinished.values() for finding in found} == {"docs/missing.md"}
+    assert all(codes[number] not in (incremental.BLANK, incremental.LOOK) for number in unfinished)
     assert looked_for == []
     model = DatasetModel(Workspace(root), DATASET, (root / DATASET).read_text(encoding="utf-8"))
     assert any(finding.code == "RAG203" and "docs/missing.md" in finding.message for finding in model.findings())

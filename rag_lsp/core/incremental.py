@@ -253,12 +253,12 @@ class DatasetModel:
         for index, answer in answers:
             first = index * _CHECK_BATCH
             lines = batches[index]
-            if not _is_answer(answer, len(lines)):
+            if not _is_answer(answer, len(lines), self.path):
                 self._read_and_check_batch(index, lines, use, shape, found)
                 continue
             self.lines_from_helper += len(lines)
             taken: list[_Line] = []
-            codes, keys, tallies = answer
+            codes, keys, tallies, unfinished = answer
             counts = memoryview(tallies).cast("I")
             looks: list[int] = []  # lines it did not pass, read here together below
             for line, number, text, code, key in zip(itertools.count(first), itertools.count(0, 2), lines, codes, keys):
@@ -271,6 +271,9 @@ class DatasetModel:
                 row = plain(text.removesuffix("\r"), line_shape, key, exact, line, counts[number], counts[number + 1])
                 rows[line] = row
                 taken.append(row)
+            for number, unfinished_here in unfinished.items():
+                # Found on the line's number in the batch: moved to its line in the file.
+                found[first + number] = _Unfinished(finding.moved(first) for finding in unfinished_here)
             if looks:
                 read = read_lines(_Line, [lines[line - first] for line in looks], self.workspace.settings.max_line_bytes)
                 for number, row in read:
@@ -762,37 +765,50 @@ class _Screening:
         return screen
 
 
-def screen_batch(workspace: Workspace, path: str, use: DatasetUse, shape: str | None, lines: list[str]) -> tuple[bytes, list[str | None], bytes]:
-    """For each line of a batch, a code, a case id and a count of expected paths.
+def screen_batch(
+    workspace: Workspace, path: str, use: DatasetUse, shape: str | None, lines: list[str]
+) -> tuple[bytes, list[str | None], bytes, dict[int, list[Finding]]]:
+    """For each line of a batch, a code, a case id and a count of expected paths,
+    and the unfinished findings of plain lines.
     The code is BLANK; for a plain line (an object or array read with no error,
-    no repeated key, no findings) one of _PLAIN's, its row's shape and whether it
-    was read exactly, with its case id; else LOOK: the model reads and checks it.
-    The counts are two unsigned 32-bit integers per line, its expected paths and
-    those not workspace files (see DatasetModel._tally). A byte per line, a list
-    of ids and an array cost little to send and to check (see _is_answer)."""
+    no repeated key, and no findings but unfinished ones) one of _PLAIN's, its
+    row's shape and whether it was read exactly, with its case id; else LOOK: the
+    model reads and checks it. The counts are two unsigned 32-bit integers per
+    line, its expected paths and those not workspace files (see
+    DatasetModel._tally). A byte per line, a list of ids and an array cost little
+    to send and to check (see _is_answer). A plain line's unfinished findings (a
+    path that is not a workspace file, say: see Finding.unfinished) come by its
+    number in the batch: they say only what a check of the line found, and the
+    model's rules finish them when they are shown, as they do their own."""
     rows = read_lines(_Line, lines, workspace.settings.max_line_bytes)
     context = RowsContext.of(workspace, path, use, shape, rows, finish_when_shown=True)
-    with_findings = {finding.range.start.line for finding in finish(workspace, path, check_rows(context))}
+    with_findings: dict[int, list[Finding]] = {}
+    for finding in finish(workspace, path, check_rows(context)):
+        with_findings.setdefault(finding.range.start.line, []).append(finding)
     codes = bytearray(len(lines))  # BLANK
     keys: list[str | None] = [None] * len(lines)
     counts = array("I", bytes(8 * len(lines)))
+    unfinished: dict[int, list[Finding]] = {}
     for number, row in rows:
         value = row.value
         if type(value) is dict and row.shape in (None, RAG_CASE):
             counts[2 * number], counts[2 * number + 1] = case_path_tally(workspace, value)
+        found = with_findings.get(number)
         plain = (
             row.error is None
             and row.refused is None
             and not row.has_duplicate_keys
             and type(row.value) in (dict, list)  # a value the model drops
-            and number not in with_findings
+            and (found is None or all(finding.unfinished is not None for finding in found))
         )
         if plain:
             codes[number] = _PLAIN_CODE[row.shape, row.exact]
             keys[number] = row.key
+            if found is not None:
+                unfinished[number] = found
         else:
             codes[number] = LOOK
-    return bytes(codes), keys, counts.tobytes()
+    return bytes(codes), keys, counts.tobytes(), unfinished
 
 
 def warm_up() -> None:
@@ -808,11 +824,12 @@ def warm_up() -> None:
         screen_batch(workspace, "warm-up.jsonl", DatasetUse(), RAG_CASE, lines)
 
 
-def _is_answer(answer: Any, lines: int) -> bool:
-    """Whether ``answer`` is what screen_batch gives for a batch of ``lines``."""
-    if type(answer) is not tuple or len(answer) != 3:
+def _is_answer(answer: Any, lines: int, path: str) -> bool:
+    """Whether ``answer`` is what screen_batch gives for a batch of ``lines`` of
+    the dataset at ``path``."""
+    if type(answer) is not tuple or len(answer) != 4:
         return False
-    codes, keys, counts = answer
+    codes, keys, counts, unfinished = answer
     return (
         type(codes) is bytes
         and len(codes) == lines
@@ -822,6 +839,30 @@ def _is_answer(answer: Any, lines: int) -> bool:
         and set(map(type, keys)) <= {str, type(None)}
         and type(counts) is bytes
         and len(counts) == 8 * lines
+        and type(unfinished) is dict
+        and all(_are_unfinished(number, found, codes, lines, path) for number, found in unfinished.items())
+    )
+
+
+def _are_unfinished(number: Any, found: Any, codes: bytes, lines: int, path: str) -> bool:
+    """Whether ``found`` are unfinished findings of the plain line ``number`` of a
+    batch (see screen_batch), each of a rule that finishes its findings."""
+    rules = registry.all_rules()
+    return (
+        type(number) is int
+        and 0 <= number < lines
+        and codes[number] in _PLAIN
+        and type(found) is list
+        and len(found) > 0
+        and all(
+            type(finding) is Finding
+            and type(finding.unfinished) is str
+            and finding.path == path
+            and finding.range.start.line == number
+            and finding.code in rules
+            and rules[finding.code].finisher is not None
+            for finding in found
+        )
     )
 
 
