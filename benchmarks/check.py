@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bytecode import compile_package
+
 REPO = Path(__file__).resolve().parent.parent
 SUITE = """\
 suites:
@@ -114,6 +116,7 @@ def main() -> int:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--repeat", type=int, default=3)
     arguments = parser.parse_args()
+    compile_package()
     sizes = [int(size) for size in arguments.sizes.split(",")]
     rag_lsp = [sys.executable, "-m", "rag_lsp", "check"]
     other = shutil.which("check-jsonschema")

@@ -57,6 +57,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bytecode import compile_package
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
@@ -320,6 +322,7 @@ def main() -> int:
     parser.add_argument("--queries-file", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--baselines", action="store_true", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
+    compile_package()
     if arguments.step is not None:
         print(json.dumps(step(arguments.step, arguments.queries_file, arguments.baselines)))
         return 0

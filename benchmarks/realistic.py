@@ -45,6 +45,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
+from bytecode import compile_package  # noqa: E402
 from check import check_jsonschema_inputs  # noqa: E402
 from server import measure  # noqa: E402
 from workloads import DATASET, GENERATORS, Workload  # noqa: E402
@@ -168,15 +169,6 @@ def run_figures(root: Path, cases: int) -> dict[str, float]:
     return {"run_s": ours, "bm25s_s": theirs}
 
 
-def warm_up() -> None:
-    """Compile the package's modules once, unmeasured, as `pip install` does: the
-    first process after an editable install compiles them, which is no figure of
-    rag-lsp's (and with PYTHONDONTWRITEBYTECODE set, every process would)."""
-    import rag_lsp
-
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(rag_lsp.__file__).parent)], check=True)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=100_000)
@@ -192,7 +184,7 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown workloads: {', '.join(unknown)} (known: {', '.join(GENERATORS)})")
     results: dict[str, dict[str, float]] = {}
-    warm_up()
+    compile_package()
     with tempfile.TemporaryDirectory(prefix="rag-lsp-bench-") as folder:
         for name in names:
             started = time.perf_counter()

@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bytecode import compile_package
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
@@ -181,6 +183,7 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
     arguments = parser.parse_args()
+    compile_package()
     cases = make_cases(arguments.cases)
 
     print(f"== rag-lsp run over {arguments.cases:,} cases, recorded target, {HITS} hits each ==")

@@ -42,6 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from check import FILES, case_line, write_workspace  # noqa: E402
+from bytecode import compile_package  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -239,6 +240,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="measure rag-lsp this many times")
     parser.add_argument("--skip-yaml-ls", action="store_true")
     arguments = parser.parse_args()
+    compile_package()
     with tempfile.TemporaryDirectory() as folder:
         root = write_workspace(Path(folder) / "ws", arguments.cases)
         dataset = root / ".punica" / "evals" / "bench.jsonl"

@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from run import make_cases, time_process, write_workspace
+from bytecode import compile_package  # noqa: E402
 
 GOAL = 1.5
 
@@ -31,6 +32,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--k", default="1,3,5,10")
     arguments = parser.parse_args()
+    compile_package()
     cases = make_cases(arguments.cases)
     print(f"== rag-lsp run over {arguments.cases:,} recorded cases: one k beside --k {arguments.k} "
           f"(best of {arguments.repeat}) ==")
