@@ -747,7 +747,7 @@ class _Screening:
     shape: str | None
     batch_lines: int
 
-    def start(self, data: memoryview) -> Callable[[int], tuple[bytes, list[str | None], bytes]]:
+    def start(self, data: memoryview) -> Callable[[int], tuple[bytes, list[str | None], bytes, dict[int, list[Finding]]]]:
         workspace = Workspace(self.root, self.settings)
         workspace.adopt_files(self.files)
         size = self.batch_lines
@@ -756,7 +756,7 @@ class _Screening:
         # batch at a time, and never split whole.
         ends = [match.start() for match in itertools.islice(re.finditer(b"\n", data), size - 1, None, size)]
 
-        def screen(index: int) -> tuple[bytes, list[str | None]]:
+        def screen(index: int) -> tuple[bytes, list[str | None], bytes, dict[int, list[Finding]]]:
             start = ends[index - 1] + 1 if index > 0 else 0
             end = ends[index] if index < len(ends) else len(data)
             batch = str(data[start:end], "utf-8", "surrogatepass").split("\n")

@@ -16,10 +16,12 @@ caller keeps its own reading of it), never leave a batch to neither.
 
 The helper only *screens* lines: for each it answers either the little a plain
 line leaves behind (see ``incremental.screen_batch``) or "look at this one", and
-the caller reads and checks those itself. Every finding is therefore made by the
-caller's own rules and workspace, as without a helper. Whatever goes wrong with
-the helper (it cannot start, dies, hangs, answers nonsense) costs only time: the
-caller reads the batches it did not answer.
+the caller reads and checks those itself. A plain line may carry unfinished
+findings (a missing expected path: see ``Finding.unfinished``), which say only
+what they are about; the caller's own rules and workspace finish them, and make
+every other finding, as without a helper. Whatever goes wrong with the helper
+(it cannot start, dies, hangs, answers nonsense) costs only time: the caller
+reads the batches it did not answer.
 
 The helper is started on first use (or ahead of it, see :meth:`Helper.start_soon`)
 and kept for later ones; it ends when :meth:`Helper.close` is called or when its
