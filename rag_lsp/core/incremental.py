@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 from array import array
 import itertools
+import operator
 import re
 import tempfile
 from collections import Counter
@@ -456,11 +457,13 @@ class DatasetModel:
     def _index_many(self, rows: Sequence[_Line]) -> None:
         """Add ``rows`` to the indexes (at once: a first reading adds every line)."""
         shapes = self._shapes
-        for shape, count in Counter(row.shape for row in rows).items():
+        # Through attrgetter and map, each pass over a first reading's hundred
+        # thousand rows runs in C.
+        for shape, count in Counter(map(_SHAPE_OF, rows)).items():
             if shape is not None:
                 shapes[shape] += count
-        self._listed += sum(row.listed for row in rows)
-        self._absent += sum(row.absent for row in rows)
+        self._listed += sum(map(_LISTED_OF, rows))
+        self._absent += sum(map(_ABSENT_OF, rows))
         ids = self._ids
         for row in rows:
             key = row.key
@@ -726,6 +729,11 @@ class DatasetModel:
             row = self.rows[finding.range.start.line]
             key = row.key if row is not None else None
             self._repeated.setdefault(key or "", []).append(finding)
+
+
+_SHAPE_OF = operator.attrgetter("shape")
+_LISTED_OF = operator.attrgetter("listed")
+_ABSENT_OF = operator.attrgetter("absent")
 
 
 class _Unfinished(list):
