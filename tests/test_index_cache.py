@@ -15,7 +15,7 @@ from rag_lsp.core.targets import Cancelled, Request, open_target
 from rag_lsp.core.targets import embedding
 from rag_lsp.core.suitefacts import target_info
 from rag_lsp.core.workspace import Workspace
-from workspaces import AUDIT, DEPLOY, RATE_LIMITS
+from workspaces import AUDIT, DEPLOY, RATE_LIMITS, write_files
 
 DOCS = {"docs/rate-limits.md": RATE_LIMITS, "docs/deploy.md": DEPLOY, "docs/audit.md": AUDIT}
 QUESTION = "what stops one busy customer from starving everyone else"
@@ -43,9 +43,7 @@ def embedded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def workspace(root: Path, files: dict[str, str] = DOCS) -> Workspace:
-    for relative, text in files.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text, encoding="utf-8")
+    write_files(root, files)
     return Workspace(root)
 
 

@@ -18,7 +18,7 @@ from rag_lsp.core.targets.ranking import by_file, reciprocal_rank_fusion, top_ro
 from rag_lsp.core.suitefacts import target_info
 from rag_lsp.core.workspace import Workspace
 from tinymodel import write_model
-from workspaces import AUDIT, DEPLOY, RATE_LIMITS
+from workspaces import AUDIT, DEPLOY, RATE_LIMITS, write_files
 
 # ---------------------------------------------------------------- chunking
 
@@ -180,9 +180,7 @@ def test_model_files_that_do_not_load_say_why(tmp_path: Path) -> None:
 
 
 def write(root: Path, files: dict[str, str]) -> Workspace:
-    for relative, text in files.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text, encoding="utf-8")
+    write_files(root, files)
     return Workspace(root)
 
 

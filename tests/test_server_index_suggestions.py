@@ -22,6 +22,7 @@ from lspclient import SERVER, TIMEOUT_S, diagnostics, edit, execute, open_file, 
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 from tinymodel import write_model
+from workspaces import write_files
 
 SUITE_FILE = ".punica/evals/cars.suite.yaml"
 DATASET_FILE = ".punica/evals/cars.jsonl"
@@ -76,9 +77,7 @@ def make_workspace(root: Path) -> Path:
         "docs/fruit.md": "# Fruit\n\nA banana is a fruit, and so is an apple.\n",
         "docs/notes.md": "# Notes\n\nThe wheel of the car.\n",
     }
-    for relative, text in files.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text, encoding="utf-8")
+    write_files(root, files)
     write_model(root / "models" / "tiny")
     return root / DATASET_FILE
 

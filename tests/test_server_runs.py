@@ -37,6 +37,7 @@ from lspclient import (
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
+from workspaces import write_files
 
 # Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -90,15 +91,9 @@ async def client(lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
-def write(root: Path, files: dict[str, str]) -> None:
-    for relative, text in files.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text, encoding="utf-8")
-
-
 def make_workspace(root: Path, suite: str = SUITE, cases: list[str] = CASES, answers: list[str] = ANSWERS, targets: str = TARGETS) -> tuple[Path, Path]:
     """A workspace whose one suite replays recorded answers (no trust needed)."""
-    write(
+    write_files(
         root,
         {
             SUITE_FILE: suite,
@@ -489,7 +484,7 @@ def command_workspace(root: Path, answered: int) -> tuple[Path, Path, Path]:
     """A workspace whose suite asks a command target that answers ``answered`` cases, then hangs."""
     targets = f"targets:\n  rec:\n    command: [{json.dumps(sys.executable)}, tools/search.py]\n"
     suite_path, dataset_path = make_workspace(root, targets=targets)
-    write(root, {"tools/search.py": SLOW_TARGET.replace("ANSWERED", str(answered))})
+    write_files(root, {"tools/search.py": SLOW_TARGET.replace("ANSWERED", str(answered))})
     return suite_path, dataset_path, root / "started.txt"
 
 
@@ -741,7 +736,7 @@ async def test_run_case_waits_for_the_builtin_index_and_reports_its_progress(cli
         "docs/audit.md": AUDIT,
     }
     files.update({f"src/module{n}.py": f"def handler_{n}(request):\n    return {n}\n" * 30 for n in range(300)})
-    write(tmp_path, files)
+    write_files(tmp_path, files)
     await start(client, tmp_path)
     uri = open_file(client, tmp_path / DATASET_FILE)
     await diagnostics(client, uri, 1)

@@ -34,6 +34,7 @@ from lspclient import (
 )
 from lsprotocol import types
 from pytest_lsp import LanguageClient
+from workspaces import write_files
 
 # Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -111,9 +112,7 @@ def make_workspace(root: Path, target: dict[str, Any]) -> tuple[Path, Path]:
         "tools/search.py": TARGET,
         "src/app.py": "print('app')\n",
     }
-    for relative, text in files.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text, encoding="utf-8")
+    write_files(root, files)
     return root / SUITE_FILE, root / DATASET_FILE
 
 

@@ -14,6 +14,7 @@ from rag_lsp.core.suggest import add_relevant, case_input, index_target, listed,
 from rag_lsp.core.targets import TargetPool
 from rag_lsp.core.workspace import DATASET_FILE, Workspace
 from tinymodel import write_model
+from workspaces import write_files
 
 QUERY = '{"id": "c", "input": {"query": "automobile", "topK": 3}, '
 
@@ -75,9 +76,7 @@ def workspace_with_index(root: Path) -> tuple[Workspace, TargetPool]:
         "docs/cars.md": "A car has a wheel.\n",
         "docs/fruit.md": "A banana is a fruit.\n",
     }
-    for relative, text in files.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text, encoding="utf-8")
+    write_files(root, files)
     write_model(root / "models" / "tiny")
     workspace = Workspace(root)
     return workspace, TargetPool(workspace)

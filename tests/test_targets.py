@@ -19,6 +19,7 @@ from rag_lsp.core.settings import Settings
 from rag_lsp.core.targets import Answer, Request, TargetError, TargetPool, open_target
 from rag_lsp.core.suitefacts import target_info
 from rag_lsp.core.workspace import Workspace
+from workspaces import write_files
 
 
 def answers(target, *requests: Request) -> list[Answer | TargetError]:
@@ -47,9 +48,7 @@ def code_workspace(tmp_path: Path) -> Workspace:
         "ignored/out.txt": "approval quorum approval quorum\n",
         ".gitignore": "ignored/\n",
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(text, encoding="utf-8")
+    write_files(tmp_path, files)
     (tmp_path / "src" / "blob.bin").write_bytes(b"approval quorum\x00\x01\x02" * 10)
     return Workspace(tmp_path)
 

@@ -48,6 +48,13 @@ one before it, so tampering with history breaks the chain.
 """
 
 
+def write_files(root: Path, files: dict[str, str]) -> None:
+    """Write each text of ``files`` (by path relative to ``root``), making its folders."""
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+
+
 def make_workspace(root: Path, suite: str = GOOD_SUITE, dataset: str = GOOD_CASE + "\n") -> Path:
     """A workspace with one suite over one dataset, and the file its case expects."""
     (root / ".punica" / "evals").mkdir(parents=True)

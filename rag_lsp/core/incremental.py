@@ -97,8 +97,8 @@ class _Line(DatasetRow):
     @classmethod
     def plain(cls, text: str, shape: str | None, key: str | None, exact: bool, line: int, listed: int, absent: int) -> _Line:
         """The row of a line another process read and checked with no findings
-        (see screen_batch), placed on ``line``: what reading it here would keep,
-        its value dropped."""
+        but unfinished ones (see screen_batch), placed on ``line``: what reading
+        it here would keep, its value dropped."""
         row = fine_row(cls, text, None, exact)
         row.shape = shape
         row.key = key
