@@ -13,7 +13,8 @@ import pytest_lsp
 from lspclient import SERVER, TIMEOUT_S, diagnostics, open_file, published_when, start, until
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-from test_server_runs import ANSWERS, CASES, RECORDING, answer, execute, lenses, make_workspace, results, titles, write
+from test_server_runs import ANSWERS, CASES, RECORDING, answer, execute, lenses, make_workspace, results, titles
+from workspaces import write_files
 from workspaces import rag_lsp
 
 # Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
@@ -36,7 +37,7 @@ def record_baseline(root: Path) -> None:
     make_workspace(root, cases=CASES[:2], answers=BASELINE_ANSWERS)
     report = rag_lsp("run", "--format", "json", cwd=root)
     assert report.returncode == 0, report.stderr
-    write(root, {BASELINE: report.stdout})
+    write_files(root, {BASELINE: report.stdout})
     make_workspace(root)
 
 
@@ -138,5 +139,5 @@ async def test_a_new_baseline_file_is_read_again(client: LanguageClient, tmp_pat
     # Today's run becomes the baseline: nothing moved since.
     today = rag_lsp("run", "--format", "json", cwd=tmp_path)
     assert today.returncode == 1, today.stderr  # the recall threshold fails
-    write(tmp_path, {BASELINE: today.stdout, RECORDING: (tmp_path / RECORDING).read_text(encoding="utf-8")})
+    write_files(tmp_path, {BASELINE: today.stdout, RECORDING: (tmp_path / RECORDING).read_text(encoding="utf-8")})
     assert await first_case() == "recall 0.50 · MRR 0.33"
