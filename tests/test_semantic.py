@@ -9,12 +9,14 @@ from pathlib import Path
 
 import numpy
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rag_lsp.core.targets import Answer, Request, TargetError, open_target
 from rag_lsp.core.targets import embedding
-from rag_lsp.core.targets.chunking import Chunking, ChunkingError, chunk_id, line_ranges
+from rag_lsp.core.targets.chunking import Chunking, ChunkingError, chunk_ids, line_ranges
 from rag_lsp.core.targets.index import contextual, path_words
-from rag_lsp.core.targets.ranking import by_file, reciprocal_rank_fusion, top_rows
+from rag_lsp.core.targets.ranking import Ranked, best_of_block, reciprocal_rank_fusion, top_rows
 from rag_lsp.core.suitefacts import target_info
 from rag_lsp.core.workspace import Workspace
 from tinymodel import write_model
@@ -42,8 +44,8 @@ def test_blank_windows_and_empty_files_are_not_chunks() -> None:
 
 def test_chunk_ids_name_lines_or_the_whole_file() -> None:
     """A chunk's id is `path#L<first>-<last>`, or the path when the unit is the file."""
-    assert chunk_id("src/a.py", 33, 45, Chunking()) == "src/a.py#L33-45"
-    assert chunk_id("src/a.py", 1, 9, Chunking("file", 0, 0)) == "src/a.py"
+    assert chunk_ids(["src/a.py", "b.md"], [33, 1], [45, 9], Chunking()) == ["src/a.py#L33-45", "b.md#L1-9"]
+    assert chunk_ids(["src/a.py"], [1], [9], Chunking("file", 0, 0)) == ["src/a.py"]
 
 
 def test_chunking_options_are_read_with_their_defaults_and_refused_when_wrong() -> None:
@@ -88,11 +90,49 @@ def test_top_rows_are_best_first_with_ties_to_the_lower_row() -> None:
     assert top_rows(scores, 0) == []
 
 
-def test_each_files_best_item_comes_before_any_files_further_items() -> None:
-    """Items ranked best first, with their files: the first of each file keep their order, then the rest."""
-    ranked = ["a1", "a2", "b1", "a3", "c1", "b2"]
-    assert by_file(ranked, [0, 0, 1, 0, 2, 1]) == ["a1", "b1", "c1", "a2", "a3", "b2"]
-    assert by_file([], []) == []
+def test_each_files_best_chunk_comes_before_any_files_further_chunks() -> None:
+    """Chunks ranked best first, with their files: the first of each file keep their order, then the rest."""
+    ranked = Ranked([10, 11, 20, 12, 30, 21], [0.9, 0.8, 0.7, 0.6, 0.5, 0.4], [0, 0, 1, 0, 2, 1], ["code"] * 6)
+    first = ranked.file_first(6)
+    assert first.rows == [10, 20, 30, 11, 12, 21]
+    assert first.scores == [0.9, 0.7, 0.5, 0.8, 0.6, 0.4]
+    assert first.files == [0, 1, 2, 0, 0, 1]
+    assert ranked.file_first(2).rows == [10, 20]
+    assert Ranked([], [], [], []).file_first(3).rows == []
+
+
+def one_query_at_a_time(scores: numpy.ndarray, top_k: int, row_file: numpy.ndarray) -> list[int]:
+    """What a single case's ranking makes of one query's scores: its top_k best, deeper
+    when a file holds several of them, file first."""
+    found = top_rows(scores, top_k)
+    if len(found) == top_k and len(set(row_file[[row for row, _ in found]].tolist())) < top_k:
+        found = top_rows(scores, top_k * 5)
+    rows = [row for row, _ in found]
+    return Ranked(rows, [score for _, score in found], row_file[rows].tolist(), ["code"] * len(rows)).file_first(top_k).rows
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 40).flatmap(
+        lambda chunks: st.tuples(
+            st.lists(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=chunks, max_size=chunks), min_size=1, max_size=6),
+            st.lists(st.integers(0, 5), min_size=chunks, max_size=chunks).map(sorted),
+            st.integers(1, 12),
+        )
+    )
+)
+def test_a_block_of_queries_is_ranked_as_each_query_alone(case: tuple) -> None:
+    """Ranking a block of queries at once gives each query the hits ranking it alone gives (ties included)."""
+    values, files, top_k = case
+    scores = numpy.array(values, dtype=numpy.float32)
+    row_file = numpy.array(files, dtype=numpy.int32)
+    lines = numpy.stack([numpy.arange(len(files)) + 1, numpy.arange(len(files)) + 5], axis=1).astype(numpy.int32)
+    block = best_of_block(scores, top_k, top_k * 5, row_file, lines)
+    for query, (rows, shown, found_files, firsts, lasts) in zip(scores, block):
+        assert rows == one_query_at_a_time(query, top_k, row_file)
+        assert shown == [round(float(query[row]), 6) for row in rows]
+        assert found_files == row_file[rows].tolist()
+        assert firsts == [row + 1 for row in rows] and lasts == [row + 5 for row in rows]
 
 
 def test_a_chunk_is_embedded_in_the_context_of_its_path_and_file() -> None:

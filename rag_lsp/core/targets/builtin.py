@@ -36,8 +36,10 @@ chunks (:mod:`.chunking`), and a hit is a chunk: ``path`` (workspace-relative,
 Whatever the retrieval, the hits list each file's best chunk first, best first,
 then the files' further chunks (:func:`.ranking.by_file`, among the best
 ``5 × topK`` chunks): the first hits name as many files as match rather than
-several windows of the one file that matches best. A run embeds its queries a
-block at a time and scores a block by one matrix product.
+several windows of the one file that matches best. A run embeds its queries
+thousands at a time, scores a block of them by one matrix product and ranks the
+block together (:func:`.ranking.best_of_block`), so each case is left only its
+hits to make.
 
 A case's ``input`` is ``{"query": str, "corpora": [str, ...], "topK": int}``:
 ``corpora`` picks the corpora to search (default: all of them), ``topK`` the number
@@ -51,6 +53,7 @@ are looked at again, and new or changed files are indexed again.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import threading
@@ -62,7 +65,8 @@ from ..files import glob_match
 from ..suitefacts import BUILTIN_FIELDS, TargetInfo
 from ..workspace import Workspace
 from .base import Answer, Hit, Request, Target, TargetError
-from .chunking import Chunking, ChunkingError, chunk_id
+from .chunking import Chunking, ChunkingError, chunk_ids
+from .ranking import Ranked, best_of_block, reciprocal_rank_fusion, top_rows
 
 log = logging.getLogger(__name__)
 
@@ -78,12 +82,18 @@ _FUSION_DEPTH = 100
 # Chunks read per hit asked for: a file's further chunks give way to other files'
 # best chunks among them.
 _CANDIDATES_PER_HIT = 5
-# Cases of a run whose queries are embedded and scored together, at most; and the
+# Cases of a run whose queries are embedded together, at most (a megabyte of
+# vectors per thousand): the tokenizer's threads and the matrix products' threads
+# each slow the other down for a moment whenever one follows the other, so they
+# take turns seldom. Then the cases scored and ranked together, at most, and the
 # similarities computed at once, at most (4 bytes each).
+_QUERIES_EMBEDDED_TOGETHER = 8192
 _QUERIES_PER_BLOCK = 512
 _SCORES_PER_BLOCK = 1 << 23
-# An answer whose query is not scored yet.
+# An answer whose query is not scored yet; the scores of a query with no token
+# the model knows.
 _NOT_SCORED = object()
+_UNKNOWN_WORDS = (None, None)
 
 _WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
@@ -157,6 +167,16 @@ class BuiltinOptions:
 
 
 @dataclass
+class _Queries:
+    """The queries of a group of cases, embedded (see BuiltinTarget._embed_queries)."""
+
+    # Request id() -> its query's row of ``vectors``; and its valid topK.
+    rows: dict[int, int] = field(default_factory=dict)
+    top_ks: dict[int, int] = field(default_factory=dict)
+    vectors: Any = None
+
+
+@dataclass
 class _State:
     """The index a run answers from."""
 
@@ -170,6 +190,8 @@ class _State:
     checked_at: float = 0.0
     # The index.IndexBuilder that made the index (it reads the text of hits).
     builder: Any = None
+    # The path of each file of the index, by position.
+    paths: list[str] = field(default_factory=list)
 
     @property
     def mode(self) -> str:
@@ -345,7 +367,8 @@ class BuiltinTarget(Target):
             analyzer = self._terms()
             retriever = bm25s.BM25()
             retriever.index([analyzer.terms(text) or [""] for text in index.texts or []], show_progress=False)
-        self._state = _State(index, rows, self._model, retriever, checked_at, builder)
+        paths = [entry.path for entry in index.files]
+        self._state = _State(index, rows, self._model, retriever, checked_at, builder, paths)
 
     def load_cached(self, loading: Callable[[], None] | None = None) -> bool:
         """Hold the index the cache keeps for these options and this model, as it
@@ -428,26 +451,35 @@ class BuiltinTarget(Target):
         """The answer to one case from ``state``; hits without their ``text`` unless
         asked for. ``shared``: another thread may be answering from ``state`` too,
         so the texts are read without the builder's cache of file lines. ``scored``:
-        the query's similarity to every chunk when it was computed already (None:
-        the query has no token the model knows)."""
+        the query's similarities to every chunk and its best chunks, when they were
+        computed already with those of its block (see _score_queries)."""
         query, names, top_k = self._read_input(request.input)
-        from .ranking import by_file, reciprocal_rank_fusion, top_rows
-
         index = state.index
-        semantic_scores = None
-        keyword_scores = None
+        semantic_scores = best = None
         if state.model is not None and index.size:
             if scored is _NOT_SCORED:
-                vector = state.model.embed([query])[0]
-                scored = index.vectors @ vector if vector.any() else None
-            semantic_scores = scored
+                scored = self._score_queries([request], state).get(id(request), _UNKNOWN_WORDS)
+            semantic_scores, best = scored
+        if best is not None and state.keyword is None and len(names) == 1 and state.rows[names[0]] is None:
+            # By meaning over the whole index, as most cases are: ranked with its block.
+            rows, shown, files, firsts, lasts = best
+            ranked = Ranked(rows, shown, files, itertools.repeat(names[0]), (firsts, lasts))
+        else:
+            ranked = self._ranked(query, names, top_k, state, semantic_scores)
+            if len(ranked.rows) > 1:
+                ranked = ranked.file_first(top_k)
+        return Answer(self._hits(ranked, top_k, state, with_text, shared), state.mode)
+
+    def _ranked(self, query: str, names: list[str], top_k: int, state: _State, semantic_scores: Any) -> Ranked:
+        """The best chunks of ``names`` for ``query``, best first, as deep as the
+        file-first order reads."""
+        keyword_scores = None
         if state.keyword is not None:
             terms = self._terms().terms(query)
             if terms:
                 keyword_scores = state.keyword.get_scores(terms)
-        # Read deep enough that the best chunks of top_k files are among the candidates.
         depth = top_k * _CANDIDATES_PER_HIT
-        row_file = index.row_file
+        row_file = state.index.row_file
 
         def best(scores: Any, rows: Any, positive: bool) -> list[tuple[int, float]]:
             # The top_k first; deeper only when a file holds several of them.
@@ -472,29 +504,31 @@ class BuiltinTarget(Target):
                     found.extend((score, row, name) for row, score in best(semantic_scores, rows, False))
             elif keyword_scores is not None:
                 found.extend((score, row, name) for row, score in best(keyword_scores, rows, True))
-        # Highest score first; ties by row (path order, then line), then corpus; then
-        # each file's best chunk before the further chunks of any file.
+        # Highest score first; ties by row (path order, then line), then corpus.
         if len(names) > 1 or (state.model is not None and state.keyword is not None):
             found.sort(key=lambda item: (-item[0], item[1], item[2]))
-        if len(found) > 1:
-            found = by_file(found, row_file[[row for _, row, _ in found]].tolist())
-        builder = state.builder
-        chunking = self.options.chunking
-        hits = []
-        found = found[:top_k]
-        chosen = [row for _, row, _ in found]
-        for (score, row, name), file, (first, last) in zip(found, row_file[chosen].tolist(), index.lines[chosen].tolist()):
-            entry = index.files[file]
-            hits.append(
-                Hit(
-                    path=entry.path,
-                    id=chunk_id(entry.path, first, last, chunking),
-                    corpus=name,
-                    score=round(float(score), 6),
-                    text=builder.chunk_text(index, row, cached=not shared) if with_text else None,
-                )
-            )
-        return Answer(hits, state.mode)
+        rows_found = [row for _, row, _ in found]
+        return Ranked(
+            rows_found,
+            [round(float(score), 6) for score, _, _ in found],
+            row_file[rows_found].tolist(),
+            [name for _, _, name in found],
+        )
+
+    def _hits(self, ranked: Ranked, top_k: int, state: _State, with_text: bool, shared: bool) -> list[Hit]:
+        index = state.index
+        chosen = ranked.rows[:top_k]
+        if ranked.lines is not None:
+            firsts, lasts = ranked.lines
+        else:
+            spans = index.lines[chosen]
+            firsts, lasts = spans[:, 0].tolist(), spans[:, 1].tolist()
+        paths = list(map(state.paths.__getitem__, ranked.files[:top_k]))
+        ids = chunk_ids(paths, firsts, lasts, self.options.chunking)
+        if not with_text:
+            return list(map(Hit, paths, ids, ranked.corpora, ranked.scores))
+        texts = [state.builder.chunk_text(index, row, cached=not shared) for row in chosen]
+        return list(map(Hit, paths, ids, ranked.corpora, ranked.scores, texts))
 
     def answer_many(self, requests, cancel=None, concurrency=1, fields=None):
         if cancel is not None and cancel.is_set():
@@ -518,36 +552,77 @@ class BuiltinTarget(Target):
         if state.model is None or not state.index.size:
             yield from self._one_after_the_other(requests, cancel, lambda request: self._answer(request, state, with_text))
             return
-        # The queries of a block of cases are embedded together (one call of the
-        # tokenizer) and scored against every chunk by one matrix product; then
-        # each case is ranked.
+        # The queries of a group of cases are embedded together, then scored
+        # against every chunk a block at a time (one matrix product) and ranked
+        # together; then each case's hits are made.
         per_block = max(1, min(_QUERIES_PER_BLOCK, _SCORES_PER_BLOCK // state.index.size))
-        for start in range(0, len(requests), per_block):
-            block = requests[start : start + per_block]
-            scores = self._score_queries(block, state)
-            answered = self._one_after_the_other(
-                block, cancel, lambda request: self._answer(request, state, with_text, scored=scores.get(id(request), _NOT_SCORED))
-            )
-            for position, result in answered:
-                yield start + position, result
-            if cancel is not None and cancel.is_set():
-                return
+        for group_start in range(0, len(requests), _QUERIES_EMBEDDED_TOGETHER):
+            group = requests[group_start : group_start + _QUERIES_EMBEDDED_TOGETHER]
+            queries = self._embed_queries(group, state)
+            for start in range(0, len(group), per_block):
+                block = group[start : start + per_block]
+                scores = self._score_queries(block, state, queries)
+                answered = self._one_after_the_other(
+                    block,
+                    cancel,
+                    lambda request: self._answer(request, state, with_text, scored=scores.get(id(request), _NOT_SCORED)),
+                )
+                for position, result in answered:
+                    yield group_start + start + position, result
+                if cancel is not None and cancel.is_set():
+                    return
 
-    def _score_queries(self, requests: list[Request], state: _State) -> dict[int, Any]:
-        """Each request's similarities to every chunk (by the request's id()), for those
-        that have a query; None for a query with no token the model knows."""
-        queries: dict[int, str] = {}
+    def _embed_queries(self, requests: list[Request], state: _State) -> _Queries:
+        """The vectors of the requests' queries (of those that have one), by one call
+        of the model."""
+        queries = _Queries()
+        texts = []
         for request in requests:
             value = request.input
             query = value.get("query") if isinstance(value, dict) else None
             if isinstance(query, str) and query.strip():
-                queries[id(request)] = query
-        if not queries:
+                queries.rows[id(request)] = len(texts)
+                texts.append(query)
+                top_k = value.get("topK", DEFAULT_TOP_K)
+                if type(top_k) is int and top_k > 0:
+                    queries.top_ks[id(request)] = top_k
+        if texts:
+            queries.vectors = state.model.embed(texts)
+        return queries
+
+    def _score_queries(self, requests: list[Request], state: _State, queries: _Queries | None = None) -> dict[int, tuple[Any, Any]]:
+        """Each request's similarities to every chunk and its ``topK`` best chunks
+        over the whole index, file first (see ranking.best_of_block), by the
+        request's id(), for those that have a query; (None, None) for a query with
+        no token the model knows. The requests' queries are scored by one matrix
+        product and ranked together; they are embedded first unless ``queries``
+        holds them."""
+        if queries is None:
+            queries = self._embed_queries(requests, state)
+        keys = [key for request in requests if (key := id(request)) in queries.rows]
+        if not keys:
             return {}
-        embedded = state.model.embed(list(queries.values()))
-        scores = embedded @ state.index.vectors.T
-        known = embedded.any(axis=1)
-        return {key: scores[row] if known[row] else None for row, key in enumerate(queries)}
+        index = state.index
+        embedded = queries.vectors[[queries.rows[key] for key in keys]]
+        scores = embedded @ index.vectors.T
+        known = embedded.any(axis=1).tolist()
+        scored: dict[int, tuple[Any, Any]] = {}
+        # Ranked together: the queries that ask for as many hits (most often, all).
+        by_top_k: dict[int | None, list[int]] = {}
+        for row, key in enumerate(keys):
+            if known[row]:
+                by_top_k.setdefault(queries.top_ks.get(key), []).append(row)
+            else:
+                scored[key] = _UNKNOWN_WORDS
+        for top_k, rows in by_top_k.items():
+            if top_k is None:  # not asked as a case can be: its answer says why
+                best = [None] * len(rows)
+            else:
+                block = scores if len(rows) == len(keys) else scores[rows]
+                best = best_of_block(block, top_k, top_k * _CANDIDATES_PER_HIT, index.row_file, index.lines)
+            for row, found in zip(rows, best):
+                scored[keys[row]] = (scores[row], found)
+        return scored
 
     def _read_input(self, value: Any) -> tuple[str, list[str], int]:
         if not isinstance(value, dict):

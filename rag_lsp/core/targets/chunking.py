@@ -28,7 +28,7 @@ the window, keeps a passage cut by a window's edge whole in one of the two windo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 LINES = "lines"
 FILE = "file"
@@ -105,6 +105,9 @@ def line_ranges(lines: list[str], chunking: Chunking) -> list[tuple[int, int]]:
         start += step
 
 
-def chunk_id(path: str, first: int, last: int, chunking: Chunking) -> str:
-    """A hit's ``id``: ``path#L<first>-<last>``, or the path for a whole file."""
-    return path if chunking.unit == FILE else f"{path}#L{first}-{last}"
+def chunk_ids(paths: Sequence[str], firsts: Sequence[int], lasts: Sequence[int], chunking: Chunking) -> list[str]:
+    """Hits' ``id``: ``path#L<first>-<last>``, or the path for a whole file (a
+    case's hits at a time: a run makes a million of them)."""
+    if chunking.unit == FILE:
+        return list(paths)
+    return [f"{path}#L{first}-{last}" for path, first, last in zip(paths, firsts, lasts)]

@@ -1,5 +1,6 @@
-"""Ranking helpers of the builtin target: the best rows of a score array, and
-reciprocal-rank fusion of two rankings (``retrieval: hybrid``)."""
+"""Ranking helpers of the builtin target: the best rows of a score array (of one
+query, or of a block of queries at once), reciprocal-rank fusion of two rankings
+(``retrieval: hybrid``), and the file-first order of hits."""
 
 from __future__ import annotations
 
@@ -23,14 +24,117 @@ def top_rows(scores: numpy.ndarray, count: int, rows: numpy.ndarray | None = Non
     total = len(scores)
     if count <= 0 or total == 0:
         return []
-    if count < total:
-        best = numpy.argpartition(-scores, count - 1)[:count]
-    else:
-        best = numpy.arange(total)
+    best = _best_positions(scores, count) if count < total else numpy.arange(total)
     # Highest score first, then the lower position.
     order = best[numpy.lexsort((best, -scores[best]))]
     chosen = scores[order].tolist()
     return list(zip((rows[order] if rows is not None else order).tolist(), chosen))
+
+
+def _best_positions(scores: numpy.ndarray, count: int) -> numpy.ndarray:
+    """The positions of the ``count`` highest scores, in no order; of equal scores
+    at the boundary, the lowest positions (a partition alone picks any of them)."""
+    best = numpy.argpartition(-scores, count - 1)[:count]
+    boundary = scores[best].min()
+    above = best[scores[best] > boundary]
+    tied = numpy.flatnonzero(scores == boundary)[: count - len(above)]
+    return numpy.concatenate((above, tied))
+
+
+class Ranked:
+    """Chunks ranked best first, as parallel lists: per chunk its row, its score as
+    a hit shows it (6 decimals), its file, its corpus, and (when known) its first
+    and last lines."""
+
+    __slots__ = ("rows", "scores", "files", "corpora", "lines")
+
+    def __init__(
+        self,
+        rows: list[int],
+        scores: list[float],
+        files: list[int],
+        corpora: list[str],
+        lines: tuple[list[int], list[int]] | None = None,
+    ) -> None:
+        self.rows = rows
+        self.scores = scores
+        self.files = files
+        self.corpora = corpora
+        self.lines = lines
+
+    def file_first(self, count: int) -> Ranked:
+        """The first ``count`` of these with each file's best chunk first, in their
+        order, then the further chunks of every file, in their order: the first
+        hits name as many files as there are, rather than several chunks of the
+        one that matches best."""
+        first: list[int] = []
+        further: list[int] = []
+        seen: set[int] = set()
+        for position, file in enumerate(self.files):
+            if file in seen:
+                further.append(position)
+            else:
+                seen.add(file)
+                first.append(position)
+                if len(first) == count:
+                    break
+        order = (first + further)[:count]
+        return Ranked(
+            [self.rows[at] for at in order],
+            [self.scores[at] for at in order],
+            [self.files[at] for at in order],
+            [self.corpora[at] for at in order],
+        )
+
+
+def best_of_block(
+    scores: numpy.ndarray, top_k: int, depth: int, row_file: numpy.ndarray, lines: numpy.ndarray
+) -> list[tuple[list[int], list[float], list[int], list[int], list[int]]]:
+    """For each row of ``scores`` (one query's similarities to every chunk), what
+    :func:`top_rows` and :meth:`Ranked.file_first` make of its ``depth`` best
+    chunks, cut to ``top_k``: their rows, shown scores, files, first lines and
+    last lines. All the block's queries at once, in C rather than one by one.
+
+    Reading ``depth`` chunks when the first ``top_k`` are of as many files gives
+    those same ``top_k``: each is its file's first."""
+    queries, total = scores.shape
+    depth = min(depth, total)
+    if depth <= 0 or top_k <= 0:
+        return [([], [], [], []) for _ in range(queries)]
+    if depth < total:
+        best = numpy.argpartition(-scores, depth - 1, axis=1)[:, :depth]
+        # Equal scores across the boundary: the lowest rows, as top_rows takes them.
+        boundary = numpy.take_along_axis(scores, best, axis=1).min(axis=1)
+        for query in numpy.flatnonzero(numpy.count_nonzero(scores >= boundary[:, None], axis=1) > depth).tolist():
+            best[query] = _best_positions(scores[query], depth)
+    else:
+        best = numpy.broadcast_to(numpy.arange(total), scores.shape)
+    values = numpy.take_along_axis(scores, best, axis=1)
+    # Highest score first, then the lower row.
+    order = numpy.lexsort((best, -values), axis=1)
+    best = numpy.take_along_axis(best, order, axis=1)
+    values = numpy.take_along_axis(values, order, axis=1)
+    # Each file's best chunk first, in their order, then the others in theirs.
+    files = row_file[best]
+    by_file = numpy.argsort(files, axis=1, kind="stable")
+    grouped = numpy.take_along_axis(files, by_file, axis=1)
+    starts = numpy.ones(grouped.shape, dtype=bool)
+    starts[:, 1:] = grouped[:, 1:] != grouped[:, :-1]
+    first = numpy.empty_like(starts)
+    numpy.put_along_axis(first, by_file, starts, axis=1)
+    chosen = numpy.argsort(~first, axis=1, kind="stable")[:, :top_k]
+    best = numpy.take_along_axis(best, chosen, axis=1)
+    shown = numpy.round(numpy.take_along_axis(values, chosen, axis=1).astype(numpy.float64), 6)
+    spans = lines[best]
+    return list(
+        zip(
+            best.tolist(),
+            shown.tolist(),
+            numpy.take_along_axis(files, chosen, axis=1).tolist(),
+            spans[:, :, 0].tolist(),
+            spans[:, :, 1].tolist(),
+        )
+    )
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[int]], count: int, k: int = RRF_K) -> list[tuple[int, float]]:
@@ -46,20 +150,3 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[int]], count: int, k: int
                 best[row] = rank
     order = sorted(fused, key=lambda row: (-fused[row], best[row], row))
     return [(row, fused[row]) for row in order[:count]]
-
-
-def by_file(ranked: Sequence[T], files: Sequence[int]) -> list[T]:
-    """``ranked`` (best first) with each file's best item first, in their order, then
-    the further items of every file, in their order: the first hits name as many
-    files as there are, rather than several chunks of the one that matches best.
-    ``files[n]`` is the file of ``ranked[n]``."""
-    first: list[T] = []
-    further: list[T] = []
-    seen: set[int] = set()
-    for item, file in zip(ranked, files):
-        if file in seen:
-            further.append(item)
-        else:
-            seen.add(file)
-            first.append(item)
-    return first + further
