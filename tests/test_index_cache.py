@@ -200,6 +200,37 @@ def test_recent_files_found_unchanged_are_trusted_from_then_on(tmp_path: Path, c
     assert ask(later)[0] == "docs/rate-limits.md"
 
 
+def test_how_recent_a_file_may_be_and_be_trusted_follows_its_file_systems_granularity(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file whose time has a fraction of a second (a file system keeping times to the clock's tick)
+    is trusted by its size and time once it is a tenth of a second older than the index; a time to the
+    whole second (a file system that may keep them to two seconds) must be two seconds older."""
+    from rag_lsp.core.targets import index as index_module
+
+    space = workspace(tmp_path / "ws")
+    built = index_module.time.time_ns()
+    monkeypatch.setattr(index_module.time, "time_ns", lambda: built)
+    second = built // 1_000_000_000 * 1_000_000_000
+
+    def fine(ns: int) -> int:
+        return ns if ns % 1_000_000_000 else ns - 1
+
+    times = {
+        "docs/rate-limits.md": fine(built - 500_000_000),  # to the tick, half a second before: trusted
+        "docs/deploy.md": second - 1_000_000_000,  # to the second, within two seconds: read again
+        "docs/audit.md": fine(built - 50_000_000),  # to the tick, 50 ms before: read again
+    }
+    for relative, mtime in times.items():
+        os.utime(space.root / relative, ns=(mtime, mtime))
+    target(space).prepare()
+    read: list[str] = []
+    original = index_module.FileReader.read
+    monkeypatch.setattr(index_module.FileReader, "read", lambda self, relative: read.append(relative) or original(self, relative))
+    target(space).prepare()
+    assert sorted(read) == ["docs/audit.md", "docs/deploy.md"]
+
+
 def test_a_cancelled_build_stops_and_writes_nothing(tmp_path: Path, cache: Path) -> None:
     """Cancelling the run while the index is built stops the build (Cancelled) and leaves no cache behind."""
     space = workspace(tmp_path / "ws")

@@ -426,6 +426,59 @@ def test_close_ends_the_helper(tmp_path: Path, shared: None) -> None:
     assert not Path(f"/proc/{pid}").exists()
 
 
+# ---------------------------------------------------------------- through the command line
+
+
+def checked_by_the_command_line(root: Path) -> tuple[dict[str, list], Workspace]:
+    """What `rag-lsp check` finds in the workspace at ``root``, by file; and the workspace it checked."""
+    from rag_lsp.cli.check import check_paths
+
+    checked = check_paths([root])
+    return {relative: findings for _, relative, findings in checked.files}, checked.files[0][0]
+
+
+@pytest.mark.skipif(parallel.cores() < 2, reason="a check starts a helper only with a core to spare")
+def test_the_command_line_reads_a_large_dataset_with_a_helper(tmp_path: Path, shared: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rag-lsp check` reads a large dataset with a helper process and finds in it, and in the suite
+    that reads it, what a check in one process finds; the helper ends with the check."""
+    from rag_lsp.cli import check
+
+    root = make_root(tmp_path, mixed_dataset(700))
+    monkeypatch.setattr(check, "SHARED_FROM_BYTES", 1)
+    started: list[Helper] = []
+    reading_helper = check.reading_helper
+
+    def noted() -> Helper | None:
+        helper = reading_helper()
+        started.append(helper)
+        return helper
+
+    monkeypatch.setattr(check, "reading_helper", noted)
+    found, workspace = checked_by_the_command_line(root)
+    assert workspace.live_datasets[DATASET].lines_from_helper > 0  # the helper did take a share
+    one_process = Workspace.configured(root)
+    assert found == {relative: analyze_file(one_process, relative) for relative in found}
+    assert set(found) == {DATASET, ".punica/evals/mixed.suite.yaml"}
+    assert len({finding.code for finding in found[DATASET]}) >= 8
+    assert started and started[0].pid is None  # closed
+
+
+def test_the_command_line_reads_a_dataset_with_bytes_that_are_not_utf8_in_one_process(
+    tmp_path: Path, small_batches: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large dataset with a byte that is not UTF-8 is read as a check in one process reads it: the
+    line holding the byte gets its RAG002 and the other lines are checked."""
+    from rag_lsp.cli import check
+
+    root = make_root(tmp_path, mixed_dataset(300))
+    data = (root / DATASET).read_bytes().replace(b"plain-5", b"plain-\xff5", 1)
+    (root / DATASET).write_bytes(data)
+    monkeypatch.setattr(check, "SHARED_FROM_BYTES", 1)
+    found, _ = checked_by_the_command_line(root)
+    assert found[DATASET] == analyze_file(Workspace.configured(root), DATASET)
+    assert any(finding.code == "RAG002" and "UTF-8" in finding.message for finding in found[DATASET])
+
+
 # ---------------------------------------------------------------- through the server
 
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from .. import collector
 from ..core.analyze import analyze_file
+from ..core.incremental import SHARED_FROM_BYTES, check_shared, reading_helper
 from ..core.findings import Finding, Severity
 from ..core.rules import all_rules
-from ..core.workspace import Workspace, find_root
+from ..core.workspace import DATASET_FILE, Workspace, find_root
 from .exits import EXIT_FINDINGS, EXIT_OK, UsageError
 from .formats import FORMATS, Checked
 
@@ -112,10 +113,36 @@ def check_paths(paths: list[Path]) -> Checked:
             kind = workspace.kind_of(relative)
             if kind is not None:
                 selected[(root, relative)] = (workspace, kind)
+    ordered = sorted(selected.items(), key=lambda item: (str(item[0][0]), item[0][1]))
+    large = [(workspace, relative) for (_, relative), (workspace, kind) in ordered if _is_large_dataset(workspace, relative, kind)]
+    helper = reading_helper() if large else None
+    findings: dict[tuple[Path, str], list[Finding]] = {}
+    try:
+        if helper is not None:
+            helper.start_soon()
+            # Large datasets first, each read on two cores: the suites that read
+            # them are then checked against what that reading found.
+            for workspace, relative in large:
+                found = check_shared(workspace, relative, helper)
+                if found is not None:
+                    findings[(workspace.root, relative)] = found
+    finally:
+        if helper is not None:
+            helper.close()
     checked = Checked()
-    for (root, relative), (workspace, kind) in sorted(selected.items(), key=lambda item: (str(item[0][0]), item[0][1])):
-        checked.add(workspace, relative, analyze_file(workspace, relative, kind))
+    for (root, relative), (workspace, kind) in ordered:
+        found = findings.get((root, relative))
+        checked.add(workspace, relative, found if found is not None else analyze_file(workspace, relative, kind))
     return checked
+
+
+def _is_large_dataset(workspace: Workspace, relative: str, kind: str | None) -> bool:
+    if kind != DATASET_FILE:
+        return False
+    try:
+        return workspace.absolute(relative).stat().st_size >= SHARED_FROM_BYTES
+    except OSError:
+        return False
 
 
 def show_settings(paths: list[Path]) -> int:

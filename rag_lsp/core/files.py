@@ -11,7 +11,7 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import pathspec
 
@@ -85,6 +85,11 @@ def _globs_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
 def glob_match(relative: str, globs: Iterable[str]) -> bool:
     """Whether a workspace-relative path matches one of the workspace globs."""
     return _globs_regex(tuple(globs)).fullmatch(relative) is not None
+
+
+def globs_matcher(globs: Iterable[str]) -> Callable[[str], Any]:
+    """:func:`glob_match` for many paths: whether each matches (a truthy value)."""
+    return _globs_regex(tuple(globs)).fullmatch
 
 
 _NAME = operator.attrgetter("name")

@@ -36,7 +36,7 @@ from .contexts import ID_KEYS, DatasetContext, PathTally, RowContext, RowsContex
 from .findings import SHOWN_PER_CODE, Finding, left_out_finding
 from .jsonrows import fine_row
 from .manifests import GDI_TEXT, RAG_CASE
-from .parallel import Helper, TwoEnds
+from .parallel import Helper, TwoEnds, cores
 from .settings import Settings
 from .text import Position, line_of
 from .rows import DatasetRow, majority_shape, read_lines, row_shape
@@ -53,6 +53,9 @@ _NO_FINDINGS: tuple[Finding, ...] = ()
 # The least batches a helper process is given a share of: below, starting one, or
 # the round trips, cost about what it would save.
 SHARED_FROM_BATCHES = 12
+# A dataset file at least this large most likely holds that many batches (lines
+# of 80 bytes or more): a one-shot check starts a helper for it.
+SHARED_FROM_BYTES = SHARED_FROM_BATCHES * _CHECK_BATCH * 80
 # A helper's answer for each line of a batch is a byte (see screen_batch): a
 # blank line, a line it did not pass, or a plain line's row shape and whether
 # it was read exactly (2 + twice the shape's index below + 1 if exactly).
@@ -817,6 +820,29 @@ def screen_batch(
         else:
             codes[number] = LOOK
     return bytes(codes), keys, counts.tobytes(), unfinished
+
+
+def reading_helper() -> Helper | None:
+    """A helper process for the first readings of large datasets, not started yet,
+    on a machine with a core to spare (None on one core). It runs with the
+    collector policy of a one-shot process (see rag_lsp.collector) and warms up
+    as soon as it starts."""
+    return Helper(preload=["rag_lsp.collector:one_shot", f"{__name__}:warm_up"]) if cores() > 1 else None
+
+
+def check_shared(workspace: Workspace, path: str, helper: Helper) -> list[Finding] | None:
+    """Every finding of a dataset as it is on disk (as ``analyze_file`` gives them),
+    the helper taking a share of the reading when the dataset is large. The
+    dataset's model then stands for it in the workspace's facts (the row shape
+    its suites are checked against), so it is not read a second time. None for a
+    dataset the model does not read (refused for its size, or holding a byte that
+    is not UTF-8, which analyze_file reports on its line)."""
+    source = workspace.read(path)
+    if source is None or source.refused or source.undecodable:
+        return None
+    model = DatasetModel(workspace, path, source.text, helper)
+    workspace.live_datasets[path] = model
+    return model.findings()
 
 
 def warm_up() -> None:

@@ -21,8 +21,8 @@ from pygls.protocol import default_converter
 from ..core.analyze import analyze_file
 from ..core.documents import document_relative, drop_closed, hold_text
 from ..core.findings import Finding, shown_in_editor
-from ..core.incremental import DatasetModel
-from ..core.parallel import Helper, cores
+from ..core.incremental import DatasetModel, reading_helper
+from ..core.parallel import Helper
 from ..core.config import CONFIG_PATHS
 from ..core.settings import EditorSettings
 from ..core.text import LineIndex
@@ -365,8 +365,7 @@ class Checker:
         self._converted: dict[Path, dict[int, _Converted]] = {}
         # A second process for the first reading of large datasets, on a machine
         # with a core to spare.
-        # A process of its own, with the policy of one (see rag_lsp.collector).
-        self.helper = Helper(preload=["rag_lsp.collector:one_shot", f"{DatasetModel.__module__}:warm_up"]) if cores() > 1 else None
+        self.helper = reading_helper()
         # The settings the workspaces were prepared with before the first pass (see prepare).
         self._prepared_with: EditorSettings | None = None
 

@@ -61,7 +61,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..files import glob_match
+from ..files import globs_matcher
 from ..suitefacts import BUILTIN_FIELDS, TargetInfo
 from ..workspace import Workspace
 from .base import Answer, Hit, Request, Target, TargetError
@@ -96,6 +96,8 @@ _NOT_SCORED = object()
 _UNKNOWN_WORDS = (None, None)
 
 _WORD = re.compile(r"[^\W_]+")
+# A path with a hidden part: a file or folder whose name begins with a dot.
+_HIDDEN = re.compile(r"(?:^|/)\.")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
 
 Building = Callable[[int, int], None]
@@ -237,11 +239,8 @@ class BuiltinTarget(Target):
 
     def _candidates(self) -> list[str]:
         """Workspace files a corpus may hold: not .punica/, not hidden."""
-        return [
-            relative
-            for relative in self.workspace.files()
-            if not any(part.startswith(".") for part in relative.split("/"))
-        ]
+        hidden = _HIDDEN.search
+        return [relative for relative in self.workspace.files() if not hidden(relative)]
 
     def _ensure_builder(self) -> Any:
         stamp = self._model_stamp()
@@ -335,8 +334,8 @@ class BuiltinTarget(Target):
             return
         builder = self._ensure_builder()
         candidates = self._candidates()
-        globs = [pattern for patterns in self.corpora.values() for pattern in patterns]
-        paths = [relative for relative in candidates if glob_match(relative, globs)]
+        matches = globs_matcher(pattern for patterns in self.corpora.values() for pattern in patterns)
+        paths = [relative for relative in candidates if matches(relative)]
         keyword = self._model is None or self.options.retrieval == HYBRID
         outcome = builder.refresh(paths, progress, with_texts=keyword, cancel=cancel)
         if outcome.cache_problem:
@@ -354,7 +353,8 @@ class BuiltinTarget(Target):
         import numpy
 
         for name, patterns in self.corpora.items():
-            held = [position for position, entry in enumerate(index.files) if entry.rows and glob_match(entry.path, patterns)]
+            matches = globs_matcher(patterns)
+            held = [position for position, entry in enumerate(index.files) if entry.rows and matches(entry.path)]
             if len(held) == sum(1 for entry in index.files if entry.rows):
                 rows[name] = None
             else:

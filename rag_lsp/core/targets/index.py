@@ -56,7 +56,12 @@ FORMAT = 1
 _SNIFF = 8192
 # A file modified this close to (or after) the moment it was looked at may change
 # again within its modification time's granularity: its content is hashed again.
+# A time with a fraction of a second comes from a file system that keeps times
+# to the tick of the system's clock (milliseconds at most); a time to the whole
+# second, from one that may keep them to one or two seconds (FAT, HFS+, ext3).
 _RACY_NS = 2_000_000_000
+_RACY_FINE_NS = 100_000_000
+_SECOND_NS = 1_000_000_000
 # The longest text a hit carries; a longer chunk (a whole file) is cut, marked "…".
 HIT_TEXT_CHARS = 4000
 # Files whose lines are kept for the text of hits, at most.
@@ -212,26 +217,28 @@ class IndexBuilder:
         started = time.time_ns()
         cache_problem = None
         previous = self.index
+        previous_signature = None
         if previous is None and self.cache is not None:
             previous, cache_problem = self.cache.load(self.dim)
-            self._saved = _signature(previous.files) if previous is not None else None
+            self._saved = previous_signature = _signature(previous.files) if previous is not None else None
         held = previous.by_path() if previous is not None else {}
-        trusted_before = previous.built_ns - _RACY_NS if previous is not None else 0
-        root = str(self.root)
+        built_ns = previous.built_ns if previous is not None else 0
+        folder = str(self.root) + os.sep
         stats: list[tuple[str, int, int, FileEntry | None]] = []
         for relative in paths:
             try:
-                status = os.stat(os.path.join(root, relative))
+                status = os.stat(folder + relative)
             except OSError:
                 continue
             entry = held.get(relative)
+            mtime_ns = status.st_mtime_ns
             fresh = (
                 entry is not None
                 and entry.size == status.st_size
-                and entry.mtime_ns == status.st_mtime_ns
-                and status.st_mtime_ns < trusted_before
+                and entry.mtime_ns == mtime_ns
+                and mtime_ns < built_ns - (_RACY_FINE_NS if mtime_ns % _SECOND_NS else _RACY_NS)
             )
-            stats.append((relative, status.st_size, status.st_mtime_ns, entry if fresh else None))
+            stats.append((relative, status.st_size, mtime_ns, entry if fresh else None))
         to_read = sum(1 for *_, kept in stats if kept is None)
         self._lines.clear()
         segments: list[_Segment] = []
@@ -290,7 +297,7 @@ class IndexBuilder:
             previous is not None
             and not changed
             and not removed
-            and signature == _signature(previous.files)
+            and signature == (previous_signature or _signature(previous.files))
             and (not with_texts or previous.texts is not None)
         ):
             # Nothing changed: the same index, its files now known to be as they were.
