@@ -466,13 +466,11 @@ class BuiltinTarget(Target):
             ranked = Ranked(rows, shown, files, itertools.repeat(names[0]), (firsts, lasts))
         else:
             ranked = self._ranked(query, names, top_k, state, semantic_scores)
-            if len(ranked.rows) > 1:
-                ranked = ranked.file_first(top_k)
         return Answer(self._hits(ranked, top_k, state, with_text, shared), state.mode)
 
     def _ranked(self, query: str, names: list[str], top_k: int, state: _State, semantic_scores: Any) -> Ranked:
-        """The best chunks of ``names`` for ``query``, best first, as deep as the
-        file-first order reads."""
+        """The ``top_k`` best chunks of ``names`` for ``query``, file first, their
+        scores as hits show them."""
         keyword_scores = None
         if state.keyword is not None:
             terms = self._terms().terms(query)
@@ -508,12 +506,11 @@ class BuiltinTarget(Target):
         if len(names) > 1 or (state.model is not None and state.keyword is not None):
             found.sort(key=lambda item: (-item[0], item[1], item[2]))
         rows_found = [row for _, row, _ in found]
-        return Ranked(
-            rows_found,
-            [round(float(score), 6) for score, _, _ in found],
-            row_file[rows_found].tolist(),
-            [name for _, _, name in found],
-        )
+        ranked = Ranked(
+            rows_found, [score for score, _, _ in found], row_file[rows_found].tolist(), [name for _, _, name in found]
+        ).file_first(top_k)
+        ranked.scores = [round(float(score), 6) for score in ranked.scores]
+        return ranked
 
     def _hits(self, ranked: Ranked, top_k: int, state: _State, with_text: bool, shared: bool) -> list[Hit]:
         index = state.index

@@ -42,9 +42,9 @@ def _best_positions(scores: numpy.ndarray, count: int) -> numpy.ndarray:
 
 
 class Ranked:
-    """Chunks ranked best first, as parallel lists: per chunk its row, its score as
-    a hit shows it (6 decimals), its file, its corpus, and (when known) its first
-    and last lines."""
+    """Chunks ranked best first, as parallel lists: per chunk its row, its score
+    (once the ranking is final, as a hit shows it: 6 decimals), its file, its
+    corpus, and (when known) its first and last lines."""
 
     __slots__ = ("rows", "scores", "files", "corpora", "lines")
 
