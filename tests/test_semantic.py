@@ -135,6 +135,13 @@ def test_a_block_of_queries_is_ranked_as_each_query_alone(case: tuple) -> None:
         assert firsts == [row + 1 for row in rows] and lasts == [row + 5 for row in rows]
 
 
+def test_a_block_of_queries_over_an_empty_index_finds_nothing() -> None:
+    """Each query of a block asked of an index with no chunk has no hit."""
+    empty = numpy.zeros(0, dtype=numpy.int32)
+    found = best_of_block(numpy.zeros((2, 0), dtype=numpy.float32), 10, 50, empty, numpy.zeros((0, 2), dtype=numpy.int32))
+    assert found == [([], [], [], [], [])] * 2
+
+
 def test_a_chunk_is_embedded_in_the_context_of_its_path_and_file() -> None:
     """Path words split at separators and case changes, the extension left out; contextual vectors are
     unit vectors moved towards the path's vector and towards their file's mean, in that order."""

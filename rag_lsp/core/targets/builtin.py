@@ -34,7 +34,7 @@ chunks (:mod:`.chunking`), and a hit is a chunk: ``path`` (workspace-relative,
   ``mode: semantic``.
 
 Whatever the retrieval, the hits list each file's best chunk first, best first,
-then the files' further chunks (:func:`.ranking.by_file`, among the best
+then the files' further chunks (:meth:`.ranking.Ranked.file_first`, among the best
 ``5 × topK`` chunks): the first hits name as many files as match rather than
 several windows of the one file that matches best. A run embeds its queries
 thousands at a time, scores a block of them by one matrix product and ranks the
@@ -53,7 +53,6 @@ are looked at again, and new or changed files are indexed again.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import re
 import threading
@@ -463,7 +462,7 @@ class BuiltinTarget(Target):
         if best is not None and state.keyword is None and len(names) == 1 and state.rows[names[0]] is None:
             # By meaning over the whole index, as most cases are: ranked with its block.
             rows, shown, files, firsts, lasts = best
-            ranked = Ranked(rows, shown, files, itertools.repeat(names[0]), (firsts, lasts))
+            ranked = Ranked(rows, shown, files, [names[0]] * len(rows), (firsts, lasts))
         else:
             ranked = self._ranked(query, names, top_k, state, semantic_scores)
         return Answer(self._hits(ranked, top_k, state, with_text, shared), state.mode)

@@ -4,7 +4,7 @@ query, or of a block of queries at once), reciprocal-rank fusion of two rankings
 
 from __future__ import annotations
 
-from typing import Sequence, TypeVar
+from typing import Sequence
 
 import numpy
 
@@ -12,8 +12,6 @@ import numpy
 # damps the weight of the very first ranks, so a chunk both retrievals rank well
 # beats one that only one of them ranks first.
 RRF_K = 60
-
-T = TypeVar("T")
 
 
 def top_rows(scores: numpy.ndarray, count: int, rows: numpy.ndarray | None = None) -> list[tuple[int, float]]:
@@ -100,7 +98,7 @@ def best_of_block(
     queries, total = scores.shape
     depth = min(depth, total)
     if depth <= 0 or top_k <= 0:
-        return [([], [], [], []) for _ in range(queries)]
+        return [([], [], [], [], []) for _ in range(queries)]
     if depth < total:
         best = numpy.argpartition(-scores, depth - 1, axis=1)[:, :depth]
         # Equal scores across the boundary: the lowest rows, as top_rows takes them.
