@@ -29,15 +29,18 @@ numpy (the queries embedded in one batch, a matrix product with the chunk
 vectors and ``argpartition`` for the 10 best, a block of queries at a time).
 Each figure is printed with its goal and their ratio.
 
-Measured (CPython 3.11, 2 cores shared with other work, so within a factor of
-about two), 20,000 files (84 MB of text, 53,870 chunks): cold index 45–49 s
-(goal 30 s; the tokenizer takes most of it), warm start 0.8–1.3 s (goal 1 s;
-0.5–0.8 s of it checking 20,000 files against the cache), one query 3.4–8 ms
-(goal 5 ms: a scan of 55 MB of vectors), 10,000 queries 1.1–1.3 × the numpy
-floor (goal 1.5 ×), the index 61 MB once freed memory is given back, 114 MB per
-100,000 chunks (goal 100 MB; the float32 vectors alone are 102 MB). bm25s over
-the same chunks: 22 s to index, 14 s for 10,000 queries. examples/: cold 0.4–0.9 s,
-warm 0.3–0.8 s; its 18 chunks make a run's cost the per-case work (3–4 × the floor).
+Measured (CPython 3.11, 2 cores whose speed drifts by a quarter within
+minutes), 20,000 files (84 MB of text, 53,870 chunks): cold index 26–31 s (goal
+30 s; the tokenizer, on both cores, and the pooling of token vectors take
+nearly all of it), warm start 0.7–0.8 s (goal 1 s), one query 2.4–3 ms (goal
+5 ms: a scan of 55 MB of vectors), 100,000 queries 1.0 × the numpy floor (goal
+1.5 ×: both are matrix products), the index 64 MB once freed memory is given
+back, 114–119 MB per 100,000 chunks (goal 100 MB; the float32 vectors alone are
+102 MB: vectors of 16 bits would halve that, but each query would then convert
+55 MB of them, 8 ms instead of 1.3 ms for one query). bm25s over the same
+chunks: 17–19 s to index, 106–116 s for 100,000 queries. examples/: cold and
+warm 0.3–0.6 s; its 18 chunks make a run's cost the per-case work, the hits
+each case is given (which the floor does not make): 1.6–2 × the floor.
 """
 
 from __future__ import annotations
