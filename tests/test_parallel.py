@@ -534,3 +534,44 @@ def test_a_screening_leaves_the_did_you_mean_to_the_model(tmp_path: Path, monkey
     model = DatasetModel(Workspace(root), DATASET, (root / DATASET).read_text(encoding="utf-8"))
     assert any(finding.code == "RAG203" and "docs/missing.md" in finding.message for finding in model.findings())
     assert looked_for == ["docs/missing.md"]
+
+
+def test_a_screening_for_every_finding_finishes_them(tmp_path: Path) -> None:
+    """When every finding is asked for (a check from the command line), a helper's screening finishes
+    the missing-path findings of its plain lines itself, with the message a check in one process gives."""
+    root = make_root(tmp_path, mixed_dataset(40))
+    workspace = Workspace(root)
+    use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
+    job = incremental._Screening(root, Settings(), workspace.files(), DATASET, use, shape, 16, finish=True)
+    codes, _, _, found = job.start((root / DATASET).read_bytes())(0)
+    assert found and all(codes[number] not in (incremental.BLANK, incremental.LOOK) for number in found)
+    finished = [finding for findings in found.values() for finding in findings]
+    assert {finding.unfinished for finding in finished} == {None}
+    expected = {finding.range.start.line: finding for finding in analyze_file(Workspace(root), DATASET) if finding.code == "RAG203"}
+    assert all(finding == expected[finding.range.start.line] for finding in finished)
+
+
+@pytest.mark.skipif(parallel.cores() < 2, reason="the helper needs a core to spare")
+def test_a_model_asked_for_every_finding_leaves_the_helpers_lines_to_the_helper(
+    tmp_path: Path, shared: None, helper: Helper, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model read for every finding finishes only the missing paths of the lines it read itself (the
+    helper finished those of its lines), and its findings are those of one process."""
+    from rag_lsp.core.rules import rag203_missing_expected_path as rag203
+
+    # A different missing path on every line (each is looked for once: the workspace keeps what it
+    # found), beside two workspace files (most expected paths are in the workspace).
+    lines = (case(f"gone-{n}", ["src/app.py", "docs/guide.md", f"docs/gone-{n}.md"]) for n in range(700))
+    root = make_root(tmp_path, "\n".join(lines) + "\n")
+    expected = analyze_file(Workspace(root), DATASET)
+    looked_for: list[str] = []
+    problem = rag203._problem
+    monkeypatch.setattr(rag203, "_problem", lambda workspace, value, normal: looked_for.append(value) or problem(workspace, value, normal))
+    text = (root / DATASET).read_text(encoding="utf-8")
+    model = DatasetModel(Workspace(root), DATASET, text, helper, every_finding=True)
+    assert model.lines_from_helper > 0
+    assert model.findings() == expected
+    assert sum(1 for finding in expected if finding.code == "RAG203") == 700
+    # Every line the helper did not read, and no other, had its missing path looked for here (the
+    # helper's share, at the end of the file, holds its last line, which is blank).
+    assert 0 < len(looked_for) == len(model.lines) - model.lines_from_helper

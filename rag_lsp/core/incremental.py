@@ -128,12 +128,22 @@ class DatasetModel:
     :meth:`findings` checks only that."""
 
     def __init__(
-        self, workspace: Workspace, path: str, text: str | None, helper: Helper | None = None, lines: list[str] | None = None
+        self,
+        workspace: Workspace,
+        path: str,
+        text: str | None,
+        helper: Helper | None = None,
+        lines: list[str] | None = None,
+        every_finding: bool = False,
     ) -> None:
         """``helper``: a second process that may take a share of the first reading
         of a large dataset (see rag_lsp.core.parallel). ``lines``: the text split
         at "\n", when the caller has it (the model keeps and changes that list);
-        then ``text`` may be None: a large dataset's text is not joined for it."""
+        then ``text`` may be None: a large dataset's text is not joined for it.
+        ``every_finding``: the caller will ask for every finding (a check from the
+        command line), not only those an editor is shown: the helper finishes the
+        findings of its lines itself, on its own core."""
+        self._every_finding = every_finding
         self._build(workspace, path, text, helper, lines)
 
     def _build(self, workspace: Workspace, path: str, text: str | None, helper: Helper | None, lines: list[str] | None) -> None:
@@ -208,7 +218,11 @@ class DatasetModel:
             # the first batch's count stands in for it (see the docstring).
             use = self._use(workspace.dataset_use(self.path), shape)
             if share is not None:
-                share.begin(_Screening(workspace.root, workspace.settings, workspace.files(), self.path, use, shape, _CHECK_BATCH))
+                share.begin(
+                    _Screening(
+                        workspace.root, workspace.settings, workspace.files(), self.path, use, shape, _CHECK_BATCH, self._every_finding
+                    )
+                )
             self._check_batch(self._rows_from(0, len(batches[0])), use, shape, found)
             while (index := ends.take_front()) is not None:
                 self._read_and_check_batch(index, batches[index], use, shape, found)
@@ -757,6 +771,8 @@ class _Screening:
     use: DatasetUse
     shape: str | None
     batch_lines: int
+    # Whether the helper finishes the findings of plain lines (see screen_batch).
+    finish: bool = False
 
     def start(self, data: memoryview) -> Callable[[int], tuple[bytes, list[str | None], bytes, dict[int, list[Finding]]]]:
         workspace = Workspace(self.root, self.settings)
@@ -771,7 +787,10 @@ class _Screening:
             start = ends[index - 1] + 1 if index > 0 else 0
             end = ends[index] if index < len(ends) else len(data)
             batch = str(data[start:end], "utf-8", "surrogatepass").split("\n")
-            return screen_batch(workspace, self.path, self.use, self.shape, batch)
+            codes, keys, counts, unfinished = screen_batch(workspace, self.path, self.use, self.shape, batch)
+            if self.finish:
+                unfinished = {number: [registry.finished(workspace, finding) for finding in found] for number, found in unfinished.items()}
+            return codes, keys, counts, unfinished
 
         return screen
 
@@ -790,7 +809,8 @@ def screen_batch(
     to send and to check (see _is_answer). A plain line's unfinished findings (a
     path that is not a workspace file, say: see Finding.unfinished) come by its
     number in the batch: they say only what a check of the line found, and the
-    model's rules finish them when they are shown, as they do their own."""
+    model's rules finish them when they are shown, as they do their own (a
+    screening for every finding finishes them: see _Screening.finish)."""
     rows = read_lines(_Line, lines, workspace.settings.max_line_bytes)
     context = RowsContext.of(workspace, path, use, shape, rows, finish_when_shown=True)
     with_findings: dict[int, list[Finding]] = {}
@@ -840,7 +860,7 @@ def check_shared(workspace: Workspace, path: str, helper: Helper) -> list[Findin
     source = workspace.read(path)
     if source is None or source.refused or source.undecodable:
         return None
-    model = DatasetModel(workspace, path, source.text, helper)
+    model = DatasetModel(workspace, path, source.text, helper, every_finding=True)
     workspace.live_datasets[path] = model
     return model.findings()
 
@@ -874,13 +894,14 @@ def _is_answer(answer: Any, lines: int, path: str) -> bool:
         and type(counts) is bytes
         and len(counts) == 8 * lines
         and type(unfinished) is dict
-        and all(_are_unfinished(number, found, codes, lines, path) for number, found in unfinished.items())
+        and all(_are_plain_findings(number, found, codes, lines, path) for number, found in unfinished.items())
     )
 
 
-def _are_unfinished(number: Any, found: Any, codes: bytes, lines: int, path: str) -> bool:
-    """Whether ``found`` are unfinished findings of the plain line ``number`` of a
-    batch (see screen_batch), each of a rule that finishes its findings."""
+def _are_plain_findings(number: Any, found: Any, codes: bytes, lines: int, path: str) -> bool:
+    """Whether ``found`` are findings a plain line ``number`` of a batch may carry
+    (see screen_batch): each of a rule that finishes its findings, unfinished or
+    (when the model asked for every finding) finished."""
     rules = registry.all_rules()
     return (
         type(number) is int
@@ -890,7 +911,7 @@ def _are_unfinished(number: Any, found: Any, codes: bytes, lines: int, path: str
         and len(found) > 0
         and all(
             type(finding) is Finding
-            and type(finding.unfinished) is str
+            and type(finding.unfinished) in (str, type(None))
             and finding.path == path
             and finding.range.start.line == number
             and finding.code in rules

@@ -18,8 +18,9 @@ The helper only *screens* lines: for each it answers either the little a plain
 line leaves behind (see ``incremental.screen_batch``) or "look at this one", and
 the caller reads and checks those itself. A plain line may carry unfinished
 findings (a missing expected path: see ``Finding.unfinished``), which say only
-what they are about; the caller's own rules and workspace finish them, and make
-every other finding, as without a helper. Whatever goes wrong with the helper
+what they are about; the caller's own rules and workspace finish them (or the
+helper does, when the caller will want every finding), and make every other
+finding, as without a helper. Whatever goes wrong with the helper
 (it cannot start, dies, hangs, answers nonsense) costs only time: the caller
 reads the batches it did not answer.
 
