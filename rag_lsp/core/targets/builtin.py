@@ -171,7 +171,8 @@ class BuiltinOptions:
 class _Queries:
     """The queries of a group of cases, embedded (see BuiltinTarget._embed_queries)."""
 
-    # Request id() -> its query's row of ``vectors``; and its valid topK.
+    # Request id() -> its query's row of ``vectors``; and its topK, when the
+    # case is ranked with its block (see BuiltinTarget._ranked_with_its_block).
     rows: dict[int, int] = field(default_factory=dict)
     top_ks: dict[int, int] = field(default_factory=dict)
     vectors: Any = None
@@ -570,7 +571,7 @@ class BuiltinTarget(Target):
 
     def _embed_queries(self, requests: list[Request], state: _State) -> _Queries:
         """The vectors of the requests' queries (of those that have one), by one call
-        of the model."""
+        of the model; and the topK of those ranked with their block."""
         queries = _Queries()
         texts = []
         for request in requests:
@@ -580,15 +581,31 @@ class BuiltinTarget(Target):
                 queries.rows[id(request)] = len(texts)
                 texts.append(query)
                 top_k = value.get("topK", DEFAULT_TOP_K)
-                if type(top_k) is int and top_k > 0:
+                if type(top_k) is int and top_k > 0 and self._ranked_with_its_block(value, state):
                     queries.top_ks[id(request)] = top_k
         if texts:
             queries.vectors = state.model.embed(texts)
         return queries
 
+    def _ranked_with_its_block(self, value: dict, state: _State) -> bool:
+        """Whether a case's input asks for a search by meaning alone over one corpus
+        that holds every chunk of the index, as most do: such a case is ranked with
+        the other cases of its block (see _score_queries); any other is ranked on
+        its own, and ranking it ahead would be wasted."""
+        if state.keyword is not None:
+            return False
+        names = value.get("corpora")
+        if names is None:
+            names = list(self.corpora)
+        if not isinstance(names, list) or not names or not isinstance(names[0], str):
+            return False
+        name = names[0]
+        return name in state.rows and state.rows[name] is None and all(other == name for other in names)
+
     def _score_queries(self, requests: list[Request], state: _State, queries: _Queries | None = None) -> dict[int, tuple[Any, Any]]:
-        """Each request's similarities to every chunk and its ``topK`` best chunks
-        over the whole index, file first (see ranking.best_of_block), by the
+        """Each request's similarities to every chunk and, when it is ranked with
+        its block (see _ranked_with_its_block), its ``topK`` best chunks over the
+        whole index, file first (see ranking.best_of_block; else None), by the
         request's id(), for those that have a query; (None, None) for a query with
         no token the model knows. The requests' queries are scored by one matrix
         product and ranked together; they are embedded first unless ``queries``
@@ -603,7 +620,8 @@ class BuiltinTarget(Target):
         scores = embedded @ index.vectors.T
         known = embedded.any(axis=1).tolist()
         scored: dict[int, tuple[Any, Any]] = {}
-        # Ranked together: the queries that ask for as many hits (most often, all).
+        # Ranked together: the queries that ask for as many hits (most often, all);
+        # those with no topK here are ranked on their own (see _ranked_with_its_block).
         by_top_k: dict[int | None, list[int]] = {}
         for row, key in enumerate(keys):
             if known[row]:
@@ -611,7 +629,7 @@ class BuiltinTarget(Target):
             else:
                 scored[key] = _UNKNOWN_WORDS
         for top_k, rows in by_top_k.items():
-            if top_k is None:  # not asked as a case can be: its answer says why
+            if top_k is None:
                 best = [None] * len(rows)
             else:
                 block = scores if len(rows) == len(keys) else scores[rows]
