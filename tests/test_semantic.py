@@ -269,6 +269,35 @@ def test_hybrid_fuses_both_rankings_and_answers_semantic(docs: Workspace) -> Non
     assert words.hits[0].score == round(2 / 61, 6)  # first in both rankings
 
 
+@pytest.mark.parametrize(
+    ("options", "corpora", "ahead"),
+    [
+        ({}, None, True),
+        ({"retrieval": "hybrid"}, None, False),
+        ({"corpora": {"code": ["**"], "rates": ["docs/rate-*"]}}, ["rates"], False),
+        ({"corpora": {"code": ["**"], "rates": ["docs/rate-*"]}}, ["code"], True),
+    ],
+    ids=["semantic", "hybrid", "part-of-the-index", "corpus-of-the-whole-index"],
+)
+def test_only_cases_searched_by_meaning_over_the_whole_index_are_ranked_with_their_block(
+    docs: Workspace, monkeypatch: pytest.MonkeyPatch, options: dict, corpora: list[str] | None, ahead: bool
+) -> None:
+    """A run ranks a block of cases at once only for a search by meaning alone over a corpus holding
+    every chunk; any other case is ranked on its own, and its answer is the same as one case asked alone."""
+    from rag_lsp.core.targets import builtin as builtin_module
+
+    blocks: list[int] = []
+    ranked_together = builtin_module.best_of_block
+    monkeypatch.setattr(builtin_module, "best_of_block", lambda scores, *rest: blocks.append(len(scores)) or ranked_together(scores, *rest))
+    target = builtin(docs, **options)
+    extra = {"corpora": corpora} if corpora else {}
+    requests = [Request(str(n), {"query": query, **extra}) for n, query in enumerate(["busy customer starving", "readiness probe", "who changed what"])]
+    answers = [answer for _, answer in target.answer_many(requests)]
+    assert (sum(blocks) >= len(requests)) == ahead
+    for request, answer in zip(requests, answers):
+        assert answer == target.answer(request)
+
+
 def test_hits_are_chunks_of_lines(tmp_path: Path) -> None:
     """A long file is several chunks: each hit names its lines in its id and carries them as its text."""
     lines = [f"filler line {n} about nothing in particular" for n in range(1, 81)]
