@@ -429,12 +429,14 @@ def test_close_ends_the_helper(tmp_path: Path, shared: None) -> None:
 # ---------------------------------------------------------------- through the command line
 
 
-def checked_by_the_command_line(root: Path) -> tuple[dict[str, list], Workspace]:
-    """What `rag-lsp check` finds in the workspace at ``root``, by file; and the workspace it checked."""
+def checked_by_the_command_line(root: Path) -> tuple[dict[str, list], Workspace, str]:
+    """What `rag-lsp check` finds in the workspace at ``root``, by file; the workspace it checked; and
+    what `--format json` prints."""
     from rag_lsp.cli.check import check_paths
+    from rag_lsp.cli.formats import format_json
 
     checked = check_paths([root])
-    return {relative: findings for _, relative, findings in checked.files}, checked.files[0][0]
+    return {relative: findings for _, relative, findings in checked.files}, checked.files[0][0], format_json(checked)
 
 
 @pytest.mark.skipif(parallel.cores() < 2, reason="a check starts a helper only with a core to spare")
@@ -443,7 +445,8 @@ def test_the_command_line_reads_a_large_dataset_with_a_helper(tmp_path: Path, sh
     that reads it, what a check in one process finds; the helper ends with the check."""
     from rag_lsp.cli import check
 
-    root = make_root(tmp_path, mixed_dataset(700))
+    # A character outside the BMP before a finding: its column differs in UTF-16.
+    root = make_root(tmp_path, mixed_dataset(700) + case("party-🎉", []) + "\n")
     monkeypatch.setattr(check, "SHARED_FROM_BYTES", 1)
     started: list[Helper] = []
     reading_helper = check.reading_helper
@@ -454,10 +457,13 @@ def test_the_command_line_reads_a_large_dataset_with_a_helper(tmp_path: Path, sh
         return helper
 
     monkeypatch.setattr(check, "reading_helper", noted)
-    found, workspace = checked_by_the_command_line(root)
+    found, workspace, printed = checked_by_the_command_line(root)
     assert workspace.live_datasets[DATASET].lines_from_helper > 0  # the helper did take a share
     one_process = Workspace.configured(root)
     assert found == {relative: analyze_file(one_process, relative) for relative in found}
+    # Placed on the lines the model holds, the findings print as a check in one process prints them.
+    monkeypatch.setattr(check, "SHARED_FROM_BYTES", float("inf"))
+    assert printed == checked_by_the_command_line(root)[2]
     assert set(found) == {DATASET, ".punica/evals/mixed.suite.yaml"}
     assert len({finding.code for finding in found[DATASET]}) >= 8
     assert started and started[0].pid is None  # closed
@@ -474,7 +480,7 @@ def test_the_command_line_reads_a_dataset_with_bytes_that_are_not_utf8_in_one_pr
     data = (root / DATASET).read_bytes().replace(b"plain-5", b"plain-\xff5", 1)
     (root / DATASET).write_bytes(data)
     monkeypatch.setattr(check, "SHARED_FROM_BYTES", 1)
-    found, _ = checked_by_the_command_line(root)
+    found, _, _ = checked_by_the_command_line(root)
     assert found[DATASET] == analyze_file(Workspace.configured(root), DATASET)
     assert any(finding.code == "RAG002" and "UTF-8" in finding.message for finding in found[DATASET])
 

@@ -19,7 +19,7 @@ import orjson
 from .. import __version__
 from ..core.findings import Finding, Severity
 from ..core.rules import all_rules
-from ..core.text import LineIndex, Range, utf16_character
+from ..core.text import Lines, Range, utf16_character
 from ..core.wording import counted
 from ..core.workspace import Workspace
 
@@ -29,7 +29,7 @@ class Checked:
     """What a check saw: each file with its findings and its workspace."""
 
     files: list[tuple[Workspace, str, list[Finding]]] = field(default_factory=list)
-    _lines: dict[tuple[Path, str], LineIndex] = field(default_factory=dict)
+    _lines: dict[tuple[Path, str], Lines] = field(default_factory=dict)
 
     def add(self, workspace: Workspace, path: str, findings: list[Finding]) -> None:
         self.files.append((workspace, path, findings))
@@ -43,10 +43,10 @@ class Checked:
             for finding in findings:
                 yield workspace, finding
 
-    def lines(self, workspace: Workspace, path: str) -> LineIndex:
+    def lines(self, workspace: Workspace, path: str) -> Lines:
         key = (workspace.root, path)
         if key not in self._lines:
-            self._lines[key] = workspace.line_index(path)
+            self._lines[key] = workspace.lines_of(path)
         return self._lines[key]
 
     def utf16(self, workspace: Workspace, path: str, range: Range) -> dict:

@@ -23,7 +23,7 @@ from .rows import DatasetRow, read_lines, shape_of_rows
 from .settings import Settings
 from .sources import DiskSource, FileSource, OverlaySource, SourceText
 from .suitefacts import BUILTIN_FIELDS, DEFAULT_TARGET, DatasetUse, SuiteInfo, TargetInfo, suite_info, target_info
-from .text import LineIndex
+from .text import LineIndex, Lines
 from .yamltree import TooLarge, YamlDocument, YamlLimits, YamlProblem, parse_yaml
 
 SUITE_FILE = "suite"
@@ -195,9 +195,13 @@ class Workspace:
         self._yaml.pop(relative, None)
         self._datasets.pop(relative, None)
 
-    def line_index(self, relative: str) -> LineIndex:
-        """The line index of a file as it was last parsed (or of its text now, when
-        it was not), to place findings: a large dataset's is not built twice."""
+    def lines_of(self, relative: str) -> Lines:
+        """The lines of a file as it was last parsed (or of its text now, when it
+        was not), to place findings: a large dataset's lines are not split twice.
+        A dataset read through its model (see live_datasets) has them there."""
+        live = self.live_datasets.get(relative)
+        if live is not None:
+            return live
         source = self.read(relative)
         text = source.text if source is not None else ""
         for parsed in (self._datasets.get(relative), self._yaml.get(relative)):
