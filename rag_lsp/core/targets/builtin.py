@@ -460,8 +460,9 @@ class BuiltinTarget(Target):
             if scored is _NOT_SCORED:
                 scored = self._score_queries([request], state).get(id(request), _UNKNOWN_WORDS)
             semantic_scores, best = scored
-        if best is not None and state.keyword is None and len(names) == 1 and state.rows[names[0]] is None:
-            # By meaning over the whole index, as most cases are: ranked with its block.
+        if best is not None:
+            # By meaning alone over the whole index, as most cases are: ranked with
+            # its block (see _ranked_with_its_block).
             rows, shown, files, firsts, lasts = best
             ranked = Ranked(rows, shown, files, [names[0]] * len(rows), (firsts, lasts))
         else:
