@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from . import rules as registry
 from .analyze import check_rows, finish
-from .contexts import ID_KEYS, DatasetContext, PathTally, RowContext, RowsContext, case_id, case_path_tally, first_missing_index
+from .contexts import ID_KEYS, DatasetContext, PathTally, RowContext, RowsContext, case_id, case_path_tallies, first_missing_index
 from .findings import SHOWN_PER_CODE, Finding, left_out_finding
 from .jsonrows import fine_row
 from .manifests import GDI_TEXT, RAG_CASE
@@ -244,8 +244,9 @@ class DatasetModel:
         for number, row in read:
             row.line = first + number
             self.rows[first + number] = row
-            self._tally(row)
-        self._index_many([row for _, row in read])
+        rows = [row for _, row in read]
+        self._tally_many(rows)
+        self._index_many(rows)
 
     def _read_and_check_batch(self, index: int, lines: list[str], use: Any, shape: str | None, found: dict[int, list[Finding]]) -> None:
         first = index * _CHECK_BATCH
@@ -296,10 +297,10 @@ class DatasetModel:
                 read = read_lines(_Line, [lines[line - first] for line in looks], self.workspace.settings.max_line_bytes)
                 for number, row in read:
                     line = row.line = looks[number]
-                    self._tally(row)
                     rows[line] = row
                     taken.append(row)
                     to_look_at.append((line, row))
+                self._tally_many([row for _, row in read])
             self._index_many(taken)
         for start in range(0, len(to_look_at), _CHECK_BATCH):
             self._check_batch(to_look_at[start : start + _CHECK_BATCH], use, shape, found)
@@ -521,9 +522,13 @@ class DatasetModel:
     def _tally(self, row: _Line) -> None:
         """Count the expected paths of a row holding its value, as
         RowsContext.paths would were the row a case (see _path_tally)."""
-        value = row.value
-        if type(value) is dict and row.shape in (None, RAG_CASE):
-            row.listed, row.absent = case_path_tally(self.workspace, value)
+        self._tally_many([row])
+
+    def _tally_many(self, rows: list[_Line]) -> None:
+        """:meth:`_tally` of each row, counted together (see case_path_tallies)."""
+        cases = [row for row in rows if type(row.value) is dict and row.shape in (None, RAG_CASE)]
+        for row, (listed, absent) in zip(cases, case_path_tallies(self.workspace, [row.value for row in cases])):
+            row.listed, row.absent = listed, absent
 
     def _retally(self) -> None:
         """Count every row's expected paths again: the workspace's files changed."""
@@ -534,7 +539,8 @@ class DatasetModel:
             for row in batch:
                 row.restore()
                 row.listed = row.absent = 0
-                self._tally(row)
+            self._tally_many(batch)
+            for row in batch:
                 row.drop()
                 self._listed += row.listed
                 self._absent += row.absent
@@ -820,10 +826,10 @@ def screen_batch(
     keys: list[str | None] = [None] * len(lines)
     counts = array("I", bytes(8 * len(lines)))
     unfinished: dict[int, list[Finding]] = {}
+    cases = [(number, row.value) for number, row in rows if type(row.value) is dict and row.shape in (None, RAG_CASE)]
+    for (number, _), (listed, absent) in zip(cases, case_path_tallies(workspace, [value for _, value in cases])):
+        counts[2 * number], counts[2 * number + 1] = listed, absent
     for number, row in rows:
-        value = row.value
-        if type(value) is dict and row.shape in (None, RAG_CASE):
-            counts[2 * number], counts[2 * number + 1] = case_path_tally(workspace, value)
         found = with_findings.get(number)
         plain = (
             row.error is None
