@@ -93,14 +93,16 @@ class Finding:
     def moved(self, lines: int, below: int = 0) -> Finding:
         """The same finding with each of its places (its range, related places and
         fix edits) on line ``below`` or further down moved by ``lines`` lines."""
+        if not self.fixes and not self.related:  # most findings: their range alone
+            if lines == 0 or self.range.start.line < below:
+                return self  # the same object: whoever converted it may keep that
+            return Finding(self.code, self.severity, self.range.shifted(lines), self.message, self.path, unfinished=self.unfinished)
         if lines == 0 or not self._reaches(below):
-            return self  # the same object: whoever converted it may keep that
+            return self
 
         def move(range: Range) -> Range:
             return range.shifted(lines) if range.start.line >= below else range
 
-        if not self.fixes and not self.related:  # most findings: their range alone
-            return Finding(self.code, self.severity, move(self.range), self.message, self.path, unfinished=self.unfinished)
 
         # Built directly: dataclasses.replace costs several times more, and an
         # edit above many findings moves all of them.

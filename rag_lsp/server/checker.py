@@ -113,6 +113,8 @@ def _on_one_line(finding: Finding) -> bool:
     """Whether all of a finding's places (range, fix edits) are on its own line,
     with no related places."""
     line = finding.range.start.line
+    if not finding.fixes:
+        return finding.range.end.line == line and not finding.related
     return (
         finding.range.end.line == line
         and not finding.related
@@ -172,7 +174,10 @@ class _Converted:
         lines = _json_lines(finding, related_information)
         if len(lines) != len(parts) - 1:
             return None
-        text = parts[0] + "".join(str(line) + part for line, part in zip(lines, parts[1:]))
+        if len(lines) == 2:  # a range alone: most findings
+            text = f"{parts[0]}{lines[0]}{parts[1]}{lines[1]}{parts[2]}"
+        else:
+            text = parts[0] + "".join(str(line) + part for line, part in zip(lines, parts[1:]))
         source = self._diagnostic if self._diagnostic is not None else self._moved_from
         return _Converted(finding, self.line_texts, None, text, parts, source)
 
@@ -186,6 +191,8 @@ def _json_lines(finding: Finding, related_information: bool) -> list[int]:
     client takes them), the edits of its fixes."""
     start, end = finding.range.start.line, finding.range.end.line
     lines = [start, end]
+    if not finding.fixes and not finding.related:
+        return lines
     if related_information:
         for item in finding.related:
             lines += (item.range.start.line, item.range.end.line)
