@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -10,7 +11,10 @@ import pytest_lsp
 from lsprotocol import types
 from lspclient import SERVER, diagnostics, open_file, start
 from pytest_lsp import LanguageClient
-from workspaces import GOOD_SUITE, make_workspace
+from workspaces import GOOD_CASE, GOOD_SUITE, make_workspace
+
+from rag_lsp.server.session import SCAN_DELAY_S
+from rag_lsp.server.transport import LARGE_MESSAGE_BYTES
 
 # Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -66,3 +70,50 @@ async def test_requests_for_closed_documents_and_out_of_range_positions(client: 
     await client.text_document_document_symbol_async(types.DocumentSymbolParams(text_document=opened))
     await client.text_document_code_lens_async(types.CodeLensParams(text_document=document))
     await still_answers(client, tmp_path)
+
+
+
+async def test_a_pass_waits_for_a_large_document_that_is_arriving(tmp_path: Path) -> None:
+    """A large didOpen whose body arrives after the start-up scan was due is checked in that pass: no diagnostics of the disk's text come first."""
+    broken_on_disk = '{"id": "app", "input": {"query": "app"}, "expect": {"relevant": []}}\n'
+    make_workspace(tmp_path, dataset=broken_on_disk)
+    dataset = tmp_path / ".punica" / "evals" / "code.jsonl"
+    rows = [GOOD_CASE.replace('"id": "app"', f'"id": "app-{number}"') for number in range(40_000)]
+    text = "\n".join(rows) + "\n"
+    assert len(text) >= LARGE_MESSAGE_BYTES
+    # A raw client: pytest-lsp's would answer the server's requests in the middle
+    # of the body. With no capabilities, the server asks the client nothing.
+    server = await asyncio.create_subprocess_exec(
+        *SERVER.server_command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=1 << 26
+    )
+    try:
+        send(server, {"id": 1, "method": "initialize", "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}})
+        assert (await receive(server))["id"] == 1
+        send(server, {"method": "initialized", "params": {}})
+        open_message = {"method": types.TEXT_DOCUMENT_DID_OPEN, "params": {"textDocument": {"uri": dataset.as_uri(), "languageId": "jsonl", "version": 1, "text": text}}}
+        body = json.dumps({"jsonrpc": "2.0", **open_message}).encode("utf-8")
+        server.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body))
+        # A slow client: the body comes well after the scan was due.
+        await asyncio.sleep(4 * SCAN_DELAY_S)
+        server.stdin.write(body)
+        published = []
+        while not published or published[-1]["version"] != 1:
+            message = await asyncio.wait_for(receive(server), 60)
+            if message.get("method") == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS and message["params"]["uri"] == dataset.as_uri():
+                published.append(message["params"])
+        assert [(params.get("version"), params["diagnostics"]) for params in published] == [(1, [])]
+    finally:
+        server.kill()
+        await server.wait()
+
+
+def send(server: asyncio.subprocess.Process, message: dict) -> None:
+    body = json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8")
+    server.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+
+async def receive(server: asyncio.subprocess.Process) -> dict:
+    """The server's next message."""
+    header = await server.stdout.readuntil(b"\r\n\r\n")
+    length = next(int(line.split(b":")[1]) for line in header.split(b"\r\n") if line.lower().startswith(b"content-length"))
+    return json.loads(await server.stdout.readexactly(length))

@@ -96,6 +96,19 @@ def test_a_large_message_is_announced_before_its_body_is_read() -> None:
     assert len(protocol.handled) == 3
 
 
+def test_what_an_announcement_gives_back_is_called_once_the_message_is_handled() -> None:
+    """The callable an announcement returns is called after its message is handled, and also when the input ends inside the body."""
+    protocol = Recorder()
+    events: list = []
+    large = framed(did_open("x" * LARGE_MESSAGE_BYTES))
+    read_all(large + framed(did_open("{}")), protocol, lambda length: lambda: events.append(("handled", len(protocol.handled))))
+    assert events == [("handled", 1)]
+    events.clear()
+    with pytest.raises(asyncio.IncompleteReadError):  # the stream ends inside the body
+        read_all(large[: len(large) // 2], Recorder(), lambda length: lambda: events.append("ended"))
+    assert events == ["ended"]
+
+
 def test_a_failing_announcement_loses_no_message() -> None:
     """An announcement that raises is logged; the large message is still read and handled."""
     protocol = Recorder()

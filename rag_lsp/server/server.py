@@ -14,7 +14,7 @@ runs and their results are :mod:`rag_lsp.server.runs`'s, code lenses
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -61,13 +61,16 @@ class RagLanguageServer(LanguageServer):
         self.initial_settings = EditorSettings()
         self.setting_problems: list[str] = []
 
-    def large_message_coming(self, length: int) -> None:
+    def large_message_coming(self, length: int) -> Callable[[], None]:
         """A message of ``length`` bytes is arriving: most likely a large dataset
         opened, whose first reading a helper process shares; it starts now, while
-        the message arrives and decodes, rather than when the reading begins."""
+        the message arrives and decodes, rather than when the reading begins. A
+        pass waits for the message (see Session.message_arriving): what to call
+        once it has been handled."""
         helper = self.session.checker.helper
         if helper is not None:
             helper.start_soon()
+        return self.session.message_arriving()
 
     def warn(self, message: str) -> None:
         self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))

@@ -57,6 +57,11 @@ DEBOUNCE_S = 0.05
 # pass, from the editor's text, instead of after a scan of the disk's.
 SCAN_DELAY_S = 0.25
 
+# A pass waits at most this long for a large message that is arriving (see
+# message_arriving): a client that stops halfway through one delays no check
+# for longer.
+ARRIVAL_WAIT_S = 5.0
+
 
 @dataclass
 class Published:
@@ -131,6 +136,8 @@ class Session:
         self._progress_token: types.ProgressToken | None = None
         self._progress_percent = -1
         self._shut_down = False
+        # Large messages arriving (see message_arriving), each set once handled.
+        self._arriving: list[asyncio.Event] = []
 
     # -------------------------------------------------- events (loop thread)
 
@@ -161,6 +168,32 @@ class Session:
         idle.clear()
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._run())
+
+    def message_arriving(self) -> Callable[[], None]:
+        """A large message is arriving (a dataset the editor opens, most likely):
+        a pass due before it has been handled waits for it, and what to call
+        once it has. Twenty megabytes take a few tenths of a second to arrive and
+        decode; a pass that started meanwhile would check the disk's text of that
+        dataset, and the editor's would wait for a second one."""
+        arrived = asyncio.Event()
+        self._arriving.append(arrived)
+
+        def handled() -> None:
+            arrived.set()
+            if arrived in self._arriving:
+                self._arriving.remove(arrived)
+
+        return handled
+
+    async def _messages_arrived(self) -> None:
+        """Wait (at most ARRIVAL_WAIT_S) for the large messages arriving."""
+        for arrived in list(self._arriving):
+            try:
+                await asyncio.wait_for(arrived.wait(), ARRIVAL_WAIT_S)
+            except asyncio.TimeoutError:
+                log.warning("a large message did not arrive in %.0f s; checking without it", ARRIVAL_WAIT_S)
+                if arrived in self._arriving:
+                    self._arriving.remove(arrived)
 
     def files_changed(self, paths: list[Path]) -> None:
         """Watched files were created, changed or deleted on disk: re-check what depends on them."""
@@ -202,6 +235,9 @@ class Session:
                     except asyncio.TimeoutError:
                         pass
                     self._sooner = None
+                if self._arriving:
+                    await self._messages_arrived()
+                    continue  # handling them may have pushed the deadline back
                 snapshot = self._snapshot()
                 self._full = False
                 try:

@@ -13,7 +13,8 @@ they give, then ``protocol.handle_message``) with three differences:
   inside its parameters that happen to hold a ``jsonrpc`` key.
 * **A large message is announced by its header**, before its body has arrived:
   ``on_large`` lets the server prepare what checking a large document needs
-  while the body arrives and decodes.
+  while the body arrives and decodes, and may give back what to call once the
+  message has been handled (a pass due meanwhile then waits for it).
 * **The pipes are widened**: over stdio, a body arrives in pieces of the pipe's
   size, 64 KiB by default, each a wake-up of the reading thread; with 1 MiB
   pipes (the most Linux grants any user by default) a 20 MB document comes in
@@ -45,6 +46,10 @@ LARGE_MESSAGE_BYTES = 2 << 20
 
 _CONTENT_LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$")
 
+# Told a large message's length as its header arrives; may give back what to
+# call once the message has been handled (or its reading has failed).
+OnLarge = Callable[[int], Callable[[], None] | None]
+
 
 def decode(body: bytes, protocol: JsonRPCProtocol) -> Any:
     """The message in ``body``, as pygls's typed message."""
@@ -61,13 +66,14 @@ async def read_messages(
     reader: Any,
     protocol: JsonRPCProtocol,
     error_handler: Callable[[Exception, type[JsonRpcException]], Any] | None = None,
-    on_large: Callable[[int], None] | None = None,
+    on_large: OnLarge | None = None,
 ) -> None:
     """Read and handle messages until the input ends or ``stop_event`` is set.
 
     ``reader`` has ``readline()`` and ``readexactly(n)`` coroutines (pygls's
     stdin reader, or an asyncio stream)."""
     content_length = 0
+    handled: Callable[[], None] | None = None  # what the announcement asked to call
     while not stop_event.is_set():
         header = await reader.readline()
         if not header:
@@ -78,25 +84,29 @@ async def read_messages(
                 content_length = int(match.group(1))
                 if on_large is not None and content_length >= LARGE_MESSAGE_BYTES:
                     try:
-                        on_large(content_length)
+                        handled = on_large(content_length)
                     except Exception:  # a preparation only: the message is read regardless
                         log.exception("preparing for a large message failed")
         # The headers end with an empty line.
         if content_length and not header.strip():
-            body = await reader.readexactly(content_length)
-            if not body:
-                break
             try:
-                protocol.handle_message(decode(body, protocol))
-            except Exception as exc:
-                log.exception("Unable to handle message")
-                if error_handler is not None:
-                    error_handler(exc, JsonRpcException)
+                body = await reader.readexactly(content_length)
+                if not body:
+                    break
+                try:
+                    protocol.handle_message(decode(body, protocol))
+                except Exception as exc:
+                    log.exception("Unable to handle message")
+                    if error_handler is not None:
+                        error_handler(exc, JsonRpcException)
             finally:
                 content_length = 0
+                if handled is not None:
+                    handled, done = None, handled
+                    done()
 
 
-def serve_stdio(server: Any, on_large: Callable[[int], None] | None = None) -> None:
+def serve_stdio(server: Any, on_large: OnLarge | None = None) -> None:
     """``server.start_io()`` with :func:`read_messages` as its loop (as pygls's
     ``_start_io_async``, over this process's stdin and stdout)."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
@@ -115,7 +125,7 @@ def serve_stdio(server: Any, on_large: Callable[[int], None] | None = None) -> N
         server.shutdown()
 
 
-def serve_tcp(server: Any, host: str, port: int, on_large: Callable[[int], None] | None = None) -> None:
+def serve_tcp(server: Any, host: str, port: int, on_large: OnLarge | None = None) -> None:
     """``server.start_tcp(host, port)`` with :func:`read_messages` as its loop."""
     server._stop_event = stop_event = Event()
 
