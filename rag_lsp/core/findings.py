@@ -103,7 +103,6 @@ class Finding:
         def move(range: Range) -> Range:
             return range.shifted(lines) if range.start.line >= below else range
 
-
         # Built directly: dataclasses.replace costs several times more, and an
         # edit above many findings moves all of them.
         return Finding(
