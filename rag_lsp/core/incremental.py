@@ -685,7 +685,11 @@ class DatasetModel:
         """Add the row rules' findings on ``batch`` (rows holding their values) to
         ``found``, by line; the values are dropped after."""
         try:
-            context = RowsContext.of(self.workspace, self.path, use, shape, batch, finish_when_shown=True)
+            # Asked for every finding (a check from the command line), a finding is
+            # finished here, in the batch: while this process finishes them, the
+            # helper reads further batches, where finishing them all after the
+            # reading would leave it idle.
+            context = RowsContext.of(self.workspace, self.path, use, shape, batch, finish_when_shown=not self._every_finding)
             for finding in finish(self.workspace, self.path, check_rows(context)):
                 line = finding.range.start.line
                 placed = found.get(line)
