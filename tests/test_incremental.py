@@ -12,6 +12,7 @@ from rag_lsp.core.analyze import analyze_file
 from rag_lsp.core.findings import shown_in_editor
 from rag_lsp.core.incremental import DatasetModel
 from rag_lsp.core.rules import rag203_missing_expected_path as rag203
+from rag_lsp.core.settings import Settings
 from rag_lsp.core.text import LineIndex, Position
 from rag_lsp.core.sources import DiskSource, OverlaySource
 from rag_lsp.core.workspace import Workspace
@@ -211,10 +212,11 @@ def test_past_the_limit_one_finding_says_how_many_are_left_out(tmp_path: Path) -
 
 
 def test_only_the_shown_missing_paths_are_looked_into(tmp_path: Path, monkeypatch) -> None:
-    """Of a file's RAG203 findings past an editor's limit, only those on the lines looked at for it pay
-    for the search of the closest workspace file; asked for every finding, the model gives each one
-    finished, as a fresh check of the file does."""
+    """Of a file's RAG203 findings past an editor's limit (the workspace's max_findings_shown), only those
+    on the lines looked at for it pay for the search of the closest workspace file; asked for every
+    finding, the model gives each one finished, as a fresh check of the file does."""
     workspace, source, _ = elsewhere_workspace(tmp_path)
+    workspace = Workspace(tmp_path, Settings(max_findings_shown=3), source=source)
     text = "".join(
         f'{{"id": "c{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py", "docs/missing-{n}.md"]}}}}\n' for n in range(8)
     )
@@ -222,8 +224,10 @@ def test_only_the_shown_missing_paths_are_looked_into(tmp_path: Path, monkeypatc
     problem = rag203._problem
     monkeypatch.setattr(rag203, "_problem", lambda workspace, value, normal: looked_into.append(value) or problem(workspace, value, normal))
     model = DatasetModel(workspace, ELSEWHERE_DATASET, text)
+    # The three shown, and the first left out, where the finding that counts them goes: finished
+    # as the lines were read.
+    assert looked_into == [f"docs/missing-{n}.md" for n in range(4)]
     shown = model.shown(3)
-    # The three shown, and the first left out, where the finding that counts them goes.
     assert looked_into == [f"docs/missing-{n}.md" for n in range(4)]
     assert [finding.unfinished for finding in shown] == [None] * 4
     assert all("is not a file in the workspace, so no hit can match it" in finding.message for finding in shown[:3])

@@ -223,9 +223,10 @@ class DatasetModel:
                         workspace.root, workspace.settings, workspace.files(), self.path, use, shape, _CHECK_BATCH, self._every_finding
                     )
                 )
-            self._check_batch(self._rows_from(0, len(batches[0])), use, shape, found)
+            front: Counter[str] = Counter()
+            self._check_batch(self._rows_from(0, len(batches[0])), use, shape, found, front)
             while (index := ends.take_front()) is not None:
-                self._read_and_check_batch(index, batches[index], use, shape, found)
+                self._read_and_check_batch(index, batches[index], use, shape, found, front)
                 if share is not None:  # what the helper did meanwhile
                     self._take_answers(share.answered(), batches, use, shape, found)
         except BaseException:
@@ -248,10 +249,12 @@ class DatasetModel:
         self._tally_many(rows)
         self._index_many(rows)
 
-    def _read_and_check_batch(self, index: int, lines: list[str], use: Any, shape: str | None, found: dict[int, list[Finding]]) -> None:
+    def _read_and_check_batch(
+        self, index: int, lines: list[str], use: Any, shape: str | None, found: dict[int, list[Finding]], front: Counter[str] | None = None
+    ) -> None:
         first = index * _CHECK_BATCH
         self._read_batch(first, lines)
-        self._check_batch(self._rows_from(first, len(lines)), use, shape, found)
+        self._check_batch(self._rows_from(first, len(lines)), use, shape, found, front)
 
     def _rows_from(self, first: int, count: int) -> list[tuple[int, _Line]]:
         return [(line, row) for line in range(first, first + count) if (row := self.rows[line]) is not None]
@@ -681,16 +684,31 @@ class DatasetModel:
             self._check_batch(batch, use, shape, found)
         self._place(stale, found)
 
-    def _check_batch(self, batch: list[tuple[int, _Line]], use: Any, shape: str | None, found: dict[int, list[Finding]]) -> None:
+    def _check_batch(
+        self,
+        batch: list[tuple[int, _Line]],
+        use: Any,
+        shape: str | None,
+        found: dict[int, list[Finding]],
+        front: Counter[str] | None = None,
+    ) -> None:
         """Add the row rules' findings on ``batch`` (rows holding their values) to
-        ``found``, by line; the values are dropped after."""
+        ``found``, by line; the values are dropped after. ``front``: the batch
+        continues the first reading's front (its batches in order, from the
+        first), and counts its findings of each code so far."""
+        limit = self.workspace.settings.max_findings_shown
         try:
-            # Asked for every finding (a check from the command line), a finding is
-            # finished here, in the batch: while this process finishes them, the
-            # helper reads further batches, where finishing them all after the
-            # reading would leave it idle.
+            # Asked for every finding (a check from the command line), the rules
+            # finish each one here, in its batch; so is a finding of the front
+            # that an editor is shown (the first of its code, see shown). Either
+            # is finished while the helper reads further batches: finished after
+            # the reading, they would leave it idle meanwhile.
             context = RowsContext.of(self.workspace, self.path, use, shape, batch, finish_when_shown=not self._every_finding)
             for finding in finish(self.workspace, self.path, check_rows(context)):
+                if front is not None:
+                    front[finding.code] += 1
+                    if finding.unfinished is not None and front[finding.code] <= limit + 1:
+                        finding = registry.finished(self.workspace, finding)
                 line = finding.range.start.line
                 placed = found.get(line)
                 if placed is None:
