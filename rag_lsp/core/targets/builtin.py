@@ -171,9 +171,11 @@ class BuiltinOptions:
 class _Queries:
     """The queries of a group of cases, embedded (see BuiltinTarget._embed_queries)."""
 
-    # Request id() -> its query's row of ``vectors``; and its topK, when the
-    # case is ranked with its block (see BuiltinTarget._ranked_with_its_block).
+    # Request id() -> its query's row of ``vectors``; its input as _read_input
+    # reads it (when it can); and its topK, when the case is ranked with its
+    # block (see BuiltinTarget._ranked_with_its_block).
     rows: dict[int, int] = field(default_factory=dict)
+    inputs: dict[int, tuple[str, list[str], int]] = field(default_factory=dict)
     top_ks: dict[int, int] = field(default_factory=dict)
     vectors: Any = None
 
@@ -453,14 +455,16 @@ class BuiltinTarget(Target):
         shared: bool = False,
         scored: Any = _NOT_SCORED,
         ids: dict[int, str] | None = None,
+        read: tuple[str, list[str], int] | None = None,
     ) -> Answer:
         """The answer to one case from ``state``; hits without their ``text`` unless
         asked for. ``shared``: another thread may be answering from ``state`` too,
         so the texts are read without the builder's cache of file lines. ``scored``:
         the query's similarities to every chunk and its best chunks, when they were
         computed already with those of its block (see _score_queries). ``ids``:
-        the ids of the chunks a run has named so far, by row (see _ids)."""
-        query, names, top_k = self._read_input(request.input)
+        the ids of the chunks a run has named so far, by row (see _ids).
+        ``read``: the request's input, read already (see _embed_queries)."""
+        query, names, top_k = read if read is not None else self._read_input(request.input)
         index = state.index
         semantic_scores = best = None
         if state.model is not None and index.size:
@@ -585,7 +589,9 @@ class BuiltinTarget(Target):
                 answered = self._one_after_the_other(
                     block,
                     cancel,
-                    lambda request: self._answer(request, state, with_text, scored=scores.get(id(request), _NOT_SCORED), ids=ids),
+                    lambda request: self._answer(
+                        request, state, with_text, scored=scores.get(id(request), _NOT_SCORED), ids=ids, read=queries.inputs.get(id(request))
+                    ),
                 )
                 for position, result in answered:
                     yield group_start + start + position, result
@@ -601,29 +607,27 @@ class BuiltinTarget(Target):
             value = request.input
             query = value.get("query") if isinstance(value, dict) else None
             if isinstance(query, str) and query.strip():
-                queries.rows[id(request)] = len(texts)
+                key = id(request)
+                queries.rows[key] = len(texts)
                 texts.append(query)
-                top_k = value.get("topK", DEFAULT_TOP_K)
-                if type(top_k) is int and top_k > 0 and self._ranked_with_its_block(value, state):
-                    queries.top_ks[id(request)] = top_k
+                try:
+                    read = self._read_input(value)
+                except TargetError:
+                    continue  # the case is answered with its error (see _answer)
+                queries.inputs[key] = read
+                if self._ranked_with_its_block(read[1], state):
+                    queries.top_ks[key] = read[2]
         if texts:
             queries.vectors = state.model.embed(texts)
         return queries
 
-    def _ranked_with_its_block(self, value: dict, state: _State) -> bool:
-        """Whether a case's input asks for a search by meaning alone over one corpus
-        that holds every chunk of the index, as most do: such a case is ranked with
-        the other cases of its block (see _score_queries); any other is ranked on
-        its own, and ranking it ahead would be wasted."""
-        if state.keyword is not None:
-            return False
-        names = value.get("corpora")
-        if names is None:
-            names = list(self.corpora)
-        if not isinstance(names, list) or not names or not isinstance(names[0], str):
-            return False
-        name = names[0]
-        return name in state.rows and state.rows[name] is None and all(other == name for other in names)
+    def _ranked_with_its_block(self, names: list[str], state: _State) -> bool:
+        """Whether a case that searches ``names`` (as _read_input reads them)
+        searches by meaning alone over one corpus that holds every chunk of the
+        index, as most do: such a case is ranked with the other cases of its block
+        (see _score_queries); any other is ranked on its own, and ranking it ahead
+        would be wasted."""
+        return state.keyword is None and len(names) == 1 and names[0] in state.rows and state.rows[names[0]] is None
 
     def _score_queries(self, requests: list[Request], state: _State, queries: _Queries | None = None) -> dict[int, tuple[Any, Any]]:
         """Each request's similarities to every chunk and, when it is ranked with
