@@ -171,9 +171,9 @@ class BuiltinOptions:
 class _Queries:
     """The queries of a group of cases, embedded (see BuiltinTarget._embed_queries)."""
 
-    # Request id() -> its query's row of ``vectors``; its input as _read_input
-    # reads it (when it can); and its topK, when the case is ranked with its
-    # block (see BuiltinTarget._ranked_with_its_block).
+    # Request id() -> its query's row of ``vectors`` and its input as
+    # _read_input reads it (for a request whose input it reads); and its topK,
+    # when the case is ranked with its block (see BuiltinTarget._ranked_with_its_block).
     rows: dict[int, int] = field(default_factory=dict)
     inputs: dict[int, tuple[str, list[str], int]] = field(default_factory=dict)
     top_ks: dict[int, int] = field(default_factory=dict)
@@ -599,24 +599,22 @@ class BuiltinTarget(Target):
                     return
 
     def _embed_queries(self, requests: list[Request], state: _State) -> _Queries:
-        """The vectors of the requests' queries (of those that have one), by one call
-        of the model; and the topK of those ranked with their block."""
+        """The vectors of the requests' queries (of those whose input _read_input
+        reads), by one call of the model; and the topK of those ranked with their
+        block."""
         queries = _Queries()
         texts = []
         for request in requests:
-            value = request.input
-            query = value.get("query") if isinstance(value, dict) else None
-            if isinstance(query, str) and query.strip():
-                key = id(request)
-                queries.rows[key] = len(texts)
-                texts.append(query)
-                try:
-                    read = self._read_input(value)
-                except TargetError:
-                    continue  # the case is answered with its error (see _answer)
-                queries.inputs[key] = read
-                if self._ranked_with_its_block(read[1], state):
-                    queries.top_ks[key] = read[2]
+            try:
+                read = self._read_input(request.input)
+            except TargetError:
+                continue  # the case is answered with its error (see _answer)
+            key = id(request)
+            queries.rows[key] = len(texts)
+            queries.inputs[key] = read
+            texts.append(read[0])
+            if self._ranked_with_its_block(read[1], state):
+                queries.top_ks[key] = read[2]
         if texts:
             queries.vectors = state.model.embed(texts)
         return queries
@@ -633,7 +631,7 @@ class BuiltinTarget(Target):
         """Each request's similarities to every chunk and, when it is ranked with
         its block (see _ranked_with_its_block), its ``topK`` best chunks over the
         whole index, file first (see ranking.best_of_block; else None), by the
-        request's id(), for those that have a query; (None, None) for a query with
+        request's id(), for those whose input can be read; (None, None) for a query with
         no token the model knows. The requests' queries are scored by one matrix
         product and ranked together; they are embedded first unless ``queries``
         holds them."""
