@@ -213,7 +213,7 @@ def step(root: Path, queries_file: Path | None, with_baselines: bool) -> dict:
         runs.append(time.perf_counter() - begin)
         assert answered == len(queries)
         if with_baselines:
-            floors.append(numpy_floor(target._state.model, index.vectors, queries))
+            floors.append(numpy_floor(target._state.model, index.vectors.decoded(), queries))
     out["run_s"] = statistics.median(runs)
     out["queries"] = len(queries)
     if with_baselines:

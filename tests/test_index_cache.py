@@ -3,6 +3,7 @@ read back by the next process, updated file by file, rebuilt when damaged."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -57,7 +58,7 @@ def ask(found, question: str = QUESTION) -> list[str]:
 
 
 def index_folder(cache: Path) -> Path:
-    (folder,) = (cache / "index-v1").iterdir()
+    (folder,) = (cache / "index-v2").iterdir()
     return folder
 
 
@@ -69,7 +70,7 @@ def age(space: Workspace, seconds: float = 60) -> None:
 
 
 def test_the_index_is_cached_and_a_new_target_embeds_nothing(tmp_path: Path, cache: Path, embedded: list[str]) -> None:
-    """The first build writes meta.json and its two arrays; a target opened afterwards (as by the next
+    """The first build writes meta.json and its three arrays; a target opened afterwards (as by the next
     process) reads them and embeds no chunk again, answering as the first did."""
     space = workspace(tmp_path / "ws")
     age(space)
@@ -77,7 +78,7 @@ def test_the_index_is_cached_and_a_new_target_embeds_nothing(tmp_path: Path, cac
     first.prepare()
     assert len(embedded) == 3  # one chunk per file
     folder = index_folder(cache)
-    assert sorted(path.name.split("-")[0] for path in folder.iterdir()) == ["chunks", "meta.json", "vectors"]
+    assert sorted(path.name.split("-")[0] for path in folder.iterdir()) == ["chunks", "meta.json", "scales", "vectors"]
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
     assert meta["key"]["chunking"] == {"unit": "lines", "size": 60, "overlap": 12} and meta["dim"] == 256
     assert [entry[0] for entry in meta["files"]] == ["docs/audit.md", "docs/deploy.md", "docs/rate-limits.md"]
@@ -106,7 +107,7 @@ def test_only_new_and_changed_files_are_embedded_again(tmp_path: Path, cache: Pa
     )
     assert ask(again, "zeppelin")[0] == "docs/deploy.md" and "docs/audit.md" not in ask(again, "audit log")
     folder = index_folder(cache)
-    assert len(list(folder.glob("vectors-*.npy"))) == 1 and len(list(folder.glob("chunks-*.npy"))) == 1
+    assert [len(list(folder.glob(f"{name}-*.npy"))) for name in ("chunks", "vectors", "scales")] == [1, 1, 1]
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
     assert [entry[0] for entry in meta["files"]] == ["docs/deploy.md", "docs/rate-limits.md", "docs/refunds.md"]
 
@@ -123,6 +124,16 @@ def damage(folder: Path, how: str) -> None:
         vectors.write_bytes(vectors.read_bytes()[:200])
     elif how == "vectors-missing":
         vectors.unlink()
+    elif how in ("codes-out-of-range", "scales-negative"):
+        # Arrays of the right shape and type whose digests meta.json vouches for, holding values
+        # a build never writes: a code past the range that keeps dot products exact, a negative scale.
+        name = "vectors" if how == "codes-out-of-range" else "scales"
+        path = folder / meta["arrays"][name]
+        array = numpy.load(path)
+        array.flat[0] = -128 if name == "vectors" else -1.0
+        numpy.save(path, array)
+        meta["digests"][name] = hashlib.sha256(path.read_bytes()).hexdigest()
+        meta_path.write_text(json.dumps(meta), encoding="utf-8")
     elif how == "meta-garbage":
         meta_path.write_bytes(b"\x00not json{")
     elif how == "meta-other-key":
@@ -135,7 +146,17 @@ def damage(folder: Path, how: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "how", ["vectors-swapped", "vectors-cut-short", "vectors-missing", "meta-garbage", "meta-other-key", "meta-rows-lie"]
+    "how",
+    [
+        "vectors-swapped",
+        "vectors-cut-short",
+        "vectors-missing",
+        "codes-out-of-range",
+        "scales-negative",
+        "meta-garbage",
+        "meta-other-key",
+        "meta-rows-lie",
+    ],
 )
 def test_a_damaged_cache_is_rebuilt_never_trusted(tmp_path: Path, cache: Path, embedded: list[str], how: str) -> None:
     """Whatever is wrong with the cached index, the next target embeds every chunk again, answers as a fresh
@@ -238,4 +259,4 @@ def test_a_cancelled_build_stops_and_writes_nothing(tmp_path: Path, cache: Path)
     cancel.set()
     with pytest.raises(Cancelled):
         target(space).prepare(cancel=cancel)
-    assert not (cache / "index-v1").exists() or not any((cache / "index-v1").rglob("meta.json"))
+    assert not (cache / "index-v2").exists() or not any((cache / "index-v2").rglob("meta.json"))

@@ -355,7 +355,7 @@ def test_the_index_outlives_the_run_and_a_damaged_one_is_rebuilt(tmp_path: Path)
     cache = tmp_path / "cache"
     first = run_with_cache(cache, "--suite", "gateway-live", "--format", "json", cwd=root)
     assert first.returncode == 0, first.stderr
-    (folder,) = (cache / "index-v1").iterdir()
+    (folder,) = (cache / "index-v2").iterdir()
     written = {path.name: path.stat().st_mtime_ns for path in folder.iterdir()}
     second = run_with_cache(cache, "--suite", "gateway-live", "--format", "json", cwd=root)
     assert second.stdout == first.stdout

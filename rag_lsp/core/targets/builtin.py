@@ -580,12 +580,15 @@ class BuiltinTarget(Target):
         # together; then each case's hits are made.
         per_block = max(1, min(_QUERIES_PER_BLOCK, _SCORES_PER_BLOCK // state.index.size))
         ids: dict[int, str] = {}
+        # The index's codes as floats, for the blocks' matrix products: made once
+        # for the run, and let go with it.
+        expanded = state.index.vectors.expanded()
         for group_start in range(0, len(requests), _QUERIES_EMBEDDED_TOGETHER):
             group = requests[group_start : group_start + _QUERIES_EMBEDDED_TOGETHER]
             queries = self._embed_queries(group, state)
             for start in range(0, len(group), per_block):
                 block = group[start : start + per_block]
-                scores = self._score_queries(block, state, queries)
+                scores = self._score_queries(block, state, queries, expanded)
                 answered = self._one_after_the_other(
                     block,
                     cancel,
@@ -627,14 +630,17 @@ class BuiltinTarget(Target):
         would be wasted."""
         return state.keyword is None and len(names) == 1 and names[0] in state.rows and state.rows[names[0]] is None
 
-    def _score_queries(self, requests: list[Request], state: _State, queries: _Queries | None = None) -> dict[int, tuple[Any, Any]]:
+    def _score_queries(
+        self, requests: list[Request], state: _State, queries: _Queries | None = None, expanded: Any = None
+    ) -> dict[int, tuple[Any, Any]]:
         """Each request's similarities to every chunk and, when it is ranked with
         its block (see _ranked_with_its_block), its ``topK`` best chunks over the
         whole index, file first (see ranking.best_of_block; else None), by the
         request's id(), for those whose input can be read; (None, None) for a query with
         no token the model knows. The requests' queries are scored by one matrix
         product and ranked together; they are embedded first unless ``queries``
-        holds them."""
+        holds them. ``expanded``: the index's codes as floats (see
+        QuantizedVectors.similarities), when a run holds them."""
         if queries is None:
             queries = self._embed_queries(requests, state)
         keys = [key for request in requests if (key := id(request)) in queries.rows]
@@ -642,7 +648,7 @@ class BuiltinTarget(Target):
             return {}
         index = state.index
         embedded = queries.vectors[[queries.rows[key] for key in keys]]
-        scores = embedded @ index.vectors.T
+        scores = index.vectors.similarities(embedded, expanded)
         known = embedded.any(axis=1).tolist()
         scored: dict[int, tuple[Any, Any]] = {}
         # Ranked together: the queries that ask for as many hits (most often, all);

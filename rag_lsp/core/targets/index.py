@@ -8,16 +8,18 @@ unchanged (touched, or checked out again) too; only new and changed files are
 read, cut and embedded again.
 
 **The cache.** ``$RAG_LSP_CACHE_DIR`` (tests set it), else
-``platformdirs.user_cache_dir("rag-lsp")``, holds ``index-v1/<key>/``, where the
+``platformdirs.user_cache_dir("rag-lsp")``, holds ``index-v2/<key>/``, where the
 key hashes the workspace root, the corpora's globs, the chunking and the model's
 identity (its files' paths, sizes and modification times): another option or
 another model is another folder. In it:
 
 * ``meta.json``: the key in full, when it was built, the vector size, and per
   file ``[path, size, mtime_ns, content hash, first row, rows]``, with the names
-  and SHA-256 of the two arrays;
+  and SHA-256 of the three arrays;
 * ``chunks-<generation>.npy``: int32 ``(rows, 2)``, each chunk's first and last line;
-* ``vectors-<generation>.npy``: float32 ``(rows, dimensions)``, unit vectors.
+* ``vectors-<generation>.npy``: int8 ``(rows, dimensions)``, the codes of the
+  chunks' unit vectors, and ``scales-<generation>.npy``: float32 ``(rows,)``,
+  their scales (see ``vectors.py``).
 
 Arrays are written first under a new generation and ``meta.json`` is replaced
 last, so a reader sees an old or a new index, never half of one. A cache whose
@@ -47,11 +49,12 @@ from typing import Any, Callable, Iterable
 import numpy
 
 from .chunking import Chunking, line_ranges
+from .vectors import QuantizedVectors, levels
 
 log = logging.getLogger(__name__)
 
 CACHE_ENV = "RAG_LSP_CACHE_DIR"
-FORMAT = 1
+FORMAT = 2
 # Bytes read of a file to decide whether it is binary.
 _SNIFF = 8192
 # A file modified this close to (or after) the moment it was looked at may change
@@ -99,8 +102,8 @@ class ChunkIndex:
     # Per row: its file's position in ``files``, its first and last line (1-based).
     row_file: numpy.ndarray = field(default_factory=lambda: numpy.zeros(0, dtype=numpy.int32))
     lines: numpy.ndarray = field(default_factory=lambda: numpy.zeros((0, 2), dtype=numpy.int32))
-    # (rows, dimensions) unit vectors; None when no model embeds the chunks.
-    vectors: numpy.ndarray | None = None
+    # One vector per row, coded (see vectors.py); None when no model embeds the chunks.
+    vectors: QuantizedVectors | None = None
     # When the files were looked at (time.time_ns()).
     built_ns: int = 0
     # Chunk texts by row, when a keyword search needs them all.
@@ -168,7 +171,7 @@ class _Segment:
     kept: FileEntry | None = None
     ranges: list[tuple[int, int]] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
-    vectors: numpy.ndarray | None = None
+    vectors: QuantizedVectors | None = None
 
 
 class IndexBuilder:
@@ -336,14 +339,14 @@ class IndexBuilder:
         at = 0
         for number, segment in enumerate(segments):
             own = vectors[at : at + len(segment.texts)]
-            segment.vectors = contextual(own, paths[number]) if paths is not None else own
+            segment.vectors = QuantizedVectors.of(contextual(own, paths[number]) if paths is not None else own)
             at += len(segment.texts)
 
     def _assemble(self, segments: list[_Segment], previous: ChunkIndex | None, started: int, with_texts: bool) -> ChunkIndex:
         files: list[FileEntry] = []
         row_file: list[numpy.ndarray] = []
         lines: list[numpy.ndarray] = []
-        vectors: list[numpy.ndarray] = []
+        vectors: list[QuantizedVectors] = []
         texts: list[str] | None = [] if with_texts else None
         rows = 0
         for segment in segments:
@@ -372,7 +375,7 @@ class IndexBuilder:
             rows += count
         index = ChunkIndex(files, _join(row_file, numpy.int32, (0,)), _join(lines, numpy.int32, (0, 2)), None, started, texts)
         if self.embed is not None:
-            index.vectors = _join(vectors, numpy.float32, (0, self.dim))
+            index.vectors = QuantizedVectors.join(vectors, self.dim)
         return index
 
     def _texts_of(self, relative: str, spans: numpy.ndarray) -> list[str]:
@@ -534,16 +537,20 @@ class IndexCache:
         if at != rows:
             raise ValueError("its files do not add up to its rows")
         lines = self._array(meta, "chunks", numpy.int32, (rows, 2))
-        vectors = self._array(meta, "vectors", numpy.float32, (rows, dim))
+        codes = self._array(meta, "vectors", numpy.int8, (rows, dim))
+        scales = self._array(meta, "scales", numpy.float32, (rows,))
         if rows and (lines.min() < 1 or (lines[:, 1] < lines[:, 0]).any()):
             raise ValueError("its line ranges are not ones")
-        if rows and not numpy.isfinite(vectors).all():
-            raise ValueError("its vectors are not numbers")
+        top = levels(dim)
+        if rows and (int(codes.min()) < -top or int(codes.max()) > top):
+            raise ValueError("its vectors' codes are out of their range")
+        if rows and not (numpy.isfinite(scales).all() and (scales >= 0).all()):
+            raise ValueError("its vectors' scales are not ones")
         row_file = numpy.repeat(numpy.arange(len(files), dtype=numpy.int32), [entry.rows for entry in files]) if files else numpy.zeros(0, dtype=numpy.int32)
         self._meta = meta
-        return ChunkIndex(files, row_file, lines, vectors, built_ns)
+        return ChunkIndex(files, row_file, lines, QuantizedVectors(codes, scales), built_ns)
 
-    def _array(self, meta: dict, name: str, dtype: Any, shape: tuple[int, int]) -> numpy.ndarray:
+    def _array(self, meta: dict, name: str, dtype: Any, shape: tuple[int, ...]) -> numpy.ndarray:
         file_name = meta["arrays"][name]
         if not isinstance(file_name, str) or "/" in file_name or "\\" in file_name or not file_name.endswith(".npy"):
             raise ValueError(f"it names no {name} file")
@@ -564,11 +571,11 @@ class IndexCache:
     def save(self, index: ChunkIndex, dim: int) -> str | None:
         """Write ``index``; why it could not be written, or None."""
         generation = uuid.uuid4().hex[:12]
-        vectors = index.vectors if index.vectors is not None else numpy.zeros((index.size, dim), dtype=numpy.float32)
+        vectors = index.vectors if index.vectors is not None else QuantizedVectors.of(numpy.zeros((index.size, dim), dtype=numpy.float32))
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             arrays, digests = {}, {}
-            for name, array in (("chunks", index.lines), ("vectors", vectors)):
+            for name, array in (("chunks", index.lines), ("vectors", vectors.codes), ("scales", vectors.scales)):
                 buffer = io.BytesIO()
                 numpy.save(buffer, numpy.ascontiguousarray(array), allow_pickle=False)
                 data = buffer.getvalue()
