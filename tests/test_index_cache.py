@@ -90,6 +90,22 @@ def test_the_index_is_cached_and_a_new_target_embeds_nothing(tmp_path: Path, cac
     assert ask(second) == answer and answer[0] == "docs/rate-limits.md"
 
 
+def test_indexes_of_older_cache_formats_are_removed_once_an_index_is_saved(tmp_path: Path, cache: Path) -> None:
+    """A cache folder of an older format (float32 vectors, never read by this version) is removed when
+    an index is saved; a folder of a newer format and other files of the cache are left alone."""
+    older = cache / "index-v1" / "0123456789abcdef01234567"
+    older.mkdir(parents=True)
+    (older / "vectors-aaaa.npy").write_bytes(b"\x93NUMPY" + bytes(100))
+    newer, other = cache / "index-v99", cache / "notes.txt"
+    newer.mkdir()
+    other.write_text("kept", encoding="utf-8")
+    space = workspace(tmp_path / "ws")
+    target(space).prepare()
+    assert not (cache / "index-v1").exists()
+    assert newer.is_dir() and other.read_text(encoding="utf-8") == "kept"
+    assert (index_folder(cache) / "meta.json").is_file()
+
+
 def test_only_new_and_changed_files_are_embedded_again(tmp_path: Path, cache: Path, embedded: list[str]) -> None:
     """After a file changes, one is added and one removed, the next build embeds the changed and the new
     file only, answers from their new text, and the cache holds one generation of arrays."""

@@ -21,8 +21,9 @@ another model is another folder. In it:
   chunks' unit vectors, and ``scales-<generation>.npy``: float32 ``(rows,)``,
   their scales (see ``vectors.py``).
 
-Arrays are written first under a new generation and ``meta.json`` is replaced
-last, so a reader sees an old or a new index, never half of one. A cache whose
+The folders of older formats (``index-v1/``) are removed once an index of this
+one is saved. Arrays are written first under a new generation and ``meta.json``
+is replaced last, so a reader sees an old or a new index, never half of one. A cache whose
 ``meta.json`` is not one, whose key differs, whose arrays are missing, of the wrong
 shape, or whose bytes do not hash to what ``meta.json`` says is thrown away and
 rebuilt: it is never trusted.
@@ -40,6 +41,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -597,6 +599,7 @@ class IndexCache:
             self._meta = None
             return f"the index could not be saved in {self.folder} ({error.strerror or error}): it is built again next time"
         self._meta = meta
+        _forget_older_formats(self.folder.parent.parent)
         for stale in self.folder.glob("*.npy"):
             if stale.name not in arrays.values():
                 try:
@@ -619,6 +622,21 @@ class IndexCache:
             log.info("the index cache %s could not be renewed: %s", self.folder, error)
             return
         self._meta = meta
+
+
+def _forget_older_formats(root: Path) -> None:
+    """Remove the indexes of older cache formats under ``root``: this version
+    never reads them, and each may hold a hundred megabytes."""
+    try:
+        folders = [path for path in root.iterdir() if _OLDER_FORMAT.fullmatch(path.name)]
+    except OSError:
+        return
+    for folder in folders:
+        if int(folder.name.removeprefix("index-v")) < FORMAT:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+_OLDER_FORMAT = re.compile(r"index-v[0-9]{1,6}")
 
 
 def _is_int(value: Any) -> bool:
