@@ -14,6 +14,8 @@ import pytest
 
 from rag_lsp.core.targets import Cancelled, Request, open_target
 from rag_lsp.core.targets import embedding
+from rag_lsp.core.targets.chunking import Chunking
+from rag_lsp.core.targets.index import IndexBuilder
 from rag_lsp.core.suitefacts import target_info
 from rag_lsp.core.workspace import Workspace
 from workspaces import AUDIT, DEPLOY, RATE_LIMITS, write_files
@@ -276,3 +278,51 @@ def test_a_cancelled_build_stops_and_writes_nothing(tmp_path: Path, cache: Path)
     with pytest.raises(Cancelled):
         target(space).prepare(cancel=cancel)
     assert not (cache / "index-v2").exists() or not any((cache / "index-v2").rglob("meta.json"))
+
+
+def builder_of(root: Path, embed) -> IndexBuilder:
+    """A builder of 10-line chunks that embeds with ``embed`` (no cache)."""
+    return IndexBuilder(root, Chunking("lines", 10, 2), 1 << 20, embed=embed, dim=4)
+
+
+def test_a_build_reports_its_progress_in_order_up_to_every_file(tmp_path: Path) -> None:
+    """While batches are embedded beside the reading, the files done are reported in increasing order,
+    ending with every file; each chunk gets the vector of its own text."""
+    files = {f"docs/{number:03}.md": f"# Note {number}\n" + "words\n" * (number % 30) for number in range(300)}
+    write_files(tmp_path, files)
+
+    def embed(texts: list[str]) -> numpy.ndarray:
+        vectors = numpy.zeros((len(texts), 4), dtype=numpy.float32)
+        vectors[:, 0] = [len(text) for text in texts]
+        vectors[:, 1] = 10.0
+        return vectors / numpy.linalg.norm(vectors, axis=1, keepdims=True)  # unit vectors, as a model's
+
+    reported: list[tuple[int, int]] = []
+    index = builder_of(tmp_path, embed).refresh(sorted(files), lambda done, total: reported.append((done, total))).index
+    assert reported[-1] == (300, 300)
+    assert [done for done, _ in reported] == sorted({done for done, _ in reported})
+    assert index.size == sum(entry.rows for entry in index.files) > 300
+    texts = {
+        (entry.path, first): "\n".join(files[entry.path].splitlines()[first - 1 : last])
+        for entry in index.files
+        for first, last in index.lines[entry.first_row : entry.first_row + entry.rows].tolist()
+    }
+    decoded = index.vectors.decoded()
+    assert numpy.allclose(decoded, embed(list(texts.values())), atol=0.01)
+
+
+def test_an_embedding_that_fails_fails_the_build_and_leaves_no_thread(tmp_path: Path) -> None:
+    """An error raised while a batch is embedded beside the reading is raised by the build, and the
+    thread that embedded it has ended."""
+    write_files(tmp_path, {f"docs/{number:03}.md": "line\n" * 40 for number in range(100)})
+    calls = []
+
+    def embed(texts: list[str]) -> numpy.ndarray:
+        calls.append(len(texts))
+        if len(calls) == 2:
+            raise RuntimeError("the model broke")
+        return numpy.ones((len(texts), 4), dtype=numpy.float32)
+
+    with pytest.raises(RuntimeError, match="the model broke"):
+        builder_of(tmp_path, embed).refresh(sorted(f"docs/{number:03}.md" for number in range(100)))
+    assert not [thread for thread in threading.enumerate() if thread.name.startswith("rag-lsp-index")]
