@@ -286,8 +286,8 @@ def builder_of(root: Path, embed) -> IndexBuilder:
 
 
 def test_a_build_reports_its_progress_in_order_up_to_every_file(tmp_path: Path) -> None:
-    """While batches are embedded beside the reading, the files done are reported in increasing order,
-    ending with every file; each chunk gets the vector of its own text."""
+    """The files done are reported in increasing order, ending with every file; each chunk gets the
+    vector of its own text."""
     files = {f"docs/{number:03}.md": f"# Note {number}\n" + "words\n" * (number % 30) for number in range(300)}
     write_files(tmp_path, files)
 
@@ -311,9 +311,8 @@ def test_a_build_reports_its_progress_in_order_up_to_every_file(tmp_path: Path) 
     assert numpy.allclose(decoded, embed(list(texts.values())), atol=0.01)
 
 
-def test_an_embedding_that_fails_fails_the_build_and_leaves_no_thread(tmp_path: Path) -> None:
-    """An error raised while a batch is embedded beside the reading is raised by the build, and the
-    thread that embedded it has ended."""
+def test_an_embedding_that_fails_fails_the_build(tmp_path: Path) -> None:
+    """An error raised while a batch is embedded is raised by the build, which keeps no index."""
     write_files(tmp_path, {f"docs/{number:03}.md": "line\n" * 40 for number in range(100)})
     calls = []
 
@@ -323,6 +322,7 @@ def test_an_embedding_that_fails_fails_the_build_and_leaves_no_thread(tmp_path: 
             raise RuntimeError("the model broke")
         return numpy.ones((len(texts), 4), dtype=numpy.float32)
 
+    builder = builder_of(tmp_path, embed)
     with pytest.raises(RuntimeError, match="the model broke"):
-        builder_of(tmp_path, embed).refresh(sorted(f"docs/{number:03}.md" for number in range(100)))
-    assert not [thread for thread in threading.enumerate() if thread.name.startswith("rag-lsp-index")]
+        builder.refresh(sorted(f"docs/{number:03}.md" for number in range(100)))
+    assert builder.index is None

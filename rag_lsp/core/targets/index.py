@@ -44,8 +44,6 @@ import re
 import shutil
 import time
 import uuid
-from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -178,41 +176,6 @@ class _Segment:
     vectors: QuantizedVectors | None = None
 
 
-class _Embedding:
-    """Batches of new chunks embedded on a thread of their own while the next
-    files are read and cut: the tokenizer (in Rust, without the interpreter's
-    lock) works while the files are read."""
-
-    # Batches submitted and not yet embedded, at most, before submit waits.
-    AHEAD = 2
-
-    def __init__(self, embed: Callable[[list[_Segment]], None]) -> None:
-        self._embed = embed
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="rag-lsp-index")
-        self._queued: deque[tuple[Future, int]] = deque()
-
-    def submit(self, segments: list[_Segment]) -> int:
-        """Embed ``segments`` (files) soon; the files embedded since the last call."""
-        self._queued.append((self._thread.submit(self._embed, segments), len(segments)))
-        return self._collect(self.AHEAD)
-
-    def finish(self) -> int:
-        """Wait for every batch; the files embedded since the last call."""
-        return self._collect(0)
-
-    def _collect(self, left: int) -> int:
-        finished = 0
-        while self._queued and (len(self._queued) > left or self._queued[0][0].done()):
-            future, files = self._queued.popleft()
-            future.result()  # raises what the embedding raised
-            finished += files
-        return finished
-
-    def close(self) -> None:
-        """Stop: batches not started are dropped, the one being embedded is waited for."""
-        self._thread.shutdown(wait=True, cancel_futures=True)
-
-
 class IndexBuilder:
     """Keeps a :class:`ChunkIndex` of a set of workspace files up to date.
 
@@ -284,51 +247,6 @@ class IndexBuilder:
         to_read = sum(1 for *_, kept in stats if kept is None)
         self._lines.clear()
         segments: list[_Segment] = []
-        embedding = _Embedding(self._embed) if self.embed is not None else None
-        try:
-            done, changed = self._read_changed(stats, held, segments, embedding, progress, to_read, cancel)
-        finally:
-            if embedding is not None:
-                embedding.close()
-        removed = len(held.keys() - {segment.path for segment in segments})
-        signature = tuple((s.path, s.size, s.mtime_ns, s.digest) for s in segments)
-        if (
-            previous is not None
-            and not changed
-            and not removed
-            and signature == (previous_signature or _signature(previous.files))
-            and (not with_texts or previous.texts is not None)
-        ):
-            # Nothing changed: the same index, its files now known to be as they were.
-            index = previous
-            index.built_ns = started
-            if to_read and self.cache is not None and self.embed is not None and signature == self._saved:
-                # Files too recent to trust by their size and time were read and
-                # found as they were: the cache says so, or every start reads them.
-                self.cache.renew(started)
-        else:
-            index = self._assemble(segments, previous, started, with_texts)
-        self.index = index
-        if self.cache is not None and self.embed is not None and signature != self._saved:
-            problem = self.cache.save(index, self.dim)
-            if problem is None:
-                self._saved = signature
-            cache_problem = cache_problem or problem
-        return Outcome(index, changed + removed, cache_problem)
-
-    def _read_changed(
-        self,
-        stats: list[tuple[str, int, int, FileEntry | None]],
-        held: dict[str, FileEntry],
-        segments: list[_Segment],
-        embedding: _Embedding | None,
-        progress: Progress | None,
-        to_read: int,
-        cancel: Any,
-    ) -> tuple[int, int]:
-        """Add each file of ``stats`` to ``segments``: kept as it was, or read, cut
-        and (with ``embedding``) its chunks embedded when it is new or changed.
-        The files done (counted for ``progress``), and the files changed."""
         pending: list[_Segment] = []
         pending_rows = 0
         changed = done = 0
@@ -360,27 +278,49 @@ class IndexBuilder:
             segments.append(segment)
             if ranges and len(self._lines) < _LINES_KEPT:
                 self._lines[relative] = file_lines
-            if embedding is not None and ranges:
+            if self.embed is not None and ranges:
                 pending.append(segment)
                 pending_rows += len(ranges)
-                if pending_rows < self.EMBED_BATCH:
-                    continue
-                finished = embedding.submit(pending)
-                pending, pending_rows = [], 0
+                if pending_rows >= self.EMBED_BATCH:
+                    self._embed(pending)
+                    done += len(pending)
+                    pending, pending_rows = [], 0
+                    if progress is not None:
+                        progress(done, to_read)
             else:
-                finished = 1
-            if finished:
-                done += finished
+                done += 1
                 if progress is not None:
                     progress(done, to_read)
-        if embedding is not None:
-            finished = embedding.submit(pending) if pending else 0
-            finished += embedding.finish()
-            if finished:
-                done += finished
-                if progress is not None:
-                    progress(done, to_read)
-        return done, changed
+        if pending:
+            self._embed(pending)
+            done += len(pending)
+            if progress is not None:
+                progress(done, to_read)
+        removed = len(held.keys() - {segment.path for segment in segments})
+        signature = tuple((s.path, s.size, s.mtime_ns, s.digest) for s in segments)
+        if (
+            previous is not None
+            and not changed
+            and not removed
+            and signature == (previous_signature or _signature(previous.files))
+            and (not with_texts or previous.texts is not None)
+        ):
+            # Nothing changed: the same index, its files now known to be as they were.
+            index = previous
+            index.built_ns = started
+            if to_read and self.cache is not None and self.embed is not None and signature == self._saved:
+                # Files too recent to trust by their size and time were read and
+                # found as they were: the cache says so, or every start reads them.
+                self.cache.renew(started)
+        else:
+            index = self._assemble(segments, previous, started, with_texts)
+        self.index = index
+        if self.cache is not None and self.embed is not None and signature != self._saved:
+            problem = self.cache.save(index, self.dim)
+            if problem is None:
+                self._saved = signature
+            cache_problem = cache_problem or problem
+        return Outcome(index, changed + removed, cache_problem)
 
     def load_cached(self) -> ChunkIndex | None:
         """The index the cache holds, as it is (no file read, nothing embedded),
