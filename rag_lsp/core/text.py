@@ -9,13 +9,14 @@ encoding (UTF-16 by default in LSP) happens once, at the edge, with
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
 from itertools import accumulate
-from typing import Protocol, Sequence
+from typing import NamedTuple, Protocol, Sequence
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Position:
+# Position and Range are named tuples: immutable, ordered and hashable as
+# frozen dataclasses are, and built in half the time. A check of 100,000 rows
+# makes a million of them, and an edit above a thousand findings moves them all.
+class Position(NamedTuple):
     """A 0-based line and a 0-based code-point column."""
 
     line: int
@@ -25,8 +26,7 @@ class Position:
         return f"{self.line}:{self.character}"
 
 
-@dataclass(frozen=True, slots=True)
-class Range:
+class Range(NamedTuple):
     """A half-open range between two positions."""
 
     start: Position
