@@ -63,7 +63,7 @@ def finish(workspace: Workspace, path: str, findings: list[Finding]) -> list[Fin
         if severity is None:
             continue
         if severity != finding.severity:
-            finding = replace(finding, severity=severity)
+            finding = finding._replace(severity=severity)
         result.append(finding.at(path))
     result.sort(key=Finding.sort_key)
     return result
