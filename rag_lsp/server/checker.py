@@ -608,14 +608,20 @@ class Checker:
             if entry is not None and not (entry.finding is finding and (same_lines or _reads_as(entry.line_texts, finding, converter))):
                 entry = None
             if entry is None:
-                texts = _line_texts(finding, converter)
+                texts = None
                 move = moves.get(id(finding))
                 if move is not None and move[0] is finding:
-                    # Moved with its lines since it was converted: shift that.
+                    # Moved with its lines since it was converted: shift that. A
+                    # finding of one line moved with that line, unedited (an edited
+                    # line's findings are new): its text needs no look either.
                     earlier = before.get(id(move[1]))
-                    if earlier is not None and earlier.finding is move[1] and earlier.line_texts == texts:
-                        entry = earlier.moved_to(finding, related_information)
+                    if earlier is not None and earlier.finding is move[1]:
+                        if type(earlier.line_texts) is not str:
+                            texts = _line_texts(finding, converter)
+                        if texts is None or earlier.line_texts == texts:
+                            entry = earlier.moved_to(finding, related_information)
                 if entry is None:
+                    texts = _line_texts(finding, converter) if texts is None else texts
                     diagnostic = to_diagnostic(finding, converter, positions, uri_of, related_information)
                     entry = _Converted(finding, texts, diagnostic, _json_text(diagnostic_json(diagnostic)))
             # The finding itself is kept in the entry, so its id cannot be reused.
