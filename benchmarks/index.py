@@ -20,26 +20,27 @@ model, 60-line windows sharing 12), each step in a fresh process:
 * ``memory``: what the index adds to the process once the model is loaded
   (resident memory as it is, and once the memory freed while building has been
   given back to the system; the bytes of its arrays), also per 100,000 chunks.
-  A vector is 256 float32 numbers: 100,000 of them are 102.4 MB by themselves.
+  A vector is kept as 256 int8 codes and a float32 scale (260 bytes): 100,000
+  of them are 26 MB.
 
 Beside them, in the same processes and over the same chunks: bm25s (the
 keyword baseline; the builtin target's tokenization) indexing the chunk texts and
 retrieving the same queries, and the floor: the same model driven directly with
 numpy (the queries embedded in one batch, a matrix product with the chunk
-vectors and ``argpartition`` for the 10 best, a block of queries at a time).
+vectors as float32 and ``argpartition`` for the 10 best, a block of queries at a time).
 Each figure is printed with its goal and their ratio.
 
 Measured (CPython 3.11, 2 cores whose speed drifts by a quarter within
-minutes), 20,000 files (84 MB of text, 53,870 chunks): cold index 26–31 s (goal
+minutes), 20,000 files (84 MB of text, 53,870 chunks): cold index 26–39 s (goal
 30 s; the tokenizer, on both cores, and the pooling of token vectors take
-nearly all of it), warm start 0.7–0.8 s (goal 1 s), one query 2.4–3 ms (goal
-5 ms: a scan of 55 MB of vectors), 100,000 queries 1.0 × the numpy floor (goal
-1.5 ×: both are matrix products), the index 64 MB once freed memory is given
-back, 114–119 MB per 100,000 chunks (goal 100 MB; the float32 vectors alone are
-102 MB: vectors of 16 bits would halve that, but each query would then convert
-55 MB of them, 8 ms instead of 1.3 ms for one query). bm25s over the same
-chunks: 17–19 s to index, 106–116 s for 100,000 queries. examples/: cold and
-warm 0.3–0.6 s; its 18 chunks make a run's cost the per-case work, the hits
+nearly all of it, and the machine's phase moves it by a quarter), warm start
+0.6–0.8 s (goal 1 s), one query 2.5 ms (goal 5 ms: the query embedded, then a
+scan of 14 MB of int8 codes by simsimd), 100,000 queries 1.16 × the numpy floor
+(goal 1.5 ×: both are matrix products; a run also codes its queries and scales
+the products), the index 38 MB per 100,000 chunks once freed memory is given
+back (goal 100 MB; 114–119 MB when the vectors were float32). bm25s over the
+same chunks: 17–19 s to index, 106–163 s for 100,000 queries. examples/: cold
+and warm 0.3–0.6 s; its 18 chunks make a run's cost the per-case work, the hits
 each case is given (which the floor does not make): 1.6–2 × the floor.
 """
 
