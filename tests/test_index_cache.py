@@ -326,3 +326,22 @@ def test_an_embedding_that_fails_fails_the_build(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="the model broke"):
         builder.refresh(sorted(f"docs/{number:03}.md" for number in range(100)))
     assert builder.index is None
+
+
+@pytest.mark.parametrize("size", [0, 1, 99, 100, 101, 250])
+@pytest.mark.parametrize("grew", [False, True])
+def test_a_corpus_file_is_read_whole_up_to_the_limit_and_refused_past_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int, grew: bool
+) -> None:
+    """A file of at most max_bytes is read whole (also when it grew after its size was looked at); a
+    larger one is refused (no text to index)."""
+    from rag_lsp.core.targets import index as index_module
+
+    (tmp_path / "note.txt").write_bytes(b"x" * size)
+    if grew:  # its size looked at while it was shorter
+        monkeypatch.setattr(index_module.os, "fstat", lambda fd: os.stat_result((0, 0, 0, 0, 0, 0, size // 2, 0, 0, 0)))
+    data, text = index_module.FileReader(tmp_path, 100).read("note.txt")
+    if size <= 100:
+        assert data == b"x" * size and text == "x" * size
+    else:
+        assert text == "" and len(data) == 101

@@ -139,7 +139,13 @@ class FileReader:
     def read(self, relative: str) -> tuple[bytes, str] | None:
         try:
             with open(os.path.join(self.root, relative), "rb") as file:
-                data = file.read(self.max_bytes + 1)
+                # Asked for what the file holds, and a byte more (that tells a file
+                # past the limit): a read of max_bytes + 1 allocates that much for
+                # every file, and reading 20,000 small files took three times as long.
+                expected = min(os.fstat(file.fileno()).st_size, self.max_bytes) + 1
+                data = file.read(expected)
+                if len(data) == expected and expected <= self.max_bytes:
+                    data += file.read(self.max_bytes + 1 - expected)  # it grew since
         except OSError:
             return None
         if len(data) > self.max_bytes:
