@@ -464,12 +464,15 @@ class BuiltinTarget(Target):
         computed already with those of its block (see _score_queries). ``ids``:
         the ids of the chunks a run has named so far, by row (see _ids).
         ``read``: the request's input, read already (see _embed_queries)."""
-        query, names, top_k = read if read is not None else self._read_input(request.input)
+        if read is None:
+            read = self._read_input(request.input)
+        query, names, top_k = read
         index = state.index
         semantic_scores = best = None
         if state.model is not None and index.size:
             if scored is _NOT_SCORED:
-                scored = self._score_queries([request], state).get(id(request), _UNKNOWN_WORDS)
+                alone = self._embedded([(request, read)], state)
+                scored = self._score_queries([request], state, alone).get(id(request), _UNKNOWN_WORDS)
             semantic_scores, best = scored
         if best is not None:
             # By meaning alone over the whole index, as most cases are: ranked with
@@ -605,19 +608,25 @@ class BuiltinTarget(Target):
         """The vectors of the requests' queries (of those whose input _read_input
         reads), by one call of the model; and the topK of those ranked with their
         block."""
-        queries = _Queries()
-        texts = []
+        read = []
         for request in requests:
             try:
-                read = self._read_input(request.input)
+                read.append((request, self._read_input(request.input)))
             except TargetError:
                 continue  # the case is answered with its error (see _answer)
+        return self._embedded(read, state)
+
+    def _embedded(self, read: list[tuple[Request, tuple[str, list[str], int]]], state: _State) -> _Queries:
+        """The queries of requests whose inputs are read (see _embed_queries)."""
+        queries = _Queries()
+        texts = []
+        for request, read_input in read:
             key = id(request)
             queries.rows[key] = len(texts)
-            queries.inputs[key] = read
-            texts.append(read[0])
-            if self._ranked_with_its_block(read[1], state):
-                queries.top_ks[key] = read[2]
+            queries.inputs[key] = read_input
+            texts.append(read_input[0])
+            if self._ranked_with_its_block(read_input[1], state):
+                queries.top_ks[key] = read_input[2]
         if texts:
             queries.vectors = state.model.embed(texts)
         return queries
@@ -631,18 +640,15 @@ class BuiltinTarget(Target):
         return state.keyword is None and len(names) == 1 and names[0] in state.rows and state.rows[names[0]] is None
 
     def _score_queries(
-        self, requests: list[Request], state: _State, queries: _Queries | None = None, expanded: Any = None
+        self, requests: list[Request], state: _State, queries: _Queries, expanded: Any = None
     ) -> dict[int, tuple[Any, Any]]:
         """Each request's similarities to every chunk and, when it is ranked with
         its block (see _ranked_with_its_block), its ``topK`` best chunks over the
         whole index, file first (see ranking.best_of_block; else None), by the
         request's id(), for those whose input can be read; (None, None) for a query with
         no token the model knows. The requests' queries are scored by one matrix
-        product and ranked together; they are embedded first unless ``queries``
-        holds them. ``expanded``: the index's codes as floats (see
+        product and ranked together; ``queries`` holds them embedded. ``expanded``: the index's codes as floats (see
         QuantizedVectors.similarities), when a run holds them."""
-        if queries is None:
-            queries = self._embed_queries(requests, state)
         keys = [key for request in requests if (key := id(request)) in queries.rows]
         if not keys:
             return {}

@@ -638,7 +638,7 @@ def _forget_older_formats(root: Path) -> None:
     """Remove the indexes of older cache formats under ``root``: this version
     never reads them, and each may hold a hundred megabytes."""
     try:
-        folders = [path for path in root.iterdir() if _OLDER_FORMAT.fullmatch(path.name)]
+        folders = [path for path in root.iterdir() if _FORMAT_FOLDER.fullmatch(path.name)]
     except OSError:
         return
     for folder in folders:
@@ -646,7 +646,8 @@ def _forget_older_formats(root: Path) -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-_OLDER_FORMAT = re.compile(r"index-v[0-9]{1,6}")
+# The cache folder of an index format (see IndexCache.for_key).
+_FORMAT_FOLDER = re.compile(r"index-v[0-9]{1,6}")
 
 
 def _is_int(value: Any) -> bool:
