@@ -2,9 +2,11 @@
 
 * **Quick fixes** (``quickfix``, bound to their diagnostic): looked up, never
   recomputed. Each finding that a person can fix mechanically carries its fixes
-  in ``data.fixes`` (:func:`~rag_lsp.server.convert.fix_json`: titles and text
-  edits already in the client's encoding, or a file to create), so an action is
-  the diagnostic's own edit: RAG101 did-you-mean, RAG102 remove the threshold,
+  in the ``data.fixes`` of the diagnostic the server keeps for it
+  (:func:`~rag_lsp.server.convert.fix_json`: titles and text edits already in the
+  client's encoding, or a file to create; the client is sent the diagnostic
+  without them, see :func:`~rag_lsp.server.convert.wire_json`), so an action is
+  the published diagnostic's own edit: RAG101 did-you-mean, RAG102 remove the threshold,
   RAG103 add ``rag.mode.semantic: 1``, RAG105 create the dataset (a ``CreateFile``
   resource operation, offered to clients that support it), RAG202 make the id
   unique, RAG206 normalize the path. Edits are versioned when the client takes

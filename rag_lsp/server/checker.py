@@ -29,7 +29,7 @@ from ..core.text import LineIndex
 from ..core.sources import lines_size_above, OverlaySource, size_above
 from .. import collector
 from ..core.workspace import DATASET_FILE, find_root, read_workspace_config, settings_source, Workspace
-from .convert import JSON_LINE as _JSON_LINE, Positions, diagnostic_json, file_uri, json_text as _json_text, to_diagnostic
+from .convert import JSON_LINE as _JSON_LINE, Positions, diagnostic_json, file_uri, json_text as _json_text, to_diagnostic, wire_json
 from .document import Change
 from .transport import LARGE_MESSAGE_BYTES
 
@@ -127,7 +127,7 @@ class _Converted:
     its diagnostic object, built only when something reads it (a code action, a
     pull client): a push needs the JSON alone."""
 
-    __slots__ = ("finding", "line_texts", "json", "_diagnostic", "_moved_from", "_json_parts")
+    __slots__ = ("finding", "line_texts", "json", "wire", "_diagnostic", "_moved_from", "_json_parts")
 
     def __init__(
         self,
@@ -142,7 +142,10 @@ class _Converted:
         # The texts of the finding's lines when it was converted (see _line_texts):
         # its columns in the client's encoding depend on them.
         self.line_texts = line_texts
+        # The whole diagnostic, its fixes included: what the server reads back.
         self.json = json
+        # What the client is sent (see wire_json).
+        self.wire = wire_json(json)
         self._diagnostic = diagnostic
         # The diagnostic this one is, moved to the finding's line (see moved_to).
         self._moved_from = moved_from
@@ -628,7 +631,7 @@ class Checker:
             now[id(finding)] = entry
             entries.append(entry)
         self._converted[path] = now
-        return ConvertedDiagnostics(entries), [entry.json for entry in entries]
+        return ConvertedDiagnostics(entries), [entry.wire for entry in entries]
 
     def _sync_overlay(self, workspace: Workspace, documents: dict[Path, OpenDocument], result: PassResult) -> tuple[bool, list[str]]:
         """Put the open documents of ``workspace`` in front of the disk.

@@ -215,6 +215,21 @@ def diagnostic_json(diagnostic: types.Diagnostic) -> dict[str, Any]:
     return item
 
 
+def wire_json(text: str) -> str:
+    """A diagnostic's JSON (of :func:`diagnostic_json`) as the client is sent it:
+    without its ``data``, the fixes it carries. Quick fixes are looked up in the
+    server's own diagnostics (see rag_lsp.server.actions), never read back from
+    the client, and on a large dataset the fixes are a third of what every
+    version publishes.
+
+    ``data`` is written last, and a key's quotes are never inside a string
+    (where they would be escaped): the first ``,"data":`` is that key."""
+    at = text.find(',"data":')
+    if at < 0:
+        at = text.find(', "data": ')  # the standard encoder's spacing (see json_text)
+    return text if at < 0 else text[:at] + "}"
+
+
 def file_uri(path: Path) -> str:
     return path.as_uri()
 
