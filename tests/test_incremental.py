@@ -194,6 +194,98 @@ def test_what_an_editor_is_shown_follows_edits_as_the_capped_findings(edits, lim
         assert shown == shown_in_editor(everything, limit)
 
 
+# Lines of a dataset over src/a.py and docs/b.md, each with the findings its name says.
+VARIANTS = {
+    "fine": '"relevant": ["src/a.py"]',
+    "fine-two": '"relevant": ["src/a.py", "docs/b.md"]',
+    "missing": '"relevant": ["docs/missing-{n}.md"]',
+    "two-missing": '"relevant": ["docs/missing-{n}.md", "src/gone-{n}.py"]',
+    "not-normal": '"relevant": ["./src/a.py"]',
+    "listed-twice": '"relevant": ["src/a.py", "src/a.py"]',
+    "empty": '"relevant": []',
+}
+
+
+def variant_line(name: str, n: int, case_id: str | None = None) -> str:
+    relevant = VARIANTS[name].format(n=n)
+    return f'{{"id": "{case_id or f"c{n}"}", "input": {{"query": "q{n}"}}, "expect": {{{relevant}}}}}'
+
+
+line_edits = st.lists(
+    st.tuples(
+        st.integers(0, 10_000),
+        st.sampled_from(["fine", "fine", "fine", *VARIANTS]),
+        st.sampled_from(["replace"] * 6 + ["insert", "delete", "repeat-id", "query"]),
+        st.booleans(),
+    ),
+    min_size=1,
+    max_size=15,
+)
+
+
+@pytest.mark.slow
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(edits=line_edits, limit=st.integers(1, 4))
+def test_what_an_editor_is_shown_after_edits_of_whole_lines_is_a_fresh_checks(tmp_path_factory, edits, limit: int) -> None:
+    """After lines are rewritten one by one (findings coming, going and changing code on lines before,
+    at and past each code's limit), inserted, deleted, or given a repeated id, the findings the model
+    shows with a limit per code are those of shown_in_editor over a fresh check of its text."""
+    workspace, source, _ = elsewhere_workspace(tmp_path_factory.mktemp("ws"))
+    names = ["fine", "missing", "not-normal", "fine", "two-missing", "listed-twice", "missing", "empty", "fine", "missing"] * 3
+    model = DatasetModel(workspace, ELSEWHERE_DATASET, "\n".join(variant_line(name, n) for n, name in enumerate(names)) + "\n")
+
+    def fresh(text: str):
+        source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
+        workspace.invalidate(ELSEWHERE_DATASET, files_changed=False)
+        return shown_in_editor(analyze_file(workspace, ELSEWHERE_DATASET), limit)
+
+    assert model.shown(limit) == fresh(model.text)
+    for number, (line_seed, name, kind, everything_first) in enumerate(edits, start=100):
+        line = line_seed % (len(model.lines) - 1)
+        text = model.lines[line]
+        if kind == "query" and '"query": "' in text:
+            column = text.index('"query": "') + len('"query": "')
+            model.edit(Position(line, column), Position(line, column), "x")
+        elif kind == "insert":
+            model.edit(Position(line, 0), Position(line, 0), variant_line(name, number) + "\n")
+        elif kind == "delete":
+            model.edit(Position(line, 0), Position(line + 1, 0), "")
+        else:
+            case_id = "c0" if kind == "repeat-id" else None
+            model.edit(Position(line, 0), Position(line, len(text)), variant_line(name, number, case_id))
+        if everything_first:
+            model.findings()
+        assert model.shown(limit) == fresh(model.text)
+
+
+def test_an_edit_within_a_line_leaves_the_other_shown_findings_as_they_were(tmp_path: Path) -> None:
+    """An edit within one line, before a code's limit or past it, changes what an editor is shown on
+    that line (and the count of the findings left out) only: every other finding shown is the same
+    object as before, which the server's converted diagnostics are kept by."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    names = ["missing", "fine", "not-normal", "missing", "fine", "missing", "missing", "fine", "missing", "fine"]
+    model = DatasetModel(workspace, ELSEWHERE_DATASET, "\n".join(variant_line(name, n) for n, name in enumerate(names)) + "\n")
+    before = model.shown(2)
+    assert [finding.code for finding in before] == ["RAG203", "RAG206", "RAG203", "RAG203"]
+    assert before[3].message.startswith("3 more RAG203 findings")
+
+    # A word typed into the query of line 2 (its RAG206 moves by a column).
+    column = model.lines[2].index('"query": "') + len('"query": "')
+    model.edit(Position(2, column), Position(2, column), "x")
+    after = model.shown(2)
+    assert [finding is earlier for finding, earlier in zip(after, before)] == [True, False, True, True]
+    assert after[1].range.start.character == before[1].range.start.character + 1
+
+    # A typo past the limit of RAG203 (line 8's path goes missing): one more left out.
+    model.edit(Position(7, 0), Position(7, len(model.lines[7])), variant_line("missing", 70))
+    recounted = model.shown(2)
+    assert [finding is earlier for finding, earlier in zip(recounted, after)] == [True, True, True, False]
+    assert recounted[3].message.startswith("4 more RAG203 findings")
+
+    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = model.text
+    assert recounted == shown_in_editor(analyze_file(Workspace(tmp_path, source=source), ELSEWHERE_DATASET), 2)
+
+
 def test_past_the_limit_one_finding_says_how_many_are_left_out(tmp_path: Path) -> None:
     """A file with more findings of a code than an editor is shown keeps the first ones of that
     code, all of the others, and one finding where the first left out is, counting them."""

@@ -184,6 +184,8 @@ class DatasetModel:
         # Whether findings() has run at least once.
         self.checked = False
         self._moves: dict[int, tuple[Finding, Finding, int]] = {}
+        # What an editor was last shown, for the next to be made from it (see shown).
+        self._last_shown: _LastShown | None = None
         # Lines of the first reading whose screening a helper process answered.
         self.lines_from_helper = 0
         self._read_and_check(helper)
@@ -369,6 +371,13 @@ class DatasetModel:
             self._touch_id(row)
         self.lines[start:stop] = lines
         self.rows[start:stop] = new_rows
+        last_shown = self._last_shown
+        if last_shown is not None:
+            if added != removed:  # lines below moved: their findings are others
+                self._last_shown = None
+            else:
+                for line in range(start, stop):
+                    last_shown.edited.setdefault(line, [finding.code for finding in self._placed[line] or ()])
         for placed in self._placed[start:stop]:
             if placed:
                 self._placed_counts.subtract(finding.code for finding in placed)
@@ -600,6 +609,10 @@ class DatasetModel:
         position order; with a ``limit``, as shown_in_editor gives them: only the
         lines of the first ``limit`` + 1 findings of each code are looked at (and
         their findings moved), the rest are counted."""
+        if limit is not None:
+            spliced = self._spliced(across, limit)
+            if spliced is not None:
+                return spliced
         totals = self._placed_counts + Counter(finding.code for finding in across)
         if limit is None:
             lines: Sequence[int] = self._lines_with_findings
@@ -614,13 +627,18 @@ class DatasetModel:
         counts: dict[str, int] = {}
         # Where a code's first finding left out would be, and that finding.
         left_out: list[tuple[int, Finding]] = []
+        # The line of each code's last finding shown.
+        last_lines: dict[str, int] = {}
         cap = limit if limit is not None else -1
 
         def give(finding: Finding) -> None:
             code = finding.code
             number = counts[code] = counts.get(code, 0) + 1
-            if cap < 0 or number <= cap:
+            if cap < 0 or number < cap:
                 given.append(finding)
+            elif number == cap:
+                given.append(finding)
+                last_lines[code] = finding.range.start.line
             elif number == cap + 1:
                 left_out.append((len(given), finding))
 
@@ -644,8 +662,71 @@ class DatasetModel:
             give(finding)
         # The finding that says how many are left out goes where the first of them
         # is; how many, the file's count (not every line of them was looked at).
+        over: dict[str, tuple[int, Finding, Finding]] = {}
         for index, finding in reversed(left_out):
-            given.insert(index, left_out_finding(finding, totals[finding.code] - cap, cap))
+            summary = left_out_finding(finding, totals[finding.code] - cap, cap)
+            given.insert(index, summary)
+            over[finding.code] = (last_lines[finding.code], finding, summary)
+        if limit is not None:
+            self._last_shown = _LastShown(limit, across, given, over, {})
+        return given
+
+    def _spliced(self, across: list[Finding], limit: int) -> list[Finding] | None:
+        """What an editor is shown (see _given_out) made from what it was last
+        shown, when only edits within lines came since: the edited lines'
+        findings replace theirs, and a code's summary counts its findings again.
+        A keystroke then costs its line, not the thousands of findings shown.
+        None when an edited line's findings change which of a code's findings
+        are shown, or the findings across lines changed: then all are looked at."""
+        last = self._last_shown
+        if last is None or last.limit != limit or len(across) != len(last.across):
+            return None
+        if any(mine is not theirs for mine, theirs in zip(across, last.across)):
+            return None
+        if not last.edited:
+            return last.given
+        totals = self._placed_counts + Counter(finding.code for finding in across)
+        across_lines = {finding.range.start.line for finding in across}
+        given = last.given
+        recounted: set[str] = set()
+        for line, codes_before in sorted(last.edited.items()):
+            if line in across_lines:
+                return None
+            before = Counter(codes_before)
+            now = Counter(finding.code for finding in self._placed[line] or ())
+            shown_codes: set[str] = set()
+            for code in before.keys() | now.keys():
+                over = last.over.get(code)
+                if over is None:  # every finding of the code is shown, and stays so
+                    if totals[code] > limit:
+                        return None
+                    shown_codes.add(code)
+                elif line < over[0]:  # before the code's last shown finding
+                    if before[code] != now[code]:
+                        return None
+                    shown_codes.add(code)
+                elif line > over[1].range.start.line:  # past its first left out
+                    if before[code] != now[code]:
+                        if totals[code] <= limit:
+                            return None
+                        recounted.add(code)
+                else:
+                    return None
+            shown = [finding for finding in self._shown_on(line) if finding.code in shown_codes] if shown_codes & now.keys() else []
+            first = bisect.bisect_left(given, line, key=_line_of_finding)
+            after = bisect.bisect_right(given, line, key=_line_of_finding)
+            given = given[:first] + shown + given[after:]
+        over_now = dict(last.over)
+        for code in recounted:
+            last_line, first_left_out, summary = last.over[code]
+            line = first_left_out.range.start.line
+            at = bisect.bisect_left(given, line, key=_line_of_finding)
+            while given[at] is not summary:
+                at += 1
+            recount = left_out_finding(first_left_out, totals[code] - limit, limit)
+            given = given[:at] + [recount] + given[at + 1 :]
+            over_now[code] = (last_line, first_left_out, recount)
+        self._last_shown = _LastShown(limit, across, given, over_now, {})
         return given
 
     def _paths_summary(self, use: DatasetUse, shape: str | None) -> list[Finding]:
@@ -669,6 +750,7 @@ class DatasetModel:
     def _check_stale_lines(self, use: Any, shape: str | None) -> None:
         if self._stale is None:
             stale: Sequence[int] = range(len(self.rows))
+            self._last_shown = None
             self._lines_with_findings = []
             self._lines_by_code = {}
             self._placed_counts = Counter()
@@ -779,6 +861,25 @@ class DatasetModel:
 _SHAPE_OF = operator.attrgetter("shape")
 _LISTED_OF = operator.attrgetter("listed")
 _ABSENT_OF = operator.attrgetter("absent")
+
+
+@dataclass
+class _LastShown:
+    """What an editor was last shown of a dataset (see DatasetModel.shown), with
+    what the next one can be made from."""
+
+    limit: int
+    across: list[Finding]
+    given: list[Finding]
+    # Per code with more findings than the limit: the line of its last finding
+    # shown, its first finding left out, and the finding that counts those.
+    over: dict[str, tuple[int, Finding, Finding]]
+    # The lines edited since (all within lines), with the codes of their findings then.
+    edited: dict[int, list[str]]
+
+
+def _line_of_finding(finding: Finding) -> int:
+    return finding.range.start.line
 
 
 class _Unfinished(list):

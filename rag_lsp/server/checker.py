@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import attrs
 import orjson
@@ -186,6 +186,29 @@ class _Converted:
 
 
 _STRUCTURE = default_converter()
+
+
+class _Conversions(NamedTuple):
+    """A file's findings as last converted, their conversions in the same order,
+    and the conversions by the id of their finding."""
+
+    findings: list[Finding]
+    entries: list[_Converted]
+    by_finding: dict[int, _Converted]
+
+
+def _common_ends(old: list[Finding], new: list[Finding]) -> tuple[int, int]:
+    """How many findings at the start and at the end of ``new`` are the very
+    objects at those places of ``old`` (those two never overlap)."""
+    most = min(len(old), len(new))
+    head = 0
+    while head < most and old[head] is new[head]:
+        head += 1
+    tail = 0
+    most -= head
+    while tail < most and old[-1 - tail] is new[-1 - tail]:
+        tail += 1
+    return head, tail
 
 
 def _json_lines(finding: Finding, related_information: bool) -> list[int]:
@@ -372,7 +395,7 @@ class Checker:
         # The row shape each open dataset last showed its suites (see _sync_overlay).
         self._shapes: dict[Path, str | None] = {}
         # Diagnostics already converted, by finding and the text of its lines.
-        self._converted: dict[Path, dict[int, _Converted]] = {}
+        self._converted: dict[Path, _Conversions] = {}
         # A second process for the first reading of large datasets, on a machine
         # with a core to spare.
         self.helper = reading_helper()
@@ -596,8 +619,7 @@ class Checker:
         """Findings as diagnostics (and as JSON), reusing those converted before for
         the same finding object on the same lines: an edit leaves most findings of a
         dataset as they were, and reusing them keeps an edit's cost to its lines."""
-        before = self._converted.get(path, {})
-        now: dict[int, _Converted] = {}
+        last = self._converted.get(path)
         converter = positions(relative)
         model = self.models.get(path)
         moves = model.take_moves() if model is not None else {}
@@ -605,8 +627,17 @@ class Checker:
         # is on stay as they were (an edited line is checked again, and findings
         # that move with their lines are new objects): its lines need no look.
         same_lines = model is not None
-        entries: list[_Converted] = []
-        for finding in findings:
+        if last is None:
+            before: dict[int, _Converted] = {}
+            head = tail = 0
+        else:
+            before = last.by_finding
+            # The findings before and after those an edit changed are the very
+            # ones converted last time: their conversions are kept without a look.
+            head, tail = _common_ends(last.findings, findings) if same_lines else (0, 0)
+        changed = findings[head : len(findings) - tail]
+        converted: list[_Converted] = []
+        for finding in changed:
             entry = before.get(id(finding))
             if entry is not None and not (entry.finding is finding and (same_lines or _reads_as(entry.line_texts, finding, converter))):
                 entry = None
@@ -627,10 +658,19 @@ class Checker:
                     texts = _line_texts(finding, converter) if texts is None else texts
                     diagnostic = to_diagnostic(finding, converter, positions, uri_of, related_information)
                     entry = _Converted(finding, texts, diagnostic, _json_text(diagnostic_json(diagnostic)))
-            # The finding itself is kept in the entry, so its id cannot be reused.
-            now[id(finding)] = entry
-            entries.append(entry)
-        self._converted[path] = now
+            converted.append(entry)
+        if last is None or not (head or tail):
+            entries = converted
+            # The finding itself is kept in its entry, so its id cannot be reused.
+            by_finding = {id(entry.finding): entry for entry in entries}
+        else:
+            entries = last.entries[:head] + converted + last.entries[len(last.entries) - tail :]
+            by_finding = before
+            for finding in last.findings[head : len(last.findings) - tail]:
+                by_finding.pop(id(finding), None)
+            for entry in converted:
+                by_finding[id(entry.finding)] = entry
+        self._converted[path] = _Conversions(findings, entries, by_finding)
         return ConvertedDiagnostics(entries), [entry.wire for entry in entries]
 
     def _sync_overlay(self, workspace: Workspace, documents: dict[Path, OpenDocument], result: PassResult) -> tuple[bool, list[str]]:
