@@ -96,8 +96,30 @@ class Finding(NamedTuple):
             if lines == 0 or self.range.start.line < below:
                 return self  # the same object: whoever converted it may keep that
             return Finding(self.code, self.severity, self.range.shifted(lines), self.message, self.path, unfinished=self.unfinished)
-        if lines == 0 or not self._reaches(below):
+        if lines == 0 or (below and not self._reaches(below)):
             return self
+        fixes = self.fixes
+        if not self.related and len(fixes) == 1 and len(fixes[0].edits) == 1:
+            # One fix of one edit, most often of the finding's own range (RAG203's
+            # did-you-mean, RAG206's normal form): a line inserted above a thousand
+            # findings moves them all, and this costs half the general way.
+            fix = fixes[0]
+            edit = fix.edits[0]
+            range = self.range.shifted(lines) if self.range.start.line >= below else self.range
+            if edit.range == self.range:
+                edit_range = range
+            else:
+                edit_range = edit.range.shifted(lines) if edit.range.start.line >= below else edit.range
+            return Finding(
+                self.code,
+                self.severity,
+                range,
+                self.message,
+                self.path,
+                (Fix(fix.title, (TextEdit(edit_range, edit.new_text),), fix.create_file),),
+                (),
+                self.unfinished,
+            )
 
         def move(range: Range) -> Range:
             return range.shifted(lines) if range.start.line >= below else range

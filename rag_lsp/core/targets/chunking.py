@@ -23,6 +23,14 @@ and a whole file is not a passage a person reads as a hit. Each chunk's vector
 also carries its file's context (``index.contextual``), which is what lets a
 window of a long file be found by what the file is about. The overlap, a fifth of
 the window, keeps a passage cut by a window's edge whole in one of the two windows.
+
+Windows of 20 lines find the most on manual pages (0.78, against 0.71), but cut
+a workspace into three times as many chunks: over 20,000 files
+(``benchmarks/index.py``) the first index took 38.8 s instead of 27–35 and a
+query 10.4 ms instead of 2, past what a workspace of that size is promised (30 s,
+5 ms). Scoring each window by the best of its own vector and its 20-line parts
+(0.78 too) costs two to three times the indexing for the same reason. A team whose
+files answer in short passages can choose ``size: 20`` and compare.
 """
 
 from __future__ import annotations
