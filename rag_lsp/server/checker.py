@@ -179,6 +179,8 @@ class _Converted:
             return None
         if len(lines) == 2:  # a range alone: most findings
             text = f"{parts[0]}{lines[0]}{parts[1]}{lines[1]}{parts[2]}"
+        elif len(lines) == 4:  # a range and one fix edit: most of the others
+            text = f"{parts[0]}{lines[0]}{parts[1]}{lines[1]}{parts[2]}{lines[2]}{parts[3]}{lines[3]}{parts[4]}"
         else:
             text = parts[0] + "".join(str(line) + part for line, part in zip(lines, parts[1:]))
         source = self._diagnostic if self._diagnostic is not None else self._moved_from
