@@ -201,6 +201,21 @@ def document(uri: str) -> types.TextDocumentIdentifier:
     return types.TextDocumentIdentifier(uri=uri)
 
 
+async def quick_fixes(client: LanguageClient, uri: str, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
+    """The quick fixes the server offers for ``diagnostic`` (as the client was sent it), each bound to it."""
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=document(uri),
+            range=diagnostic.range,
+            context=types.CodeActionContext(diagnostics=[diagnostic], only=[types.CodeActionKind.QuickFix]),
+        )
+    )
+    assert actions is not None
+    assert all(isinstance(action, types.CodeAction) for action in actions)
+    assert all(action.kind == types.CodeActionKind.QuickFix and list(action.diagnostics) == [diagnostic] for action in actions)
+    return actions  # type: ignore[return-value]
+
+
 async def lenses(client: LanguageClient, uri: str) -> list[types.CodeLens]:
     """The document's code lenses, each resolved as an editor resolves a visible one."""
     found = await client.text_document_code_lens_async(types.CodeLensParams(text_document=document(uri)))

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from lspclient import SERVER, diagnostics, edit, open_file, span, spans, start, until, value_span
+from lspclient import SERVER, diagnostics, edit, open_file, quick_fixes, span, spans, start, until, value_span
 from pygls.uris import to_fs_path
 from pytest_lsp import LanguageClient
 
@@ -102,14 +102,7 @@ async def test_open_broken_suite_and_dataset(client: LanguageClient, tmp_path: P
     assert unnormalized.severity == types.DiagnosticSeverity.Warning
     # Its fix stays with the server, which looks it up when the client asks.
     assert unnormalized.data is None
-    actions = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=dataset_uri),
-            range=unnormalized.range,
-            context=types.CodeActionContext(diagnostics=[unnormalized]),
-        )
-    )
-    fixes = [action for action in actions or [] if isinstance(action, types.CodeAction) and action.kind == types.CodeActionKind.QuickFix]
+    fixes = await quick_fixes(client, dataset_uri, unnormalized)
     assert [(fix.title, change.text_document.uri, edit.new_text) for fix in fixes for change in fix.edit.document_changes for edit in change.edits] == [
         ("Normalize to 'src/app.py'", dataset_uri, '"src/app.py"')
     ]

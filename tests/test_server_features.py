@@ -19,6 +19,7 @@ from lspclient import (
     edit,
     open_file,
     published_when,
+    quick_fixes,
     refreshed,
     scanned,
     start,
@@ -427,14 +428,7 @@ async def test_a_did_you_mean_quick_fix_follows_its_line_when_a_line_is_inserted
     (moved,) = [d for d in found if d.code == "RAG203" and "gatewy" in d.message]
     assert moved.range.start.line == 3
     assert "did you mean 'src/gateway.ts'?" in moved.message
-    actions = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=moved.range,
-            context=types.CodeActionContext(diagnostics=[moved]),
-        )
-    )
-    fixes = [action for action in actions or [] if isinstance(action, types.CodeAction) and action.kind == types.CodeActionKind.QuickFix]
+    fixes = await quick_fixes(client, uri, moved)
     assert [action.title for action in fixes] == ["Change to 'src/gateway.ts'"]
     (change,) = fixes[0].edit.document_changes or []
     (text_edit,) = change.edits

@@ -28,6 +28,7 @@ from lspclient import (
     lenses,
     open_file,
     published_when,
+    quick_fixes,
     refreshed,
     server_pid,
     start,
@@ -371,20 +372,6 @@ QUICK_CASES = [
     '{"id": "a", "input": {"query": "a"}, "expect": {"relevant": ["./src/gateway.ts"]}}',
     '{"id": "a", "input": {"query": "b"}, "expect": {"relevant": ["src/store.ts"]}}',
 ]
-
-
-async def quick_fixes(client: LanguageClient, uri: str, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
-    actions = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=document(uri),
-            range=diagnostic.range,
-            context=types.CodeActionContext(diagnostics=[diagnostic], only=[types.CodeActionKind.QuickFix]),
-        )
-    )
-    assert actions is not None
-    assert all(isinstance(action, types.CodeAction) for action in actions)
-    assert all(action.kind == types.CodeActionKind.QuickFix and list(action.diagnostics) == [diagnostic] for action in actions)
-    return actions  # type: ignore[return-value]
 
 
 def edited(text: str, action: types.CodeAction, uri: str, version: int | None) -> str:
