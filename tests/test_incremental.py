@@ -286,6 +286,30 @@ def test_an_edit_within_a_line_leaves_the_other_shown_findings_as_they_were(tmp_
     assert recounted == shown_in_editor(analyze_file(Workspace(tmp_path, source=source), ELSEWHERE_DATASET), 2)
 
 
+def test_a_word_typed_into_a_dataset_of_paths_elsewhere_keeps_its_summary(tmp_path: Path) -> None:
+    """Where most expected paths are elsewhere, a word typed into a query leaves the one RAG203 that
+    says so the same object (what it says has not changed), as every other finding shown; a path
+    going missing counts it again, as a fresh check does."""
+    workspace, source, text = elsewhere_workspace(tmp_path)
+    text += '{"id": "kb-more", "input": {"query": "q"}, "expect": {"relevant": ["kb/a.html", "kb/b.html"]}}\n'
+    model = DatasetModel(workspace, ELSEWHERE_DATASET, text)
+    before = model.shown(5)
+    (summary,) = [finding for finding in before if finding.code == "RAG203"]
+    assert summary.message.startswith("22 of the 42 expected paths")
+
+    column = model.lines[3].index('"query": "') + len('"query": "')
+    model.edit(Position(3, column), Position(3, column), "x")
+    after = model.shown(5)
+    assert len(after) == len(before) and all(finding is earlier for finding, earlier in zip(after, before))
+
+    model.edit(Position(12, 0), Position(12, len(model.lines[12])), variant_line("missing", 12))
+    recounted = model.shown(5)
+    (summary,) = [finding for finding in recounted if finding.code == "RAG203"]
+    assert summary.message.startswith("23 of the 41 expected paths")
+    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = model.text
+    assert recounted == shown_in_editor(analyze_file(Workspace(tmp_path, source=source), ELSEWHERE_DATASET), 5)
+
+
 def test_past_the_limit_one_finding_says_how_many_are_left_out(tmp_path: Path) -> None:
     """A file with more findings of a code than an editor is shown keeps the first ones of that
     code, all of the others, and one finding where the first left out is, counting them."""

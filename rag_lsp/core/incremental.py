@@ -186,6 +186,8 @@ class DatasetModel:
         self._moves: dict[int, tuple[Finding, Finding, int]] = {}
         # What an editor was last shown, for the next to be made from it (see shown).
         self._last_shown: _LastShown | None = None
+        # The findings of _paths_summary, with what they were made from.
+        self._summary: tuple[Any, list[Finding]] | None = None
         # Lines of the first reading whose screening a helper process answered.
         self.lines_from_helper = 0
         self._read_and_check(helper)
@@ -736,6 +738,12 @@ class DatasetModel:
         if not tally.elsewhere:
             return []
         line, row = next((line, row) for line, row in enumerate(self.rows) if row is not None and row.absent)
+        # The same findings while what they say is the same (a word typed into a
+        # query changes none of it): then what an editor is shown is spliced (see
+        # _spliced) rather than looked at again whole.
+        key = (self._facts, tally.listed, tally.absent, line, self.lines[line])
+        if self._summary is not None and self._summary[0] == key:
+            return self._summary[1]
         row.restore()
         try:
             first = (RowContext(self.path, row, line), first_missing_index(self.workspace, row.value["expect"]["relevant"]))
@@ -745,7 +753,9 @@ class DatasetModel:
                 found.extend(check(context))
         finally:
             row.drop()
-        return finish(self.workspace, self.path, found)
+        summary = finish(self.workspace, self.path, found)
+        self._summary = (key, summary)
+        return summary
 
     def _check_stale_lines(self, use: Any, shape: str | None) -> None:
         if self._stale is None:
