@@ -226,7 +226,7 @@ line_edits = st.lists(
 @pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(edits=line_edits, limit=st.integers(1, 4))
-def test_what_an_editor_is_shown_after_edits_of_whole_lines_is_a_fresh_checks(tmp_path_factory, edits, limit: int) -> None:
+def test_what_an_editor_is_shown_after_edits_of_whole_lines_is_what_a_fresh_check_shows(tmp_path_factory, edits, limit: int) -> None:
     """After lines are rewritten one by one (findings coming, going and changing code on lines before,
     at and past each code's limit), inserted, deleted, or given a repeated id, the findings the model
     shows with a limit per code are those of shown_in_editor over a fresh check of its text."""
