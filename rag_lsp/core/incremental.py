@@ -28,7 +28,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 from . import rules as registry
 from .analyze import check_rows, finish
@@ -664,11 +664,11 @@ class DatasetModel:
             give(finding)
         # The finding that says how many are left out goes where the first of them
         # is; how many, the file's count (not every line of them was looked at).
-        over: dict[str, tuple[int, Finding, Finding]] = {}
+        over: dict[str, _Over] = {}
         for index, finding in reversed(left_out):
             summary = left_out_finding(finding, totals[finding.code] - cap, cap)
             given.insert(index, summary)
-            over[finding.code] = (last_lines[finding.code], finding, summary)
+            over[finding.code] = _Over(last_lines[finding.code], finding, summary)
         if limit is not None:
             self._last_shown = _LastShown(limit, across, given, over, {})
         return given
@@ -703,11 +703,11 @@ class DatasetModel:
                     if totals[code] > limit:
                         return None
                     shown_codes.add(code)
-                elif line < over[0]:  # before the code's last shown finding
+                elif line < over.last_shown_line:  # its findings here are shown
                     if before[code] != now[code]:
                         return None
                     shown_codes.add(code)
-                elif line > over[1].range.start.line:  # past its first left out
+                elif line > over.first_left_out.range.start.line:  # here they are only counted
                     if before[code] != now[code]:
                         if totals[code] <= limit:
                             return None
@@ -720,14 +720,13 @@ class DatasetModel:
             given = given[:first] + shown + given[after:]
         over_now = dict(last.over)
         for code in recounted:
-            last_line, first_left_out, summary = last.over[code]
-            line = first_left_out.range.start.line
-            at = bisect.bisect_left(given, line, key=_line_of_finding)
-            while given[at] is not summary:
+            over = last.over[code]
+            at = bisect.bisect_left(given, over.first_left_out.range.start.line, key=_line_of_finding)
+            while given[at] is not over.summary:
                 at += 1
-            recount = left_out_finding(first_left_out, totals[code] - limit, limit)
+            recount = left_out_finding(over.first_left_out, totals[code] - limit, limit)
             given = given[:at] + [recount] + given[at + 1 :]
-            over_now[code] = (last_line, first_left_out, recount)
+            over_now[code] = over._replace(summary=recount)
         self._last_shown = _LastShown(limit, across, given, over_now, {})
         return given
 
@@ -873,6 +872,17 @@ _LISTED_OF = operator.attrgetter("listed")
 _ABSENT_OF = operator.attrgetter("absent")
 
 
+class _Over(NamedTuple):
+    """Where a code with more findings than an editor is shown stops being shown."""
+
+    # The line of its last finding shown.
+    last_shown_line: int
+    # Its first finding left out, where the finding that counts those is.
+    first_left_out: Finding
+    # The finding that counts those left out (see left_out_finding).
+    summary: Finding
+
+
 @dataclass
 class _LastShown:
     """What an editor was last shown of a dataset (see DatasetModel.shown), with
@@ -881,9 +891,8 @@ class _LastShown:
     limit: int
     across: list[Finding]
     given: list[Finding]
-    # Per code with more findings than the limit: the line of its last finding
-    # shown, its first finding left out, and the finding that counts those.
-    over: dict[str, tuple[int, Finding, Finding]]
+    # Per code with more findings than the limit (see _Over).
+    over: dict[str, _Over]
     # The lines edited since (all within lines), with the codes of their findings then.
     edited: dict[int, list[str]]
 
