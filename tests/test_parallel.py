@@ -252,7 +252,7 @@ def test_a_share_that_cannot_be_written_leaves_the_reading_to_the_model(tmp_path
     folder.mkdir()
     monkeypatch.setattr(parallel.tempfile, "tempdir", str(folder))
 
-    def disk_full(self: parallel.Share, text: str) -> None:
+    def disk_full(self: parallel.Share, lines: list[str], batch_lines: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(parallel.Share, "_write_text", disk_full)
@@ -281,7 +281,7 @@ def write(answer):
     sys.stdout.buffer.flush()
 def share():
     global counters
-    kind, path = read()
+    kind, (path, bounds) = read()
     with open(path, "r+b") as file:
         counters = mmap.mmap(file.fileno(), 16)
     write("read")
@@ -521,6 +521,11 @@ async def test_server_reads_a_large_dataset_with_a_helper(client: LanguageClient
     client.ended = True  # type: ignore[attr-defined]
 
 
+def first_lines(path: Path, count: int) -> memoryview:
+    """The UTF-8 of a file's first ``count`` lines, as a helper is given a batch."""
+    return memoryview(b"\n".join(path.read_bytes().split(b"\n")[:count]))
+
+
 def test_a_screening_leaves_the_did_you_mean_to_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A helper's screening passes a line whose only finding is a missing path with that finding
     unfinished, without looking for the closest workspace file: the model, which finishes it, does."""
@@ -531,8 +536,10 @@ def test_a_screening_leaves_the_did_you_mean_to_the_model(tmp_path: Path, monkey
     monkeypatch.setattr(rag203, "_problem", lambda workspace, value, normal: looked_for.append(value) or problem(workspace, value, normal))
     root = make_root(tmp_path, mixed_dataset(40))
     workspace = Workspace(root)
-    job = incremental._Screening(root, Settings(), workspace.files(), DATASET, workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET), 16)
-    codes, _, _, unfinished = job.start((root / DATASET).read_bytes())(0)
+    job = incremental._Screening(
+        root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
+    )
+    codes, _, _, unfinished = job.start()(0, first_lines(root / DATASET, 16))
     assert unfinished
     assert {finding.unfinished for found in unfinished.values() for finding in found} == {"docs/missing.md"}
     assert all(codes[number] not in (incremental.BLANK, incremental.LOOK) for number in unfinished)
@@ -548,8 +555,8 @@ def test_a_screening_for_every_finding_finishes_them(tmp_path: Path) -> None:
     root = make_root(tmp_path, mixed_dataset(40))
     workspace = Workspace(root)
     use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
-    job = incremental._Screening(root, Settings(), workspace.files(), DATASET, use, shape, 16, finish=True)
-    codes, _, _, found = job.start((root / DATASET).read_bytes())(0)
+    job = incremental._Screening(root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True)
+    codes, _, _, found = job.start()(0, first_lines(root / DATASET, 16))
     assert found and all(codes[number] not in (incremental.BLANK, incremental.LOOK) for number in found)
     finished = [finding for findings in found.values() for finding in findings]
     assert {finding.unfinished for finding in finished} == {None}

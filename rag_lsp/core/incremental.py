@@ -23,7 +23,6 @@ import bisect
 from array import array
 import itertools
 import operator
-import re
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -212,7 +211,7 @@ class DatasetModel:
         share = None
         if helper is not None and len(batches) >= SHARED_FROM_BATCHES:
             # First of all: the helper starts while this process reads.
-            share = helper.share(self.lines, 1, len(batches))
+            share = helper.share(self.lines, 1, len(batches), _CHECK_BATCH)
         ends = share.ends if share is not None else TwoEnds(1, len(batches))
         found: dict[int, list[Finding]] = {}
         try:
@@ -224,7 +223,14 @@ class DatasetModel:
             if share is not None:
                 share.begin(
                     _Screening(
-                        workspace.root, workspace.settings, workspace.files(), self.path, use, shape, _CHECK_BATCH, self._every_finding
+                        workspace.root,
+                        workspace.settings,
+                        workspace.files(),
+                        workspace.not_normal_files(),
+                        self.path,
+                        use,
+                        shape,
+                        self._every_finding,
                     )
                 )
             front: Counter[str] = Counter()
@@ -915,26 +921,21 @@ class _Screening:
     root: Path
     settings: Settings
     files: list[str]
+    # Those of the files not in normal form, as this process found them: the
+    # helper need not search every path again before its first batch.
+    not_normal_files: frozenset[str]
     path: str
     use: DatasetUse
     shape: str | None
-    batch_lines: int
     # Whether the helper finishes the findings of plain lines (see screen_batch).
     finish: bool = False
 
-    def start(self, data: memoryview) -> Callable[[int], tuple[bytes, list[str | None], bytes, dict[int, list[Finding]]]]:
+    def start(self) -> Callable[[int, memoryview], tuple[bytes, list[str | None], bytes, dict[int, list[Finding]]]]:
         workspace = Workspace(self.root, self.settings)
-        workspace.adopt_files(self.files)
-        size = self.batch_lines
-        # Where each batch ends: at the newline after its last line ("\n" is one
-        # byte in UTF-8, never part of another character). The text is decoded a
-        # batch at a time, and never split whole.
-        ends = [match.start() for match in itertools.islice(re.finditer(b"\n", data), size - 1, None, size)]
+        workspace.adopt_files(self.files, self.not_normal_files)
 
-        def screen(index: int) -> tuple[bytes, list[str | None], bytes, dict[int, list[Finding]]]:
-            start = ends[index - 1] + 1 if index > 0 else 0
-            end = ends[index] if index < len(ends) else len(data)
-            batch = str(data[start:end], "utf-8", "surrogatepass").split("\n")
+        def screen(index: int, text: memoryview) -> tuple[bytes, list[str | None], bytes, dict[int, list[Finding]]]:
+            batch = str(text, "utf-8", "surrogatepass").split("\n")
             codes, keys, counts, unfinished = screen_batch(workspace, self.path, self.use, self.shape, batch)
             if self.finish:
                 unfinished = {number: [registry.finished(workspace, finding) for finding in found] for number, found in unfinished.items()}

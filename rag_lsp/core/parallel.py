@@ -62,8 +62,6 @@ _FRONT, _BACK = 0, _COUNTER.size
 _HEADER = 2 * _COUNTER.size
 # What Linux lets any user give a pipe without privileges (pipe-max-size).
 _PIPE_BYTES = 1 << 20
-# Lines of a text encoded at a time for the helper.
-_PIECE_LINES = 2048
 # The folder holding the rag_lsp package: the helper runs this very code.
 _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent)
 
@@ -77,13 +75,14 @@ def cores() -> int:
 
 
 class Job(Protocol):
-    """What the helper is to do with a text: picklable, and turned once, in the
-    helper, into the function it applies to each batch (by index). The text comes
-    as UTF-8 (lone surrogates kept): a helper decodes only what it reads."""
+    """What the helper is to do with a text's batches: picklable, and turned once,
+    in the helper, into the function it applies to each batch. A batch comes as
+    its lines' UTF-8 (lone surrogates kept, joined by "\n"): a helper decodes only
+    what it reads."""
 
-    def start(self, data: memoryview) -> Callable[[int], Any]:
-        """Prepare to work on ``data`` (UTF-8 text, mapped from a file); the
-        function that does the work on one batch, by index."""
+    def start(self) -> Callable[[int, memoryview], Any]:
+        """The function that does the work on one batch: given its index and its
+        text (mapped from a file)."""
 
 
 class TwoEnds:
@@ -157,9 +156,11 @@ class Share:
     :attr:`ends`.
     """
 
-    def __init__(self, helper: Helper, lines: Sequence[str], start: int, stop: int) -> None:
+    def __init__(self, helper: Helper, lines: Sequence[str], start: int, stop: int, batch_lines: int) -> None:
         self._helper = helper
         self._stop = stop
+        # Where each batch's text starts and ends in the file's text (see _write_text).
+        self._bounds: list[tuple[int, int]] = []
         descriptor, self._path = tempfile.mkstemp(prefix="rag-lsp-", suffix=".share")
         self._file = os.fdopen(descriptor, "w+b")
         counters = None
@@ -168,7 +169,7 @@ class Share:
             self._file.flush()
             counters = mmap.mmap(self._file.fileno(), _HEADER)
             self.ends = SharedEnds(counters)
-            self._write_text(lines)
+            self._write_text(lines, batch_lines)
         except BaseException:  # a full disk, say: the caller reads alone
             if counters is not None:
                 counters.close()
@@ -218,27 +219,32 @@ class Share:
         finally:
             self._forget_file()
 
-    def _write_text(self, lines: Sequence[str]) -> None:
+    def _write_text(self, lines: Sequence[str], batch_lines: int) -> None:
         """Write the text (its lines joined by "\n") after the counters, for the
-        helper to read.
+        helper to read, noting where each batch of ``batch_lines`` lines starts
+        and ends in it: the helper is told, rather than finding every batch's end
+        in tens of megabytes before its first batch.
 
         The caller writes it before it starts reading (a few milliseconds for
         20 MB): from the feeding thread, each piece would wait for the
         interpreter's lock, which the caller's reading holds, and the helper
         would get the text a tenth of a second later."""
         file = self._file
-        # A piece of lines at a time: the whole text joined, or encoded, at once
-        # would be a copy of it.
-        for first in range(0, len(lines), _PIECE_LINES):
-            piece = "\n".join(lines[first : first + _PIECE_LINES])
-            if first + _PIECE_LINES < len(lines):
-                piece += "\n"
-            file.write(piece.encode("utf-8", "surrogatepass"))
+        written = 0
+        # A batch at a time: the whole text joined, or encoded, at once would be
+        # a copy of it.
+        for first in range(0, len(lines), batch_lines):
+            piece = "\n".join(lines[first : first + batch_lines]).encode("utf-8", "surrogatepass")
+            self._bounds.append((written, written + len(piece)))
+            if first + batch_lines < len(lines):
+                piece += b"\n"
+            file.write(piece)
+            written += len(piece)
         file.flush()
 
     def _pass_text(self, channel: _Channel) -> None:
         """Let the helper read the text (see _write_text)."""
-        channel.send(("share", self._path))
+        channel.send(("share", (self._path, self._bounds)))
         if channel.receive() != "read":
             raise RuntimeError("the helper could not read the share")
         self._forget_file()
@@ -302,16 +308,16 @@ class Helper:
         self._lock = threading.Lock()
         self._closed = False
 
-    def share(self, lines: Sequence[str], start: int, stop: int) -> Share | None:
-        """Let the helper take batches ``[start, stop)`` of a text (its ``lines``,
-        split at "\n") from the back
+    def share(self, lines: Sequence[str], start: int, stop: int, batch_lines: int) -> Share | None:
+        """Let the helper take batches ``[start, stop)`` of ``batch_lines`` lines of
+        a text (its ``lines``, split at "\n") from the back
         while the caller takes them from the front (``share.ends``), once the
         share has begun; the share's answers say what the helper did. None when
         there is no helper, or no file to share through."""
         if self._closed:
             return None
         try:
-            return Share(self, lines, start, stop)
+            return Share(self, lines, start, stop, batch_lines)
         except OSError:
             log.warning("no file to share a reading through; it is read in one process", exc_info=True)
             return None
@@ -445,6 +451,7 @@ def serve(preload: Sequence[str] = ()) -> None:
             log.exception("the helper could not preload %s", entry)
     text: mmap.mmap | None = None  # the shared file, mapped
     data = memoryview(b"")  # its text
+    bounds: list[tuple[int, int]] = []  # where each batch starts and ends in it
     ends: SharedEnds | None = None
     while True:
         try:
@@ -455,7 +462,8 @@ def serve(preload: Sequence[str] = ()) -> None:
         try:
             if kind == "share":
                 data, text = _unmapped(data, text)
-                with open(payload, "r+b") as file:
+                path, bounds = payload
+                with open(path, "r+b") as file:
                     ends = SharedEnds(mmap.mmap(file.fileno(), _HEADER))
                     # Mapped, not read: the text's pages count against this
                     # process's memory only while it looks at them (see below).
@@ -463,13 +471,12 @@ def serve(preload: Sequence[str] = ()) -> None:
                 data = memoryview(text)[_HEADER:]
                 answer = "read"
             elif kind == "job" and ends is not None:
-                work = pickle.loads(payload).start(data)
-                # Starting looked through the whole text (where its batches end),
-                # and each batch looks at its own part: the pages looked at are let
-                # go after each, so this process holds one batch's at a time.
-                _let_go(text)
+                work = pickle.loads(payload).start()
+                # Each batch looks at its own part of the text: the pages looked at
+                # are let go after each, so this process holds one batch's at a time.
                 while (index := ends.take_back()) is not None:
-                    _write(answers, (index, work(index)))
+                    start, end = bounds[index]
+                    _write(answers, (index, work(index, data[start:end])))
                     _let_go(text)
                 answer = "done"
             elif kind == "end":
