@@ -101,7 +101,23 @@ def _analyze_yaml(workspace: Workspace, path: str, kind: str, source: SourceText
     if kind == SUITE_FILE:
         for suite in workspace.suites_of(path):
             findings += _run(registry.SUITE, SuiteContext(workspace, path, parsed, suite))
+        # Suites that share a node (merged from one anchor with `<<: *common`)
+        # find its problems each: one finding at that place says it, one quick fix fixes it.
+        findings = _once_each(findings)
     return findings
+
+
+def _once_each(findings: list[Finding]) -> list[Finding]:
+    """``findings`` without repeats of the same finding, in their order."""
+    unique: list[Finding] = []
+    places: set[tuple[str, Range, str]] = set()
+    for finding in findings:
+        place = (finding.code, finding.range, finding.message)
+        if place in places and finding in unique:
+            continue
+        places.add(place)
+        unique.append(finding)
+    return unique
 
 
 # ---------------------------------------------------------------- datasets

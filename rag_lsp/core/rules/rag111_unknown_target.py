@@ -3,7 +3,7 @@
 ## What it does
 Finds a suite whose `target.id` is neither a key of `targets:` in
 `.punica/targets.yaml` nor a default target. The only default is
-`vectors.query`, the builtin keyword search over the workspace. The message
+`vectors.query`, the builtin search by meaning over the workspace. The message
 suggests the closest configured ids.
 
 ## Why is this bad?

@@ -12,8 +12,8 @@ and on that path it echoes the corpora it was asked for. A keyword search over
 well-named files can find the declared documents, so the suite can report a
 healthy recall for a pipeline that never embedded anything. The figures are real
 but they describe a different search than the one you ship. The builtin target
-always searches by keyword (BM25), so its runs are reported this way too: useful
-for drafting cases, not proof of semantic retrieval.
+reports it too when set to `retrieval: keyword`, or when its embedding model
+cannot be loaded (it then searches by keyword and says why once).
 
 ## Example
 ```json
