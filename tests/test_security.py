@@ -228,6 +228,45 @@ def test_check_runs_nothing(tmp_path: Path, listener: socket.socket) -> None:
     assert not connected(listener)
 
 
+REMOTE_SCHEMA_MANIFEST = """\
+manifest_version: '1'
+kind: metric
+name: team.answer_length
+version: 1.0.0
+direction: lower_is_better
+accepts:
+  - name: gdi_text_v1
+config_schema:
+  type: object
+  properties:
+    max_words: {{$ref: "{url}"}}
+"""
+METRIC_SUITE = """\
+suites:
+  - id: lengths
+    dataset: .punica/evals/rows.jsonl
+    metrics: {team.answer_length: {max_words: 5}}
+"""
+GDI_ROW = '{"input_id": "a", "prompt": "p", "reference_contexts": ["r"], "sut_response": "s", "retrieved_context": ["c"]}'
+
+
+def test_a_schema_named_by_url_is_never_fetched(tmp_path: Path, listener: socket.socket) -> None:
+    """A manifest whose config_schema refers to a schema by URL gets RAG301, and neither `check` nor `run` asks that URL for it."""
+    root = make_workspace(tmp_path, suite=METRIC_SUITE, dataset=GDI_ROW + "\n")
+    (root / ".punica" / "evals" / "rows.jsonl").write_text(GDI_ROW + "\n", encoding="utf-8")
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/schemas/words.json"
+    (root / ".punica" / "metrics").mkdir()
+    (root / ".punica" / "metrics" / "answer_length.yaml").write_text(REMOTE_SCHEMA_MANIFEST.format(url=url), encoding="utf-8")
+    checked = rag_lsp("check", "--format", "json", cwd=root)
+    assert checked.returncode == 1, checked.stderr
+    found = json.loads(checked.stdout)
+    assert [(finding["path"], finding["code"]) for finding in found] == [(".punica/metrics/answer_length.yaml", "RAG301")]
+    assert "never fetches" in found[0]["message"] and found[0]["range"]["start"]["line"] == 10
+    ran = rag_lsp("run", "--format", "json", cwd=root)
+    assert ran.returncode == 1 and "Traceback" not in ran.stderr, ran.stderr
+    assert not connected(listener)
+
+
 # ---------------------------------------------------------------- nothing outside is read
 
 OUTSIDE_SUITES = """\

@@ -78,7 +78,11 @@ class SchemaChecker:
         # JSON Schema regexes are ECMA-262, which Python's `re` does not read:
         # jsonschema-rs judges the "regex" format (see issues()).
         formats = [name for name in cls.FORMAT_CHECKER.checkers if name != "regex"]
-        return cls(self.schema, format_checker=jsonschema.FormatChecker(formats))
+        # The JSON Schema metaschemas and nothing else: without a registry of its
+        # own, jsonschema fetches a `$ref` to a URL (a workspace manifest's, say).
+        from jsonschema_specifications import REGISTRY as METASCHEMAS
+
+        return cls(self.schema, format_checker=jsonschema.FormatChecker(formats), registry=METASCHEMAS)
 
     def all_valid(self, instances: list[Any]) -> bool:
         """Whether every one of ``instances`` is valid, settled in one call for
@@ -105,6 +109,7 @@ class SchemaChecker:
                 {"$schema": _DRAFT_2020_12, "type": "array", "items": {"$ref": uri}},
                 registry=jsonschema_rs.Registry([(uri, self.schema)]),
                 validate_formats=True,
+                offline=True,
             )
         except Exception:  # noqa: BLE001 - each instance is then checked on its own
             return None
@@ -152,7 +157,9 @@ def _fast_validator(schema: dict) -> Any:
     except ImportError:  # pragma: no cover - a declared dependency
         return None
     try:
-        return jsonschema_rs.validator_for(schema, validate_formats=True)
+        # Offline: a workspace's manifest naming a schema by URL must not make a
+        # check reach the network (the JSON Schema metaschemas are built in).
+        return jsonschema_rs.validator_for(schema, validate_formats=True, offline=True)
     except Exception:  # noqa: BLE001 - an invalid schema is explained by the other validator
         return None
 

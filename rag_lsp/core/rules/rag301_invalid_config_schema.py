@@ -4,8 +4,9 @@
 Checks a manifest's `config_schema` against the JSON Schema metaschema of its
 dialect (draft 2020-12 unless the schema names another with `$schema`): a type
 name that does not exist, a keyword whose value has the wrong type, a `pattern`
-that is not a regular expression. The finding lands on the offending value inside
-`config_schema`.
+that is not a regular expression, a `$ref` that points to nothing in the schema
+or to a schema elsewhere (rag-lsp never fetches one). The finding lands on the
+offending value inside `config_schema`.
 
 ## Why is this bad?
 `config_schema` is what every suite's engine options or metric config are checked
@@ -19,17 +20,22 @@ config_schema:
   type: object
   properties:
     k: {type: numbr, minimum: "1"}
+    language: {$ref: "#/$defs/Langauge"}
 ```
 
 ## How to fix
 Use a JSON Schema type (`string`, `number`, `integer`, `boolean`, `object`,
 `array`, `null`) and give each keyword a value of the kind it takes:
-`k: {type: integer, minimum: 1}`.
+`k: {type: integer, minimum: 1}`. Define what a `$ref` names under `$defs` in the
+same `config_schema` and point to it as `#/$defs/<name>`.
 """
 
 
-from ..findings import Severity
-from ..schemacheck import schema_issues, validator_of
+import json
+
+from ..contexts import locate
+from ..findings import Fix, Severity, TextEdit
+from ..schemacheck import SchemaIssue, schema_issues, validator_of
 from . import MANIFEST, rule_of
 
 RULE = rule_of(__doc__, "RAG301", "invalid-config-schema", Severity.ERROR)
@@ -48,6 +54,11 @@ def invalid_config_schema(context):
             context.issue_range(issue, root=node),
             f"config_schema is not a valid JSON Schema: {issue.message}",
         )
+    for issue, meant in unresolvable_references(schema):
+        start, end = locate(node, issue.path, issue.anchor)
+        where = context.range(start, end)
+        fixes = [Fix(f"Change to {meant!r}", edits=(TextEdit(where, _written_like(context.parsed.text[start:end], meant)),))] if meant else []
+        yield RULE.finding(where, f"config_schema is not a valid JSON Schema: {issue.message}", fixes)
 
 
 def metaschema_issues(schema: dict) -> list:
@@ -63,3 +74,88 @@ def metaschema_issues(schema: dict) -> list:
     # metaschema's own dialect, with its format checks (`pattern` is an ECMA-262
     # regex, which SchemaChecker leaves to jsonschema-rs).
     return schema_issues(validator_of(dialect.META_SCHEMA), schema)
+
+
+# Keywords whose values are data, not schemas: a `$ref` key inside them is no reference.
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+
+
+def unresolvable_references(schema: dict) -> list[tuple[SchemaIssue, str | None]]:
+    """The `$ref`s of ``schema`` that name no schema in it (nor a JSON Schema
+    metaschema), each with the pointer it most likely means: a validator would
+    fail on the first config that reaches one, so the config check (RAG108)
+    would say nothing. Remote schemas are never fetched."""
+    from jsonschema_specifications import REGISTRY as METASCHEMAS
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012, specification_with
+
+    dialect = schema.get("$schema")
+    specification = specification_with(dialect, default=DRAFT202012) if isinstance(dialect, str) else DRAFT202012
+    root = specification.create_resource(schema)
+    base = root.id() or "urn:rag-lsp:config-schema"
+    registry = METASCHEMAS.with_resource(base, root).crawl()
+    found: list[tuple[SchemaIssue, str | None]] = []
+
+    def walk(node, resolver, path):
+        if isinstance(node, dict):
+            if path and isinstance(node.get("$id"), str):
+                resolver = resolver.in_subresource(specification.create_resource(node))
+            reference = node.get("$ref")
+            if isinstance(reference, str):
+                try:
+                    resolver.lookup(reference)
+                except Unresolvable:
+                    meant = _closest_pointer(resolver, reference, Unresolvable)
+                    found.append((SchemaIssue((*path, "$ref"), _unresolved(reference, meant), "value", "$ref"), meant))
+            for key, value in node.items():
+                if key not in _DATA_KEYWORDS:
+                    walk(value, resolver, (*path, key))
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                walk(value, resolver, (*path, index))
+
+    try:
+        walk(schema, registry.resolver(base_uri=base), ())
+    except Exception:  # noqa: BLE001 - a schema too odd to follow: the metaschema's findings say what they can
+        return found
+    return found
+
+
+def _closest_pointer(resolver, reference: str, unresolvable: type[Exception]) -> str | None:
+    """A pointer into the schema like ``reference`` whose last step names a key
+    that is there (`#/$defs/Wrods` -> `#/$defs/Words`), if one is close enough."""
+    if not reference.startswith("#/"):
+        return None
+    parent, _, last = reference.rpartition("/")
+    try:
+        container = resolver.lookup(parent).contents
+    except unresolvable:
+        return None
+    if not isinstance(container, dict):
+        return None
+    from rapidfuzz import process
+
+    match = process.extractOne(last, [key for key in container if isinstance(key, str)], score_cutoff=70)
+    return f"{parent}/{match[0]}" if match else None
+
+
+def _unresolved(reference: str, meant: str | None) -> str:
+    if meant is not None:
+        return f"$ref {reference!r} points to nothing in this schema (did you mean {meant!r}?)"
+    if reference.startswith("#"):
+        return f"$ref {reference!r} points to nothing in this schema: define it under `$defs`, or fix the pointer"
+    return (
+        f"$ref {reference!r} names a schema elsewhere, which rag-lsp never fetches: "
+        "copy it under `$defs` and point to it as '#/$defs/<name>'"
+    )
+
+
+def _written_like(written: str, value: str) -> str:
+    """``value`` as a YAML scalar in the quotes ``written`` uses, where it can be
+    (a pointer starts with `#`, which unquoted would begin a comment)."""
+    quote = written[:1]
+    if quote == "'" and "'" not in value:
+        return f"'{value}'"
+    if quote == '"' and '"' not in value and "\\" not in value:
+        return f'"{value}"'
+    return json.dumps(value)
