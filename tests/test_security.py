@@ -240,6 +240,7 @@ config_schema:
   type: object
   properties:
     max_words: {{$ref: "{url}"}}
+    min_words: {{$ref: "{file}"}}
 """
 METRIC_SUITE = """\
 suites:
@@ -251,17 +252,20 @@ GDI_ROW = '{"input_id": "a", "prompt": "p", "reference_contexts": ["r"], "sut_re
 
 
 def test_a_schema_named_by_url_is_never_fetched(tmp_path: Path, listener: socket.socket) -> None:
-    """A manifest whose config_schema refers to a schema by URL gets RAG301, and neither `check` nor `run` asks that URL for it."""
-    root = make_workspace(tmp_path, suite=METRIC_SUITE, dataset=GDI_ROW + "\n")
+    """A manifest whose config_schema refers to schemas by URL (http, file) gets RAG301 for each, and neither `check` nor `run` asks that URL for it."""
+    root = make_workspace(tmp_path / "ws", suite=METRIC_SUITE, dataset=GDI_ROW + "\n")
+    outside = tmp_path / "words.json"
+    outside.write_text('{"type": "integer"}', encoding="utf-8")
     (root / ".punica" / "evals" / "rows.jsonl").write_text(GDI_ROW + "\n", encoding="utf-8")
     url = f"http://127.0.0.1:{listener.getsockname()[1]}/schemas/words.json"
     (root / ".punica" / "metrics").mkdir()
-    (root / ".punica" / "metrics" / "answer_length.yaml").write_text(REMOTE_SCHEMA_MANIFEST.format(url=url), encoding="utf-8")
+    (root / ".punica" / "metrics" / "answer_length.yaml").write_text(REMOTE_SCHEMA_MANIFEST.format(url=url, file=outside.as_uri()), encoding="utf-8")
     checked = rag_lsp("check", "--format", "json", cwd=root)
     assert checked.returncode == 1, checked.stderr
     found = json.loads(checked.stdout)
-    assert [(finding["path"], finding["code"]) for finding in found] == [(".punica/metrics/answer_length.yaml", "RAG301")]
-    assert "never fetches" in found[0]["message"] and found[0]["range"]["start"]["line"] == 10
+    assert [(finding["path"], finding["code"]) for finding in found] == [(".punica/metrics/answer_length.yaml", "RAG301")] * 2
+    assert all("never fetches" in finding["message"] for finding in found)
+    assert [finding["range"]["start"]["line"] for finding in found] == [10, 11]
     ran = rag_lsp("run", "--format", "json", cwd=root)
     assert ran.returncode == 1 and "Traceback" not in ran.stderr, ran.stderr
     assert not connected(listener)

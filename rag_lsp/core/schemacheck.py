@@ -109,7 +109,7 @@ class SchemaChecker:
                 {"$schema": _DRAFT_2020_12, "type": "array", "items": {"$ref": uri}},
                 registry=jsonschema_rs.Registry([(uri, self.schema)]),
                 validate_formats=True,
-                offline=True,
+                retriever=_never_retrieve,
             )
         except Exception:  # noqa: BLE001 - each instance is then checked on its own
             return None
@@ -151,15 +151,20 @@ class SchemaChecker:
         ]
 
 
+def _never_retrieve(uri: str) -> Any:
+    """jsonschema-rs's retriever: a `$ref` naming a schema by URL (a workspace
+    manifest's, say) must not make a check reach the network or read a file
+    (jsonschema-rs would fetch both); the JSON Schema metaschemas are built in."""
+    raise LookupError(f"{uri} is not fetched: rag-lsp resolves references within the schema only")
+
+
 def _fast_validator(schema: dict) -> Any:
     try:
         import jsonschema_rs
     except ImportError:  # pragma: no cover - a declared dependency
         return None
     try:
-        # Offline: a workspace's manifest naming a schema by URL must not make a
-        # check reach the network (the JSON Schema metaschemas are built in).
-        return jsonschema_rs.validator_for(schema, validate_formats=True, offline=True)
+        return jsonschema_rs.validator_for(schema, validate_formats=True, retriever=_never_retrieve)
     except Exception:  # noqa: BLE001 - an invalid schema is explained by the other validator
         return None
 
