@@ -408,7 +408,7 @@ def locate(root: YNode | None, path: tuple[Any, ...], anchor: str = "value") -> 
     key_node: YNode | None = None
     for part in path:
         if node.kind == "map":
-            pair = node.entry(part) if isinstance(part, str) else None
+            pair = node.entry(part) if part is None or isinstance(part, (str, int, float)) else None
             if pair is None:
                 break
             key_node, node = pair[0], pair[1].resolve()

@@ -82,6 +82,7 @@ class SchemaChecker:
         # own, jsonschema fetches a `$ref` to a URL (a workspace manifest's, say).
         from jsonschema_specifications import REGISTRY as METASCHEMAS
 
+        cls = jsonschema.validators.extend(cls, {"additionalProperties": _additional_properties, "patternProperties": _pattern_properties})
         return cls(self.schema, format_checker=jsonschema.FormatChecker(formats), registry=METASCHEMAS)
 
     def all_valid(self, instances: list[Any]) -> bool:
@@ -149,6 +150,51 @@ class SchemaChecker:
             for error in errors
             if type(error.kind).__name__ == "Format" and error.message.endswith('is not a "regex"')
         ]
+
+
+# jsonschema's additionalProperties and patternProperties, for objects whose keys
+# are not all strings: YAML reads `~: 0` and `1: 2` as keys None and 1, in which
+# jsonschema's own would search a pattern and fail. Such a key matches no pattern.
+
+
+def _additional_properties(validator: Any, allowed: Any, instance: Any, schema: dict) -> Iterator[Any]:
+    if not validator.is_type(instance, "object"):
+        return
+    import re
+
+    from jsonschema.exceptions import ValidationError
+
+    properties = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    extras = [
+        key for key in instance if key not in properties and not (type(key) is str and any(re.search(pattern, key) for pattern in patterns))
+    ]
+    if validator.is_type(allowed, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], allowed, path=extra)
+    elif not allowed and extras:
+        yield ValidationError(f"Additional properties are not allowed ({', '.join(map(repr, extras))} unexpected)")
+
+
+def _pattern_properties(validator: Any, patterns: dict, instance: Any, schema: dict) -> Iterator[Any]:
+    if not validator.is_type(instance, "object"):
+        return
+    import re
+
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if type(key) is str and re.search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _key_text(key: Any) -> str:
+    """A key as a message shows it: a string quoted, any other as YAML writes it
+    (`null`, `true`, `1`), for a key YAML did not read as a string."""
+    if isinstance(key, str):
+        return repr(key)
+    if key is None or isinstance(key, bool):
+        return {None: "null", True: "true", False: "false"}[key] + " (not a string)"
+    return f"{key!r} (not a string)"
 
 
 def _never_retrieve(uri: str) -> Any:
@@ -234,7 +280,7 @@ def _strict_issues(schema: Any, instance: Any, path: tuple[Any, ...], root: Any)
                 allowed = [str(name) for name in properties]
                 hint = _suggest(str(key), allowed)
                 yield SchemaIssue(
-                    path + (key,), f"unknown key {key!r}{hint}; expected one of: {', '.join(allowed)}", "key", "additionalProperties"
+                    path + (key,), f"unknown key {_key_text(key)}{hint}; expected one of: {', '.join(allowed)}", "key", "additionalProperties"
                 )
                 continue
             yield from _strict_issues(properties.get(key) if properties is not None else None, value, path + (key,), root)
@@ -345,7 +391,7 @@ def _issues_of(error: ValidationError) -> Iterator[SchemaIssue]:
                 continue
             hint = _suggest(str(key), allowed)
             known = ", ".join(allowed)
-            yield SchemaIssue(path + (key,), f"unknown key {key!r}{hint}; expected one of: {known}", "key", keyword)
+            yield SchemaIssue(path + (key,), f"unknown key {_key_text(key)}{hint}; expected one of: {known}", "key", keyword)
     elif keyword == "dependentRequired":
         for trigger, needed in value.items():
             if isinstance(instance, dict) and trigger in instance:

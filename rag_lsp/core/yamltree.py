@@ -102,11 +102,12 @@ class YNode:
         node = self.resolve()
         return node.value if node.kind == SEQ else []
 
-    def entry(self, key: str) -> tuple[YNode, YNode] | None:
-        """The last ``(key node, value node)`` pair whose key is ``key``."""
+    def entry(self, key: Any) -> tuple[YNode, YNode] | None:
+        """The last ``(key node, value node)`` pair whose key is ``key`` (a string,
+        or a key YAML reads as another scalar: ``~``, ``1``, ``true``)."""
         found = None
         for key_node, value_node in self.items():
-            if key_node.kind == SCALAR and key_node.value == key:
+            if key_node.kind == SCALAR and key_node.value == key and type(key_node.value) is type(key):
                 found = (key_node, value_node)
         return found
 
