@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -109,3 +110,59 @@ def test_mutated_suites_never_raise(prefix: int, junk: str) -> None:
 def test_mutated_cases_never_raise(prefix: int, junk: str) -> None:
     """A real case cut anywhere and continued with junk yields findings, never an exception."""
     analyze_all({".punica/evals/code.jsonl": (CASE[:prefix] + junk).encode("utf-8", "surrogatepass")})
+
+
+def _manifest(name: str) -> dict:
+    import yaml
+
+    from rag_lsp.core.resources import builtin_manifest_paths
+
+    return next(yaml.safe_load(path.read_text(encoding="utf-8")) for path in builtin_manifest_paths() if name in path.name)
+
+
+def _places(node: object, path: tuple = ()) -> list[tuple]:
+    """Every place in a parsed document, the document itself first."""
+    found = [path]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found += _places(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += _places(value, (*path, index))
+    return found
+
+
+def _replaced(document: object, path: tuple, value: object) -> object:
+    import copy
+
+    if not path:
+        return value
+    document = copy.deepcopy(document)
+    node: Any = document
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = value
+    return document
+
+
+# The shipped manifests, as a workspace would copy and edit them (same names:
+# they replace the built-ins), and suites that use them with a config each.
+MANIFESTS = [_manifest("hit_at_k"), _manifest("rag")]
+MANIFEST_PLACES = [(index, path) for index, manifest in enumerate(MANIFESTS) for path in _places(manifest)]
+USING_SUITE = SUITE + (
+    "  - id: hits\n    dataset: .punica/evals/code.jsonl\n    metrics: {rag.hit_at_k: {k: 3, t1: 0.5}}\n"
+    "    thresholds: {rag.hit_at_k: 0.5}\n    options: {rag: {k: 2}}\n"
+)
+ODD_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False), st.text(max_size=5),
+                       st.just([]), st.just({}), st.lists(st.none(), max_size=2), st.dictionaries(st.text(max_size=3), st.none(), max_size=2))
+
+
+@settings(max_examples=400, deadline=None)
+@given(place=st.sampled_from(MANIFEST_PLACES), value=ODD_VALUES)
+def test_a_manifest_with_any_value_of_another_kind_never_raises(place: tuple[int, tuple], value: object) -> None:
+    """A workspace copy of a shipped manifest with one value, at any depth, of another kind (null, a number, a list, ...) yields findings, never an exception: in its own check, nor in those of the suites that use it."""
+    import yaml
+
+    index, path = place
+    manifest = yaml.safe_dump(_replaced(MANIFESTS[index], path, value), allow_unicode=True)
+    analyze_all({".punica/metrics/m.yaml": manifest.encode("utf-8", "surrogatepass"), ".punica/evals/code.suite.yaml": USING_SUITE.encode()})

@@ -93,11 +93,9 @@ def _float(value: Any) -> float | None:
 
 
 def _default_of(schema: Any, key: str) -> Any:
-    if isinstance(schema, dict):
-        prop = schema.get("properties", {}).get(key)
-        if isinstance(prop, dict):
-            return prop.get("default")
-    return None
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    prop = properties.get(key) if isinstance(properties, dict) else None
+    return prop.get("default") if isinstance(prop, dict) else None
 
 
 def manifest_from(data: dict[str, Any], path: str | None = None) -> Manifest | None:
@@ -107,7 +105,8 @@ def manifest_from(data: dict[str, Any], path: str | None = None) -> Manifest | N
         return None
     metrics: list[MetricInfo] = []
     if kind == "engine":
-        for entry in data.get("metrics") or []:
+        listed = data.get("metrics")
+        for entry in listed if isinstance(listed, list) else []:
             if isinstance(entry, dict) and isinstance(entry.get("name"), str):
                 metrics.append(
                     MetricInfo(

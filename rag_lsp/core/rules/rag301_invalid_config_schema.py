@@ -49,11 +49,14 @@ def invalid_config_schema(context):
     # A missing or non-mapping config_schema is a manifest schema problem (RAG300).
     if not isinstance(schema, dict) or node is None or not node.is_map:
         return
-    for issue in metaschema_issues(schema):
+    issues = metaschema_issues(schema)
+    for issue in issues:
         yield RULE.finding(
             context.issue_range(issue, root=node),
             f"config_schema is not a valid JSON Schema: {issue.message}",
         )
+    if issues:
+        return  # references are followed only in a schema of the right shape
     for issue, meant in unresolvable_references(schema):
         start, end = locate(node, issue.path, issue.anchor)
         where = context.range(start, end)
@@ -89,11 +92,6 @@ def unresolvable_references(schema: dict) -> list[tuple[SchemaIssue, str | None]
     from referencing.exceptions import Unresolvable
     from referencing.jsonschema import DRAFT202012, specification_with
 
-    dialect = schema.get("$schema")
-    specification = specification_with(dialect, default=DRAFT202012) if isinstance(dialect, str) else DRAFT202012
-    root = specification.create_resource(schema)
-    base = root.id() or "urn:rag-lsp:config-schema"
-    registry = METASCHEMAS.with_resource(base, root).crawl()
     found: list[tuple[SchemaIssue, str | None]] = []
 
     def walk(node, resolver, path):
@@ -115,8 +113,12 @@ def unresolvable_references(schema: dict) -> list[tuple[SchemaIssue, str | None]
                 walk(value, resolver, (*path, index))
 
     try:
-        walk(schema, registry.resolver(base_uri=base), ())
-    except Exception:  # noqa: BLE001 - a schema too odd to follow: the metaschema's findings say what they can
+        dialect = schema.get("$schema")
+        specification = specification_with(dialect, default=DRAFT202012) if isinstance(dialect, str) else DRAFT202012
+        root = specification.create_resource(schema)
+        base = root.id() or "urn:rag-lsp:config-schema"
+        walk(schema, METASCHEMAS.with_resource(base, root).crawl().resolver(base_uri=base), ())
+    except Exception:  # noqa: BLE001 - a schema too odd to follow: what was found so far stands
         return found
     return found
 
