@@ -236,10 +236,11 @@ class Share:
         for first in range(0, len(lines), batch_lines):
             piece = "\n".join(lines[first : first + batch_lines]).encode("utf-8", "surrogatepass")
             self._bounds.append((written, written + len(piece)))
-            if first + batch_lines < len(lines):
-                piece += b"\n"
             file.write(piece)
             written += len(piece)
+            if first + batch_lines < len(lines):
+                file.write(b"\n")
+                written += 1
         file.flush()
 
     def _pass_text(self, channel: _Channel) -> None:
