@@ -9,6 +9,7 @@ Each document type maps a path to a span itself (YAML nodes, JSON rows).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Iterator
@@ -160,8 +161,6 @@ class SchemaChecker:
 def _additional_properties(validator: Any, allowed: Any, instance: Any, schema: dict) -> Iterator[Any]:
     if not validator.is_type(instance, "object"):
         return
-    import re
-
     from jsonschema.exceptions import ValidationError
 
     properties = schema.get("properties", {})
@@ -179,8 +178,6 @@ def _additional_properties(validator: Any, allowed: Any, instance: Any, schema: 
 def _pattern_properties(validator: Any, patterns: dict, instance: Any, schema: dict) -> Iterator[Any]:
     if not validator.is_type(instance, "object"):
         return
-    import re
-
     for pattern, subschema in patterns.items():
         for key, value in instance.items():
             if type(key) is str and re.search(pattern, key):
@@ -384,10 +381,8 @@ def _issues_of(error: ValidationError) -> Iterator[SchemaIssue]:
     elif keyword in ("additionalProperties", "unevaluatedProperties") and isinstance(instance, dict):
         allowed = list(schema.get("properties", {}))
         patterns = list(schema.get("patternProperties", {}))
-        import re
-
         for key in instance:
-            if key in allowed or any(re.search(pattern, str(key)) for pattern in patterns):
+            if key in allowed or (type(key) is str and any(re.search(pattern, key) for pattern in patterns)):
                 continue
             hint = _suggest(str(key), allowed)
             known = ", ".join(allowed)
