@@ -1,4 +1,4 @@
-"""Helpers shared by the suite rules (RAG100–RAG111).
+"""Helpers shared by the rules on YAML files (the suite rules RAG100–RAG111, RAG301).
 
 Not a rule module (its name does not start with ``rag``): suggestions for
 misspelled names, the text edits that rename a key or value while keeping its

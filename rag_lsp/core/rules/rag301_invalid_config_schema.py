@@ -37,6 +37,7 @@ from ..contexts import locate
 from ..findings import Fix, Severity, TextEdit
 from ..schemacheck import SchemaIssue, schema_issues, validator_of
 from . import MANIFEST, rule_of
+from ._suite import closest
 
 RULE = rule_of(__doc__, "RAG301", "invalid-config-schema", Severity.ERROR)
 
@@ -135,10 +136,8 @@ def _closest_pointer(resolver, reference: str, unresolvable: type[Exception]) ->
         return None
     if not isinstance(container, dict):
         return None
-    from rapidfuzz import process
-
-    match = process.extractOne(last, [key for key in container if isinstance(key, str)], score_cutoff=70)
-    return f"{parent}/{match[0]}" if match else None
+    names = closest(last, [key for key in container if isinstance(key, str)], limit=1)
+    return f"{parent}/{names[0]}" if names else None
 
 
 def _unresolved(reference: str, meant: str | None) -> str:
