@@ -3,6 +3,7 @@ embedded model loaded offline, model2vec folders, hybrid, and the keyword fallba
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 from pathlib import Path
@@ -385,6 +386,33 @@ def test_a_run_scores_its_queries_together_as_one_query_at_a_time_would(docs: Wo
             # One matrix product or a scan per query: the same similarities, to the last bit.
             assert [hit.score for hit in answers[position].hits] == [hit.score for hit in alone.hits]
     assert [answers[n].hits[0].path for n in (0, 2, 3)] == ["docs/rate-limits.md", "docs/deploy.md", "docs/audit.md"]
+
+
+@pytest.mark.parametrize("retrieval", ["semantic", "keyword", "hybrid"])
+def test_a_query_holding_a_lone_surrogate_is_searched_like_its_other_words(docs: Workspace, retrieval: str) -> None:
+    """JSON may write half of a character (``"\\ud83d"``): such a query is answered, alone and in a run,
+    as the query without it is; the tokenizer, which takes only whole characters, is never given it."""
+    target = builtin(docs, retrieval=retrieval)
+    plain = "what stops one busy customer from starving everyone else"
+    broken = plain.replace("busy", "busy \ud83d")
+    requests = [Request("broken", {"query": broken}), Request("plain", {"query": plain.replace("busy", "busy \ufffd")})]
+    answers = dict(target.answer_many(requests))
+    assert not isinstance(answers[0], TargetError), answers[0]
+    assert answers[0] == target.answer(requests[0]) == answers[1]
+    assert answers[0].hits and answers[0].mode == ("keyword" if retrieval == "keyword" else "semantic")
+
+
+def test_a_file_whose_name_is_not_utf8_leaves_the_index_whole(docs: Workspace) -> None:
+    """A workspace holding a file whose name is not UTF-8 is indexed and searched (and its cache
+    written) without it, instead of every case failing."""
+    try:
+        (docs.root / "docs" / os.fsdecode(b"rate-limits-\xff.md")).write_text(RATE_LIMITS)
+    except (OSError, UnicodeError):
+        pytest.skip("this file system refuses names that are not UTF-8")
+    answer = ask(builtin(Workspace(docs.root)), "what stops one busy customer from starving everyone else")
+    assert not isinstance(answer, TargetError), answer
+    assert answer.hits[0].path == "docs/rate-limits.md"
+    assert all(hit.path.isascii() for hit in answer.hits)
 
 
 def test_bad_options_are_refused_with_a_message(tmp_path: Path) -> None:

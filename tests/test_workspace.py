@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,18 @@ def test_file_index_skips_vcs_environments_dependencies_and_ignored(tmp_path: Pa
     files = set(Workspace(tmp_path).files())
     assert {"src/a.py", "docs/b.md", ".gitignore", "docs/.gitignore"} <= files
     assert not files & {".git/config", ".venv/lib/x.py", "node_modules/p/index.js", "build/out.txt", "docs/tmp.log"}
+
+
+def test_files_whose_names_are_not_utf8_are_not_workspace_files(tmp_path: Path) -> None:
+    """A file or folder whose name's bytes are not UTF-8 (Linux allows any) is left out: no suite or dataset can name it."""
+    write(tmp_path, "docs/a.md")
+    try:
+        (tmp_path / "docs" / os.fsdecode(b"caf\xe9.md")).write_text("x\n")
+        (tmp_path / os.fsdecode(b"old-\xff")).mkdir()
+    except (OSError, UnicodeError):
+        pytest.skip("this file system refuses names that are not UTF-8")
+    (tmp_path / os.fsdecode(b"old-\xff") / "b.md").write_text("x\n")
+    assert Workspace(tmp_path).files() == ["docs/a.md"]
 
 
 def test_files_are_classified_by_path_and_content(tmp_path: Path) -> None:

@@ -104,6 +104,16 @@ def list_files(root: Path, inside: Callable[[Path], bool]) -> list[str]:
     return found
 
 
+def _utf8(name: str) -> bool:
+    """Whether a file name read from the system is text (the bytes of one that is
+    not UTF-8 are kept as lone surrogates, which no UTF-8 text can hold)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _list_folder(
     folder: str, prefix: str, ignores: list[tuple[str, pathspec.PathSpec]], found: list[str], inside: Callable[[Path], bool]
 ) -> None:
@@ -124,6 +134,10 @@ def _list_folder(
     folders = []
     for entry in entries:
         name = entry.name
+        if not name.isascii() and not _utf8(name):
+            # A name whose bytes are not UTF-8 (Linux allows any): no suite or
+            # dataset, written in UTF-8, can name it, nor any output show it.
+            continue
         relative = prefix + name
         try:
             is_folder = entry.is_dir()

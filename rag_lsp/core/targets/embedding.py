@@ -30,6 +30,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -45,6 +46,9 @@ _WORDLLAMA_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 _WORDLLAMA_TENSOR = "embedding.weight"
 
 _MODEL2VEC_TENSOR = "embeddings"
+# Half of a character: a string of Python holds one only where it was written
+# alone (two halves written together, as JSON writes an emoji, are one character).
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # The wordllama vocabulary's tokens of whitespace alone: runs of "▁" (a space) and
 # the byte tokens of tabs and line ends.
 _WHITESPACE_TOKENS = tuple("▁" * n for n in range(1, 33)) + ("<0x09>", "<0x0A>", "<0x0B>", "<0x0C>", "<0x0D>", "<0x20>")
@@ -122,7 +126,15 @@ class StaticModel:
         return out
 
     def _token_ids(self, texts: Sequence[str]) -> list[list[int]]:
-        return [encoding.ids for encoding in self._encode(list(texts), add_special_tokens=False)]
+        texts = list(texts)
+        try:
+            encodings = self._encode(texts, add_special_tokens=False)
+        except (TypeError, ValueError):
+            # The tokenizer takes whole characters only, and JSON can write half
+            # of one ("\ud83d", a query's emoji cut short): it is read as the
+            # character that stands for one that cannot be read.
+            encodings = self._encode([_LONE_SURROGATE.sub("\ufffd", text) for text in texts], add_special_tokens=False)
+        return [encoding.ids for encoding in encodings]
 
     def _pool(self, id_lists: list[list[int]], out: numpy.ndarray) -> None:
         """Each row of ``out`` = the mean of its tokens' vectors (unknown tokens left out).
