@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,37 @@ def test_files_whose_names_are_not_utf8_are_not_workspace_files(tmp_path: Path) 
         pytest.skip("this file system refuses names that are not UTF-8")
     (tmp_path / os.fsdecode(b"old-\xff") / "b.md").write_text("x\n")
     assert Workspace(tmp_path).files() == ["docs/a.md"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_named_pipes_are_not_workspace_files_and_never_read(tmp_path: Path) -> None:
+    """A named pipe (even one named .gitignore or as a dataset) is no workspace file: the listing, the checks
+    and the builtin index never open it, which would wait for a writer forever."""
+    write(tmp_path, ".punica/evals/a.suite.yaml", SUITE.replace("match: id, k: 3", "match: path"))
+    write(tmp_path, "docs/a.md", "# Deploys\n\nRolling out a release.\n")
+    for relative in ("docs/pipe.md", ".gitignore", ".punica/evals/code.jsonl"):
+        os.mkfifo(tmp_path / relative)
+    done: list[object] = []
+
+    def check_and_search() -> None:
+        from rag_lsp.core.analyze import analyze_workspace
+        from rag_lsp.core.suitefacts import target_info
+        from rag_lsp.core.targets import Request, open_target
+
+        workspace = Workspace(tmp_path)
+        done.append(workspace.files())
+        done.append([finding.code for findings in analyze_workspace(workspace).values() for finding in findings])
+        target = open_target(target_info("vectors.query", {"builtin": {"retrieval": "keyword"}}), workspace, 5.0)
+        done.append(target.answer(Request("c", {"query": "rolling out a release"})).hits[0].path)
+
+    worker = threading.Thread(target=check_and_search, daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "a named pipe was opened"
+    files, codes, first_hit = done
+    assert files == [".punica/evals/a.suite.yaml", "docs/a.md"]
+    assert "RAG105" in codes
+    assert first_hit == "docs/a.md"
 
 
 def test_files_are_classified_by_path_and_content(tmp_path: Path) -> None:

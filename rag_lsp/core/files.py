@@ -114,6 +114,13 @@ def _utf8(name: str) -> bool:
     return True
 
 
+def _regular_file(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
 def _list_folder(
     folder: str, prefix: str, ignores: list[tuple[str, pathspec.PathSpec]], found: list[str], inside: Callable[[Path], bool]
 ) -> None:
@@ -128,7 +135,7 @@ def _list_folder(
     # As git does, a .gitignore that is a link is not followed: it may
     # point anywhere, and nothing outside the workspace is read.
     for entry in entries:
-        if entry.name == ".gitignore" and not entry.is_symlink():
+        if entry.name == ".gitignore" and not entry.is_symlink() and _regular_file(entry):
             ignores = [*ignores, (prefix, _gitignore(Path(entry.path)))]
             break
     folders = []
@@ -149,6 +156,11 @@ def _list_folder(
                 folders.append(entry)
             continue
         if ignores and _ignored(ignores, relative):
+            continue
+        # A named pipe, socket or device is no file to read (reading a pipe
+        # would wait for a writer forever); the entry's type says so without a
+        # system call, except for a link (followed).
+        if not _regular_file(entry):
             continue
         # A symlink to a file outside the workspace is not a workspace file.
         if entry.is_symlink() and not inside(Path(entry.path)):
