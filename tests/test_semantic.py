@@ -415,6 +415,17 @@ def test_a_file_whose_name_is_not_utf8_leaves_the_index_whole(docs: Workspace) -
     assert all(hit.path.isascii() for hit in answer.hits)
 
 
+def test_a_case_input_is_read_as_its_schema_reads_it(docs: Workspace) -> None:
+    """topK 2.0 is an integer (to JSON Schema, and so to the check) and is answered; an empty corpora
+    list or a blank query, which the check reports, is a broken case saying what to write, not a recall of 0."""
+    assert len(ask(builtin(docs), "readiness probe", topK=2.0).hits) == 2
+    target = builtin(docs, retrieval="keyword")
+    empty = ask(target, "readiness probe", corpora=[])
+    assert isinstance(empty, TargetError) and "`input.corpora` is empty" in empty.message and "serves: code" in empty.message
+    blank = ask(target, " \t ")
+    assert isinstance(blank, TargetError) and "not blank" in blank.message
+
+
 def test_bad_options_are_refused_with_a_message(tmp_path: Path) -> None:
     """An unknown retrieval, bad chunking or an empty model is a TargetError saying what to write instead."""
     workspace = write(tmp_path, {"docs/deploy.md": DEPLOY})

@@ -254,6 +254,9 @@ def config_issues(checker: SchemaChecker, instance: Any) -> list[SchemaIssue]:
 
 
 # Keywords with which a schema says which keys an object may have beside its `properties`.
+# Patterns that only ask for one character that is not a space.
+_NOT_BLANK = frozenset({"\\S", "[^\\s]", "\\S+", "[^\\s]+"})
+
 _OPEN_KEYWORDS = ("additionalProperties", "patternProperties", "unevaluatedProperties", "propertyNames")
 
 
@@ -415,6 +418,10 @@ def _issues_of(error: ValidationError) -> Iterator[SchemaIssue]:
         yield SchemaIssue(path, f"allows at most {counted(value, 'item')}", "value", keyword)
     elif keyword == "minLength":
         yield SchemaIssue(path, "must not be empty" if value == 1 else f"must be at least {value} characters", "value", keyword)
+    elif keyword == "pattern":
+        # "\S", the usual way to say "not blank", said in words.
+        said = "must not be blank" if value in _NOT_BLANK else f"does not match the pattern {value!r}"
+        yield SchemaIssue(path, f"{_describe(instance)} {said}", "value", keyword)
     elif keyword == "uniqueItems":
         yield SchemaIssue(path, "items must be unique", "value", keyword)
     elif keyword in ("anyOf", "oneOf"):

@@ -680,12 +680,18 @@ class BuiltinTarget(Target):
             raise TargetError("the builtin target needs an `input` object with a `query` string")
         query = value.get("query")
         if not isinstance(query, str) or not query.strip():
-            raise TargetError("the builtin target needs `input.query`, a non-empty string")
+            raise TargetError("the builtin target needs `input.query`, a string that is not blank")
         names = value.get("corpora")
         if names is None:
             names = list(self.corpora)
         elif not isinstance(names, list) or not all(isinstance(name, str) for name in names):
             raise TargetError("`input.corpora` must be a list of corpus names")
+        elif not names:
+            # Searching no corpus would find nothing, and score a recall of 0.
+            raise TargetError(
+                f"`input.corpora` is empty: name the corpora to search (the builtin target {self.id!r} serves: "
+                f"{', '.join(self.corpora)}), or leave the key out to search them all"
+            )
         unknown = [name for name in names if name not in self.corpora]
         if unknown:
             served = ", ".join(self.corpora)
@@ -694,6 +700,8 @@ class BuiltinTarget(Target):
                 "(configure corpora under `builtin.corpora` in .punica/targets.yaml)"
             )
         top_k = value.get("topK", DEFAULT_TOP_K)
+        if type(top_k) is float and top_k.is_integer():
+            top_k = int(top_k)  # 10.0 is an integer to JSON Schema, and so to the check
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise TargetError("`input.topK` must be an integer of at least 1")
         return query, list(dict.fromkeys(names)), top_k
