@@ -368,10 +368,16 @@ def _case_texts(draw):
 @example(case=('{"expect": {"relevant": ["a", "b"]}, "input": {"relevant": ["c"]}}', 2))
 @example(case=('{"expect": {"relevant": ["a"]}, "expect": {"relevant": ["b", "c"]}}', 2))
 @example(case=('{"expect": {"relevant": []}}', 0))
+@example(case=(json.dumps({"expect": {"relevant": [f"src/{n}.py" for n in range(300)] + [1, "x"]}}), 302))
 def test_an_expected_value_found_without_a_parse_has_the_parsed_span(case) -> None:
     """The span of `expect.relevant` and of each of its values found without tree-sitter (a plainly
     written list of strings) is the span tree-sitter gives, for repeated keys, escapes, spacing,
     other keys named `relevant` and values that are not strings."""
     text, count = case
-    for path in [("expect", "relevant"), *(("expect", "relevant", index) for index in range(count + 1))]:
+    paths = [("expect", "relevant"), *(("expect", "relevant", index) for index in range(count + 1))]
+    for path in paths:
         assert Row(text).span(*path) == _span_at(text, path), path
+    # One row asked for its values in any order: found together, once.
+    row = Row(text)
+    for path in reversed(paths):
+        assert row.span(*path) == _span_at(text, path), path

@@ -212,6 +212,13 @@ class Row:
             if self.error is None and self.refused is None:
                 if len(path) == 1:
                     span = _leading_string_span(self.text, path[0])
+                elif path and self.value is not None and type(path[-1]) is int:
+                    # Every element of the list at once: asked one by one, each
+                    # would be found by passing all those before it again, and a
+                    # case listing ten thousand paths took minutes.
+                    for index, element in enumerate(_plain_element_spans(self.text, self.value, path[:-1])):
+                        spans.setdefault(path[:-1] + (index,), element)
+                    span = spans.get(path)
                 elif path and self.value is not None:
                     span = _plain_path_span(self.text, self.value, path)
             if span is None:
@@ -407,15 +414,60 @@ _PLAIN_ELEMENT = re.compile(r'[ \t\r\n]*("[^"]*")[ \t\r\n]*([,\]])')
 _EMPTY_ARRAY = re.compile(r"\[[ \t\r\n]*\]")
 
 
-def _plain_path_span(text: str, value: Any, path: Path) -> Span | None:
-    """The span of a string, or of a list of strings, at ``path`` = (key, ...,
-    key[, index]) in a line of valid JSON decoded to ``value``, found without a
-    parse when the line is plainly written: no escape (so every quote begins or
-    ends a string), and the last key written once in the line (so, as ``value``
-    holds it, it is that key, and not repeated). An expected path of a case
-    (``("expect", "relevant", 2)``) is nearly always so written. None for any
-    other line or value."""
-    keys, index = (path[:-1], path[-1]) if type(path[-1]) is int else (path, None)
+def _plain_path_span(text: str, value: Any, keys: Path) -> Span | None:
+    """The span of a list of strings at ``keys`` = (key, ..., key) in a line of
+    valid JSON decoded to ``value``, found without a parse when the line is
+    plainly written (see _plain_list). None for any other line or value."""
+    found = _plain_list(text, value, keys)
+    if found is None:
+        return None
+    strings, key_start, key_end, start = found
+    if any(type(element) is not str for element in strings):
+        return None
+    if not strings:
+        empty = _EMPTY_ARRAY.match(text, start)
+        return Span(start, empty.end(), key_start, key_end) if empty is not None else None
+    position = start + 1
+    closed = None
+    for number in range(len(strings)):
+        element = _PLAIN_ELEMENT.match(text, position)
+        if element is None or (element.group(2) == "]") != (number == len(strings) - 1):
+            return None
+        position = closed = element.end()
+    return Span(start, closed, key_start, key_end)
+
+
+def _plain_element_spans(text: str, value: Any, keys: Path) -> list[Span]:
+    """The spans of the elements of the list at ``keys`` in a line of valid JSON
+    decoded to ``value``, in one pass, from the first up to the first that is not
+    a plainly written string (see _plain_list); none for any other line or value.
+    An expected path of a case (``("expect", "relevant", 2)``) is nearly always
+    so written."""
+    found = _plain_list(text, value, keys)
+    if found is None:
+        return []
+    strings, _, _, start = found
+    spans = []
+    position = start + 1
+    for string in strings:
+        if type(string) is not str:
+            break
+        element = _PLAIN_ELEMENT.match(text, position)
+        if element is None:
+            break
+        spans.append(Span(element.start(1), element.end(1)))
+        if element.group(2) == "]":
+            break
+        position = element.end()
+    return spans
+
+
+def _plain_list(text: str, value: Any, keys: Path) -> tuple[list, int, int, int] | None:
+    """The list at ``keys`` = (key, ..., key) in ``value``, decoded from ``text``,
+    with where its key starts and ends in the text and where the list begins
+    (its "["), when the line is plainly written: no escape (so every quote begins
+    or ends a string), and the last key written once in the line (so, as
+    ``value`` holds it, it is that key, and not repeated). None otherwise."""
     if not keys or "\\" in text:
         return None
     found = value
@@ -423,9 +475,7 @@ def _plain_path_span(text: str, value: Any, path: Path) -> Span | None:
         if type(key) is not str or type(found) is not dict or key not in found:
             return None
         found = found[key]
-    if type(found) is not list or (index is not None and not (0 <= index < len(found))):
-        return None
-    if any(type(element) is not str for element in (found if index is None else found[: index + 1])):
+    if type(found) is not list:
         return None
     quoted = f'"{keys[-1]}"'
     key_start = text.find(quoted)
@@ -434,24 +484,7 @@ def _plain_path_span(text: str, value: Any, path: Path) -> Span | None:
     colon = _COLON.match(text, key_start + len(quoted))
     if colon is None or text[colon.end() : colon.end() + 1] != "[":
         return None
-    position = colon.end() + 1
-    if index is None:
-        if not found:
-            empty = _EMPTY_ARRAY.match(text, colon.end())
-            return Span(colon.end(), empty.end(), key_start, key_start + len(quoted)) if empty is not None else None
-        closed = None
-        for number in range(len(found)):
-            element = _PLAIN_ELEMENT.match(text, position)
-            if element is None or (element.group(2) == "]") != (number == len(found) - 1):
-                return None
-            position = closed = element.end()
-        return Span(colon.end(), closed, key_start, key_start + len(quoted))
-    for number in range(index + 1):
-        element = _PLAIN_ELEMENT.match(text, position)
-        if element is None or (number < index and element.group(2) == "]"):
-            return None
-        position = element.end()
-    return Span(element.start(1), element.end(1))
+    return found, key_start, key_start + len(quoted), colon.end()
 
 
 def _span_at(text: str, path: Path) -> Span:
