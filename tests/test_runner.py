@@ -191,6 +191,18 @@ def test_describe_case_reads_like_the_rag400_message(tmp_path: Path) -> None:
     )
 
 
+def test_a_case_line_names_the_first_ten_missed_values_and_counts_the_others(tmp_path: Path) -> None:
+    """A case that missed thousands of values names the first ten in its line and says how many more;
+    the result itself keeps every one."""
+    expected = [f"src/{number}.py" for number in range(2_500)]
+    workspace = recorded_workspace(tmp_path, [case("a", expected)], [answer("a", ["src/0.py"])])
+    (only,) = run(workspace).cases
+    assert len(only.missed) == 2_499
+    line = describe_case(only)
+    assert line.endswith("src/10.py (not the one hit the target returned) and 2,489 more (`rag-lsp run --format json` lists them all)")
+    assert "src/11.py" not in line
+
+
 HIT_SUITE = """\
 suites:
   - id: evidence

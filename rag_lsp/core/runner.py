@@ -877,6 +877,11 @@ def _figure(value: float) -> str:
     return f"{value:.2f}"
 
 
+# Missed values a case's line names (the text and JUnit reports, RAG400): a case
+# may list thousands, and its line would be megabytes; the JSON report lists all.
+MISSED_SHOWN = 10
+
+
 def describe_case(case: CaseResult, versus: Callable[[str], str] | None = None) -> str:
     """A case's result in one line, as RAG400 shows it:
     ``recall 0.50 (1/2) · precision 0.10 · MRR 0.33 (first relevant at rank 3) · hit@1 0
@@ -915,10 +920,11 @@ def describe_case(case: CaseResult, versus: Callable[[str], str] | None = None) 
 def describe_missed(case: CaseResult) -> str:
     """What a case missed, each value with why: ``b.md (rank 4, k = 3), c.md (not
     among the 10 hits the target returned)``; the bare values when the run did
-    not say why."""
-    if len(case.why_missed) == len(case.missed):
-        return ", ".join(map(str, case.why_missed))
-    return ", ".join(case.missed)
+    not say why. The first MISSED_SHOWN, and how many more."""
+    described = case.why_missed if len(case.why_missed) == len(case.missed) else case.missed
+    shown = ", ".join(map(str, described[:MISSED_SHOWN]))
+    more = len(described) - MISSED_SHOWN
+    return shown + (f" and {more:,} more (`rag-lsp run --format json` lists them all)" if more > 0 else "")
 
 
 def describe_threshold(threshold: ThresholdResult) -> str:
