@@ -221,6 +221,11 @@ class Row:
                     span = spans.get(path)
                 elif path and self.value is not None:
                     span = _plain_path_span(self.text, self.value, path)
+            if span is None and path and type(path[-1]) is int:
+                # As above, every element at once, from one parse of the line.
+                for index, element in enumerate(_element_spans_at(self.text, path[:-1])):
+                    spans.setdefault(path[:-1] + (index,), element)
+                span = spans.get(path)
             if span is None:
                 span = _span_at(self.text, path)
             spans[path] = span
@@ -506,6 +511,30 @@ def _span_at(text: str, path: Path) -> Span:
         _char_column(text, data, key.start_byte) if key is not None else None,
         _char_column(text, data, key.end_byte) if key is not None else None,
     )
+
+
+def _element_spans_at(text: str, path: Path) -> list[Span]:
+    """The spans of the elements of the array at ``path`` in a row's text, from
+    one parse (none when there is no array there), as _span_at gives each."""
+    data, node = _parse(text)
+    for part in path:
+        step = _step(node, part) if node is not None else None
+        if step is None:
+            return []
+        node = step[1]
+    if node.type != "array":
+        return []
+    bounds = [(element.start_byte, element.end_byte) for element in _values_in(node)]
+    if len(data) == len(text):
+        return [Span(start, end) for start, end in bounds]
+    # Byte offsets to code points in one pass along the line, not one per element.
+    columns: dict[int, int] = {}
+    column = previous = 0
+    for byte in sorted({offset for pair in bounds for offset in pair}):
+        column += len(data[previous:byte].decode("utf-8", "ignore"))
+        columns[byte] = column
+        previous = byte
+    return [Span(columns[start], columns[end]) for start, end in bounds]
 
 
 def _step(node: Any, part: Any) -> tuple[Any, Any] | None:
