@@ -1,10 +1,11 @@
 """Time rag-lsp on workspaces shaped like users' own, beside the happy path and
 check-jsonschema.
 
-    python benchmarks/realistic.py [--cases 100000] [--workloads happy,tree-20k,elsewhere,tree-50k]
+    python benchmarks/realistic.py [--cases 100000] [--workloads happy,tree-20k,elsewhere,tree-50k,lists]
                                    [--repeat 3] [--edits 40] [--server-runs 3] [--skip-server] [--run-cases 100000]
 
-For each workload of benchmarks/workloads.py (100,000 cases each by default):
+For each workload of benchmarks/workloads.py (100,000 cases each by default;
+``lists`` writes a twentieth of them, a tail listing thousands of paths each):
 
 * `rag-lsp check` as a whole process, and check-jsonschema validating the same
   rows against the rag case schema in the same run, the two alternating (best of

@@ -16,6 +16,11 @@ arguments write the same bytes.
 * ``elsewhere``: a small repository whose dataset describes a corpus that a
   search service indexes elsewhere: about 2.3 distinct expected paths per case,
   none of them a workspace file.
+* ``lists``: long lists. A 5,000-file tree and a twentieth of the cases, most
+  listing a few paths and a tail listing hundreds to thousands (a question whose
+  answer is a whole folder, a list pasted from a search's export), 3% typos, some
+  values listed twice, written with escapes (`\/`), or as numbers
+  (document ids where paths belong).
 
 Besides those defects, about 1% of the cases of every workload carry one of the
 other findings users make (nothing relevant, a repeated id, an unnormalized path,
@@ -158,7 +163,7 @@ def file_text(path: str, rng: random.Random) -> str:
 
 
 def _query_for(paths: list[str], rng: random.Random) -> str:
-    words = [w for p in paths for w in p.replace(".", "/").replace("_", "/").split("/") if w.isalpha() and len(w) > 2]
+    words = [w for p in paths if isinstance(p, str) for w in p.replace(".", "/").replace("_", "/").split("/") if w.isalpha() and len(w) > 2]
     chosen = rng.sample(words, min(len(words), rng.randint(2, 5))) or ["code"]
     return "how does the " + " ".join(chosen) + " work"
 
@@ -171,7 +176,7 @@ def _other_defect(case: dict, index: int, rng: random.Random) -> str | None:
         case["expect"]["relevant"] = []  # RAG200
     elif roll < 0.004:
         case["id"] = f"case-{max(index - 1, 0)}"  # RAG202
-    elif roll < 0.006:
+    elif roll < 0.006 and isinstance(relevant[0], str):
         relevant[0] = "./" + relevant[0]  # RAG206
     elif roll < 0.008:
         relevant.append(relevant[0])  # RAG205
@@ -250,6 +255,41 @@ def elsewhere(root: Path, cases: int = 100_000, seed: int = 16, repository_files
     )
 
 
+def lists(root: Path, cases: int = 100_000, seed: int = 17, files: int = 5_000) -> Workload:
+    """Long lists: a twentieth of ``cases``, listing 1 to 5,000 paths each."""
+    rng = random.Random(seed)
+    _write_suite(root)
+    paths = tree_paths(files, rng)
+    for relative in paths:
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(file_text(relative, rng), encoding="utf-8")
+    known = set(paths)
+    lines = []
+    expected: set[str] = set()
+    for index in range(max(cases // 20, 1)):
+        roll = rng.random()
+        count = rng.randint(1, 8) if roll < 0.9 else rng.randint(50, 500) if roll < 0.99 else rng.randint(1_000, 5_000)
+        start = rng.randrange(len(paths))
+        relevant: list = [paths[(start + step) % len(paths)] for step in range(count)]
+        relevant = [typo_of(path, rng) if rng.random() < 0.03 else path for path in relevant]
+        if count > 1 and rng.random() < 0.05:
+            relevant += rng.sample(relevant, max(1, count // 10))  # listed twice
+        if rng.random() < 0.01:
+            relevant = [rng.randrange(10**6) if rng.random() < 0.5 else value for value in relevant]  # ids, not paths
+        expected.update(value for value in relevant if isinstance(value, str))
+        line = _case_line(index, relevant, rng)
+        if rng.random() < 0.02:
+            line = line.replace("/", "\\/")  # JSON's escaped slash: the same values
+        lines.append(line)
+    _write_dataset(root, lines)
+    missing = sum(1 for value in expected if value not in known)
+    return Workload(
+        "lists", root, f"{files:,} files, cases listing 1–5,000 paths (a tail of long lists)",
+        len(lines), files, len(expected), missing, lines,
+    )
+
+
 def happy(root: Path, cases: int = 100_000) -> Workload:
     """The shape benchmarks/check.py has always measured: 60 files, 1–3 per case."""
     import sys
@@ -267,4 +307,5 @@ GENERATORS = {
     "tree-20k": lambda root, cases: tree(root, 20_000, cases),
     "elsewhere": lambda root, cases: elsewhere(root, cases),
     "tree-50k": lambda root, cases: tree(root, 50_000, cases, seed=50),
+    "lists": lambda root, cases: lists(root, cases),
 }

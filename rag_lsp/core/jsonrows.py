@@ -17,7 +17,7 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Sequence, TypeVar
+from typing import Any, NamedTuple, Sequence, TypeVar
 
 import msgspec
 import orjson
@@ -61,7 +61,7 @@ R = TypeVar("R", bound="Row")
 class Row:
     """One non-blank dataset line, decoded."""
 
-    __slots__ = ("text", "value", "error", "has_duplicate_keys", "refused", "refused_span", "exact", "_spans")
+    __slots__ = ("text", "value", "error", "has_duplicate_keys", "refused", "refused_span", "exact", "_spans", "_elements")
 
     def __init__(self, text: str, refused: str | None = None) -> None:
         self.text = text
@@ -77,6 +77,8 @@ class Row:
         # Whether the value was read by the standard decoder (see decode_again).
         self.exact = False
         self._spans: dict[Path, Span] | None = None
+        # The columns of the elements of each list asked about (see _element_columns).
+        self._elements: dict[Path, _Elements] | None = None
         if refused is None:
             self._decode()
 
@@ -209,27 +211,40 @@ class Row:
             spans = self._spans = {}
         span = spans.get(path)
         if span is None:
-            if self.error is None and self.refused is None:
+            if path and type(path[-1]) is int:
+                span = self._element_span(path[:-1], path[-1])
+            elif self.error is None and self.refused is None:
                 if len(path) == 1:
                     span = _leading_string_span(self.text, path[0])
-                elif path and self.value is not None and type(path[-1]) is int:
-                    # Every element of the list at once: asked one by one, each
-                    # would be found by passing all those before it again, and a
-                    # case listing ten thousand paths took minutes.
-                    for index, element in enumerate(_plain_element_spans(self.text, self.value, path[:-1])):
-                        spans.setdefault(path[:-1] + (index,), element)
-                    span = spans.get(path)
                 elif path and self.value is not None:
                     span = _plain_path_span(self.text, self.value, path)
-            if span is None and path and type(path[-1]) is int:
-                # As above, every element at once, from one parse of the line.
-                for index, element in enumerate(_element_spans_at(self.text, path[:-1])):
-                    spans.setdefault(path[:-1] + (index,), element)
-                span = spans.get(path)
             if span is None:
                 span = _span_at(self.text, path)
             spans[path] = span
         return span
+
+    def _element_span(self, keys: Path, index: int) -> Span | None:
+        """The span of element ``index`` of the list at ``keys`` (None when the
+        list has no such element). Every element of the list is placed at once,
+        the first time one is asked for: placed one by one, each would be found
+        by passing all those before it again, and a case listing ten thousand
+        values took minutes to check."""
+        if index < 0:
+            return None
+        elements = self._elements
+        if elements is None:
+            elements = self._elements = {}
+        placed = elements.get(keys)
+        if placed is None:
+            plain = self.error is None and self.refused is None and self.value is not None
+            placed = elements[keys] = _Elements(_plain_element_columns(self.text, self.value, keys) if plain else [], False)
+        if index >= len(placed.columns) and not placed.parsed:
+            # Past the plainly written strings: all of them, from one parse of the line.
+            placed = elements[keys] = _Elements(_element_columns_at(self.text, keys), True)
+        if index >= len(placed.columns):
+            return None
+        start, end = placed.columns[index]
+        return Span(start, end)
 
     def key_span(self, *path: Any) -> tuple[int, int]:
         """The span of the key of ``path`` (or of the nearest enclosing value that
@@ -255,6 +270,7 @@ def fine_row(cls: type[R], text: str, value: Any, exact: bool = False) -> R:
     row.has_duplicate_keys = False
     row.exact = exact
     row._spans = None
+    row._elements = None
     return row
 
 
@@ -417,6 +433,7 @@ def _leading_string_span(text: str, key: Any) -> Span | None:
 _COLON = re.compile(r"[ \t\r\n]*:[ \t\r\n]*")
 _PLAIN_ELEMENT = re.compile(r'[ \t\r\n]*("[^"]*")[ \t\r\n]*([,\]])')
 _EMPTY_ARRAY = re.compile(r"\[[ \t\r\n]*\]")
+_QUOTED = re.compile(r'"[^"]*"')
 
 
 def _plain_path_span(text: str, value: Any, keys: Path) -> Span | None:
@@ -442,8 +459,16 @@ def _plain_path_span(text: str, value: Any, keys: Path) -> Span | None:
     return Span(start, closed, key_start, key_end)
 
 
-def _plain_element_spans(text: str, value: Any, keys: Path) -> list[Span]:
-    """The spans of the elements of the list at ``keys`` in a line of valid JSON
+class _Elements(NamedTuple):
+    """The columns (start, end) of the elements of a list, from its first: all of
+    them when ``parsed``, else up to the first that is not a plainly written string."""
+
+    columns: list[tuple[int, int]]
+    parsed: bool
+
+
+def _plain_element_columns(text: str, value: Any, keys: Path) -> list[tuple[int, int]]:
+    """The columns of the elements of the list at ``keys`` in a line of valid JSON
     decoded to ``value``, in one pass, from the first up to the first that is not
     a plainly written string (see _plain_list); none for any other line or value.
     An expected path of a case (``("expect", "relevant", 2)``) is nearly always
@@ -452,7 +477,11 @@ def _plain_element_spans(text: str, value: Any, keys: Path) -> list[Span]:
     if found is None:
         return []
     strings, _, _, start = found
-    spans = []
+    if all(type(string) is str for string in strings):
+        # No escape in the line and nothing but strings in the list: its n-th
+        # quoted run from its "[" is its n-th element.
+        return [quoted.span() for quoted, _ in zip(_QUOTED.finditer(text, start + 1), strings)]
+    columns = []
     position = start + 1
     for string in strings:
         if type(string) is not str:
@@ -460,11 +489,11 @@ def _plain_element_spans(text: str, value: Any, keys: Path) -> list[Span]:
         element = _PLAIN_ELEMENT.match(text, position)
         if element is None:
             break
-        spans.append(Span(element.start(1), element.end(1)))
+        columns.append(element.span(1))
         if element.group(2) == "]":
             break
         position = element.end()
-    return spans
+    return columns
 
 
 def _plain_list(text: str, value: Any, keys: Path) -> tuple[list, int, int, int] | None:
@@ -513,8 +542,8 @@ def _span_at(text: str, path: Path) -> Span:
     )
 
 
-def _element_spans_at(text: str, path: Path) -> list[Span]:
-    """The spans of the elements of the array at ``path`` in a row's text, from
+def _element_columns_at(text: str, path: Path) -> list[tuple[int, int]]:
+    """The columns of the elements of the array at ``path`` in a row's text, from
     one parse (none when there is no array there), as _span_at gives each."""
     data, node = _parse(text)
     for part in path:
@@ -526,7 +555,7 @@ def _element_spans_at(text: str, path: Path) -> list[Span]:
         return []
     bounds = [(element.start_byte, element.end_byte) for element in _values_in(node)]
     if len(data) == len(text):
-        return [Span(start, end) for start, end in bounds]
+        return bounds
     # Byte offsets to code points in one pass along the line, not one per element.
     columns: dict[int, int] = {}
     column = previous = 0
@@ -534,7 +563,7 @@ def _element_spans_at(text: str, path: Path) -> list[Span]:
         column += len(data[previous:byte].decode("utf-8", "ignore"))
         columns[byte] = column
         previous = byte
-    return [Span(columns[start], columns[end]) for start, end in bounds]
+    return [(columns[start], columns[end]) for start, end in bounds]
 
 
 def _step(node: Any, part: Any) -> tuple[Any, Any] | None:
