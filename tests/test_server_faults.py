@@ -73,6 +73,25 @@ async def test_requests_for_closed_documents_and_out_of_range_positions(client: 
 
 
 
+async def test_a_document_holding_half_of_a_character_is_checked_and_answered(client: LanguageClient, tmp_path: Path) -> None:
+    """A lone surrogate (which JSON can carry, "\\ud800") counts as one UTF-16 unit: the findings after it
+    are placed where the editor counts them, and symbols and hover answer on its line."""
+    make_workspace(tmp_path)
+    await start(client, tmp_path)
+    dataset = tmp_path / ".punica" / "evals" / "code.jsonl"
+    line = '{"id": "half\ud800", "input": {"query": "app"}, "expect": {"relevant": ["src/nope.py"]}}'
+    send_raw(client, {"method": types.TEXT_DOCUMENT_DID_OPEN, "params": {"textDocument": {"uri": dataset.as_uri(), "languageId": "jsonl", "version": 3, "text": line + "\n"}}})
+    found = await diagnostics(client, dataset.as_uri(), 3)
+    (missing,) = [diagnostic for diagnostic in found if diagnostic.code == "RAG203"]
+    column = line.index('"src/nope.py"')  # code points, each one UTF-16 unit on this line
+    assert (missing.range.start.line, missing.range.start.character, missing.range.end.character) == (0, column, column + len('"src/nope.py"'))
+    symbols = await client.text_document_document_symbol_async(types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri=dataset.as_uri())))
+    assert symbols and "half" in symbols[0].name
+    position = types.Position(line=0, character=column + 2)
+    await client.text_document_hover_async(types.HoverParams(text_document=types.TextDocumentIdentifier(uri=dataset.as_uri()), position=position))
+    await still_answers(client, tmp_path)
+
+
 async def test_a_pass_waits_for_a_large_document_that_is_arriving(tmp_path: Path) -> None:
     """A large didOpen whose body arrives after the start-up scan was due is checked in that pass: no diagnostics of the disk's text come first."""
     broken_on_disk = '{"id": "app", "input": {"query": "app"}, "expect": {"relevant": []}}\n'

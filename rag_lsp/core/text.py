@@ -125,7 +125,8 @@ def utf16_character(line_text: str, character: int) -> int:
     prefix = line_text[:character]
     if prefix.isascii():
         return len(prefix) + max(0, character - len(line_text))
-    return len(prefix.encode("utf-16-le")) // 2
+    # A lone surrogate (JSON may write one) is one UTF-16 unit, as the client counts it.
+    return len(prefix.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def character_from_utf16(line_text: str, column: int) -> int:
