@@ -416,8 +416,9 @@ def test_a_file_whose_name_is_not_utf8_leaves_the_index_whole(docs: Workspace) -
 
 
 def test_a_case_input_is_read_as_its_schema_reads_it(docs: Workspace) -> None:
-    """topK 2.0 is an integer (to JSON Schema, and so to the check) and is answered; an empty corpora
-    list or a blank query, which the check reports, is a broken case saying what to write, not a recall of 0."""
+    """topK 2.0 is an integer (to JSON Schema, and so to the check) and is answered; a blank query (which
+    the check reports) or an empty corpora list (which a service may read as "all"; the builtin would
+    search nothing) is a broken case saying what to write, not a recall of 0."""
     assert len(ask(builtin(docs), "readiness probe", topK=2.0).hits) == 2
     target = builtin(docs, retrieval="keyword")
     empty = ask(target, "readiness probe", corpora=[])
