@@ -31,15 +31,20 @@ RULE = rule_of(__doc__, "RAG202", "duplicate-case-id", Severity.ERROR)
 
 @RULE.check(DATASET)
 def duplicate_case_id(context):
-    # New ids offered by fixes are reserved, so two repeats are not offered the same.
+    # New ids offered by fixes are reserved, so two repeats are not offered the same;
+    # each id's next number to try is kept, as a thousand repeats of one id would
+    # otherwise each try again every number the repeats before it took.
     reserved: set[str] = set()
+    next_number: dict[str, int] = {}
     key = context.id_key
     what = "case id" if key == "id" else key
     for case_id, group in context.repeated.items():
         first = group[0]
         first_where = first.value_range(key)
         for row in group[1:]:
-            suffix = _free_suffix(case_id, context.ids, reserved)
+            number = _free_number(case_id, context.ids, reserved, next_number.get(case_id, 2))
+            next_number[case_id] = number + 1
+            suffix = f"-{number}"
             reserved.add(case_id + suffix)
             where = row.value_range(key)
             # Insert before the closing quote: the id's own text (escapes included) stays.
@@ -55,8 +60,8 @@ def duplicate_case_id(context):
             )
 
 
-def _free_suffix(case_id: str, ids, reserved: set[str]) -> str:
-    number = 2
+def _free_number(case_id: str, ids, reserved: set[str], number: int) -> int:
+    """The first ``number`` or above whose ``{case_id}-{number}`` no case uses or was offered."""
     while f"{case_id}-{number}" in ids or f"{case_id}-{number}" in reserved:
         number += 1
-    return f"-{number}"
+    return number
