@@ -195,6 +195,16 @@ def _case_line(index: int, relevant: list[str], rng: random.Random) -> str:
     return broken if broken is not None else json.dumps(case)
 
 
+def _write_tree(root: Path, files: int, rng: random.Random) -> list[str]:
+    """Write a tree of ``files`` files (see tree_paths) with their texts; their paths."""
+    paths = tree_paths(files, rng)
+    for relative in paths:
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(file_text(relative, rng), encoding="utf-8")
+    return paths
+
+
 def _write_dataset(root: Path, lines: list[str]) -> None:
     (root / DATASET).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -203,11 +213,7 @@ def tree(root: Path, files: int = 20_000, cases: int = 100_000, seed: int = 15, 
     """Workload R (``files=20_000``) and the large workspace (``files=50_000``)."""
     rng = random.Random(seed)
     _write_suite(root)
-    paths = tree_paths(files, rng)
-    for relative in paths:
-        target = root / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(file_text(relative, rng), encoding="utf-8")
+    paths = _write_tree(root, files, rng)
     pick = _zipf_picker(len(paths), rng)
     known = set(paths)
     lines = []
@@ -259,11 +265,7 @@ def lists(root: Path, cases: int = 100_000, seed: int = 17, files: int = 5_000) 
     """Long lists: a twentieth of ``cases``, listing 1 to 5,000 paths each."""
     rng = random.Random(seed)
     _write_suite(root)
-    paths = tree_paths(files, rng)
-    for relative in paths:
-        target = root / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(file_text(relative, rng), encoding="utf-8")
+    paths = _write_tree(root, files, rng)
     known = set(paths)
     lines = []
     expected: set[str] = set()
