@@ -200,6 +200,8 @@ VARIANTS = {
     "fine-two": '"relevant": ["src/a.py", "docs/b.md"]',
     "missing": '"relevant": ["docs/missing-{n}.md"]',
     "two-missing": '"relevant": ["docs/missing-{n}.md", "src/gone-{n}.py"]',
+    # More findings of one code on one line than a limit shows.
+    "listed-six-times": '"relevant": [' + ", ".join(['"src/a.py"'] * 6) + "]",
     "not-normal": '"relevant": ["./src/a.py"]',
     "listed-twice": '"relevant": ["src/a.py", "src/a.py"]',
     "empty": '"relevant": []',
@@ -231,7 +233,7 @@ def test_what_an_editor_is_shown_after_edits_of_whole_lines_is_what_a_fresh_chec
     at and past each code's limit), inserted, deleted, or given a repeated id, the findings the model
     shows with a limit per code are those of shown_in_editor over a fresh check of its text."""
     workspace, source, _ = elsewhere_workspace(tmp_path_factory.mktemp("ws"))
-    names = ["fine", "missing", "not-normal", "fine", "two-missing", "listed-twice", "missing", "empty", "fine", "missing"] * 3
+    names = ["fine", "missing", "not-normal", "fine", "two-missing", "listed-twice", "missing", "empty", "fine", "missing", "listed-six-times"] * 3
     model = DatasetModel(workspace, ELSEWHERE_DATASET, "\n".join(variant_line(name, n) for n, name in enumerate(names)) + "\n")
 
     def fresh(text: str):

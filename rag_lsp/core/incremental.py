@@ -625,11 +625,11 @@ class DatasetModel:
         if limit is None:
             lines: Sequence[int] = self._lines_with_findings
         else:
-            # Past its limit + 1 first lines, a code's findings are not shown (nor
-            # is the one that says so): those lines are not looked at for it.
+            # Past its first limit + 1 findings, a code's findings are not shown
+            # (nor is the one that says so): the lines after them are not looked at for it.
             wanted: set[int] = set()
             for code, code_lines in self._lines_by_code.items():
-                wanted.update(code_lines if totals[code] <= limit else code_lines[: limit + 1])
+                wanted.update(code_lines if totals[code] <= limit else self._first_lines_holding(code, code_lines, limit + 1))
             lines = sorted(wanted)
         given: list[Finding] = []
         counts: dict[str, int] = {}
@@ -678,6 +678,20 @@ class DatasetModel:
         if limit is not None:
             self._last_shown = _LastShown(limit, across, given, over, {})
         return given
+
+    def _first_lines_holding(self, code: str, lines: list[int], count: int) -> list[int]:
+        """The first of ``lines`` (the lines with findings of ``code``) that hold
+        ``count`` of its findings between them. A line may hold hundreds (a case
+        listing many paths), and a line looked at has all its findings moved to it:
+        taking as many lines as findings moved ten times those shown."""
+        placed = self._placed
+        held = 0
+        for position, line in enumerate(lines):
+            here = placed[line]
+            held += 1 if len(here) == 1 else sum(1 for finding in here if finding.code == code)
+            if held >= count:
+                return lines[: position + 1]
+        return lines
 
     def _spliced(self, across: list[Finding], limit: int) -> list[Finding] | None:
         """What an editor is shown (see _given_out) made from what it was last
