@@ -77,7 +77,7 @@ class Row:
         # Whether the value was read by the standard decoder (see decode_again).
         self.exact = False
         self._spans: dict[Path, Span] | None = None
-        # The columns of the elements of each list asked about (see _element_columns).
+        # The columns of the elements of each list asked about (see _element_span).
         self._elements: dict[Path, _Elements] | None = None
         if refused is None:
             self._decode()
@@ -551,7 +551,7 @@ def _element_columns_at(text: str, path: Path) -> list[tuple[int, int]]:
         if step is None:
             return []
         node = step[1]
-    if node.type != "array":
+    if node is None or node.type != "array":
         return []
     bounds = [(element.start_byte, element.end_byte) for element in _values_in(node)]
     if len(data) == len(text):

@@ -253,10 +253,10 @@ def config_issues(checker: SchemaChecker, instance: Any) -> list[SchemaIssue]:
     return issues
 
 
-# Keywords with which a schema says which keys an object may have beside its `properties`.
 # Patterns that only ask for one character that is not a space.
 _NOT_BLANK = frozenset({"\\S", "[^\\s]", "\\S+", "[^\\s]+"})
 
+# Keywords with which a schema says which keys an object may have beside its `properties`.
 _OPEN_KEYWORDS = ("additionalProperties", "patternProperties", "unevaluatedProperties", "propertyNames")
 
 
