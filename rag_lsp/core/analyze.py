@@ -109,15 +109,7 @@ def _analyze_yaml(workspace: Workspace, path: str, kind: str, source: SourceText
 
 def _once_each(findings: list[Finding]) -> list[Finding]:
     """``findings`` without repeats of the same finding, in their order."""
-    unique: list[Finding] = []
-    places: set[tuple[str, Range, str]] = set()
-    for finding in findings:
-        place = (finding.code, finding.range, finding.message)
-        if place in places and finding in unique:
-            continue
-        places.add(place)
-        unique.append(finding)
-    return unique
+    return list(dict.fromkeys(findings))
 
 
 # ---------------------------------------------------------------- datasets
