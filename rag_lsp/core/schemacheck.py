@@ -165,9 +165,7 @@ def _additional_properties(validator: Any, allowed: Any, instance: Any, schema: 
 
     properties = schema.get("properties", {})
     patterns = list(schema.get("patternProperties", {}))
-    extras = [
-        key for key in instance if key not in properties and not (type(key) is str and any(re.search(pattern, key) for pattern in patterns))
-    ]
+    extras = [key for key in instance if key not in properties and not _matches_a_pattern(key, patterns)]
     if validator.is_type(allowed, "object"):
         for extra in extras:
             yield from validator.descend(instance[extra], allowed, path=extra)
@@ -180,8 +178,14 @@ def _pattern_properties(validator: Any, patterns: dict, instance: Any, schema: d
         return
     for pattern, subschema in patterns.items():
         for key, value in instance.items():
-            if type(key) is str and re.search(pattern, key):
+            if _matches_a_pattern(key, (pattern,)):
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _matches_a_pattern(key: Any, patterns: Any) -> bool:
+    """Whether an object's key matches one of ``patterns`` (of patternProperties);
+    a key that is not a string matches none."""
+    return type(key) is str and any(re.search(pattern, key) for pattern in patterns)
 
 
 def _key_text(key: Any) -> str:
@@ -385,7 +389,7 @@ def _issues_of(error: ValidationError) -> Iterator[SchemaIssue]:
         allowed = list(schema.get("properties", {}))
         patterns = list(schema.get("patternProperties", {}))
         for key in instance:
-            if key in allowed or (type(key) is str and any(re.search(pattern, key) for pattern in patterns)):
+            if key in allowed or _matches_a_pattern(key, patterns):
                 continue
             hint = _suggest(str(key), allowed)
             known = ", ".join(allowed)
