@@ -396,7 +396,7 @@ def under(paths: list[str], folder: Path) -> list[str]:
 
 
 def test_check_reads_nothing_outside_the_workspace(tmp_path: Path) -> None:
-    """`rag-lsp check` flags every dataset and expected path that leaves the workspace (RAG106, RAG203) and opens nothing outside it."""
+    """`rag-lsp check` flags every dataset, expected path and recording that leaves the workspace (RAG106, RAG203, RAG004) and opens nothing outside it."""
     root, outside = outside_workspace(tmp_path)
     code, output, errors, opened = command_line("check", "--format", "json", str(root))
     assert code == 1
@@ -411,7 +411,9 @@ def test_check_reads_nothing_outside_the_workspace(tmp_path: Path) -> None:
     expected_missing = [f for f in findings if f["code"] == "RAG203"]
     # Each escape is flagged; src/app.py is not (a .gitignore read through the link would hide it).
     assert sorted(f["range"]["start"]["line"] for f in expected_missing) == [0, 1, 2, 3]
-    assert {f["path"] for f in findings} == {".punica/evals/code.jsonl", ".punica/evals/code.suite.yaml"}
+    assert {f["path"] for f in findings} == {".punica/evals/code.jsonl", ".punica/evals/code.suite.yaml", ".punica/targets.yaml"}
+    (recording,) = [f for f in findings if f["path"] == ".punica/targets.yaml"]
+    assert recording["code"] == "RAG004" and "link to a location outside the workspace" in recording["message"]
 
 
 def test_run_reads_nothing_outside_the_workspace(tmp_path: Path) -> None:

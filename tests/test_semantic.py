@@ -336,6 +336,17 @@ def test_a_model_that_cannot_be_loaded_falls_back_to_keyword_and_says_so_once(tm
     assert "not a folder of the workspace" in outside.take_notes()[0]
 
 
+def test_a_corpus_whose_globs_match_no_file_is_said_once(tmp_path: Path) -> None:
+    """A corpus glob with a misspelled folder: the case finds nothing, and the target says which corpus holds no file, once."""
+    workspace = write(tmp_path, {"docs/deploy.md": DEPLOY})
+    target = builtin(workspace, retrieval="keyword", corpora={"code": ["dcos/**"], "docs": ["docs/**"]})
+    assert ask(target, "readiness probe", corpora=["code"]).hits == []
+    assert ask(target, "readiness probe", corpora=["docs"]).hits[0].path == "docs/deploy.md"
+    (note,) = target.take_notes()
+    assert note.startswith("target 'vectors.query': corpus 'code' holds no file: its globs (dcos/**) match no text file")
+    assert target.take_notes() == []
+
+
 def test_a_model_fetched_after_a_fallback_is_used_by_the_next_run(tmp_path: Path) -> None:
     """Once the model folder holds a model (its files fetched after a fallback), the same target loads it and
     searches by meaning again."""

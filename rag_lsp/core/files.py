@@ -82,6 +82,15 @@ def _globs_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{_glob_regex(pattern).pattern})" for pattern in globs) or "(?!)")
 
 
+_HIDDEN = re.compile(r"(?:^|/)\.")
+
+
+def hidden(relative: str) -> bool:
+    """Whether a workspace path has a hidden part (a file or folder whose name
+    begins with a dot, ``.punica/`` among them): never in a builtin corpus."""
+    return _HIDDEN.search(relative) is not None
+
+
 def glob_match(relative: str, globs: Iterable[str]) -> bool:
     """Whether a workspace-relative path matches one of the workspace globs."""
     return _globs_regex(tuple(globs)).fullmatch(relative) is not None

@@ -11,6 +11,12 @@ among rag cases) is reported here too, and so is a number of a row too large
 for a double (`1e400`), which would be read as infinity: NaN and infinity are
 never numbers here (in the targets config neither: `timeout_s: .inf`).
 `rag-lsp run` breaks a gdi_text_v1 row with this finding rather than score it.
+In the targets config it also finds what a run would trip on: a builtin target's
+chunking or model that cannot be used, a recording that does not exist or lies
+outside the workspace, and a corpus glob that matches no file the builtin target
+searches (a misspelled folder, a folder named without `/**`, a hidden folder,
+a path outside the workspace); the quick fix offers the glob or recording it
+probably meant.
 
 ## Why is this bad?
 A misspelled key (`tresholds:`) is not a setting: it is silently ignored by a
@@ -35,6 +41,8 @@ from ..manifests import GDI_TEXT, RAG_CASE
 from ..rowschema import non_finite_message, row_checker, row_issues
 from ..schemacheck import non_finite_issues, schema_issues, validator_for
 from . import ROW, SUITE_FILE, TARGETS, YAML, rule_of
+from ._suite import rename_fixes
+from ._targets import CorpusFiles, corpus_globs, glob_problem, recording_problem
 
 RULE = rule_of(__doc__, "RAG004", "schema", Severity.ERROR)
 
@@ -69,12 +77,33 @@ def targets_schema(context):
     targets = context.root.get("targets") if context.root is not None and context.root.is_map else None
     if targets is None or not targets.is_map:
         return
+    corpus_files = CorpusFiles(context.workspace)
     for _, target in targets.items():
-        builtin = target.get("builtin") if target.is_map else None
+        if not target.is_map:
+            continue
+        yield from _recording(context, target.get("recorded"))
+        builtin = target.get("builtin")
         if builtin is None or not builtin.is_map:
             continue
         yield from _chunking(context, builtin.get("chunking"))
         yield from _model(context, builtin.get("model"))
+        yield from _corpora(context, builtin.get("corpora"), corpus_files)
+
+
+def _recording(context, node):
+    written = node.text() if node is not None else None
+    problem = recording_problem(context.workspace, written) if written else None
+    if problem is not None:
+        message, meant = problem
+        yield RULE.finding(context.node_range(node), message, fixes=rename_fixes(context, node, [meant] if meant else []))
+
+
+def _corpora(context, node, files):
+    for corpus, glob in corpus_globs(node):
+        problem = glob_problem(files, corpus, glob.text())
+        if problem is not None:
+            message, meant = problem
+            yield RULE.finding(context.node_range(glob), message, fixes=rename_fixes(context, glob, [meant] if meant else []))
 
 
 def _chunking(context, node):

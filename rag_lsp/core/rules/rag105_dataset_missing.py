@@ -41,6 +41,12 @@ def dataset_missing(context):
         return
     if relative in context.workspace.file_set() or context.workspace.read(relative) is not None:
         return
+    if context.workspace.absolute(relative).is_dir():
+        yield RULE.finding(
+            context.node_range(node),
+            f"dataset {written!r} is a folder: name the JSON Lines file of its cases (relative to the workspace root)",
+        )
+        return
     suggestions = _similar_dataset(context.workspace, relative)
     fixes = [Fix(f"Create {relative}", create_file=relative), *rename_fixes(context, node, suggestions)]
     yield RULE.finding(

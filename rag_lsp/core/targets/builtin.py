@@ -60,7 +60,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..files import globs_matcher
+from ..files import globs_matcher, hidden
 from ..suitefacts import BUILTIN_FIELDS, TargetInfo
 from ..workspace import Workspace
 from .base import Answer, Hit, Request, Target, TargetError
@@ -95,8 +95,6 @@ _NOT_SCORED = object()
 _UNKNOWN_WORDS = (None, None)
 
 _WORD = re.compile(r"[^\W_]+")
-# A path with a hidden part: a file or folder whose name begins with a dot.
-_HIDDEN = re.compile(r"(?:^|/)\.")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
 
 Building = Callable[[int, int], None]
@@ -241,7 +239,6 @@ class BuiltinTarget(Target):
 
     def _candidates(self) -> list[str]:
         """Workspace files a corpus may hold: not .punica/, not hidden."""
-        hidden = _HIDDEN.search
         return [relative for relative in self.workspace.files() if not hidden(relative)]
 
     def _ensure_builder(self) -> Any:
@@ -357,6 +354,12 @@ class BuiltinTarget(Target):
         for name, patterns in self.corpora.items():
             matches = globs_matcher(patterns)
             held = [position for position, entry in enumerate(index.files) if entry.rows and matches(entry.path)]
+            if not held:
+                # Its cases find nothing: a recall of 0 that says nothing of the search.
+                self._note(
+                    f"target {self.id!r}: corpus {name!r} holds no file: its globs ({', '.join(patterns)}) match no "
+                    "text file the builtin target searches (`rag-lsp check` says which glob)"
+                )
             if len(held) == sum(1 for entry in index.files if entry.rows):
                 rows[name] = None
             else:
