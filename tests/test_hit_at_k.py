@@ -8,7 +8,7 @@ import pytest
 from rapidfuzz import fuzz
 from rapidfuzz.utils import default_process
 
-from rag_lsp.core.hit_at_k import ConfigError, HitAtKConfig, builtin_schema, hit_at_k, hit_at_k_many, overlap
+from rag_lsp.core.hit_at_k import FOR_SHOW_UP_TO, ConfigError, HitAtKConfig, builtin_schema, hit_at_k, hit_at_k_many, overlap
 
 REFERENCE = "The gateway approves a request once two distinct approvers have signed it."
 MATCH = "the gateway approves a request once two distinct approvers have signed it, then forwards it upstream"
@@ -55,6 +55,42 @@ def test_figures_are_rapidfuzz_ratios_on_processed_strings() -> None:
     assert figures.token_set_ratio == fuzz.token_set_ratio(MATCH, REFERENCE, processor=default_process) / 100
     assert figures.partial_ratio == fuzz.partial_ratio(MATCH, REFERENCE, processor=default_process) / 100
     assert figures.overlap == overlap(MATCH, REFERENCE) == 1.0
+
+
+GATEWAY_WORDS = "the approval gateway quorum signs each request once two distinct approvers".split()
+BUCKET_WORDS = "the tenant bucket refills slowly at night and each request takes a token".split()
+
+
+def long_passage(seed: int, vocabulary: list[str] = GATEWAY_WORDS, words: int = 2_000) -> str:
+    """Prose-like text of about 14,000 characters: two of them take rapidfuzz minutes to compare by partial ratio."""
+    import random
+
+    rng = random.Random(seed)
+    return " ".join(rng.choice(vocabulary) for _ in range(words))
+
+
+def test_the_partial_ratio_of_long_passages_is_left_out_of_the_explanation_when_it_did_not_decide() -> None:
+    """A hit decided by overlap, and a miss stopped at stage 1, name their other figures but not the partial ratio of two long passages."""
+    reference = long_passage(1)
+    by_overlap = hit_at_k([reference], [long_passage(2)], HitAtKConfig.from_config({"t1": 0.0, "coverage": 0.0}))
+    assert by_overlap.score == 1.0
+    assert by_overlap.figures.partial_ratio is None and by_overlap.figures.overlap == 1.0
+    assert "partial ratio — (not computed: the texts are long, and it did not decide)" in by_overlap.explanation
+    stopped = hit_at_k([reference], [long_passage(3, BUCKET_WORDS)], HitAtKConfig.from_config({"language": "fr"}))
+    assert stopped.score == 0.0 and stopped.figures.partial_ratio is None
+    assert "un ratio partiel de — (non calculé : les textes sont longs, et il n'a pas décidé)" in stopped.explanation
+
+
+def test_a_partial_ratio_that_decides_is_computed_and_shown_however_long_the_texts() -> None:
+    """Stage 2 by partial ratio alone: the verdict and the explanation carry rapidfuzz's figure for a pair above the explanation's limit."""
+    reference = "two distinct approvers sign the gateway request " * 12 + "once"  # 580 characters
+    chunk = "two distinct approvers sign the gateway request " * 12 + "and the bucket refills"
+    config = HitAtKConfig.from_config({"t1": 0.0, "t2": 0.9, "coverage": 1.0})
+    result = hit_at_k([reference], [chunk], config)
+    expected = fuzz.partial_ratio(chunk, reference, processor=default_process) / 100
+    assert len(default_process(reference)) > FOR_SHOW_UP_TO
+    assert result.score == 1.0 and result.figures.partial_ratio == expected
+    assert "not computed" not in result.explanation
 
 
 def test_overlap_is_the_share_of_the_references_distinct_words() -> None:

@@ -352,6 +352,31 @@ def _plain_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+# A JSON Schema type's Python values (an integer is a number too; a bool is neither).
+_PYTHON_TYPES = {
+    "string": (str,),
+    "array": (list, tuple),
+    "object": (dict,),
+    "number": (int, float),
+    "integer": (int,),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+
+
+def _branch_takes(branches: Any, index: Any, instance: Any) -> bool:
+    """Whether branch ``index`` of an anyOf / oneOf declares a type ``instance`` has."""
+    branch = branches[index] if isinstance(index, int) and isinstance(branches, list) and index < len(branches) else None
+    kinds = branch.get("type") if isinstance(branch, dict) else None
+    if kinds is None:
+        return False
+    for kind in [kinds] if isinstance(kinds, str) else kinds:
+        python = _PYTHON_TYPES.get(kind, ())
+        if isinstance(instance, python) and (kind == "boolean" or not isinstance(instance, bool)):
+            return True
+    return False
+
+
 def _describe(value: Any) -> str:
     if value is None:
         return "null"
@@ -452,10 +477,14 @@ def _alternatives(error: ValidationError, path: tuple, keyword: str) -> SchemaIs
     if error.context and all(sub.validator == "type" and not sub.relative_path for sub in error.context):
         expected = " or ".join(_expected_types(kind) for kind in types if kind)
         return SchemaIssue(path, f"expected {expected}, got {_describe(instance)}", "value", keyword)
-    # Otherwise the deepest branch error explains best.
+    # Otherwise a branch error explains: one of the branch written for a value of
+    # this type when there is one (a list of turns with a bad turn is that turn's
+    # problem, not "expected a string"), else jsonschema's best match.
     from jsonschema.exceptions import best_match
 
-    best = best_match(error.context or [])
+    errors = error.context or []
+    own_type = [sub for sub in errors if sub.relative_schema_path and _branch_takes(branches, sub.relative_schema_path[0], instance)]
+    best = best_match(own_type or errors)
     if best is not None:
         nested = list(_issues_of(best))
         if nested:
