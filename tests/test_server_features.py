@@ -302,6 +302,31 @@ async def test_creating_an_expected_file_clears_its_rag203(client: LanguageClien
     assert await published_when(client, dataset_uri, lambda items: "RAG203" not in codes(items)) == []
 
 
+async def test_a_corpus_glob_that_matches_no_file_is_fixed_or_cleared_by_the_folder_it_names(client: LanguageClient, tmp_path: Path) -> None:
+    """The unopened targets config shows RAG004 on a misspelled corpus glob; its quick fix writes the folder's glob, and creating the folder it named clears it."""
+    make_workspace(tmp_path)
+    targets = tmp_path / ".punica" / "targets.yaml"
+    text = 'targets:\n  vectors.query:\n    builtin: {corpora: {code: ["scr/**"], docs: ["docs/**"]}}\n'
+    targets.write_text(text, encoding="utf-8")
+    await start(client, tmp_path)
+    uri = targets.as_uri()
+    found = await published_when(client, uri, lambda items: len(items) == 2)
+    assert [(item.code, item.range.start.character) for item in found] == [("RAG004", text.splitlines()[2].index('"scr/**"')), ("RAG004", text.splitlines()[2].index('"docs/**"'))]
+    assert "did you mean 'src/**'" in found[0].message and "matches no file the builtin target searches" in found[1].message
+    (fix,) = await quick_fixes(client, uri, found[0])
+    assert fix.title == "Change to 'src/**'"
+    (change,) = fix.edit.document_changes or []
+    (replaced,) = change.edits
+    assert (change.text_document.uri, replaced.new_text, replaced.range) == (uri, '"src/**"', found[0].range)
+
+    guide = tmp_path / "docs" / "guide.md"
+    guide.parent.mkdir()
+    guide.write_text("# Guide\n", encoding="utf-8")
+    watched(client, (guide, types.FileChangeType.Created))
+    (left,) = await published_when(client, uri, lambda items: len(items) == 1)
+    assert "'scr/**'" in left.message
+
+
 async def test_deleting_a_dataset_gives_its_suite_rag105_and_clears_the_dataset(client: LanguageClient, tmp_path: Path) -> None:
     """When a watched dataset is deleted its suite gets RAG105 and the dataset's own diagnostics are cleared."""
     suite_path, dataset_path = make_workspace(tmp_path)
