@@ -354,6 +354,25 @@ def test_whatever_stops_a_run_check_reports_at_that_place_with_that_code(files: 
                 assert case["broken"].endswith("(RAG202)"), (suite["id"], case, line)
 
 
+def test_a_manifest_whose_config_schema_refers_to_nothing_is_rag301_in_check_and_run(tmp_path: Path) -> None:
+    """A workspace rag.hit_at_k manifest whose config_schema has a $ref to nothing (beside another schema error) is RAG301 at that $ref in check, and the reason, by the same code, that run cannot score a suite whose config reaches it."""
+    gdi_workspace(tmp_path, [gdi_suite("hits", "{k: 3, style: plain}")], [json.dumps(gdi_row("q1"))])
+    builtin = (Path(__file__).parent.parent / "schemas" / "manifests" / "rag.hit_at_k.yaml").read_text(encoding="utf-8")
+    manifest = tmp_path / ".punica" / "metrics" / "hit.yaml"
+    manifest.parent.mkdir()
+    broken = builtin.replace("      title: Coverage\n      type: number\n", "      title: Coverage\n      type: numbr\n")
+    broken = broken.replace("  properties:\n", "  properties:\n    style: {$ref: '#/definitions/Style'}\n", 1)
+    assert broken.count("numbr") == 1 and broken.count("#/definitions/Style") == 1
+    manifest.write_text(broken, encoding="utf-8")
+    lines = broken.splitlines()
+    findings = check_json(tmp_path)
+    assert at(findings, ".punica/metrics/hit.yaml", lines.index("    style: {$ref: '#/definitions/Style'}")) == {"RAG301"}
+    assert at(findings, ".punica/metrics/hit.yaml", lines.index("      type: numbr")) == {"RAG301"}
+    assert not [f for f in findings if f["path"] == SUITE_FILE]
+    refused = run_json(tmp_path)["hits"]
+    assert refused["error"].endswith("(RAG301)") and "'/definitions/Style' points to nothing" in refused["error"]
+
+
 def test_a_manifest_default_that_is_no_number_is_refused_by_check_and_run(tmp_path: Path) -> None:
     """A workspace rag.hit_at_k manifest whose t1 default is `.nan` is RAG302 in check, and RAG108 on the suite that would score with it, the reason run refuses it; a default k of 3.0 is an integer to both."""
     gdi_workspace(tmp_path, [gdi_suite("hits", "{}")], [json.dumps(gdi_row("q1", retrieved_context=["noise", "noise", "noise", "tokens are verified against the key"]))])

@@ -57,7 +57,7 @@ class ConfigError(ValueError):
         super().__init__("; ".join(problems))
         self.problems = problems
         # The check that reports it: RAG108 on the suite's config, RAG302 on a
-        # manifest's default.
+        # manifest's default, RAG301 on a config_schema that cannot be used.
         self.code = code
 
 
@@ -92,7 +92,9 @@ class HitAtKConfig:
             # Read as `rag-lsp check` reads it (RAG108): one verdict in both.
             issues = config_issues(validator_of(schema), config)
         except Exception as error:  # noqa: BLE001 - an unusable config_schema is RAG301's
-            raise ConfigError([f"the manifest's config_schema cannot be used: {error}"]) from None
+            reference = getattr(error, "ref", None)
+            why = f"$ref {reference!r} points to nothing in it" if isinstance(reference, str) else str(error)
+            raise ConfigError([f"the config_schema of the {NAME} manifest cannot be used: {why}"], "RAG301") from None
         for issue in issues:
             where = ".".join(str(part) for part in issue.path)
             problems.append(f"option {where!r}: {issue.message}" if where and issue.anchor != "key" else issue.message)
