@@ -327,6 +327,26 @@ async def test_a_corpus_glob_that_matches_no_file_is_fixed_or_cleared_by_the_fol
     assert "'scr/**'" in left.message
 
 
+async def test_a_case_corpus_the_target_does_not_serve_is_shown_while_typing_and_cleared_by_the_targets_config(client: LanguageClient, tmp_path: Path) -> None:
+    """Typing a corpus the builtin target does not serve into an open dataset shows RAG004 on it; a targets config that gives the builtin that corpus clears it."""
+    _, dataset_path = make_workspace(tmp_path)
+    await start(client, tmp_path)
+    uri = open_file(client, dataset_path)
+    assert codes(await diagnostics(client, uri, 1)) == ["RAG203"]
+    line = CASES[0]
+    start_at = line.index('"code"')
+    edit(client, uri, 2, 0, start_at, start_at + len('"code"'), '"docs"')
+    found = await diagnostics(client, uri, 2)
+    unserved = [item for item in found if item.code == "RAG004"]
+    assert [(item.range.start.line, item.range.start.character, item.range.end.character) for item in unserved] == [(0, start_at, start_at + len('"docs"'))]
+    assert unserved[0].message == "corpus 'docs' is not one that target 'vectors.query' serves; it serves: code"
+
+    targets = tmp_path / ".punica" / "targets.yaml"
+    targets.write_text('targets:\n  vectors.query:\n    builtin: {corpora: {code: ["src/**"], docs: ["docs/**"]}}\n', encoding="utf-8")
+    watched(client, (targets, types.FileChangeType.Created))
+    assert "RAG004" not in codes(await published_when(client, uri, lambda items: "RAG004" not in codes(items)))
+
+
 async def test_deleting_a_dataset_gives_its_suite_rag105_and_clears_the_dataset(client: LanguageClient, tmp_path: Path) -> None:
     """When a watched dataset is deleted its suite gets RAG105 and the dataset's own diagnostics are cleared."""
     suite_path, dataset_path = make_workspace(tmp_path)

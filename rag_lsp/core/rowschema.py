@@ -7,10 +7,13 @@ through this one function, so the two give one verdict on every row.
 
 from __future__ import annotations
 
+import copy
+from functools import lru_cache
 from typing import Any
 
 from .manifests import GDI_TEXT, RAG_CASE
-from .schemacheck import SchemaChecker, SchemaIssue, non_finite_issues, schema_issues, validator_for
+from .resources import load_schema
+from .schemacheck import SchemaChecker, SchemaIssue, non_finite_issues, schema_issues, validator_for, validator_of
 
 ROW_SCHEMAS = {RAG_CASE: "rag-case", GDI_TEXT: "gdi-text-v1"}
 
@@ -25,6 +28,16 @@ OWNED_BY_OTHER_RULES = {
 def row_checker(shape: str) -> SchemaChecker:
     """The checker of the schema of rows of ``shape``."""
     return validator_for(ROW_SCHEMAS[shape])
+
+
+@lru_cache(maxsize=16)
+def case_checker_serving(corpora: tuple[str, ...]) -> SchemaChecker:
+    """The checker of the rag case schema that also holds `input.corpora` to
+    ``corpora``: one pass over a group of valid rows, in jsonschema-rs, settles
+    both (the rule that explains a corpus outside them is RAG004's)."""
+    schema = copy.deepcopy(load_schema(ROW_SCHEMAS[RAG_CASE]))
+    schema["properties"]["input"]["properties"]["corpora"]["items"]["enum"] = list(corpora)
+    return validator_of(schema)
 
 
 def row_issues(value: Any, shape: str, exact: bool = True) -> list[SchemaIssue]:

@@ -73,6 +73,10 @@ class DatasetUse:
     # are not workspace files (see contexts.PathTally), so RAG203 reports that
     # once for the file instead of once per value.
     paths_elsewhere: bool = False
+    # (target id, the corpora it serves) of each target a suite sends the cases
+    # to that declares its corpora (the builtin does): a case's `input.corpora`
+    # must name corpora each of them serves.
+    served_corpora: tuple[tuple[str, frozenset[str]], ...] = ()
 
     @property
     def paths_in_workspace(self) -> bool:

@@ -500,12 +500,18 @@ class Workspace:
             for suite in users
             if suite.match == "path" and suite.target in targets and targets[suite.target].workspace_paths
         )
+        served = {
+            suite.target: frozenset(targets[suite.target].corpora)
+            for suite in users
+            if suite.engines and suite.target in targets and targets[suite.target].corpora is not None
+        }
         return DatasetUse(
             matches=frozenset(suite.match for suite in users),
             ks=frozenset(suite.k for suite in users if suite.k is not None),
             suites=tuple(suite.id or "?" for suite in users),
             accepts=frozenset(accepts),
             workspace_targets=tuple(dict.fromkeys(searching)),
+            served_corpora=tuple(sorted(served.items())),
         )
 
     def dataset_shape(self, relative: str) -> str | None:

@@ -16,7 +16,9 @@ chunking or model that cannot be used, a recording that does not exist or lies
 outside the workspace, and a corpus glob that matches no file the builtin target
 searches (a misspelled folder, a folder named without `/**`, a hidden folder,
 a path outside the workspace); the quick fix offers the glob or recording it
-probably meant.
+probably meant. In a rag case, a corpus of `input.corpora` must be one that
+each target its suites send it to serves, where the target declares its corpora
+(the builtin always does: the names under `builtin.corpora`).
 
 ## Why is this bad?
 A misspelled key (`tresholds:`) is not a setting: it is silently ignored by a
@@ -38,10 +40,10 @@ say what each key means.
 
 from ..findings import Severity
 from ..manifests import GDI_TEXT, RAG_CASE
-from ..rowschema import non_finite_message, row_checker, row_issues
+from ..rowschema import case_checker_serving, non_finite_message, row_checker, row_issues
 from ..schemacheck import non_finite_issues, schema_issues, validator_for
 from . import ROW, SUITE_FILE, TARGETS, YAML, rule_of
-from ._suite import rename_fixes
+from ._suite import closest, did_you_mean, rename_fixes
 from ._targets import CorpusFiles, corpus_globs, glob_problem, recording_problem
 
 RULE = rule_of(__doc__, "RAG004", "schema", Severity.ERROR)
@@ -154,7 +156,9 @@ def _model(context, node):
 @RULE.check(ROW)
 def row_schema(rows):
     default_shape = rows.shape or RAG_CASE
-    checker = row_checker(default_shape)
+    served = rows.use.served_corpora if default_shape == RAG_CASE else ()
+    # With targets that declare their corpora, the fast path settles those too.
+    checker = case_checker_serving(_served_by_all(served)) if served else row_checker(default_shape)
     for start in range(0, len(rows.rows), _VALIDATED_TOGETHER):
         group = rows.rows[start : start + _VALIDATED_TOGETHER]
         # A row read by the standard decoder may hold a number read as infinity,
@@ -173,6 +177,41 @@ def row_schema(rows):
             if type(value) is dict and row.shape in (None, default_shape) and not row.exact and checker.is_valid(value):
                 continue
             yield from _row_schema(context, rows.shape)
+            if served:
+                yield from _unserved_corpora(context, served)
+
+
+def _served_by_all(served) -> tuple[str, ...]:
+    """The corpora every one of the targets serves."""
+    return tuple(sorted(frozenset.intersection(*(corpora for _, corpora in served))))
+
+
+def _unserved_corpora(context, served):
+    """Corpora the case asks to search that a target its suites send it to does not
+    serve: that target refuses the case, or finds nothing in a corpus it does not have."""
+    value = context.row.value
+    case_input = value.get("input") if type(value) is dict else None
+    corpora = case_input.get("corpora") if type(case_input) is dict else None
+    if type(corpora) is not list:
+        return
+    for index, corpus in enumerate(corpora):
+        if type(corpus) is str and _not_serving(served, corpus):
+            yield RULE.finding(context.value_range("input", "corpora", index), _unserved_message(served, corpus))
+
+
+def _not_serving(served, corpus: str) -> list[str]:
+    return [target for target, corpora in served if corpus not in corpora]
+
+
+def _unserved_message(served, corpus: str) -> str:
+    missing = _not_serving(served, corpus)
+    serving = sorted(set.intersection(*(set(corpora) for target, corpora in served if target in missing)))
+    hint = did_you_mean(closest(corpus, serving, limit=1))
+    listed = ", ".join(serving) if serving else "none"
+    if len(missing) == 1:
+        return f"corpus {corpus!r} is not one that target {missing[0]!r} serves{hint}; it serves: {listed}"
+    names = ", ".join(repr(target) for target in missing[:-1]) + f" and {missing[-1]!r}"
+    return f"corpus {corpus!r} is not one that targets {names} serve{hint}; they all serve: {listed}"
 
 
 def _row_schema(context, file_shape):
