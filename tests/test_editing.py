@@ -89,6 +89,28 @@ def test_dataset_completion_escapes_and_closes_json_strings(tmp_path: Path) -> N
     assert (result.items[0].start, result.items[0].end) == (text.index("say"), column)
 
 
+def test_corpus_completion_offers_what_every_target_of_the_dataset_serves(tmp_path: Path) -> None:
+    """Inside input.corpora, completion offers the corpora each target of the dataset's suites serves (those the check accepts), and hover says which one is not."""
+    suite = (
+        "suites:\n"
+        "  - {id: a, target: {kind: capability, id: vectors.query}, dataset: .punica/evals/code.jsonl, engines: [rag]}\n"
+        "  - {id: b, target: {kind: capability, id: tickets.search}, dataset: .punica/evals/code.jsonl, engines: [rag]}\n"
+    )
+    make_workspace(tmp_path, suite=suite)
+    (tmp_path / ".punica" / "targets.yaml").write_text(
+        "targets:\n  vectors.query:\n    builtin: {corpora: {code: ['src/**'], docs: ['docs/**']}}\n"
+        "  tickets.search:\n    command: [python, search.py]\n    corpora: [tickets, code]\n",
+        encoding="utf-8",
+    )
+    workspace = Workspace(tmp_path)
+    text, line, column = cursor_at('{"id": "a", "input": {"query": "q", "corpora": ["|"]}, "expect": {"relevant": ["src/app.py"]}}')
+    result = complete(workspace, ".punica/evals/code.jsonl", DATASET_FILE, text, line, column)
+    assert result is not None and [item.label for item in result.items] == ["code"]
+    text = '{"id": "a", "input": {"query": "q", "corpora": ["docs"]}, "expect": {"relevant": ["src/app.py"]}}'
+    said = hover(workspace, ".punica/evals/code.jsonl", DATASET_FILE, text, 0, text.index("docs") + 1)
+    assert said is not None and "not among the corpora its targets declare: code" in said.markdown
+
+
 def test_links_name_only_files_inside_the_workspace(tmp_path: Path) -> None:
     """Expected paths that are missing or leave the workspace are not links; existing ones are, inside their quotes."""
     make_workspace(tmp_path)

@@ -379,15 +379,20 @@ def _json_value(cursor: JsonCursor, value: str) -> str:
 
 
 def dataset_corpora(workspace: Workspace, relative: str) -> list[str]:
-    """The corpora served by the targets of the suites that read ``relative``
-    (of every target when no suite reads it)."""
-    targets = workspace.targets()
-    users = [suite for suite in workspace.suites() if suite.dataset == relative]
-    ids = {suite.target or "vectors.query" for suite in users} if users else set(targets)
+    """The corpora a case of ``relative`` may search: those that every target
+    its suites send it to serves, where the targets declare them (what RAG004
+    holds `input.corpora` to); of every target when no suite reads it."""
+    served = workspace.dataset_use(relative).served_corpora
+    if served:
+        every = frozenset.intersection(*(corpora for _, corpora in served))
+        # In the order the first target declares them.
+        first = workspace.targets()[served[0][0]].corpora or ()
+        return [corpus for corpus in first if corpus in every]
+    if any(suite.dataset == relative for suite in workspace.suites()):
+        return []
     found: dict[str, None] = {}
-    for target_id in sorted(ids):
-        target = targets.get(target_id)
-        for corpus in (target.corpora or ()) if target is not None else ():
+    for target in workspace.targets().values():
+        for corpus in target.corpora or ():
             found[corpus] = None
     return list(found)
 
