@@ -382,3 +382,40 @@ def test_an_expected_value_found_without_a_parse_has_the_parsed_span(case) -> No
     row = Row(text)
     for path in reversed(paths):
         assert row.span(*path) == _span_at(text, path), path
+
+
+_INPUT_KEYS = st.sampled_from(["query", "topK", "corpora", "extra", "id"])
+
+
+@st.composite
+def _input_texts(draw):
+    """A rag case whose `input` holds values of every kind (strings with escapes, numbers,
+    true, false, null, lists, objects), written with odd spacing, a repeated key, or a key
+    of the same name elsewhere in the line."""
+    space = draw(st.sampled_from(["", " ", "\t", " \r "]))
+    ascii_only = draw(st.booleans())
+
+    def dumps(value):
+        return json.dumps(value, ensure_ascii=ascii_only, separators=("," + space, ":" + space))
+
+    inner = draw(st.lists(st.tuples(_INPUT_KEYS, _JSON_VALUES), min_size=1, max_size=4))
+    body = ("," + space).join(f"{dumps(key)}{space}:{space}{dumps(value)}" for key, value in inner)
+    others = draw(st.lists(st.tuples(st.sampled_from(["id", "expect", "topK", "query"]), _JSON_VALUES), max_size=2))
+    pairs = [("input", "{" + space + body + space + "}")] + [(key, dumps(value)) for key, value in others]
+    pairs = draw(st.permutations(pairs))
+    text = "{" + space + ("," + space).join(f"{dumps(key)}{space}:{space}{value}" for key, value in pairs) + space + "}"
+    return text, sorted({key for key, _ in inner})
+
+
+@pytest.mark.slow
+@settings(max_examples=500, deadline=None)
+@given(case=_input_texts())
+@example(case=('{"id": "c", "input": {"query": "q", "topK": 10}}', ["query", "topK"]))
+@example(case=('{"input": {"topK": 1e3, "query": "é😀", "extra": null}, "topK": 2}', ["extra", "query", "topK"]))
+@example(case=('{"input": {"topK": -0.5, "query": "a", "query": "b"}}', ["query", "topK"]))
+def test_a_value_of_the_input_found_without_a_parse_has_the_parsed_span(case) -> None:
+    """The span of each value of `input` found without tree-sitter (a string, number, true, false
+    or null under a key written once in a line without escapes) is the span tree-sitter gives."""
+    text, keys = case
+    for key in keys:
+        assert Row(text).span("input", key) == _span_at(text, ("input", key)), key

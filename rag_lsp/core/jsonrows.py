@@ -434,16 +434,29 @@ _COLON = re.compile(r"[ \t\r\n]*:[ \t\r\n]*")
 _PLAIN_ELEMENT = re.compile(r'[ \t\r\n]*("[^"]*")[ \t\r\n]*([,\]])')
 _EMPTY_ARRAY = re.compile(r"\[[ \t\r\n]*\]")
 _QUOTED = re.compile(r'"[^"]*"')
+# A JSON number, true, false or null, as written.
+_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
 
 
 def _plain_path_span(text: str, value: Any, keys: Path) -> Span | None:
-    """The span of a list of strings at ``keys`` = (key, ..., key) in a line of
-    valid JSON decoded to ``value``, found without a parse when the line is
-    plainly written (see _plain_list). None for any other line or value."""
-    found = _plain_list(text, value, keys)
+    """The span of a list of strings, a string, a number, true, false or null at
+    ``keys`` = (key, ..., key) in a line of valid JSON decoded to ``value``,
+    found without a parse when the line is plainly written (see _plain_key).
+    None for any other line or value."""
+    found = _plain_key(text, value, keys)
     if found is None:
         return None
-    strings, key_start, key_end, start = found
+    written, key_start, key_end, start = found
+    if type(written) is str:
+        # No escape in the line: the next quote closes the string.
+        end = text.find('"', start + 1) if text[start : start + 1] == '"' else -1
+        return Span(start, end + 1, key_start, key_end) if end >= 0 else None
+    if written is None or type(written) in (bool, int, float):
+        literal = _SCALAR.match(text, start)
+        return Span(start, literal.end(), key_start, key_end) if literal is not None else None
+    if type(written) is not list or text[start : start + 1] != "[":
+        return None
+    strings = written
     if any(type(element) is not str for element in strings):
         return None
     if not strings:
@@ -499,9 +512,19 @@ def _plain_element_columns(text: str, value: Any, keys: Path) -> list[tuple[int,
 def _plain_list(text: str, value: Any, keys: Path) -> tuple[list, int, int, int] | None:
     """The list at ``keys`` = (key, ..., key) in ``value``, decoded from ``text``,
     with where its key starts and ends in the text and where the list begins
-    (its "["), when the line is plainly written: no escape (so every quote begins
-    or ends a string), and the last key written once in the line (so, as
-    ``value`` holds it, it is that key, and not repeated). None otherwise."""
+    (its "["), when the line is plainly written (see _plain_key). None otherwise."""
+    found = _plain_key(text, value, keys)
+    if found is None or type(found[0]) is not list or text[found[3] : found[3] + 1] != "[":
+        return None
+    return found
+
+
+def _plain_key(text: str, value: Any, keys: Path) -> tuple[Any, int, int, int] | None:
+    """The value at ``keys`` = (key, ..., key) in ``value``, decoded from ``text``,
+    with where its key starts and ends in the text and where the value begins,
+    when the line is plainly written: no escape (so every quote begins or ends a
+    string), and the last key written once in the line (so, as ``value`` holds
+    it, it is that key, and not repeated). None otherwise."""
     if not keys or "\\" in text:
         return None
     found = value
@@ -509,14 +532,12 @@ def _plain_list(text: str, value: Any, keys: Path) -> tuple[list, int, int, int]
         if type(key) is not str or type(found) is not dict or key not in found:
             return None
         found = found[key]
-    if type(found) is not list:
-        return None
     quoted = f'"{keys[-1]}"'
     key_start = text.find(quoted)
     if key_start < 0 or text.find(quoted, key_start + 1) >= 0:
         return None
     colon = _COLON.match(text, key_start + len(quoted))
-    if colon is None or text[colon.end() : colon.end() + 1] != "[":
+    if colon is None:
         return None
     return found, key_start, key_start + len(quoted), colon.end()
 

@@ -159,6 +159,7 @@ def row_schema(rows):
     served = rows.use.served_corpora if default_shape == RAG_CASE else ()
     # With targets that declare their corpora, the fast path settles those too.
     checker = case_checker_serving(_served_by_all(served)) if served else row_checker(default_shape)
+    said: dict[str, str] = {}  # by corpus: a misnamed corpus is usually misnamed in every case
     for start in range(0, len(rows.rows), _VALIDATED_TOGETHER):
         group = rows.rows[start : start + _VALIDATED_TOGETHER]
         # A row read by the standard decoder may hold a number read as infinity,
@@ -178,7 +179,7 @@ def row_schema(rows):
                 continue
             yield from _row_schema(context, rows.shape)
             if served:
-                yield from _unserved_corpora(context, served)
+                yield from _unserved_corpora(context, served, said)
 
 
 def _served_by_all(served) -> tuple[str, ...]:
@@ -186,7 +187,7 @@ def _served_by_all(served) -> tuple[str, ...]:
     return tuple(sorted(frozenset.intersection(*(corpora for _, corpora in served))))
 
 
-def _unserved_corpora(context, served):
+def _unserved_corpora(context, served, said: dict[str, str]):
     """Corpora the case asks to search that a target its suites send it to does not
     serve: that target refuses the case, or finds nothing in a corpus it does not have."""
     value = context.row.value
@@ -196,7 +197,10 @@ def _unserved_corpora(context, served):
         return
     for index, corpus in enumerate(corpora):
         if type(corpus) is str and _not_serving(served, corpus):
-            yield RULE.finding(context.value_range("input", "corpora", index), _unserved_message(served, corpus))
+            message = said.get(corpus)
+            if message is None:
+                message = said[corpus] = _unserved_message(served, corpus)
+            yield RULE.finding(context.value_range("input", "corpora", index), message)
 
 
 def _not_serving(served, corpus: str) -> list[str]:
