@@ -446,6 +446,16 @@ def _suggest(word: str, choices: list[str]) -> str:
 
 
 def _issues_of(error: ValidationError) -> Iterator[SchemaIssue]:
+    if "propertyNames" in error.schema_path and error.validator != "propertyNames":
+        # The schema of a mapping's keys judged one of them: the finding lands on
+        # that key (jsonschema gives the mapping's path, and the key as the value).
+        for issue in _issues_at(error):
+            yield SchemaIssue(issue.path + (error.instance,), issue.message, "key", issue.keyword)
+        return
+    yield from _issues_at(error)
+
+
+def _issues_at(error: ValidationError) -> Iterator[SchemaIssue]:
     path = tuple(error.absolute_path)
     keyword = error.validator
     value = error.validator_value

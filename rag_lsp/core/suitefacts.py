@@ -156,7 +156,8 @@ def target_info(target_id: str, config: dict[str, Any]) -> TargetInfo | None:
     if kind == "builtin":
         builtin = config.get("builtin") if isinstance(config.get("builtin"), dict) else {}
         corpora = builtin.get("corpora")
-        corpora_names = tuple(corpora) if isinstance(corpora, dict) else ("code",)
+        # A name YAML reads as another scalar (`~:`, `3:`) is no corpus name (RAG004 says so).
+        corpora_names = tuple(name for name in corpora if isinstance(name, str)) if isinstance(corpora, dict) else ("code",)
         return TargetInfo(target_id, kind, config, BUILTIN_FIELDS, corpora_names, workspace_paths=True)
     return TargetInfo(
         target_id,
