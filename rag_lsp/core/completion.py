@@ -382,11 +382,11 @@ def dataset_corpora(workspace: Workspace, relative: str) -> list[str]:
     """The corpora a case of ``relative`` may search: those that every target
     its suites send it to serves, where the targets declare them (what RAG004
     holds `input.corpora` to); of every target when no suite reads it."""
-    served = workspace.dataset_use(relative).served_corpora
-    if served:
-        every = frozenset.intersection(*(corpora for _, corpora in served))
+    use = workspace.dataset_use(relative)
+    if use.served_corpora:
+        every = use.corpora_served_by_all
         # In the order the first target declares them.
-        first = workspace.targets()[served[0][0]].corpora or ()
+        first = workspace.targets()[use.served_corpora[0][0]].corpora or ()
         return [corpus for corpus in first if corpus in every]
     if any(suite.dataset == relative for suite in workspace.suites()):
         return []

@@ -79,6 +79,12 @@ class DatasetUse:
     served_corpora: tuple[tuple[str, frozenset[str]], ...] = ()
 
     @property
+    def corpora_served_by_all(self) -> frozenset[str]:
+        """The corpora that every target of ``served_corpora`` serves: those a
+        case may search (asked only when some target declares its corpora)."""
+        return frozenset.intersection(*(corpora for _, corpora in self.served_corpora))
+
+    @property
     def paths_in_workspace(self) -> bool:
         """Whether expected paths are checked against the workspace's files: when
         a suite searches the workspace for them, or when no suite reads the

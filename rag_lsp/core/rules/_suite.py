@@ -35,6 +35,18 @@ def closest(word: str, choices: Iterable[str], limit: int = 3, cutoff: float = _
     return [name for name, score, _ in found if score >= best - _MARGIN]
 
 
+def meant_file(relative: str, candidates: list[str]) -> list[str]:
+    """The one file of ``candidates`` a path that names none probably meant: the
+    only one of the same file name (a path written relative to another file),
+    else the nearest spelling. Paths share long prefixes (.punica/evals/), so
+    only a near spelling counts."""
+    name = relative.rsplit("/", 1)[-1]
+    same_name = [path for path in candidates if path.rsplit("/", 1)[-1] == name]
+    if len(same_name) == 1:
+        return same_name
+    return closest(relative, candidates, limit=1, cutoff=85)
+
+
 def did_you_mean(names: list[str]) -> str:
     """`` (did you mean 'a' or 'b'?)``, or nothing without names."""
     if not names:

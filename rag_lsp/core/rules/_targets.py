@@ -15,7 +15,7 @@ from typing import Iterator
 from ..files import globs_matcher, hidden
 from ..paths import normalize_relative
 from ..yamltree import YNode
-from ._suite import closest, did_you_mean, string_keys
+from ._suite import did_you_mean, meant_file, string_keys
 
 # Where a glob's literal part ends.
 _WILDCARD = re.compile(r"[*?{]")
@@ -51,15 +51,10 @@ def recording_problem(workspace, written: str) -> tuple[str, str | None] | None:
 
 
 def _similar_recording(workspace, relative: str) -> str | None:
-    """A JSON Lines file the path probably meant: the same name elsewhere, else a near spelling."""
+    """A JSON Lines file that no suite reads which the path probably meant (see meant_file)."""
     datasets = {suite.dataset for suite in workspace.suites()}
-    recordings = [path for path in workspace.files() if path.endswith(".jsonl") and path not in datasets]
-    name = relative.rsplit("/", 1)[-1]
-    same_name = [path for path in recordings if path.rsplit("/", 1)[-1] == name]
-    if len(same_name) == 1:
-        return same_name[0]
-    near = closest(relative, recordings, limit=1, cutoff=85)
-    return near[0] if near else None
+    meant = meant_file(relative, [path for path in workspace.files() if path.endswith(".jsonl") and path not in datasets])
+    return meant[0] if meant else None
 
 
 def corpus_globs(corpora: YNode | None) -> Iterator[tuple[str, YNode]]:

@@ -158,7 +158,7 @@ def row_schema(rows):
     default_shape = rows.shape or RAG_CASE
     served = rows.use.served_corpora if default_shape == RAG_CASE else ()
     # With targets that declare their corpora, the fast path settles those too.
-    checker = case_checker_serving(_served_by_all(served)) if served else row_checker(default_shape)
+    checker = case_checker_serving(tuple(sorted(rows.use.corpora_served_by_all))) if served else row_checker(default_shape)
     said: dict[str, str] = {}  # by corpus: a misnamed corpus is usually misnamed in every case
     for start in range(0, len(rows.rows), _VALIDATED_TOGETHER):
         group = rows.rows[start : start + _VALIDATED_TOGETHER]
@@ -180,11 +180,6 @@ def row_schema(rows):
             yield from _row_schema(context, rows.shape)
             if served:
                 yield from _unserved_corpora(context, served, said)
-
-
-def _served_by_all(served) -> tuple[str, ...]:
-    """The corpora every one of the targets serves."""
-    return tuple(sorted(frozenset.intersection(*(corpora for _, corpora in served))))
 
 
 def _unserved_corpora(context, served, said: dict[str, str]):

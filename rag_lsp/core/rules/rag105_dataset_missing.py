@@ -26,7 +26,7 @@ Correct the path (relative to the workspace root), or create the dataset.
 from ..findings import Fix, Severity
 from ..paths import normalize_relative
 from . import SUITE, rule_of
-from ._suite import closest, did_you_mean, rename_fixes
+from ._suite import did_you_mean, meant_file, rename_fixes
 
 RULE = rule_of(__doc__, "RAG105", "dataset-missing", Severity.ERROR)
 
@@ -58,13 +58,6 @@ def dataset_missing(context):
 
 
 def _similar_dataset(workspace, relative):
-    """An existing dataset the path probably meant: the same file name elsewhere
-    (a path written relative to the suite file), else a near spelling."""
+    """An existing dataset the path probably meant (see meant_file)."""
     recordings = workspace.recordings()
-    datasets = [path for path in workspace.files() if path.endswith(".jsonl") and path not in recordings]
-    name = relative.rsplit("/", 1)[-1]
-    same_name = [path for path in datasets if path.rsplit("/", 1)[-1] == name]
-    if len(same_name) == 1:
-        return same_name
-    # Paths share long prefixes (.punica/evals/), so only a near spelling counts.
-    return closest(relative, datasets, limit=1, cutoff=85)
+    return meant_file(relative, [path for path in workspace.files() if path.endswith(".jsonl") and path not in recordings])
