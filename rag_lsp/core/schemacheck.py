@@ -128,9 +128,10 @@ class SchemaChecker:
         return self.explainer.is_valid(instance)
 
     def issues(self, instance: Any) -> list[SchemaIssue]:
-        if self.is_valid(instance):
-            return []
+        # jsonschema-rs's errors say whether the value is valid too: no error at all.
         signature = self._signature(instance)
+        if signature == () or (signature is None and self.is_valid(instance)):
+            return []
         known = self._explained.get(signature) if signature is not None else None
         if known is not None:
             return list(known)
