@@ -125,8 +125,9 @@ def test_mode_semantic_only_for_semantic() -> None:
 
 
 def test_each_missed_value_says_why_once() -> None:
-    """A value past k gives its first rank, one never returned says so, one `absent` holds for is not in the workspace; a value listed twice is explained once."""
-    result = score_case(["a", "b", "c", "d", "d"], ["x", "a", "y", "b", "b"], "semantic", k=2, absent=lambda value: value == "d")
+    """A value past k gives its first rank, one never returned says so, one `unreachable` answers for is missed for its reason; a value listed twice is explained once."""
+    gone = (NOT_IN_WORKSPACE, "not a file in the workspace, RAG203")
+    result = score_case(["a", "b", "c", "d", "d"], ["x", "a", "y", "b", "b"], "semantic", k=2, unreachable=lambda value: gone if value == "d" else None)
     assert result.missed == ("b", "c", "d")
     assert [(miss.reason, miss.rank, str(miss)) for miss in result.why_missed] == [
         (BELOW_K, 4, "b (rank 4, k = 2)"),

@@ -347,6 +347,42 @@ async def test_a_case_corpus_the_target_does_not_serve_is_shown_while_typing_and
     assert "RAG004" not in codes(await published_when(client, uri, lambda items: "RAG004" not in codes(items)))
 
 
+async def test_an_expected_file_in_a_corpus_the_case_does_not_search_is_fixed_by_searching_it(client: LanguageClient, tmp_path: Path) -> None:
+    """Through a builtin target with two corpora, an expected file held only by the corpus the case does not name is RAG203 while typing; its quick fix adds that corpus, which clears it."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "approvals.md").write_text("# Approvals\n", encoding="utf-8")
+    _, dataset_path = make_workspace(tmp_path)
+    (tmp_path / ".punica" / "targets.yaml").write_text(
+        'targets:\n  vectors.query:\n    builtin: {corpora: {code: ["src/**"], docs: ["docs/**"]}}\n', encoding="utf-8"
+    )
+    await start(client, tmp_path)
+    uri = open_file(client, dataset_path)
+    (found,) = await diagnostics(client, uri, 1)
+    line = CASES[0]
+    start_at = line.index('"docs/approvals.md"')
+    assert (found.code, found.range.start.line, found.range.start.character, found.range.end.character) == ("RAG203", 0, start_at, start_at + len('"docs/approvals.md"'))
+    assert "'docs/approvals.md' is in corpus 'docs' of the builtin target 'vectors.query', but this case searches only 'code'" in found.message
+    (fix,) = await quick_fixes(client, uri, found)
+    assert fix.title == "Search corpus 'docs' too"
+    (change,) = fix.edit.document_changes or []
+    (replaced,) = change.edits
+    corpora_at = line.index('["code"]')
+    assert (replaced.new_text, replaced.range.start.character, replaced.range.end.character) == ('["code", "docs"]', corpora_at, corpora_at + len('["code"]'))
+    edit(client, uri, 2, 0, corpora_at, corpora_at + len('["code"]'), replaced.new_text)
+    assert await diagnostics(client, uri, 2) == []
+
+    # A hidden file is never searched, whether typed or created later.
+    start_at = line.replace('["code"]', replaced.new_text).index('"docs/approvals.md"')
+    edit(client, uri, 3, 0, start_at, start_at + len('"docs/approvals.md"'), '".github/ci.yml"')
+    assert codes(await diagnostics(client, uri, 3)) == ["RAG203"]
+    hidden = tmp_path / ".github" / "ci.yml"
+    hidden.parent.mkdir()
+    hidden.write_text("name: ci\n", encoding="utf-8")
+    watched(client, (hidden, types.FileChangeType.Created))
+    (left,) = await published_when(client, uri, lambda items: bool(items) and "hidden file" in items[0].message)
+    assert left.code == "RAG203" and "searches no hidden file" in left.message
+
+
 async def test_deleting_a_dataset_gives_its_suite_rag105_and_clears_the_dataset(client: LanguageClient, tmp_path: Path) -> None:
     """When a watched dataset is deleted its suite gets RAG105 and the dataset's own diagnostics are cleared."""
     suite_path, dataset_path = make_workspace(tmp_path)

@@ -11,12 +11,14 @@ from functools import cached_property
 from typing import Any, Callable, Container, Iterable
 
 from .expected import ExpectedVerdict, without_a_list
+from .files import BINARY, HIDDEN, IN_NO_CORPUS, NOT_UTF8, TOO_LARGE, globs_matcher, hidden, why_no_text
 from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE
 from .schemacheck import SchemaIssue
 from .text import Position, Range
 from .paths import is_normal, normalize_relative, not_normal_among
-from .suitefacts import DatasetUse, SuiteInfo
+from .scorer import NEVER_SEARCHED, NOT_IN_WORKSPACE
+from .suitefacts import Corpora, DatasetUse, SuiteInfo
 from .workspace import ParsedYaml, Workspace
 from .yamltree import YNode
 
@@ -152,10 +154,11 @@ class RowsContext:
 
     @cached_property
     def expected_off_the_files(self) -> list[tuple[RowContext, list[Any]]]:
-        """The cases of :attr:`expected` with a value that is not a workspace
-        file's path in normal form: the only ones the rules about expected paths
-        look into, as nearly every case lists workspace files exactly."""
-        files = self.workspace.normal_file_set()
+        """The cases of :attr:`expected` with a value that is not the path, in
+        normal form, of a workspace file the dataset's targets may return (see
+        Workspace.searched_files): the only ones the rules about expected paths
+        look into, as nearly every case lists such files exactly."""
+        files = self.workspace.searched_files(self.use)
         return [pair for pair in self.expected if not _all_among(files, pair[1])]
 
     @cached_property
@@ -338,13 +341,49 @@ def first_missing_index(workspace: Workspace, relevant: list[Any]) -> int:
     return 0
 
 
-def not_a_workspace_file(workspace: Workspace) -> Callable[[str], bool]:
+def unreachable_paths(workspace: Workspace, corpora: Corpora | None = None) -> Callable[[str], tuple[str, str] | None]:
     """RAG203's test of one expected path, for a run to say why a value was
-    missed: whether it is not a workspace file, as written nor in normal form.
-    The workspace's files are listed once, here, so the test itself reads nothing."""
+    missed: a Miss reason and message when it is not a workspace file, as written
+    nor in normal form, or, for a builtin target with ``corpora``, a file it never
+    searches (see never_searched); else None. The workspace's files are listed
+    once, here, so the test itself reads nothing but a file named like a binary one."""
     files = workspace.normal_file_set()
     known = workspace.file_set()
-    return lambda value: _missing(value, files, known)
+    searched = workspace.searched_files(DatasetUse(builtin_corpora=(("", corpora),))) if corpora is not None else files
+
+    def unreachable(value: str) -> tuple[str, str] | None:
+        if value in searched:
+            return None
+        if value in files:
+            why = never_searched(workspace, value, corpora) if corpora is not None else None
+            return (NEVER_SEARCHED, f"never searched by the builtin target: {NEVER_SEARCHED_AS_SAID[why]}, RAG203") if why else None
+        return (NOT_IN_WORKSPACE, "not a file in the workspace, RAG203") if _missing(value, files, known) else None
+
+    return unreachable
+
+
+# What never_searched finds, as a run's report and a hover say it.
+NEVER_SEARCHED_AS_SAID = {
+    HIDDEN: "a hidden file",
+    IN_NO_CORPUS: "in none of its corpora",
+    TOO_LARGE: "larger than max-file-bytes",
+    BINARY: "a binary file",
+    NOT_UTF8: "not UTF-8 text",
+}
+
+
+def never_searched(workspace: Workspace, value: str, corpora: Corpora) -> str | None:
+    """Why a builtin target with ``corpora`` never returns the workspace file
+    ``value`` (in normal form): HIDDEN, IN_NO_CORPUS, or as files.why_no_text
+    says (TOO_LARGE, BINARY, NOT_UTF8); None when it may. Only a file named like
+    a binary one is read."""
+    if value not in workspace.unsearched_files(corpora):
+        return None
+    if hidden(value):
+        return HIDDEN
+    if not globs_matcher(glob for _, globs in corpora for glob in globs)(value):
+        return IN_NO_CORPUS
+    return why_no_text(workspace.absolute(value), workspace.settings.max_file_bytes)
 
 
 def _missing(value: str, files: frozenset[str], known: frozenset[str], not_normal: Container[str] | None = None) -> bool:

@@ -101,6 +101,73 @@ def globs_matcher(globs: Iterable[str]) -> Callable[[str], Any]:
     return _globs_regex(tuple(globs)).fullmatch
 
 
+# The endings of file formats that hold no text: images, archives, compiled
+# code, office documents, media, databases, model weights. The builtin target
+# searches text files only, so an expected path that ends so is read to tell
+# whether it could ever come back (RAG203); nothing else is read for that.
+_BINARY_ENDINGS = frozenset(
+    """
+    png jpg jpeg gif webp bmp ico tif tiff psd heic avif
+    pdf doc docx xls xlsx ppt pptx odt ods odp epub
+    zip gz tgz bz2 xz zst 7z rar tar jar war whl egg
+    exe dll so dylib a o obj lib class pyc pyo wasm bin
+    db sqlite sqlite3 parquet arrow feather avro orc npy npz pkl pickle
+    pt pth ckpt onnx safetensors h5 hdf5 gguf
+    mp3 mp4 m4a wav ogg flac mov avi mkv webm
+    woff woff2 ttf otf eot
+    """.split()
+)
+
+
+def named_like_binary(relative: str) -> bool:
+    """Whether a path ends like a format that holds no text (``.pdf``, ``.png``)."""
+    return relative.rpartition(".")[2].lower() in _BINARY_ENDINGS
+
+
+# Bytes read of a file to decide whether it is binary.
+SNIFF_BYTES = 8192
+
+
+def text_of(data: bytes) -> str:
+    """A file's text, or "" when it is binary (a NUL byte) or not UTF-8."""
+    if b"\x00" in data[:SNIFF_BYTES]:
+        return ""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+# Why the builtin target never returns a workspace file (see
+# contexts.never_searched): these five are its reasons.
+HIDDEN = "hidden"
+IN_NO_CORPUS = "in no corpus"
+TOO_LARGE = "too large"
+BINARY = "binary"
+NOT_UTF8 = "not UTF-8"
+
+
+def why_no_text(path: Path, max_bytes: int) -> str | None:
+    """Why the builtin target finds no text to search in the file at ``path``,
+    as it reads files (see targets.index.FileReader): TOO_LARGE (past
+    ``max_bytes``), BINARY or NOT_UTF8; None when it holds text or cannot be read."""
+    try:
+        with open(path, "rb") as file:
+            if os.fstat(file.fileno()).st_size > max_bytes:
+                return TOO_LARGE
+            data = file.read(max_bytes + 1)
+    except OSError:
+        return None
+    if b"\x00" in data[:SNIFF_BYTES]:
+        return BINARY
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return NOT_UTF8
+    return None
+
+
 _NAME = operator.attrgetter("name")
 
 

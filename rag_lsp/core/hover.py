@@ -20,6 +20,7 @@ from typing import Any
 from .answers import HoverText
 from .configedit import hover_config
 from .completion import dataset_corpora
+from .contexts import NEVER_SEARCHED_AS_SAID, never_searched
 from .cursor import ITEM, KEY, YamlCursor, json_cursor, yaml_cursor
 from .docs import engine_markdown, metric_markdown, option_markdown, schema_at, schema_text
 from .manifests import GDI_TEXT
@@ -139,6 +140,11 @@ def _expected_path(workspace: Workspace, relative: str, value: str) -> str | Non
     normal = normalize_relative(value)
     found = normal is not None and normal in workspace.file_set()
     where = "a file of this workspace" if found else "not a file of this workspace"
+    for target, corpora in use.builtin_corpora if found else ():
+        never = never_searched(workspace, normal, corpora)
+        if never is not None:
+            where += f", which the builtin target `{target}` never searches ({NEVER_SEARCHED_AS_SAID[never]})"
+            break
     if use.workspace_targets:
         targets = ", ".join(f"`{target}`" for target in use.workspace_targets)
         searches = "searches" if len(use.workspace_targets) == 1 else "search"

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Sequence
 import msgspec
 
 from .analyze import analyze_file
-from .contexts import not_a_workspace_file
+from .contexts import unreachable_paths
 from .datasets import CaseRow, DatasetProblem, KnownShapes, RunDataset, Unreadable, read_dataset
 from .expected import DUPLICATE_ID, NOTHING_RELEVANT, SCHEMA, Expected, Flaw, joined, judge_expected
 from .findings import Finding, Severity
@@ -65,7 +65,7 @@ from .scorer import (
     score_suite,
 )
 from .rows import row_shape
-from .suitefacts import SuiteInfo
+from .suitefacts import SuiteInfo, builtin_corpora
 from .targets import TRUSTED_KINDS, Answer, Cancelled, Hit, Request, TargetError, TargetPool
 from .wording import counted
 from .workspace import Workspace
@@ -469,9 +469,12 @@ class Runner:
                 plan.position = position
                 requests.append(plan)
         match, k = suite.match, suite.k
-        # Where RAG203 applies, a missed path that is not a workspace file is
-        # missed for that reason (the files are listed once, before the run).
-        absent = not_a_workspace_file(self.workspace) if match == "path" and info.workspace_paths else None
+        # Where RAG203 applies, a missed path that is not a workspace file, or
+        # one the builtin target never searches, is missed for that reason (the
+        # files are listed once, before the run).
+        unreachable = None
+        if match == "path" and info.workspace_paths:
+            unreachable = unreachable_paths(self.workspace, builtin_corpora(info) if info.kind == "builtin" else None)
         values_of = operator.attrgetter(match)
         keep = self.keep_hits
         # A recording keeps every field of the hits, whatever the run reads.
@@ -504,7 +507,7 @@ class Runner:
             else:
                 hits = answer.hits
                 values = list(map(values_of, hits))
-                outcome = score_case(plan.expected, values, answer.mode, match, k, absent)
+                outcome = score_case(plan.expected, values, answer.mode, match, k, unreachable)
                 if outcome.scores is None:
                     case = CaseResult(
                         plan.case_id, plan.line, None,

@@ -76,6 +76,7 @@ NO_MATCH_FIELD = "no-match-field"
 BELOW_K = "below-k"
 NOT_RETURNED = "not-returned"
 NOT_IN_WORKSPACE = "not-in-workspace"
+NEVER_SEARCHED = "never-searched"
 
 # Means are sums of floats: 0.1 + 0.2 + ... may land a hair under a threshold it
 # meets on paper. A threshold holds within this tolerance.
@@ -98,7 +99,7 @@ class Broken:
 @dataclass(slots=True)
 class Miss:
     """Why one expected value is missed: ``reason`` is stable (BELOW_K,
-    NOT_RETURNED, NOT_IN_WORKSPACE), ``rank`` is the first rank at which it came
+    NOT_RETURNED, NOT_IN_WORKSPACE, NEVER_SEARCHED), ``rank`` is the first rank at which it came
     back past the cut (BELOW_K only), ``message`` says it for people
     (``rank 4, k = 3``). ``str()`` gives the value with it: ``b.md (rank 4, k = 3)``.
 
@@ -176,16 +177,17 @@ def score_case(
     mode: str | None,
     match: str = "path",
     k: int | None = None,
-    absent: Callable[[str], bool] | None = None,
+    unreachable: Callable[[str], tuple[str, str] | None] | None = None,
 ) -> CaseScore:
     """Score one rag case.
 
     ``expected`` are the declared relevant values (duplicates count once),
     ``values`` the ``match`` field of each hit in rank order (None where a hit has
     no such field), ``mode`` the target's reported mode, ``k`` the number of hits
-    considered (all when None). ``absent``, when given, says whether an expected
+    considered (all when None). ``unreachable``, when given, says why an expected
     value names nothing the target can return (a path that is not a file of the
-    workspace it searches): a missed value it holds for is missed for that reason.
+    workspace it searches, or one the builtin target never searches), as a Miss
+    reason and message, or None: a missed value it answers for is missed for that reason.
     """
     wanted = set(expected)
     if not wanted:
@@ -206,7 +208,7 @@ def score_case(
         missed = tuple(distinct)
         scores = {RECALL: 0.0, PRECISION: 0.0, MRR: 0.0, HIT_AT_1: 0.0, RETRIEVED: float(cut), SEMANTIC: semantic}
         return CaseScore(
-            scores, None, missed, None, (), 0, len(wanted), {}, answer, [], why_missed(missed, answer, k, absent)
+            scores, None, missed, None, (), 0, len(wanted), {}, answer, [], why_missed(missed, answer, k, unreachable)
         )
     # The ranks of every relevant hit of the answer, and those within the first k;
     # each value found within k, at the rank of its first hit (a value may come
@@ -229,7 +231,7 @@ def score_case(
         missed = tuple(distinct)
         scores = {RECALL: 0.0, PRECISION: 0.0, MRR: 0.0, HIT_AT_1: 0.0, RETRIEVED: float(cut), SEMANTIC: semantic}
         return CaseScore(
-            scores, None, missed, None, (), 0, len(wanted), {}, answer, everywhere, why_missed(missed, answer, k, absent)
+            scores, None, missed, None, (), 0, len(wanted), {}, answer, everywhere, why_missed(missed, answer, k, unreachable)
         )
     first = ranks[0]
     if len(found) == len(wanted):
@@ -237,7 +239,7 @@ def score_case(
         misses: tuple[Miss, ...] = ()
     else:
         missed = tuple([value for value in distinct if value not in found])
-        misses = why_missed(missed, answer, k, absent)
+        misses = why_missed(missed, answer, k, unreachable)
     scores = {
         RECALL: len(found) / len(wanted),
         PRECISION: len(ranks) / cut,
@@ -260,25 +262,22 @@ def _first_with_field(values: Sequence[str | None]) -> int | None:
 
 
 def why_missed(
-    missed: Sequence[str], answer: AnswerRanks, k: int | None, absent: Callable[[str], bool] | None = None
+    missed: Sequence[str], answer: AnswerRanks, k: int | None, unreachable: Callable[[str], tuple[str, str] | None] | None = None
 ) -> tuple[Miss, ...]:
     """Why each of ``missed`` was missed, from the whole answer: it came back past
-    the cut (at which rank), it names nothing the target can return (``absent``:
-    not a file of the workspace the target searches), or the target did not
-    return it."""
+    the cut (at which rank), it names nothing the target can return (what
+    ``unreachable`` says: not a file of the workspace the target searches, or
+    one the builtin target never searches), or the target did not return it."""
     misses = []
     for value in missed:
         ranks = answer.ranks.get(value)
         if ranks:
             misses.append(Miss(value, BELOW_K, ranks[0], f"rank {ranks[0]}, k = {k}"))
-        elif absent is not None and absent(value):
-            misses.append(Miss(value, NOT_IN_WORKSPACE, None, _NOT_IN_WORKSPACE))
+        elif unreachable is not None and (why := unreachable(value)) is not None:
+            misses.append(Miss(value, why[0], None, why[1]))
         else:
             misses.append(Miss(value, NOT_RETURNED, None, _not_returned(answer.hits)))
     return tuple(misses)
-
-
-_NOT_IN_WORKSPACE = "not a file in the workspace, RAG203"
 
 
 def _not_returned(hits: int) -> str:

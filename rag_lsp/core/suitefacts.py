@@ -55,6 +55,10 @@ class SuiteInfo:
         return target_id_node(self.node)
 
 
+# A builtin target's corpora: each name with its globs.
+Corpora = tuple[tuple[str, tuple[str, ...]], ...]
+
+
 @dataclass(frozen=True)
 class DatasetUse:
     """How a dataset is read: by the suites that reference it, and what its
@@ -77,6 +81,10 @@ class DatasetUse:
     # to that declares its corpora (the builtin does): a case's `input.corpora`
     # must name corpora each of them serves.
     served_corpora: tuple[tuple[str, frozenset[str]], ...] = ()
+    # (target id, its corpora as (name, globs) pairs) of each builtin target of
+    # ``workspace_targets``: it returns only the text files its corpora hold, so
+    # an expected path must be one of those as well (RAG203).
+    builtin_corpora: tuple[tuple[str, Corpora], ...] = ()
 
     @property
     def corpora_served_by_all(self) -> frozenset[str]:
@@ -101,6 +109,23 @@ class TargetInfo:
     corpora: tuple[str, ...] | None = None
     # Whether its hits' paths are files of this workspace (RAG203 applies).
     workspace_paths: bool = False
+
+
+def builtin_corpora(info: TargetInfo) -> Corpora | None:
+    """The corpora of a builtin target, as it reads them (``code``: every file
+    when none are configured); None when they are written wrong (RAG004's)."""
+    builtin = info.config.get("builtin")
+    configured = builtin.get("corpora") if isinstance(builtin, dict) else None
+    if configured is None:
+        return (("code", ("**",)),)
+    if not isinstance(configured, dict):
+        return None
+    corpora = []
+    for name, globs in configured.items():
+        if not isinstance(name, str) or not isinstance(globs, list) or not all(isinstance(glob, str) for glob in globs):
+            return None
+        corpora.append((name, tuple(globs)))
+    return tuple(corpora)
 
 
 def match_node(node: YNode) -> YNode | None:

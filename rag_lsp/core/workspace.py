@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .config import CONFIG_PATH, CONFIG_PATHS, PYPROJECT_PATH, ConfigFile, find_config, holds_settings, layered
-from .files import glob_match, list_files
+from .files import glob_match, globs_matcher, list_files, named_like_binary
 from .jsonrows import Row
 from .manifests import ManifestRegistry, manifest_from, unreadable_manifest
 from .pathindex import PathIndex
@@ -22,7 +22,7 @@ from .paths import not_normal_among, normalize_relative
 from .rows import DatasetRow, read_lines, shape_of_rows
 from .settings import Settings
 from .sources import DiskSource, FileSource, OverlaySource, SourceText
-from .suitefacts import BUILTIN_FIELDS, DEFAULT_TARGET, DatasetUse, SuiteInfo, TargetInfo, suite_info, target_info
+from .suitefacts import BUILTIN_FIELDS, DEFAULT_TARGET, Corpora, DatasetUse, SuiteInfo, TargetInfo, builtin_corpora, suite_info, target_info
 from .text import LineIndex, Lines
 from .yamltree import TooLarge, YamlDocument, YamlLimits, YamlProblem, parse_yaml
 
@@ -340,6 +340,45 @@ class Workspace:
 
         return self._file_fact("normal_file_set", collect)
 
+    def searched_files(self, use: DatasetUse) -> frozenset[str]:
+        """The workspace files in normal form that every builtin target of
+        ``use`` may return (all of them when none reads the dataset): an
+        expected path among them is one a hit can carry (RAG203)."""
+        if not use.builtin_corpora:
+            return self.normal_file_set()
+
+        def collect() -> frozenset[str]:
+            never = frozenset().union(*(self.unsearched_files(corpora) for _, corpora in use.builtin_corpora))
+            return self.normal_file_set().difference(never) if never else self.normal_file_set()
+
+        return self._file_fact(("searched", use.builtin_corpora), collect)
+
+    def unsearched_files(self, corpora: Corpora) -> frozenset[str]:
+        """The workspace files a builtin target with ``corpora`` may never return:
+        hidden ones, those in none of its corpora, and those named like a binary
+        file (each read when an expected path names it, to tell)."""
+
+        def collect() -> frozenset[str]:
+            globs = {glob for _, patterns in corpora for glob in patterns}
+            held = None if "**" in globs else globs_matcher(globs)
+            # This looks at every file: hidden as files.hidden() says, written
+            # out, and each ending judged once (a workspace has a few dozen).
+            binary: dict[str, bool] = {}
+            never = []
+            for relative in self.normal_file_set():
+                if relative[0] == "." or "/." in relative or (held is not None and not held(relative)):
+                    never.append(relative)
+                    continue
+                ending = relative[relative.rfind(".") + 1:]
+                named = binary.get(ending)
+                if named is None:
+                    named = binary[ending] = named_like_binary(ending)
+                if named:
+                    never.append(relative)
+            return frozenset(never)
+
+        return self._file_fact(("unsearched", corpora), collect)
+
     def not_normal_files(self) -> frozenset[str]:
         """The workspace files whose path is not its own normal form (hardly any;
         one search over every path finds them: twenty milliseconds for 50,000)."""
@@ -495,11 +534,12 @@ class Workspace:
                 if manifest is not None:
                     accepts |= manifest.accepts
         targets = self.targets()
-        searching = (
+        searching = tuple(dict.fromkeys(
             suite.target
             for suite in users
             if suite.match == "path" and suite.target in targets and targets[suite.target].workspace_paths
-        )
+        ))
+        builtins = ((target, builtin_corpora(targets[target])) for target in searching if targets[target].kind == "builtin")
         served = {
             suite.target: frozenset(targets[suite.target].corpora)
             for suite in users
@@ -510,8 +550,9 @@ class Workspace:
             ks=frozenset(suite.k for suite in users if suite.k is not None),
             suites=tuple(suite.id or "?" for suite in users),
             accepts=frozenset(accepts),
-            workspace_targets=tuple(dict.fromkeys(searching)),
+            workspace_targets=searching,
             served_corpora=tuple(sorted(served.items())),
+            builtin_corpora=tuple((target, corpora) for target, corpora in builtins if corpora is not None),
         )
 
     def dataset_shape(self, relative: str) -> str | None:

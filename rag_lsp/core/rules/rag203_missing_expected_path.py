@@ -10,6 +10,12 @@ workspace, or a file that is git-ignored or in a skipped folder (`node_modules`,
 `.venv`, ...). It suggests the closest workspace path when there is one. A
 dataset that no suite reads is checked against the workspace as well.
 
+Through a builtin target, an expected path must also be a file it searches: not
+a hidden file, in one of its corpora (and in one of those the case names in
+`input.corpora`; the quick fix adds the corpus that holds it), and text it can
+read (not binary, not past `max-file-bytes`; files named like binary ones, such
+as `.pdf` or `.png`, are read to tell).
+
 When most expected paths of a dataset (and at least 20) are not workspace files,
 the corpus the cases describe most likely lives elsewhere (a search service's
 index): one finding says so for the whole file, with the counts, instead of one
@@ -42,6 +48,8 @@ suite's target in `.punica/targets.yaml` (a `command` or `http` target); declare
 import json
 import os
 
+from ..contexts import never_searched
+from ..files import BINARY, HIDDEN, IN_NO_CORPUS, TOO_LARGE, globs_matcher
 from ..findings import Finding, Fix, Severity, TextEdit
 from ..paths import normalize_relative
 from . import DATASET, ROW, rule_of
@@ -60,6 +68,7 @@ def missing_expected_path(rows):
     workspace = rows.workspace
     files = workspace.file_set()
     found = workspace.normal_file_set()
+    searched = workspace.searched_files(use)
     # A missing path is often listed by many cases (a file moved, say), and its
     # message costs file-system calls and a fuzzy search of the workspace: done
     # once per path, and only for the findings shown where not all are.
@@ -67,7 +76,12 @@ def missing_expected_path(rows):
     later = rows.finish_when_shown
     for context, relevant in rows.expected_off_the_files:
         for index, value in enumerate(relevant):
-            if type(value) is not str or value in found:
+            if type(value) is not str or value in searched:
+                continue
+            if value in found:
+                message = _unsearched(workspace, use.builtin_corpora, value)
+                if message is not None:
+                    yield RULE.finding(context.value_range("expect", "relevant", index), message)
                 continue
             problem = problems.get(value)
             if problem is None:
@@ -80,6 +94,103 @@ def missing_expected_path(rows):
                     continue
                 problem = problems[value] = _problem(workspace, value, normal)
             yield _finding(context.value_range("expect", "relevant", index), problem)
+    yield from _outside_the_cases_corpora(rows)
+
+
+def _outside_the_cases_corpora(rows):
+    """An expected path that a builtin target holds in one of its corpora, but
+    not in those the case names in ``input.corpora``."""
+    use = rows.use
+    # Only a target whose corpora hold different files can hold a file in some
+    # corpora and not in others.
+    narrowing = [(target, corpora) for target, corpora in use.builtin_corpora if len({globs for _, globs in corpora}) > 1]
+    if not narrowing:
+        return
+    workspace = rows.workspace
+    searched = workspace.searched_files(use)
+    held = workspace.memo(f"{RULE.code} corpora")
+    for context, relevant in rows.expected:
+        query = context.row.value.get("input")
+        names = query.get("corpora") if type(query) is dict else None
+        if type(names) is not list or not names or not all(type(name) is str for name in names):
+            continue  # every corpus is searched, or the list is RAG004's
+        for target, corpora in narrowing:
+            globs = dict(corpora)
+            if not globs.keys() >= set(names) or set(names) >= globs.keys():
+                continue  # a corpus the target does not serve (RAG004), or all it serves
+            for index, value in enumerate(relevant):
+                if type(value) is not str or value not in searched:
+                    continue
+                key = (value, target, tuple(names))
+                holders = held.get(key)
+                if holders is None:
+                    holders = held[key] = _corpora_holding(value, corpora, names)
+                if holders:
+                    yield _not_in_the_cases_corpora(context, index, value, target, names, holders)
+                    break
+
+
+def _corpora_holding(value: str, corpora, names: list[str]) -> tuple[str, ...]:
+    """The corpora of a target that hold ``value``, when none of ``names`` does
+    (else nothing to say)."""
+    globs = dict(corpora)
+    if globs_matcher(glob for name in names for glob in globs[name])(value):
+        return ()
+    return tuple(name for name, patterns in corpora if globs_matcher(patterns)(value))
+
+
+def _not_in_the_cases_corpora(context, index: int, value: str, target: str, names: list[str], holders: tuple[str, ...]) -> Finding:
+    searching = ", ".join(map(repr, names))
+    holder = holders[0]
+    # The whole list is written again with the corpus that holds the file added.
+    fix = Fix(
+        f"Search corpus {holder!r} too",
+        edits=(TextEdit(context.value_range("input", "corpora"), json.dumps([*names, holder], ensure_ascii=False)),),
+    )
+    return RULE.finding(
+        context.value_range("expect", "relevant", index),
+        f"{value!r} is in corpus {', '.join(map(repr, holders))} of the builtin target {target!r}, but this case searches "
+        f"only {searching}, so no hit can match it: add {holder!r} to `input.corpora`, or expect a file the corpora it searches hold",
+        fixes=[fix],
+    )
+
+
+def _unsearched(workspace, builtins, value: str) -> str | None:
+    """Why a builtin target of the dataset never returns the workspace file
+    ``value`` (None: each may, a file named like a binary one holding text)."""
+    memo = workspace.memo(f"{RULE.code} unsearched")
+    key = (value, builtins)
+    if key not in memo:
+        memo[key] = next(filter(None, (_why_never_returned(workspace, value, target, corpora) for target, corpora in builtins)), None)
+    return memo[key]
+
+
+def _why_never_returned(workspace, value: str, target: str, corpora) -> str | None:
+    why = never_searched(workspace, value, corpora)
+    if why is None:
+        return None
+    builtin = f"the builtin target {target!r}"
+    if why == HIDDEN:
+        return (
+            f"{value!r} is a hidden file (a part of its path begins with a dot), and {builtin} searches no hidden file, "
+            "so no hit can match it: expect a file it searches"
+        )
+    if why == IN_NO_CORPUS:
+        held = "; ".join(f"{name}: {', '.join(globs) or 'no glob'}" for name, globs in corpora)
+        return (
+            f"{value!r} is in none of the corpora of {builtin} ({held}), so no hit can match it: add a glob that holds it "
+            "to a corpus in .punica/targets.yaml, or expect a file the corpora hold"
+        )
+    if why == TOO_LARGE:
+        return (
+            f"{value!r} is larger than the {workspace.settings.max_file_bytes:,} bytes {builtin} reads of a file, so no "
+            "hit can match it: raise max-file-bytes in .punica/rag-lsp.toml, or expect a smaller file"
+        )
+    kind = "a binary file" if why == BINARY else "not UTF-8 text"
+    return (
+        f"{value!r} is {kind}, and {builtin} searches text files only, so no hit can match it: "
+        "expect the text file that holds the passage"
+    )
 
 
 @RULE.finishes

@@ -50,6 +50,7 @@ from typing import Any, Callable, Iterable
 
 import numpy
 
+from ..files import text_of
 from .chunking import Chunking, line_ranges
 from .vectors import QuantizedVectors, levels
 
@@ -57,8 +58,6 @@ log = logging.getLogger(__name__)
 
 CACHE_ENV = "RAG_LSP_CACHE_DIR"
 FORMAT = 2
-# Bytes read of a file to decide whether it is binary.
-_SNIFF = 8192
 # A file modified this close to (or after) the moment it was looked at may change
 # again within its modification time's granularity: its content is hashed again.
 # A time with a fraction of a second comes from a file system that keeps times
@@ -151,17 +150,6 @@ class FileReader:
         if len(data) > self.max_bytes:
             return data, ""
         return data, text_of(data)
-
-
-def text_of(data: bytes) -> str:
-    """A file's text, or "" when it is binary (a NUL byte) or not UTF-8."""
-    if b"\x00" in data[:_SNIFF]:
-        return ""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return ""
-    return text[1:] if text.startswith("\ufeff") else text
 
 
 def digest_of(data: bytes) -> str:
