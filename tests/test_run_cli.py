@@ -295,6 +295,24 @@ def test_a_case_id_with_a_lone_surrogate_is_written_escaped_in_every_output(tmp_
     assert [suite["id"] for suite in compared["suites"]] == ["code"]
 
 
+def test_a_case_id_that_reads_like_console_markup_is_printed_as_written(tmp_path: Path) -> None:
+    """Case ids `[/]` and `[red]x[/red]` are text: the text report prints them as written, with a baseline as without."""
+    make_workspace(
+        tmp_path,
+        dataset='{"id": "[/]", "input": {"query": "app"}, "expect": {"relevant": ["src/app.py"]}}\n'
+        '{"id": "[red]x[/red]", "input": {"query": "gateway"}, "expect": {"relevant": ["src/gateway.ts"]}}\n',
+    )
+    (tmp_path / ".punica" / "targets.yaml").write_text("targets:\n  vectors.query:\n    builtin: {retrieval: keyword}\n", encoding="utf-8")
+    (tmp_path / "base.json").write_text(rag_lsp("run", "--format", "json", cwd=tmp_path).stdout, encoding="utf-8")
+    for args in ([], ["--baseline", "base.json"]):
+        result = rag_lsp("run", *args, cwd=tmp_path)
+        assert result.returncode == 1, (args, result.stderr)  # keyword search fails rag.mode.semantic
+        assert "internal error" not in result.stderr, (args, result.stderr)
+        rows = [line for line in result.stdout.splitlines() if line.startswith("│")]
+        assert any(line.startswith("│ [/] ") for line in rows), result.stdout
+        assert any(line.startswith("│ [red]x[/red] ") for line in rows), result.stdout
+
+
 def test_wrong_builtin_options_are_a_reason_not_a_traceback(tmp_path: Path) -> None:
     """An unknown retrieval or a bad chunking in the targets config: the suite is not run, and says what to write instead."""
     make_workspace(tmp_path)

@@ -413,7 +413,7 @@ class _ProgressBar:
                 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
                 self._progress = Progress(
-                    TextColumn("{task.description}"),
+                    TextColumn("{task.description}", markup=False),  # a suite id is text
                     BarColumn(),
                     # Counts as the reports write them ("1,200/100,000").
                     TextColumn("{task.completed:,.0f}/{task.total:,.0f}"),

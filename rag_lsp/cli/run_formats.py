@@ -161,6 +161,9 @@ def make_console(buffer: io.StringIO, stream=None):
         # A CI log has no width: wide enough that tables of paths stay readable.
         width=None if terminal else max(120, int(os.environ.get("COLUMNS", "0") or 0)),
         highlight=False,
+        # Ids, paths and messages come from datasets and targets: `[red]` or
+        # `[/]` in them is text, never a style to apply.
+        markup=False,
         soft_wrap=False,
     )
 
