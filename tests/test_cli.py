@@ -169,12 +169,19 @@ def test_missing_path_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_files_that_are_not_ours_are_skipped(tmp_path: Path) -> None:
-    """pre-commit passes every YAML file: one that is no suite, dataset or manifest is skipped."""
+    """pre-commit passes every YAML and JSON Lines file: one that is no suite, dataset or manifest (training data, say) is skipped; a JSON Lines file of cases is a dataset wherever it is."""
     make_workspace(tmp_path)
     (tmp_path / "docker-compose.yaml").write_text("services: {web: {image: nginx}}\n")
-    result = rag_lsp("check", "docker-compose.yaml", ".punica/evals/code.suite.yaml", cwd=tmp_path)
-    assert result.returncode == 0
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "train.jsonl").write_text('{"input": "2 + 2", "output": "4"}\n{"text": "hello", "label": 1}\n')
+    result = rag_lsp("check", "docker-compose.yaml", "data/train.jsonl", ".punica/evals/code.suite.yaml", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout
     assert "1 file checked" in result.stdout
+
+    (tmp_path / "data" / "draft.jsonl").write_text('\n{"id": "new", "input": {"query": "q"}, "expect": {"relevant": []}}\n')
+    result = rag_lsp("check", "--format", "json", "data/train.jsonl", "data/draft.jsonl", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout
+    assert [(finding["path"], finding["code"]) for finding in json.loads(result.stdout)] == [("data/draft.jsonl", "RAG200")]
 
 
 def test_bad_bytes_get_findings_not_tracebacks(tmp_path: Path) -> None:
@@ -190,9 +197,13 @@ def test_bad_bytes_get_findings_not_tracebacks(tmp_path: Path) -> None:
 
 
 def test_pre_commit_hook_runs_check() -> None:
-    """The pre-commit hook calls rag-lsp check on YAML and JSON Lines files."""
+    """The pre-commit hook calls rag-lsp check on YAML and JSON Lines files and on the settings files."""
     (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "rag-lsp-check"
     assert hook["entry"] == "rag-lsp check"
     assert re.search(hook["files"], "a/b.suite.yaml")
     assert re.search(hook["files"], "x.jsonl")
+    # The settings file is checked too: a commit must not break it unseen.
+    assert re.search(hook["files"], ".punica/rag-lsp.toml")
+    assert re.search(hook["files"], "pyproject.toml")
+    assert not re.search(hook["files"], "other.toml")

@@ -24,6 +24,18 @@ def row_shape(value: Any) -> str | None:
     return None
 
 
+def looks_like_a_row(value: Any) -> bool:
+    """Whether a JSON value is plainly a rag case or a gdi_text_v1 row, as other
+    JSON Lines (training data, logs) hardly are: it has an ``expect``, an ``input``
+    holding a ``query``, or a key of gdi rows alone."""
+    if type(value) is not dict:
+        return False
+    if "expect" in value or "input_id" in value or "retrieved_context" in value or "reference_contexts" in value:
+        return True
+    query = value.get("input")
+    return type(query) is dict and "query" in query
+
+
 R = TypeVar("R", bound=Row)
 
 

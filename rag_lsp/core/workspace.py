@@ -9,6 +9,7 @@ until :meth:`Workspace.invalidate` says a file changed. Reading files is
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -19,7 +20,7 @@ from .jsonrows import Row
 from .manifests import ManifestRegistry, manifest_from, unreadable_manifest
 from .pathindex import PathIndex
 from .paths import not_normal_among, normalize_relative
-from .rows import DatasetRow, read_lines, shape_of_rows
+from .rows import DatasetRow, looks_like_a_row, read_lines, shape_of_rows
 from .settings import Settings
 from .sources import DiskSource, FileSource, OverlaySource, SourceText
 from .suitefacts import BUILTIN_FIELDS, DEFAULT_TARGET, Corpora, DatasetUse, SuiteInfo, TargetInfo, builtin_corpora, suite_info, target_info
@@ -33,6 +34,9 @@ TARGETS_FILE = "targets"
 CONFIG_FILE = "config"
 
 TARGETS_PATHS = (".punica/targets.yaml", ".punica/targets.yml")
+# The rows of a JSON Lines file that no glob or suite names looked at to tell
+# whether it is a dataset (see Workspace.kind_of).
+_ROWS_SNIFFED = 20
 
 
 # ---------------------------------------------------------------- roots
@@ -283,7 +287,11 @@ class Workspace:
         if name.endswith(".jsonl"):
             if relative in self.recordings():
                 return None
-            return DATASET_FILE
+            if relative in self.live_datasets or glob_match(relative, self.settings.dataset_globs) or relative in self.suite_datasets():
+                return DATASET_FILE
+            # Any other JSON Lines file is a dataset only when its rows say so:
+            # pre-commit passes every .jsonl of a repository (training data, logs).
+            return DATASET_FILE if self._begins_with_cases(relative) else None
         if not name.endswith((".yaml", ".yml")):
             return None
         if glob_match(relative, self.settings.manifest_globs):
@@ -304,6 +312,35 @@ class Workspace:
         if glob_match(relative, self.settings.suite_globs) and (parsed is None or not parsed.document.well_formed):
             return SUITE_FILE
         return None
+
+    def _begins_with_cases(self, relative: str) -> bool:
+        """Whether one of the first rows of a JSON Lines file is plainly a rag case
+        or a gdi_text_v1 row (see rows.looks_like_a_row)."""
+        source = self.read(relative)
+        if source is None or source.refused:
+            return False
+        text = source.text
+        start = looked = 0
+        # Line by line from the top: the file may be large, and open in an editor.
+        while looked < _ROWS_SNIFFED and start < len(text):
+            end = text.find("\n", start)
+            end = len(text) if end < 0 else end
+            line = text[start:end].strip()
+            start = end + 1
+            if not line:
+                continue
+            looked += 1
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if looks_like_a_row(value):
+                return True
+        return False
+
+    def suite_datasets(self) -> frozenset[str]:
+        """The datasets the workspace's suites name (as workspace paths)."""
+        return self._fact("suite datasets", lambda: frozenset(suite.dataset for suite in self.suites() if suite.dataset))
 
     def _holds_config(self, relative: str) -> bool:
         """Whether ``relative`` is the settings file in force (the `[tool.rag-lsp]`
