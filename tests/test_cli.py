@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -125,6 +126,19 @@ def test_sarif_output(tmp_path: Path) -> None:
     assert region["startColumn"] == EMPTY_COLUMN
     assert region["endColumn"] == EMPTY_COLUMN + 2
     assert found["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == ".punica/evals/code.jsonl"
+
+
+def test_sarif_uris_are_percent_encoded(tmp_path: Path) -> None:
+    """A suite file whose path holds a space, `#`, `%` and a non-ASCII letter is named in SARIF by a URI reference that reads back as that path."""
+    make_workspace(tmp_path)
+    folder = tmp_path / ".punica" / "evals" / "my evals#1"
+    folder.mkdir()
+    (folder / "100% fertig ü.suite.yaml").write_text(GOOD_SUITE.replace("code.jsonl", "missing.jsonl").replace("id: code", "id: other"), encoding="utf-8")
+    result = rag_lsp("check", "--format", "sarif", cwd=tmp_path)
+    (found,) = json.loads(result.stdout)["runs"][0]["results"]
+    uri = found["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == ".punica/evals/my%20evals%231/100%25%20fertig%20%C3%BC.suite.yaml"
+    assert urllib.parse.unquote(urllib.parse.urlsplit(uri).path) == ".punica/evals/my evals#1/100% fertig ü.suite.yaml"
 
 
 def test_github_annotations(tmp_path: Path) -> None:

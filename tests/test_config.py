@@ -157,6 +157,19 @@ def test_check_reads_globs_from_pyproject(tmp_path: Path) -> None:
     assert [(finding["path"], finding["code"]) for finding in found] == [("evals/more.yaml", "RAG100")]
 
 
+def test_globs_written_from_the_root_with_a_leading_dot_slash_match(tmp_path: Path) -> None:
+    """`./evals/*.yaml` is `evals/*.yaml`: its suites are found, and a per-file ignore written so silences its files."""
+    make_workspace(tmp_path)
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "more.yaml").write_text(GOOD_SUITE.replace("id: code", "id: more").replace("engines: [rag]", "engines: [rga]"))
+    (tmp_path / ".punica" / "rag-lsp.toml").write_text('suite-globs = ["./evals/*.yaml", ".punica/**/*.yaml"]\n')
+    status, found = check_json(tmp_path)
+    assert status == 1
+    assert [(finding["path"], finding["code"]) for finding in found] == [("evals/more.yaml", "RAG100")]
+    (tmp_path / ".punica" / "rag-lsp.toml").write_text('suite-globs = ["./evals/*.yaml", ".punica/**/*.yaml"]\n\n[per-file-ignores]\n"./evals/**" = ["RAG100"]\n')
+    assert check_json(tmp_path) == (0, [])
+
+
 def test_punica_file_wins_over_pyproject(tmp_path: Path) -> None:
     """With both, .punica/rag-lsp.toml is in force and pyproject.toml's table is not read."""
     make_workspace(tmp_path, suite=NO_SEMANTIC_SUITE)

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+from urllib.parse import quote
 
 import orjson
 
@@ -162,7 +163,7 @@ def format_sarif(checked: Checked) -> str:
     def location(workspace: Workspace, path: str, range: Range, message: str | None = None) -> dict:
         found = {
             "physicalLocation": {
-                "artifactLocation": {"uri": path, "uriBaseId": base_ids[str(workspace.root)]},
+                "artifactLocation": {"uri": _uri_reference(path), "uriBaseId": base_ids[str(workspace.root)]},
                 "region": region(workspace, path, range),
             }
         }
@@ -256,3 +257,9 @@ FORMATS: dict[str, Callable[[Checked], str]] = {
     "sarif": format_sarif,
     "github": format_github,
 }
+
+
+def _uri_reference(path: str) -> str:
+    """A workspace path as the relative URI reference SARIF wants: a space, `#`,
+    `%` or `?` in a file name is percent-encoded, or it would end the path."""
+    return quote(path, safe="/", errors="surrogatepass")

@@ -50,7 +50,10 @@ def _ignored(ignores: list[tuple[str, pathspec.PathSpec]], relative: str) -> boo
 def _glob_regex(pattern: str) -> re.Pattern[str]:
     """A workspace glob as a regex: ``*`` and ``?`` stay inside a folder, ``**/``
     spans any number of folders (none included), ``{a,b}`` is either, as in
-    editors' file globs."""
+    editors' file globs. A leading ``./`` names the workspace root, as paths
+    are relative to it anyway: ``./evals/**`` is ``evals/**``."""
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
     regex = ""
     index = 0
     while index < len(pattern):
