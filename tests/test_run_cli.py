@@ -250,7 +250,7 @@ def test_text_report_writes_counts_one_way_and_agrees_in_number(tmp_path: Path) 
 
 
 def test_no_exec_refuses_command_targets(tmp_path: Path) -> None:
-    """A command target runs in an explicit run, and --no-exec refuses it with a RAG405 reason and exit 1."""
+    """A command target runs in an explicit run, and --no-exec refuses it with a RAG405 reason and exit 1, with --case too."""
     make_workspace(tmp_path)
     script = tmp_path / "tools" / "search.py"
     script.parent.mkdir()
@@ -271,6 +271,11 @@ def test_no_exec_refuses_command_targets(tmp_path: Path) -> None:
     assert suite["cases"] == []
     assert "--no-exec" in refused.stderr
     assert "RAG405" in refused.stderr
+    # One case of a suite that is not run: the suite is reported with why, not an unknown case.
+    junit = rag_lsp("run", "--no-exec", "--case", "app", "--format", "junit", cwd=tmp_path)
+    assert junit.returncode == 1, junit.stderr
+    (failure,) = [case.find("failure") for case in ET.fromstring(junit.stdout).iter("testcase") if case.get("name") == "(suite)"]
+    assert failure.get("type") == "RAG405" and "--no-exec" in failure.get("message")
 
 
 def test_a_case_id_with_a_lone_surrogate_is_written_escaped_in_every_output(tmp_path: Path) -> None:

@@ -151,6 +151,29 @@ def test_command_targets_need_exec(tmp_path: Path) -> None:
     assert run(Workspace(tmp_path), allow_exec=True).passed
 
 
+def test_a_command_target_is_sent_the_input_as_the_dataset_wrote_it(tmp_path: Path) -> None:
+    """An integer past 64 bits and a string with a lone surrogate, both valid JSON, reach a command target as written: its hits say so."""
+    script = tmp_path / "search.py"
+    script.write_text(
+        "import json, sys\nfor line in sys.stdin:\n"
+        "    value = json.loads(line)\n"
+        "    surrogate = 'as written' if value['query'] == 'q\\ud800' else 'changed'\n"
+        "    print(json.dumps({'hits': [{'id': str(value['tenant'])}, {'id': surrogate}], 'mode': 'semantic'}), flush=True)\n",
+        encoding="utf-8",
+    )
+    big = 123456789012345678901234567890
+    cases = [
+        json.dumps({"id": "big", "input": {"query": "q", "tenant": big}, "expect": {"relevant": [str(big)]}}),
+        json.dumps({"id": "surrogate", "input": {"query": "q\ud800", "tenant": 1}, "expect": {"relevant": ["as written"]}}),
+    ]
+    recorded_workspace(tmp_path, cases, [], suite=RECORDED_SUITE.replace("match: path", "match: id"))
+    (tmp_path / ".punica" / "targets.yaml").write_text(
+        f"targets:\n  rec:\n    command: [{json.dumps(sys.executable)}, {json.dumps(str(script))}]\n", encoding="utf-8"
+    )
+    result = run(Workspace(tmp_path))
+    assert [(case.id, case.broken, case.scores and case.scores["rag.recall"]) for case in result.cases] == [("big", None, 1.0), ("surrogate", None, 1.0)]
+
+
 def test_progress_and_cancel(tmp_path: Path) -> None:
     """Progress ends at (n, n); a run cancelled before it starts scores nothing and does not pass."""
     workspace = recorded_workspace(

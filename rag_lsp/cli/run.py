@@ -365,7 +365,9 @@ def execute(
                     progress.finish()
             found_cases.update(case.id for case in result.cases)
             run.results.append((workspace, result))
-        if case_ids:
+        # A suite that was not run has no cases to look the ids up in: it is
+        # reported with why, and the ids may well be its own.
+        if case_ids and all(result.reason is None for _, result in run.results):
             missing = [case_id for case_id in case_ids if case_id not in found_cases]
             if missing:
                 suites = ", ".join(suite.id or "?" for _, suite in selected)

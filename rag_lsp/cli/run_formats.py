@@ -83,7 +83,7 @@ def format_junit(run: Run) -> str:
                 ET.SubElement(properties, "property", name=metric, value=repr(value))
         if result.error is not None:
             case = ET.SubElement(suite, "testcase", classname=_xml_text(result.id), name="(suite)")
-            failure = ET.SubElement(case, "failure", message=_xml_text(result.error), type=BROKEN_CASE)
+            failure = ET.SubElement(case, "failure", message=_xml_text(result.error), type=result.error_code or BROKEN_CASE)
             failure.text = _xml_text(result.error)
             tests, failures = tests + 1, failures + 1
         for case_result in result.cases:

@@ -8,12 +8,14 @@ no module of the package imports the package itself.
 
 from __future__ import annotations
 
+import json
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Literal, Sequence
 
 import msgspec
+import orjson
 
 from ..suitefacts import TargetInfo
 from ..workspace import Workspace
@@ -65,6 +67,21 @@ class Request:
 
     case_id: str
     input: Any
+
+
+def input_json(value: Any) -> bytes:
+    """A case's ``input`` as the JSON a target is sent, as the dataset wrote it,
+    or a TargetError: orjson's, but for what it cannot write and JSON can hold
+    (an integer past 64 bits, a string with a lone surrogate), the standard
+    library's, with escapes."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        pass
+    try:
+        return json.dumps(value, allow_nan=False).encode("ascii")
+    except (TypeError, ValueError) as error:
+        raise TargetError(f"the case's input cannot be sent as JSON: {error}") from None
 
 
 SHAPE = '{"hits": [...], "mode": "semantic" | "keyword"}'

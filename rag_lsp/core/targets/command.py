@@ -41,11 +41,10 @@ import time
 import weakref
 from typing import IO, Any
 
-import orjson
 
 from ..suitefacts import TargetInfo
 from ..workspace import Workspace
-from .base import Answer, Cancelled, Request, Target, TargetError, decode_answer
+from .base import Answer, Cancelled, Request, Target, TargetError, decode_answer, input_json
 
 _EOF = object()
 _TOO_LONG = object()
@@ -263,10 +262,7 @@ class CommandTarget(Target):
         if stale is not None:
             self._restart(process)
             process = self._running()
-        try:
-            payload = orjson.dumps(request.input) + b"\n"
-        except TypeError as error:
-            raise TargetError(f"the case's input cannot be sent as JSON: {error}") from None
+        payload = input_json(request.input) + b"\n"
         try:
             process.send(payload)
         except (BrokenPipeError, OSError, ValueError):

@@ -22,11 +22,10 @@ import urllib.request
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Iterator, Sequence
 
-import orjson
 
 from ..suitefacts import TargetInfo
 from ..workspace import Workspace
-from .base import Answer, Request, Target, TargetError, decode_answer, excerpt
+from .base import Answer, Request, Target, TargetError, decode_answer, excerpt, input_json
 
 
 class HttpTarget(Target):
@@ -49,10 +48,7 @@ class HttpTarget(Target):
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
     def answer(self, request: Request) -> Answer:
-        try:
-            body = orjson.dumps(request.input)
-        except TypeError as error:
-            raise TargetError(f"the case's input cannot be sent as JSON: {error}") from None
+        body = input_json(request.input)
         http_request = urllib.request.Request(self.url, data=body, headers=self.headers, method="POST")
         try:
             with self._opener.open(http_request, timeout=self.timeout_s) as response:
