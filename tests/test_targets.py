@@ -220,6 +220,18 @@ def test_command_that_hangs_times_out_and_is_stopped(command_target) -> None:
     assert after.hits[0].path == "b"
 
 
+def test_command_that_keeps_hanging_is_not_asked_again_in_the_run(command_target) -> None:
+    """After three cases in a row without an answer in time, the run's other cases fail at once instead of each waiting the timeout out; the next run asks again."""
+    started = time.monotonic()
+    results = answers(command_target, ask("hang"), ask("hang"), ask("hang"), ask("a"), ask("b"))
+    assert all(isinstance(result, TargetError) for result in results)
+    assert [("did not answer within 1 s;" in result.message) for result in results] == [True, True, True, False, False]
+    assert "did not answer 3 cases in a row within 1 s and is not asked again in this run" in results[3].message
+    assert time.monotonic() - started < 3 + 2.5  # three timeouts, and nothing more waited for
+    (again,) = answers(command_target, ask("a"))
+    assert again.hits[0].path == "a"
+
+
 @pytest.mark.parametrize(
     ("query", "fragment"),
     [
@@ -315,6 +327,16 @@ def test_http_failures_are_rag405(tmp_path: Path, http_url: str, query: str, fra
     target = open_target(target_info("remote", {"http": {"url": http_url, "timeout_s": 0.5}}), Workspace(tmp_path), 5.0)
     (failure,) = answers(target, ask(query))
     assert isinstance(failure, TargetError) and fragment in failure.message
+
+
+def test_http_service_that_keeps_hanging_is_not_asked_again_in_the_run(tmp_path: Path, http_url: str) -> None:
+    """Three cases in a row without an answer in time: the run's other cases are not sent; an answer in between starts the count again."""
+    target = open_target(target_info("remote", {"http": {"url": http_url, "timeout_s": 0.5}}), Workspace(tmp_path, Settings(run_concurrency=1)), 5.0)
+    results = answers(target, ask("slow"), ask("slow"), ask("a"), ask("slow"), ask("slow"), ask("slow"), ask("b"))
+    assert [type(result).__name__ for result in results] == ["TargetError", "TargetError", "Answer", "TargetError", "TargetError", "TargetError", "TargetError"]
+    assert "did not answer 3 cases in a row within 0.5 s and is not asked again in this run" in results[-1].message
+    (again,) = answers(target, ask("a"))
+    assert again.hits[0].path == "a"
 
 
 def test_http_refused_connection(tmp_path: Path) -> None:

@@ -17,7 +17,9 @@ Whatever goes wrong becomes that case's RAG405 and never stops the run:
   after three deaths in a row without a single answer). Its exit is noticed
   even when a child it started keeps its stdout open;
 * no answer within the timeout: the process is stopped (its whole process group)
-  and started again for the next case;
+  and started again for the next case (but after three cases in a row without
+  an answer in time, the run's other cases are not asked: each would wait the
+  timeout out);
 * an answer that is not JSON, not shaped as an answer, longer than the line limit,
   or more than one line for one request: the process is restarted, since its
   stdout can no longer be trusted to line up with the requests;
@@ -53,6 +55,9 @@ _TOO_LONG = object()
 _QUEUE_LINES = 64
 # Consecutive deaths without an answer after which the command is not restarted.
 _MAX_DEATHS = 3
+# Consecutive cases it did not answer in time after which it is not asked again
+# in the run: a command that hangs would otherwise cost the timeout per case.
+_MAX_TIMEOUTS = 3
 # How often a wait for an answer looks at the run's cancel event and whether the
 # process is still running.
 _POLL_S = 0.05
@@ -200,6 +205,7 @@ class CommandTarget(Target):
         self._process: _Process | None = None
         self._deaths = 0
         self._last_death = ""
+        self._timeouts = 0
         self._lock = threading.Lock()
         # The cancel event of the run being answered (see answer_many).
         self._cancel: threading.Event | None = None
@@ -248,6 +254,11 @@ class CommandTarget(Target):
             return self._answer(request)
 
     def _answer(self, request: Request) -> Answer:
+        if self._timeouts >= _MAX_TIMEOUTS:
+            raise TargetError(
+                f"`{self.command_text}` did not answer {self._timeouts} cases in a row within {self.timeout_s:g} s and is "
+                "not asked again in this run (raise timeout_s in .punica/targets.yaml if it is just slow)"
+            )
         process = self._running()
         # Lines left over from an earlier request mean the process answered more
         # than once: its output no longer lines up with the requests. (Give the
@@ -271,6 +282,7 @@ class CommandTarget(Target):
             line = self._next_line(process)
         except queue.Empty:
             self._restart(process)
+            self._timeouts += 1
             raise TargetError(
                 f"`{self.command_text}` did not answer within {self.timeout_s:g} s; it was stopped and is restarted "
                 "for the next case (raise timeout_s in .punica/targets.yaml if it is just slow)"
@@ -282,7 +294,7 @@ class CommandTarget(Target):
             raise TargetError(
                 f"`{self.command_text}` answered a line longer than {self.line_limit:,} bytes; it was stopped"
             )
-        self._deaths = 0
+        self._deaths = self._timeouts = 0
         try:
             answer = decode_answer(line[0], f"the answer of `{self.command_text}`")
         except TargetError:
@@ -330,9 +342,9 @@ class CommandTarget(Target):
             self._deaths = 0
 
     def answer_many(self, requests, cancel=None, concurrency=1, fields=None):
-        # A new run gives a command that kept dying another chance.
+        # A new run gives a command that kept dying or hanging another chance.
         with self._lock:
-            self._deaths = 0
+            self._deaths = self._timeouts = 0
             self._cancel = cancel
         try:
             yield from super().answer_many(requests, cancel, concurrency)

@@ -10,7 +10,9 @@ The body is the case's ``input`` as JSON; the answer must be a JSON
 ``{"hits": [...], "mode": ...}``. Refused connections, error statuses, timeouts,
 bodies larger than the file size limit and malformed answers become the case's
 RAG405. Many cases are sent with bounded concurrency (the ``runConcurrency``
-setting, 4 by default): at most that many requests are in flight at once.
+setting, 4 by default): at most that many requests are in flight at once. After
+three cases in a row without an answer in time, the run's other cases are not
+sent: a service that hangs would cost the timeout per case.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from typing import Iterator, Sequence
 from ..suitefacts import TargetInfo
 from ..workspace import Workspace
 from .base import Answer, Request, Target, TargetError, decode_answer, excerpt, input_json
+
+# Consecutive cases not answered in time after which the run sends no more.
+_MAX_TIMEOUTS = 3
 
 
 class HttpTarget(Target):
@@ -46,8 +51,42 @@ class HttpTarget(Target):
         self.concurrency = workspace.settings.run_concurrency
         # Local endpoints must not go through a proxy from the environment.
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        # Cases not answered in time since the last answer (requests run on
+        # several threads: read and written under the lock).
+        self._timeouts = 0
+        self._lock = threading.Lock()
 
     def answer(self, request: Request) -> Answer:
+        with self._lock:
+            if self._timeouts >= _MAX_TIMEOUTS:
+                raise TargetError(
+                    f"{self.url} did not answer {self._timeouts} cases in a row within {self.timeout_s:g} s and is not "
+                    "asked again in this run (raise timeout_s in .punica/targets.yaml if it is just slow)"
+                )
+        try:
+            data = self._post(request)
+        except _TimedOut:
+            with self._lock:
+                self._timeouts += 1
+            raise TargetError(
+                f"{self.url} did not answer within {self.timeout_s:g} s (raise timeout_s in .punica/targets.yaml "
+                "if it is just slow)"
+            ) from None
+        except TargetError:
+            self._answered()  # an error status or a refused connection: quick, not a hang
+            raise
+        self._answered()
+        if len(data) > self.max_bytes:
+            raise TargetError(f"{self.url} answered more than {self.max_bytes:,} bytes; the answer is not read")
+        return decode_answer(data, f"the answer of {self.url}")
+
+    def _answered(self) -> None:
+        with self._lock:
+            self._timeouts = 0
+
+    def _post(self, request: Request) -> bytes:
+        """The body of the service's answer to one case; _TimedOut when it gave
+        none in time, a TargetError when it failed otherwise."""
         body = input_json(request.input)
         http_request = urllib.request.Request(self.url, data=body, headers=self.headers, method="POST")
         try:
@@ -61,21 +100,16 @@ class HttpTarget(Target):
                 pass
             raise TargetError(f"{self.url} answered HTTP {error.code} {error.reason}{detail}") from None
         except (TimeoutError, socket.timeout):
-            raise TargetError(
-                f"{self.url} did not answer within {self.timeout_s:g} s (raise timeout_s in .punica/targets.yaml "
-                "if it is just slow)"
-            ) from None
+            raise _TimedOut from None
         except urllib.error.URLError as error:
             reason = error.reason
             if isinstance(reason, (TimeoutError, socket.timeout)):
-                raise TargetError(f"{self.url} did not answer within {self.timeout_s:g} s") from None
+                raise _TimedOut from None
             text = getattr(reason, "strerror", None) or str(reason)
             raise TargetError(f"cannot reach {self.url}: {text}; is the service running?") from None
         except (OSError, ValueError) as error:
             raise TargetError(f"the request to {self.url} failed: {error}") from None
-        if len(data) > self.max_bytes:
-            raise TargetError(f"{self.url} answered more than {self.max_bytes:,} bytes; the answer is not read")
-        return decode_answer(data, f"the answer of {self.url}")
+        return data
 
     def answer_many(
         self,
@@ -84,6 +118,9 @@ class HttpTarget(Target):
         concurrency: int = 0,
         fields: frozenset[str] | None = None,
     ) -> Iterator[tuple[int, Answer | TargetError]]:
+        # A new run gives a service that kept hanging another chance.
+        with self._lock:
+            self._timeouts = 0
         workers = max(1, concurrency or self.concurrency)
         if workers == 1 or len(requests) <= 1:
             yield from super().answer_many(requests, cancel)
@@ -101,3 +138,7 @@ class HttpTarget(Target):
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     yield pending.pop(future), future.result()
+
+
+class _TimedOut(Exception):
+    """The service gave no answer within the timeout."""
