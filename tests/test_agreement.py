@@ -172,11 +172,12 @@ def test_a_number_read_as_infinity_is_refused_by_check_and_run(tmp_path: Path) -
     assert "infinity" in huge["broken"]
 
 
-def test_a_timeout_of_infinity_is_a_finding_and_no_run_waits_for_ever(tmp_path: Path) -> None:
-    """`timeout_s: .inf` in the targets config is RAG004 in check; run refuses the suite that uses the target instead of waiting for ever."""
+@pytest.mark.parametrize("timeout", [".inf", "0", "-1", '"5"'])
+def test_a_timeout_that_is_no_number_of_seconds_is_a_finding_and_no_run_guesses(tmp_path: Path, timeout: str) -> None:
+    """`timeout_s` of infinity, 0, -1 or a string is RAG004 in check; run refuses the suite that uses the target instead of waiting for ever or for a timeout of its own."""
     make_workspace(tmp_path)
     (tmp_path / ".punica" / "targets.yaml").write_text(
-        "targets:\n  vectors.query:\n    command: [python, -c, 'import time; time.sleep(600)']\n    timeout_s: .inf\n",
+        f"targets:\n  vectors.query:\n    command: [python, -c, 'import time; time.sleep(600)']\n    timeout_s: {timeout}\n",
         encoding="utf-8",
     )
     findings = check_json(tmp_path)

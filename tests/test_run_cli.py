@@ -318,6 +318,18 @@ def test_a_case_id_that_reads_like_console_markup_is_printed_as_written(tmp_path
         assert any(line.startswith("│ [red]x[/red] ") for line in rows), result.stdout
 
 
+def test_an_answer_without_a_mode_is_said_so_not_called_keyword_search(tmp_path: Path) -> None:
+    """A recorded answer with no `mode` scores rag.mode.semantic 0, and the text report says the target answered no mode rather than that it ran on keyword search."""
+    make_workspace(tmp_path)
+    (tmp_path / ".punica" / "targets.yaml").write_text("targets:\n  vectors.query:\n    recorded: .punica/runs/rec.jsonl\n", encoding="utf-8")
+    (tmp_path / ".punica" / "runs").mkdir()
+    (tmp_path / ".punica" / "runs" / "rec.jsonl").write_text('{"id": "app", "hits": [{"path": "src/app.py"}]}\n', encoding="utf-8")
+    result = rag_lsp("run", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "1 of 1 scored case answered no `mode`, so rag.mode.semantic is 0 for them (RAG402)" in result.stdout
+    assert "ran on keyword search" not in result.stdout
+
+
 def test_wrong_builtin_options_are_a_reason_not_a_traceback(tmp_path: Path) -> None:
     """An unknown retrieval or a bad chunking in the targets config: the suite is not run, and says what to write instead."""
     make_workspace(tmp_path)

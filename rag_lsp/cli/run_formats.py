@@ -308,12 +308,23 @@ def _print_means(console, result: SuiteResult) -> None:
         fail = "fails" if broken == 1 else "fail"
         note += f"; {counted(broken, 'broken case')} {fail} the suite as broken"
     console.print(Text(note, style="red" if broken else "dim"), soft_wrap=True)
-    keyword = sum(1 for case in result.cases if case.scores is not None and case.scores.get(SEMANTIC) == 0.0)
+    not_semantic = [case for case in result.cases if case.scores is not None and case.scores.get(SEMANTIC) == 0.0]
+    keyword = sum(1 for case in not_semantic if case.mode is not None)
     if keyword:
         console.print(
             Text(
                 f"  {keyword:,} of {counted(scored, 'scored case')} ran on keyword search, not semantic ({KEYWORD_FALLBACK}): "
                 "their figures do not describe the semantic retrieval",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
+    if len(not_semantic) > keyword:
+        console.print(
+            Text(
+                f"  {len(not_semantic) - keyword:,} of {counted(scored, 'scored case')} answered no `mode`, so "
+                f"rag.mode.semantic is 0 for them ({KEYWORD_FALLBACK}): a target answers `mode: semantic` when it "
+                "searched by meaning",
                 style="yellow",
             ),
             soft_wrap=True,

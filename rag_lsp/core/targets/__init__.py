@@ -62,18 +62,19 @@ TRUSTED_KINDS = frozenset({"command", "http"})
 
 def timeout_of(info: TargetInfo, default: float) -> float:
     """The target's ``timeout_s`` (or ``http.timeout_s``), else the run timeout.
-    TargetError for NaN or infinity, which the checks report (RAG004): a run
-    would otherwise wait for ever on a target that hangs."""
+    TargetError for one that is not a positive, finite number of seconds, as
+    the checks report it (RAG004): the run does not guess what was meant, and
+    infinity would wait for ever on a target that hangs."""
     for holder in (info.config.get("http") if isinstance(info.config.get("http"), dict) else None, info.config):
-        if holder is not None:
-            value = holder.get("timeout_s")
-            if isinstance(value, float) and not math.isfinite(value):
-                raise TargetError(
-                    f"target {info.id!r}: `timeout_s` is {value}, not a number of seconds: "
-                    "write a finite number in the targets config"
-                )
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-                return float(value)
+        if holder is None or "timeout_s" not in holder:
+            continue
+        value = holder["timeout_s"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise TargetError(
+                f"target {info.id!r}: `timeout_s` is {value!r}, not a number of seconds above 0: "
+                "write one in the targets config (e.g. 10), or leave it out for the run timeout"
+            )
+        return float(value)
     return default
 
 
