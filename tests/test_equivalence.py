@@ -601,6 +601,18 @@ async def test_document_text_answers_the_servers_copy(client: LanguageClient, tm
     held = await client.protocol.send_request_async(DOCUMENT_TEXT, {"uri": uri})
     assert (held.uri, held.version, held.text) == (uri, 2, "é😀日\nb\n")
 
+    # A column past the end of a line is its end, before its "\r" (LSP): the server's copy stays the editor's.
+    uri = open_file(client, tmp_path / "crlf.jsonl", "ab\r\ncd\r\n")
+    for version, (first, last, text) in enumerate((((0, 99), (0, 99), "x"), ((0, 1), (0, 50), "")), start=2):
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangePartial(range=types.Range(types.Position(*first), types.Position(*last)), text=text)],
+            )
+        )
+        held = await client.protocol.send_request_async(DOCUMENT_TEXT, {"uri": uri})
+        assert held.text == ("abx\r\ncd\r\n" if version == 2 else "a\r\ncd\r\n")
+
     for params in ({"uri": (tmp_path / "src" / "a.py").as_uri()}, {"url": uri}):
         with pytest.raises(JsonRpcException) as refused:
             await client.protocol.send_request_async(DOCUMENT_TEXT, params)

@@ -77,7 +77,10 @@ class LineDocument(TextDocument):
     def _code_points(self, position: types.Position) -> Position:
         if position.line >= len(self._rows):
             return Position(len(self._rows), 0)
-        return Position(position.line, code_point_character(self.line_text(position.line), position.character, self._encoding))
+        # A column past the end of the line is its end (LSP), before its line
+        # ending: the "\r" of a CRLF line stays where it is.
+        text = self.line_text(position.line)
+        return Position(position.line, min(code_point_character(text, position.character, self._encoding), len(text)))
 
     def _apply_incremental_change(self, change: types.TextDocumentContentChangePartial) -> None:
         start = self._code_points(change.range.start)
