@@ -259,3 +259,18 @@ def server_pid() -> int:
     mine = [pid for pid in children_of(os.getpid()) if _is_server(Path(f"/proc/{pid}/cmdline").read_bytes())]
     assert len(mine) == 1, mine
     return mine[0]
+
+
+def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
+    """``text`` with LSP edits applied (ASCII text: UTF-16 columns are code points)."""
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+
+    def offset(position: types.Position) -> int:
+        return offsets[position.line] + position.character
+
+    for item in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
+        text = text[: offset(item.range.start)] + item.new_text + text[offset(item.range.end) :]
+    return text

@@ -14,6 +14,7 @@ import pytest_lsp
 from lsprotocol import types
 from lspclient import (
     SERVER,
+    apply_text_edits,
     codes,
     diagnostics,
     edit,
@@ -381,6 +382,28 @@ async def test_an_expected_file_in_a_corpus_the_case_does_not_search_is_fixed_by
     watched(client, (hidden, types.FileChangeType.Created))
     (left,) = await published_when(client, uri, lambda items: bool(items) and "hidden file" in items[0].message)
     assert left.code == "RAG203" and "searches no hidden file" in left.message
+
+
+async def test_a_quick_fix_asked_right_after_an_edit_is_made_for_the_edited_text(client: LanguageClient, tmp_path: Path) -> None:
+    """A line typed above a threshold on a counter, and the quick fix asked at once for the finding moved with it: the fix removes that threshold's line in the new text, for the new version."""
+    suite = SUITE.replace("      rag.mode.semantic: 1\n", "      rag.mode.semantic: 1\n      rag.retrieved: 1\n")
+    suite_path, _ = make_workspace(tmp_path, suite=suite)
+    await start(client, tmp_path)
+    uri = open_file(client, suite_path)
+    (counter,) = await diagnostics(client, uri, 1)
+    assert counter.code == "RAG102"
+    edit(client, uri, 2, 1, 0, 0, "  # a comment typed above\n")
+    moved = types.Diagnostic(
+        range=types.Range(types.Position(counter.range.start.line + 1, counter.range.start.character), types.Position(counter.range.end.line + 1, counter.range.end.character)),
+        message=counter.message, code=counter.code, source=counter.source, severity=counter.severity,
+    )
+    (fix,) = await quick_fixes(client, uri, moved)
+    (change,) = fix.edit.document_changes or []
+    assert change.text_document.version == 2
+    lines = suite.splitlines(keepends=True)
+    lines.insert(1, "  # a comment typed above\n")
+    text = apply_text_edits("".join(lines), change.edits)
+    assert "rag.retrieved" not in text and "rag.recall: 0.8" in text and "# a comment typed above" in text
 
 
 async def test_deleting_a_dataset_gives_its_suite_rag105_and_clears_the_dataset(client: LanguageClient, tmp_path: Path) -> None:

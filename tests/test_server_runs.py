@@ -20,6 +20,7 @@ import pytest_lsp
 from lspclient import (
     SERVER,
     TIMEOUT_S,
+    apply_text_edits,
     children_of,
     diagnostics,
     document,
@@ -124,19 +125,6 @@ def results(items: list[types.Diagnostic]) -> list[tuple[str, int, str]]:
     return sorted((str(d.code), d.range.start.line, d.message) for d in items if str(d.code).startswith("RAG40"))
 
 
-def apply(text: str, edits: list[types.TextEdit]) -> str:
-    """``text`` with LSP edits applied (ASCII text: UTF-16 columns are code points)."""
-    lines = text.split("\n")
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
-
-    def offset(position: types.Position) -> int:
-        return offsets[position.line] + position.character
-
-    for item in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
-        text = text[: offset(item.range.start)] + item.new_text + text[offset(item.range.end) :]
-    return text
 
 
 # ---------------------------------------------------------------- running cases
@@ -379,7 +367,7 @@ def edited(text: str, action: types.CodeAction, uri: str, version: int | None) -
     assert isinstance(change, types.TextDocumentEdit)
     assert change.text_document.uri == uri
     assert change.text_document.version == version
-    return apply(text, change.edits)
+    return apply_text_edits(text, change.edits)
 
 
 async def test_each_quick_fix_changes_only_the_bytes_it_must(client: LanguageClient, tmp_path: Path) -> None:

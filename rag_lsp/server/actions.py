@@ -95,6 +95,9 @@ class Actions:
         only = params.context.only
         actions: list[types.CodeAction] = []
         if _wanted(only, types.CodeActionKind.QuickFix):
+            # A fix is made for the text as it is: an edit whose check has not
+            # run yet would give the last version's fixes, at the old places.
+            await self.session.settled()
             try:
                 actions.extend(self._quick_fixes(params, path))
             except Exception:  # one failing feature is logged and never stops the others
