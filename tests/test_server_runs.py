@@ -329,13 +329,25 @@ async def test_hover_on_a_case_that_ran_lists_its_ranked_hits(client: LanguageCl
 
 
 async def test_bad_command_arguments_are_refused(client: LanguageClient, tmp_path: Path) -> None:
-    """Run commands check their typed arguments: a negative line or a URI that is no file is an InvalidParams error."""
+    """Run commands check their typed arguments: none, a negative line, a line of true, a suite of 5, a URI that is no file, or a string for an object is an InvalidParams error, never a traceback."""
     _, dataset_path = make_workspace(tmp_path)
     await start(client, tmp_path)
-    for arguments in ([{"uri": dataset_path.as_uri(), "line": -1}], [{"uri": "untitled:1", "line": 0}], []):
+    uri = dataset_path.as_uri()
+    for command, arguments in (
+        ("ragLsp.runCase", [{"uri": uri, "line": -1}]),
+        ("ragLsp.runCase", [{"uri": "untitled:1", "line": 0}]),
+        ("ragLsp.runCase", [{"uri": uri, "line": True}]),
+        ("ragLsp.runCase", [{"uri": uri, "line": 0, "suite": 5}]),
+        ("ragLsp.runCase", []),
+        ("ragLsp.runCase", None),
+        ("ragLsp.runSuite", None),
+        ("ragLsp.runSuite", [{"uri": uri}, {"uri": uri}]),
+        ("ragLsp.clearResults", ["x"]),
+    ):
         with pytest.raises(JsonRpcException) as raised:
-            await execute(client, types.Command(title="Run", command="ragLsp.runCase", arguments=arguments))
-        assert raised.value.code == -32602
+            await execute(client, types.Command(title="Run", command=command, arguments=arguments))
+        assert raised.value.code == -32602, (command, arguments)
+        assert "Traceback" not in str(raised.value.data or ""), (command, arguments)
 
 
 # ---------------------------------------------------------------- code actions

@@ -1,8 +1,8 @@
 """The run commands: their names, their typed arguments and their handlers.
 
 ``ragLsp.runCase``, ``ragLsp.runSuite`` and ``ragLsp.clearResults`` come as
-``workspace/executeCommand``; pygls structures the first two's arguments into
-the attrs classes below (a code lens's ``Command`` carries them), and a
+``workspace/executeCommand`` with one argument, an object structured into the
+attrs classes below (a code lens's ``Command`` carries them); a missing or
 malformed argument is answered with InvalidParams saying what is wrong. Each
 handler turns them into a :class:`RunRequest` for the server's runs
 (:mod:`.runs`).
@@ -78,10 +78,34 @@ class RunRequest:
     suite: str | None
 
 
+def _strict_converter():
+    """pygls's converter, but a string or an integer is taken only as itself: not
+    `5` as "5", nor `true` as 1."""
+    converter = default_converter()
+
+    def exactly(kind: type) -> Any:
+        def take(value: object, _: object) -> Any:
+            if type(value) is not kind:
+                raise ValueError(f"expected {'a string' if kind is str else 'an integer'}, got {value!r}")
+            return value
+
+        return take
+
+    converter.register_structure_hook(str, exactly(str))
+    converter.register_structure_hook(int, exactly(int))
+    return converter
+
+
+_CONVERTER = _strict_converter()
+
+
 def structure(value: object, kind: type[T]) -> T:
     """Typed command arguments from their JSON, or an InvalidParams error saying what is wrong."""
+    if not isinstance(value, dict):
+        # cattrs would read a string as a mapping without the keys, all defaulted.
+        raise JsonRpcInvalidParams(f"{kind.__name__}: expected an object, got {value!r}")
     try:
-        return default_converter().structure(value, kind)
+        return _CONVERTER.structure(value, kind)
     except Exception as error:  # cattrs groups the validators' errors
         causes = getattr(error, "exceptions", None) or [error]
         raise JsonRpcInvalidParams(f"{kind.__name__}: " + "; ".join(str(cause) for cause in causes)) from None
@@ -111,21 +135,31 @@ def _file_path(uri: str) -> Path:
     return path
 
 
+def _one(command: str, arguments: tuple[Any, ...]) -> Any:
+    if len(arguments) != 1:
+        raise JsonRpcInvalidParams(f"{command} takes one argument, an object such as {{\"uri\": ...}}; got {len(arguments)}")
+    return arguments[0]
+
+
 def register(server: LanguageServer) -> None:
     """The run commands' handlers, and the cancelling of a run's progress."""
 
+    # The arguments come as sent (not structured by pygls, which calls a handler
+    # short of one that was left out): each handler structures its own.
     @server.command(RUN_CASE)
-    async def run_case(ls: RunningServer, arguments: RunCaseArguments) -> dict[str, Any]:
-        return await ls.runs.run(RunRequest(RUN_CASE, _file_path(arguments.uri), arguments.line, arguments.suite))
+    async def run_case(ls: RunningServer, *arguments: Any) -> dict[str, Any]:
+        given = structure(_one(RUN_CASE, arguments), RunCaseArguments)
+        return await ls.runs.run(RunRequest(RUN_CASE, _file_path(given.uri), given.line, given.suite))
 
     @server.command(RUN_SUITE)
-    async def run_suite(ls: RunningServer, arguments: RunSuiteArguments) -> dict[str, Any]:
-        return await ls.runs.run(RunRequest(RUN_SUITE, _file_path(arguments.uri), arguments.line, arguments.suite))
+    async def run_suite(ls: RunningServer, *arguments: Any) -> dict[str, Any]:
+        given = structure(_one(RUN_SUITE, arguments), RunSuiteArguments)
+        return await ls.runs.run(RunRequest(RUN_SUITE, _file_path(given.uri), given.line, given.suite))
 
     @server.command(CLEAR_RESULTS)
     def clear_results(ls: RunningServer, *arguments: Any) -> dict[str, Any]:
-        # Typed as the others, but optional: `[]`, `[{}]` and `[{"uri": ...}]` all do.
-        given = structure(arguments[0], ClearResultsArguments) if arguments else ClearResultsArguments()
+        # Optional: `[]`, `[{}]` and `[{"uri": ...}]` all do.
+        given = structure(_one(CLEAR_RESULTS, arguments), ClearResultsArguments) if arguments else ClearResultsArguments()
         return ls.runs.clear(given.uri)
 
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
