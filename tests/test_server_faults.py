@@ -10,6 +10,7 @@ import pytest
 import pytest_lsp
 from lsprotocol import types
 from lspclient import SERVER, diagnostics, open_file, start
+from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 from workspaces import GOOD_CASE, GOOD_SUITE, make_workspace
 
@@ -32,6 +33,16 @@ def send_raw(client: LanguageClient, message: dict) -> None:
     client.protocol.writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
 
 
+async def request_raw(client: LanguageClient, request_id: int, method: str, params: object) -> object:
+    """Send a request as it is, past the client's own checks (which would refuse
+    these params before sending), and wait for its answer: the client's protocol
+    is given the future it resolves when the answer of that id arrives."""
+    answered = asyncio.get_running_loop().create_future()
+    client.protocol._request_futures[request_id] = answered
+    send_raw(client, {"id": request_id, "method": method, "params": params})
+    return await asyncio.wait_for(answered, 10)
+
+
 async def still_answers(client: LanguageClient, root: Path) -> None:
     """The server still checks documents after the bad traffic."""
     suite = root / ".punica" / "evals" / "code.suite.yaml"
@@ -40,17 +51,26 @@ async def still_answers(client: LanguageClient, root: Path) -> None:
 
 
 async def test_unknown_methods_and_bad_params_get_errors(client: LanguageClient, tmp_path: Path) -> None:
-    """An unknown request is MethodNotFound, bad params an error response; notifications are ignored."""
+    """An unknown request is MethodNotFound, a request with params that are not valid InvalidParams; notifications are ignored, and a change to a document that is not open shows the user nothing."""
     make_workspace(tmp_path)
+    suite = tmp_path / ".punica" / "evals" / "code.suite.yaml"
     await start(client, tmp_path)
     with pytest.raises(Exception) as unknown:
         await client.protocol.send_request_async("rag/doesNotExist", {"x": 1})
     assert "not found" in str(unknown.value).lower() or "-32601" in str(unknown.value)
-    send_raw(client, {"id": 9001, "method": types.TEXT_DOCUMENT_HOVER, "params": {"textDocument": 3, "position": "here"}})
+    for request_id, params in enumerate((
+        {"textDocument": 3, "position": "here"},
+        {"textDocument": {"uri": suite.as_uri()}, "position": {"line": -1, "character": 0}},
+        {"position": {"line": 0, "character": 0}},
+    ), start=9001):
+        with pytest.raises(JsonRpcException) as refused:
+            await request_raw(client, request_id, types.TEXT_DOCUMENT_HOVER, params)
+        assert refused.value.code == types.ErrorCodes.InvalidParams, params
     send_raw(client, {"method": "rag/unknownNotification", "params": {"x": 1}})
     send_raw(client, {"method": types.TEXT_DOCUMENT_DID_CHANGE, "params": {"textDocument": {"uri": "file:///nowhere.jsonl", "version": 2}, "contentChanges": [{"text": "x"}]}})
     send_raw(client, {"method": types.TEXT_DOCUMENT_DID_OPEN, "params": {"textDocument": {"uri": 7}}})
     await still_answers(client, tmp_path)
+    assert [message.message for message in client.messages if "nowhere.jsonl" in message.message] == []
 
 
 async def test_requests_for_closed_documents_and_out_of_range_positions(client: LanguageClient, tmp_path: Path) -> None:

@@ -11,7 +11,9 @@ re-reading the document.
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Sequence
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
@@ -19,6 +21,8 @@ from pygls.workspace import TextDocument, Workspace
 from ..core.text import Position, line_of
 from .. import collector
 from .convert import code_point_character, encoding_name
+
+log = logging.getLogger(__name__)
 
 # One recorded change: (start, end, text) in code points, or (None, None, text)
 # when the client replaced the whole document.
@@ -142,3 +146,16 @@ def use_line_documents(workspace: Workspace) -> None:
         )
 
     workspace._create_text_document = create  # type: ignore[method-assign]
+
+    # A change to a document that is not open (a client's race between closing
+    # and typing) has nothing to apply to: pygls would fail on it and show the
+    # user an error. It is left out, and said in the log.
+    update = workspace.update_text_document
+
+    def update_open(text_doc: types.VersionedTextDocumentIdentifier, change: types.TextDocumentContentChangeEvent) -> None:
+        if unquote(text_doc.uri) not in workspace.text_documents:
+            log.warning("a change to %s, which is not open, is left out", text_doc.uri)
+            return
+        update(text_doc, change)
+
+    workspace.update_text_document = update_open  # type: ignore[method-assign]

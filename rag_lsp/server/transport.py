@@ -32,6 +32,7 @@ from threading import Event
 from typing import Any, Callable
 
 import orjson
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import JsonRPCProtocol
@@ -59,6 +60,24 @@ def decode(body: bytes, protocol: JsonRPCProtocol) -> Any:
         # What orjson refuses and JSON allows, read as pygls reads it (or its error).
         return json.loads(body, object_hook=protocol.structure_message)
     return protocol.structure_message(data) if type(data) is dict else data
+
+
+def _refused_request(body: bytes, protocol: JsonRPCProtocol, error: Exception) -> bool:
+    """Answer a request whose params pygls could not read (a negative line, a
+    missing ``textDocument``) with InvalidParams, as JSON-RPC asks: the client
+    would otherwise wait for an answer for ever. False when ``body`` is no request."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return False
+    if type(data) is not dict or "method" not in data or type(data.get("id")) not in (int, str):
+        return False
+    log.warning("refused %s: its params are not valid: %s", data["method"], error)
+    protocol._send_response(
+        data["id"],
+        error=types.ResponseError(types.ErrorCodes.InvalidParams, f"{data['method']}: the params are not valid: {error}"),
+    )
+    return True
 
 
 async def read_messages(
@@ -94,11 +113,19 @@ async def read_messages(
                 if not body:
                     break
                 try:
-                    protocol.handle_message(decode(body, protocol))
+                    message = decode(body, protocol)
                 except Exception as exc:
-                    log.exception("Unable to handle message")
-                    if error_handler is not None:
-                        error_handler(exc, JsonRpcException)
+                    if not _refused_request(body, protocol, exc):
+                        log.exception("Unable to read message")
+                        if error_handler is not None:
+                            error_handler(exc, JsonRpcException)
+                else:
+                    try:
+                        protocol.handle_message(message)
+                    except Exception as exc:
+                        log.exception("Unable to handle message")
+                        if error_handler is not None:
+                            error_handler(exc, JsonRpcException)
             finally:
                 content_length = 0
                 if handled is not None:
