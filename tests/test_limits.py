@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rag_lsp.core.analyze import analyze_workspace
+from rag_lsp.core.datasets import Unreadable, read_dataset
 from rag_lsp.core.settings import Settings
 from rag_lsp.core.text import Range
 from rag_lsp.core.workspace import Workspace
@@ -53,7 +54,7 @@ def test_long_dataset_line_is_refused_on_that_line(tmp_path: Path) -> None:
     findings = analyze_workspace(workspace)
     assert _codes(findings, ".punica/evals/code.jsonl") == [("RAG005", "1:0-1:200")]
     (finding,) = findings[".punica/evals/code.jsonl"]
-    assert "above the limit of 100" in finding.message
+    assert f"line is {len(long_row):,} bytes, above the max-line-bytes limit of 100" in finding.message
     assert findings[".punica/evals/code.suite.yaml"] == []
 
 
@@ -63,6 +64,25 @@ def test_line_at_the_limit_is_read(tmp_path: Path) -> None:
     assert analyze_workspace(workspace)[".punica/evals/code.jsonl"] == []
 
 
+def test_the_line_and_yaml_limits_count_bytes_not_characters(tmp_path: Path) -> None:
+    """A line of 150 CJK characters is 450 bytes: above a max-line-bytes of 300, as a suite file of 479 bytes is above a max-yaml-bytes of 300; `check` and `run` read the line alike."""
+    long_row = '{"id": "cjk", "input": {"query": "' + "中" * 150 + '"}, "expect": {"relevant": ["src/app.py"]}}'
+    workspace = _workspace(tmp_path, f"{SHORT_ROW}\n{long_row}\n", Settings(max_line_bytes=300))
+    assert len(long_row) < 300 < len(long_row.encode())
+    findings = analyze_workspace(workspace)
+    (finding,) = findings[".punica/evals/code.jsonl"]
+    assert finding.code == "RAG005" and f"line is {len(long_row.encode()):,} bytes" in finding.message
+    read = read_dataset(workspace, ".punica/evals/code.jsonl")
+    assert [isinstance(row, Unreadable) for _, row in read.rows] == [False, True]
+
+    suite = tmp_path / ".punica" / "evals" / "code.suite.yaml"
+    text = "# " + "中" * 100 + "\n" + suite.read_text(encoding="utf-8")
+    suite.write_text(text, encoding="utf-8")
+    assert len(text) < 400 < len(text.encode())
+    findings = analyze_workspace(Workspace(tmp_path, Settings(max_yaml_bytes=400)))
+    assert [(finding.code, f"YAML file is {len(text.encode()):,} bytes, above the max-yaml-bytes limit of 400" in finding.message) for finding in findings[".punica/evals/code.suite.yaml"]] == [("RAG005", True)]
+
+
 def test_file_above_max_file_bytes_is_refused_whole(tmp_path: Path) -> None:
     """A dataset above maxFileBytes gets one RAG005 at its start and none of its rows are read."""
     rows = "\n".join(SHORT_ROW.replace('"app"', f'"app-{n}"', 1) for n in range(40)) + "\n"
@@ -70,5 +90,5 @@ def test_file_above_max_file_bytes_is_refused_whole(tmp_path: Path) -> None:
     findings = analyze_workspace(workspace)
     (finding,) = findings[".punica/evals/code.jsonl"]
     assert (finding.code, str(finding.range)) == ("RAG005", "0:0-0:0")
-    assert f"file is {len(rows.encode()):,} bytes, above the limit of 1,000" in finding.message
+    assert f"file is {len(rows.encode()):,} bytes, above the max-file-bytes limit of 1,000" in finding.message
     assert findings[".punica/evals/code.suite.yaml"] == []

@@ -520,13 +520,13 @@ async def test_files_above_the_size_limit_are_refused(client: LanguageClient, tm
     await scanned(client)
     on_disk = await published_when(client, big.as_uri(), lambda items: bool(items))
     assert [(d.code, d.range.start.line) for d in on_disk] == [("RAG005", 0)]
-    assert f"above the limit of {LIMIT:,}" in on_disk[0].message
+    assert f"above the max-file-bytes limit of {LIMIT:,}" in on_disk[0].message
 
     padded = GOOD_SUITE + "# padding\n" * (2 * LIMIT // 10)
     uri = open_file(client, tmp_path / ".punica/evals/code.suite.yaml", padded)
     opened = await diagnostics(client, uri, 1)
     assert [(d.code, d.range.start.line) for d in opened] == [("RAG005", 0)]
-    assert f"above the limit of {LIMIT:,}" in opened[0].message
+    assert f"above the max-file-bytes limit of {LIMIT:,}" in opened[0].message
 
 
 async def test_an_open_dataset_above_the_size_limit_is_refused(client: LanguageClient, tmp_path: Path) -> None:

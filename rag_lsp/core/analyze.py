@@ -71,7 +71,7 @@ def finish(workspace: Workspace, path: str, findings: list[Finding]) -> list[Fin
 
 def _refused(message: str) -> Finding:
     rule = registry.all_rules()["RAG005"]
-    return rule.finding(Range.of(0, 0), f"{message}: the file is not checked (raise maxFileBytes to check it)")
+    return rule.finding(Range.of(0, 0), f"{message}: the file is not checked (raise max-file-bytes to check it)")
 
 
 def _run(scope: str, context: Any) -> list[Finding]:

@@ -111,8 +111,8 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
         # U+00A0 or U+001F), which bytes.isspace does not know.
         if not line or line[0] != 0x7B and line.decode("utf-8", "surrogatepass").isspace():
             continue
-        if len(line) > limit and len(text := line.decode("utf-8", "replace")) > limit:
-            message = f"line {number + 1} is not read: {len(text):,} characters, above the limit of {limit:,}"
+        if len(line) > limit:
+            message = f"line {number + 1} is not read: {len(line):,} bytes, above the max-line-bytes limit of {limit:,}"
             append((number, Unreadable(message, UNSAFE)))
             continue
         if undecodable and number in undecodable:

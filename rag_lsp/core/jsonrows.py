@@ -22,6 +22,8 @@ from typing import Any, NamedTuple, Sequence, TypeVar
 import msgspec
 import orjson
 
+from .sources import utf8_size
+
 # JSON pointer-like path of a value inside a row: ("expect", "relevant", 1).
 Path = tuple[Any, ...]
 
@@ -90,7 +92,7 @@ class Row:
 
     @classmethod
     def too_long(cls: type[R], text: str, limit: int) -> R:
-        return cls(text, refused=f"line is {len(text):,} characters, above the limit of {limit:,}; it is not read")
+        return cls(text, refused=f"line is {utf8_size(text):,} bytes, above the max-line-bytes limit of {limit:,}; it is not read")
 
     @classmethod
     def read_many(cls: type[R], texts: Sequence[str]) -> list[R]:

@@ -12,6 +12,7 @@ from typing import Any, Iterable, TypeVar
 
 from .jsonrows import Row, fine_row
 from .manifests import GDI_TEXT, RAG_CASE
+from .sources import size_above
 
 
 def row_shape(value: Any) -> str | None:
@@ -54,7 +55,9 @@ def read_lines(kind: type[R], lines: list[str], limit: int) -> list[tuple[int, R
             line = line[:-1]
         if not line or line.isspace():
             continue
-        if len(line) <= limit:
+        # The limit counts bytes, as the line is written (a line of CJK text is
+        # three times as long as its characters).
+        if size_above(line, limit) is None:
             numbers.append(number)
             texts.append(line)
         else:

@@ -44,7 +44,7 @@ class DiskSource:
             if not path.is_file():
                 return None
             if size > self.max_bytes:
-                return SourceText("", refused=f"file is {size:,} bytes, above the limit of {self.max_bytes:,}")
+                return SourceText("", refused=f"file is {size:,} bytes, above the max-file-bytes limit of {self.max_bytes:,}")
             data = path.read_bytes()
         except OSError:
             return None
@@ -85,7 +85,7 @@ class OverlaySource:
             return SourceText(text.text)
         size = size_above(text, self.max_bytes)
         if size is not None:
-            return SourceText("", refused=f"document is {size:,} bytes, above the limit of {self.max_bytes:,}")
+            return SourceText("", refused=f"document is {size:,} bytes, above the max-file-bytes limit of {self.max_bytes:,}")
         return SourceText(text)
 
 

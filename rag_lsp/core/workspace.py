@@ -22,7 +22,7 @@ from .pathindex import PathIndex
 from .paths import not_normal_among, normalize_relative
 from .rows import DatasetRow, looks_like_a_row, read_lines, shape_of_rows
 from .settings import Settings
-from .sources import DiskSource, FileSource, OverlaySource, SourceText
+from .sources import DiskSource, FileSource, OverlaySource, SourceText, size_above
 from .suitefacts import BUILTIN_FIELDS, DEFAULT_TARGET, Corpora, DatasetUse, SuiteInfo, TargetInfo, builtin_corpora, suite_info, target_info
 from .text import LineIndex, Lines
 from .yamltree import TooLarge, YamlDocument, YamlLimits, YamlProblem, parse_yaml
@@ -240,9 +240,9 @@ class Workspace:
         if cached is not None and cached.text == source.text:
             return cached
         text = source.text
-        if len(text) > self.settings.max_yaml_bytes:
-            limit = self.settings.max_yaml_bytes
-            message = f"YAML file is {len(text):,} characters, above the limit of {limit:,}"
+        size = size_above(text, self.settings.max_yaml_bytes)
+        if size is not None:
+            message = f"YAML file is {size:,} bytes, above the max-yaml-bytes limit of {self.settings.max_yaml_bytes:,}"
             document = YamlDocument(None, [YamlProblem("RAG005", 0, 0, message)])
         else:
             document = parse_yaml(text, self.yaml_limits)

@@ -3,8 +3,8 @@
 ## What it does
 Refuses input that would cost far more to read than it is worth: YAML nested
 deeper than the limit, aliases that expand past the node budget (an "alias bomb"
-such as the billion laughs), a file above `maxFileBytes` / `maxYamlBytes`, a
-dataset line above `maxLineBytes`, or a dataset number with more digits than an
+such as the billion laughs), a file above `max-file-bytes` / `max-yaml-bytes`, a
+dataset line above `max-line-bytes` (each counted in bytes of UTF-8), or a dataset number with more digits than an
 integer is converted from (4,300: the conversion takes time quadratic in the
 length). The finding sits where the refusal happened.
 
@@ -22,8 +22,9 @@ c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]
 
 ## How to fix
 Write the data out plainly, split the file, or raise the limit in the settings
-(`maxFileBytes`, `maxYamlBytes`, `maxLineBytes`, `maxYamlDepth`, `maxYamlNodes`)
-if the input is legitimate.
+if the input is legitimate: `max-file-bytes`, `max-yaml-bytes`, `max-line-bytes`,
+`max-yaml-depth`, `max-yaml-nodes` in `.punica/rag-lsp.toml` (in an editor's
+settings: `maxFileBytes`, `maxYamlBytes`, `maxLineBytes`, `maxYamlDepth`, `maxYamlNodes`).
 """
 
 from ..findings import Severity
