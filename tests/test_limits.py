@@ -8,7 +8,10 @@ from rag_lsp.core.analyze import analyze_workspace
 from rag_lsp.core.datasets import Unreadable, read_dataset
 from rag_lsp.core.settings import Settings
 from rag_lsp.core.text import Range
-from rag_lsp.core.workspace import Workspace
+from rag_lsp.core.completion import complete
+from rag_lsp.core.hover import hover
+from rag_lsp.core.navigation import links
+from rag_lsp.core.workspace import DATASET_FILE, Workspace
 from workspaces import GOOD_CASE, make_workspace
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rules" / "RAG005"
@@ -81,6 +84,20 @@ def test_the_line_and_yaml_limits_count_bytes_not_characters(tmp_path: Path) -> 
     assert len(text) < 400 < len(text.encode())
     findings = analyze_workspace(Workspace(tmp_path, Settings(max_yaml_bytes=400)))
     assert [(finding.code, f"YAML file is {len(text.encode()):,} bytes, above the max-yaml-bytes limit of 400" in finding.message) for finding in findings[".punica/evals/code.suite.yaml"]] == [("RAG005", True)]
+
+
+def test_the_editing_features_leave_a_refused_line_alone(tmp_path: Path) -> None:
+    """On a dataset line above max-line-bytes, hover, completion and links find nothing (the checks refuse it, RAG005); within the limit the same line has all three."""
+    long_row = '{"id": "long", "input": {"query": "' + "x" * 300 + '"}, "expect": {"relevant": ["src/app.py"]}}'
+    at = long_row.index("src/app.py") + 2
+    text = long_row + "\n"
+    root = make_workspace(tmp_path, dataset=text)
+    for limit, answered in ((100, False), (1000, True)):
+        workspace = Workspace(root, Settings(max_line_bytes=limit))
+        relative = ".punica/evals/code.jsonl"
+        assert (hover(workspace, relative, DATASET_FILE, text, 0, at) is not None) is answered
+        assert (complete(workspace, relative, DATASET_FILE, text, 0, at) is not None) is answered
+        assert bool(links(workspace, DATASET_FILE, text)) is answered
 
 
 def test_file_above_max_file_bytes_is_refused_whole(tmp_path: Path) -> None:

@@ -43,6 +43,7 @@ from .docs import (
 from .manifests import GDI_TEXT
 from .resources import load_schema
 from .suggest import IndexSearch, suggestions
+from .rows import read_by_checks
 from .wording import counted
 from .workspace import CONFIG_FILE, DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
 from .yamltree import parse_yaml
@@ -324,6 +325,8 @@ def _complete_dataset(
     if line < 0 or line >= len(lines):
         return None
     line_text = lines[line].rstrip("\r")
+    if not read_by_checks(line_text, workspace.settings.max_line_bytes):
+        return None
     cursor = json_cursor(line_text, character)
     if cursor is None:
         return None

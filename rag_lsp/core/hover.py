@@ -28,7 +28,7 @@ from .resources import load_schema
 from .text import Range
 from .wording import counted
 from .paths import normalize_relative
-from .rows import shape_of_rows
+from .rows import read_by_checks, shape_of_rows
 from .workspace import CONFIG_FILE, DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
 
 _SCHEMAS = {SUITE_FILE: "suite", MANIFEST_FILE: "manifest", TARGETS_FILE: "targets"}
@@ -165,6 +165,8 @@ def _hover_dataset(workspace: Workspace, relative: str, text: str, line: int, ch
     if not 0 <= line < len(lines):
         return None
     line_text = lines[line].rstrip("\r")
+    if not read_by_checks(line_text, workspace.settings.max_line_bytes):
+        return None
     cursor = json_cursor(line_text, character)
     if cursor is None or not cursor.in_string:
         return None

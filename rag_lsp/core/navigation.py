@@ -28,6 +28,7 @@ from .cursor import ITEM, KEY, yaml_cursor
 from .jsonrows import Row
 from .text import LineIndex, Range
 from .paths import normalize_relative
+from .rows import read_by_checks
 from .workspace import DATASET_FILE, SUITE_FILE, Workspace
 from .yamltree import YNode, parse_yaml
 
@@ -163,8 +164,9 @@ def _scan_array(line_text: str, index: int) -> list[tuple[int, int, str]] | None
 def _dataset_links(workspace: Workspace, text: str, only_line: int | None) -> list[Link]:
     found = []
     numbered = [(only_line, _line(text, only_line))] if only_line is not None else enumerate(text.split("\n"))
+    limit = workspace.settings.max_line_bytes
     for number, line_text in numbered:
-        if '"relevant"' not in line_text:
+        if '"relevant"' not in line_text or not read_by_checks(line_text, limit):
             continue
         line_text = line_text.rstrip("\r")
         for start, end, value in _relevant_strings(line_text):

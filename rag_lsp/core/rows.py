@@ -25,6 +25,13 @@ def row_shape(value: Any) -> str | None:
     return None
 
 
+def read_by_checks(line_text: str, limit: int) -> bool:
+    """Whether the checks read a dataset line: not one above ``limit`` bytes
+    (max-line-bytes, RAG005). The editing features leave such a line alone too:
+    walking ten megabytes per hover would hold up every check queued behind it."""
+    return size_above(line_text, limit) is None
+
+
 def looks_like_a_row(value: Any) -> bool:
     """Whether a JSON value is plainly a rag case or a gdi_text_v1 row, as other
     JSON Lines (training data, logs) hardly are: it has an ``expect``, an ``input``
