@@ -201,6 +201,20 @@ def test_check_from_a_subfolder_checks_the_whole_workspace(tmp_path: Path) -> No
     assert "RAG200" in result.stdout
 
 
+def test_a_folder_holding_punica_below_the_root_is_checked_and_run_as_its_own_workspace(tmp_path: Path) -> None:
+    """In a repository whose eval workspaces live in subfolders (each with .punica/ and its own settings), `check` and `run` at the repository's root read each suite in its own workspace: its dataset path resolves there, its settings apply there, and nothing is reported twice."""
+    (tmp_path / ".git").mkdir()
+    for name in ("search", "search/legacy"):
+        make_workspace(tmp_path / name, dataset=EMPTY_CASE + "\n")
+    (tmp_path / "search" / "legacy" / ".punica" / "rag-lsp.toml").write_text('[severity]\nRAG200 = "warning"\n')
+    status, found = check_json(tmp_path)
+    assert status == 1
+    assert sorted((finding["code"], finding["severity"]) for finding in found) == [("RAG200", "error"), ("RAG200", "warning")]
+    result = rag_lsp("run", "--format", "json", cwd=tmp_path)
+    suites = json.loads(result.stdout)["suites"]
+    assert [(suite["id"], suite["broken"], len(suite["cases"])) for suite in suites] == [("code", True, 1), ("code", True, 1)]
+
+
 def test_check_of_a_workspace_with_nothing_to_check_exits_2(tmp_path: Path) -> None:
     """A workspace without suites, datasets, manifests or settings says so and exits 2."""
     (tmp_path / ".git").mkdir()

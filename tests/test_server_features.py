@@ -406,6 +406,17 @@ async def test_a_quick_fix_asked_right_after_an_edit_is_made_for_the_edited_text
     assert "rag.retrieved" not in text and "rag.recall: 0.8" in text and "# a comment typed above" in text
 
 
+async def test_a_folder_holding_punica_below_the_workspace_folder_is_scanned_as_its_own_workspace(client: LanguageClient, tmp_path: Path) -> None:
+    """An editor opened at a repository's root finds the eval workspace in a subfolder (its own .punica/): the scan checks its suite there (its dataset path resolves, no RAG105) and reports its dataset's findings."""
+    (tmp_path / ".git").mkdir()
+    suite_path, dataset_path = make_workspace(tmp_path / "search", cases=['{"id": "empty", "input": {"query": "q"}, "expect": {"relevant": []}}'])
+    await start(client, tmp_path)
+    await scanned(client)
+    found = await published_when(client, dataset_path.as_uri(), bool)
+    assert codes(found) == ["RAG200"]
+    assert codes(client.published.get(suite_path.as_uri(), types.PublishDiagnosticsParams(suite_path.as_uri(), [])).diagnostics) == []  # type: ignore[attr-defined]
+
+
 async def test_deleting_a_dataset_gives_its_suite_rag105_and_clears_the_dataset(client: LanguageClient, tmp_path: Path) -> None:
     """When a watched dataset is deleted its suite gets RAG105 and the dataset's own diagnostics are cleared."""
     suite_path, dataset_path = make_workspace(tmp_path)

@@ -96,17 +96,28 @@ def check_paths(paths: list[Path]) -> Checked:
     (files that are none of ours, as pre-commit passes them, are skipped)."""
     workspaces: dict[Path, Workspace] = {}
     selected: dict[tuple[Path, str], tuple[Workspace, str | None]] = {}
+
+    def workspace_at(root: Path) -> Workspace:
+        return workspaces.get(root) or workspaces.setdefault(root, Workspace.configured(root))
+
+    def select_folder(workspace: Workspace, prefix: str) -> None:
+        for relative, kind in workspace.discover().items():
+            if relative.startswith(prefix):
+                selected[(workspace.root, relative)] = (workspace, kind)
+        # A folder below holding .punica/ is a workspace of its own (a
+        # monorepo's): its files are checked there, with its settings.
+        for folder in workspace.nested_roots():
+            if (folder + "/").startswith(prefix) and not any(folder.startswith(outer + "/") for outer in workspace.nested_roots() if outer != folder):
+                select_folder(workspace_at(workspace.root / folder), "")
+
     for path in paths:
         if not path.exists():
             raise UsageError(f"{path}: no such file or folder")
         root = find_root(path)
-        workspace = workspaces.get(root) or workspaces.setdefault(root, Workspace.configured(root))
+        workspace = workspace_at(root)
         if path.is_dir():
             prefix = workspace.relative(path)
-            prefix = "" if prefix in ("", ".") else prefix + "/"
-            for relative, kind in workspace.discover().items():
-                if relative.startswith(prefix):
-                    selected[(root, relative)] = (workspace, kind)
+            select_folder(workspace, "" if prefix in ("", ".") else prefix + "/")
         else:
             relative = workspace.relative(path)
             # Files that are none of ours (pre-commit passes every YAML file) are skipped.

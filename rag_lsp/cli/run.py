@@ -287,21 +287,33 @@ def select(paths: list[Path], suite_ids: list[str] | None) -> list[tuple[Workspa
     """The suites the paths name, each with its workspace, in workspace order."""
     workspaces: dict[Path, Workspace] = {}
     chosen: dict[tuple[Path, str, int], tuple[Workspace, SuiteInfo]] = {}
+
+    def workspace_at(root: Path) -> Workspace:
+        return workspaces.get(root) or workspaces.setdefault(root, Workspace.configured(root))
+
+    def choose_under(workspace: Workspace, relative: str) -> None:
+        for suite in suites_under(workspace, relative):
+            chosen[(workspace.root, suite.file, suite.node.start)] = (workspace, suite)
+        # A folder below holding .punica/ is a workspace of its own (as `check` reads it).
+        prefix = "" if relative in ("", ".") else relative + "/"
+        nested = workspace.nested_roots()
+        for folder in nested:
+            if (folder + "/").startswith(prefix) and not any(folder.startswith(outer + "/") for outer in nested if outer != folder):
+                choose_under(workspace_at(workspace.root / folder), "")
+
     for path in paths:
         if not path.exists():
             raise UsageError(f"{path}: no such file or folder")
-        root = find_root(path)
-        workspace = workspaces.get(root) or workspaces.setdefault(root, Workspace.configured(root))
+        workspace = workspace_at(find_root(path))
         relative = workspace.relative(path)
         if path.is_dir():
-            suites = suites_under(workspace, relative)
-        else:
-            named = suites_named_by_file(workspace, relative)
-            if named is None:
-                raise UsageError(f"{path}: neither a suite file nor a dataset")
-            suites = named
-        for suite in suites:
-            chosen[(root, suite.file, suite.node.start)] = (workspace, suite)
+            choose_under(workspace, relative)
+            continue
+        named = suites_named_by_file(workspace, relative)
+        if named is None:
+            raise UsageError(f"{path}: neither a suite file nor a dataset")
+        for suite in named:
+            chosen[(workspace.root, suite.file, suite.node.start)] = (workspace, suite)
     found = list(chosen.values())
     if suite_ids:
         known = sorted({suite.id for _, suite in found if suite.id})

@@ -429,6 +429,17 @@ class Workspace:
         """Every file of the workspace we check, with its kind."""
         return self._fact("discovered", self._discover)
 
+    def nested_roots(self) -> tuple[str, ...]:
+        """The folders below the root that hold a ``.punica/`` of their own
+        (relative, shortest first): each is the root of its own workspace, whose
+        suites, datasets and settings are checked there, not here."""
+
+        def collect() -> tuple[str, ...]:
+            marked = {relative[: relative.index("/.punica/")] for relative in self.files() if "/.punica/" in relative}
+            return tuple(sorted(marked, key=lambda folder: (folder.count("/"), folder)))
+
+        return self._file_fact("nested roots", collect)
+
     def _discover(self) -> dict[str, str]:
         found: dict[str, str] = {}
         yaml_globs = (*self.settings.suite_globs, *self.settings.manifest_globs)
@@ -436,7 +447,10 @@ class Workspace:
             if self.kind_of(relative) == CONFIG_FILE:
                 found[relative] = CONFIG_FILE
         datasets = []
+        nested = tuple(folder + "/" for folder in self.nested_roots())
         for relative in self.files():
+            if nested and relative.startswith(nested):
+                continue  # another workspace's (see nested_roots)
             if relative in TARGETS_PATHS:
                 found[relative] = TARGETS_FILE
             elif relative.endswith((".yaml", ".yml")):
@@ -445,7 +459,7 @@ class Workspace:
             elif relative.endswith(".jsonl") and glob_match(relative, self.settings.dataset_globs):
                 datasets.append(relative)
         for suite in self.suites():
-            if suite.dataset is not None and suite.dataset in self.file_set():
+            if suite.dataset is not None and suite.dataset in self.file_set() and not (nested and suite.dataset.startswith(nested)):
                 found.setdefault(suite.dataset, DATASET_FILE)
         for relative in datasets:
             if relative not in self.recordings():
@@ -461,7 +475,11 @@ class Workspace:
     def _collect_suites(self) -> list[SuiteInfo]:
         suites: list[SuiteInfo] = []
         yaml_globs = self.settings.suite_globs
-        candidates = [r for r in self.files() if r.endswith((".yaml", ".yml")) and glob_match(r, yaml_globs)]
+        nested = tuple(folder + "/" for folder in self.nested_roots())
+        candidates = [
+            r for r in self.files()
+            if r.endswith((".yaml", ".yml")) and glob_match(r, yaml_globs) and not (nested and r.startswith(nested))
+        ]
         for relative in candidates:
             if relative in TARGETS_PATHS or self.kind_of(relative) != SUITE_FILE:
                 continue

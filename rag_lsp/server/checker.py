@@ -507,15 +507,20 @@ class Checker:
                     affected.add(root)
                     if path not in snapshot.documents:
                         self._forget_model(workspace, relative, path)
-        if full:
-            affected |= set(self.workspaces)
-            for folder in folders:
-                root = _root_of_folder(folder)
-                affected.add(root)
-                self._scanned.add(root)
         by_root: dict[Path, dict[Path, OpenDocument]] = {}
         for path, document in snapshot.documents.items():
             by_root.setdefault(self.root_of(path, folders), {})[path] = document
+        if full:
+            affected |= set(self.workspaces)
+            for folder in folders:
+                roots = [_root_of_folder(folder)]
+                # A folder below holding .punica/ is a workspace of its own (a
+                # monorepo's), scanned as such: the outer one leaves its files.
+                for root in roots:
+                    nested = self._workspace(root, snapshot.settings, by_root.get(root)).nested_roots()
+                    roots += [root / folder for folder in nested if not any(folder.startswith(outer + "/") for outer in nested if outer != folder)]
+                affected.update(roots)
+                self._scanned.update(roots)
         result = PassResult(snapshot.generation)
         if full and folders:
             # Workspace folders the editor no longer has: their files are forgotten
