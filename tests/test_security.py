@@ -416,6 +416,19 @@ def test_check_reads_nothing_outside_the_workspace(tmp_path: Path) -> None:
     assert recording["code"] == "RAG004" and "link to a location outside the workspace" in recording["message"]
 
 
+def test_check_of_files_that_are_links_out_reads_nothing_outside(tmp_path: Path) -> None:
+    """A dataset, suite and manifest that are links out of the workspace, passed to `check` one by one as pre-commit passes them, are skipped: nothing outside is opened, and the suite that names the linked dataset says where it leads (RAG106)."""
+    root, outside = outside_workspace(tmp_path)
+    paths = [".punica/evals/link.jsonl", ".punica/evals/outside.suite.yaml", ".punica/metrics/outside.yaml", ".punica/evals/code.suite.yaml"]
+    code, output, errors, opened = command_line("check", "--format", "json", *(str(root / path) for path in paths))
+    assert code == 1, errors
+    assert under(opened, outside) == []
+    assert SECRET not in output + errors
+    findings = json.loads(output)
+    assert {finding["path"] for finding in findings} == {".punica/evals/code.suite.yaml"}
+    assert any(finding["code"] == "RAG106" and "link to a location outside the workspace" in finding["message"] for finding in findings)
+
+
 def test_run_reads_nothing_outside_the_workspace(tmp_path: Path) -> None:
     """`rag-lsp run` refuses the escaping datasets, the builtin target indexes no linked file, and a linked recording is not replayed."""
     root, outside = outside_workspace(tmp_path)
@@ -497,7 +510,7 @@ async def test_a_10_mb_line_is_refused_and_the_server_goes_on(client: LanguageCl
     found = await diagnostics(client, uri, 1)
     (refused,) = [d for d in found if d.code == "RAG005"]
     assert refused.range.start.line == 1
-    assert "above the limit" in refused.message
+    assert "above the max-line-bytes limit of 1,048,576" in refused.message
     suite_uri = open_file(client, tmp_path / ".punica/evals/code.suite.yaml", GOOD_SUITE)
     await diagnostics(client, suite_uri, 1)
     line = GOOD_SUITE.split("\n").index("      rag.recall: 0.8")

@@ -120,8 +120,10 @@ def check_paths(paths: list[Path]) -> Checked:
             select_folder(workspace, "" if prefix in ("", ".") else prefix + "/")
         else:
             relative = workspace.relative(path)
-            # Files that are none of ours (pre-commit passes every YAML file) are skipped.
-            kind = workspace.kind_of(relative)
+            # Files that are none of ours (pre-commit passes every YAML file) are
+            # skipped, and so is a link that leads out of the workspace: nothing
+            # outside is read (the suite naming it is told so, RAG106).
+            kind = workspace.kind_of(relative) if workspace.contains(path) else None
             if kind is not None:
                 selected[(root, relative)] = (workspace, kind)
     ordered = sorted(selected.items(), key=lambda item: (str(item[0][0]), item[0][1]))

@@ -10,6 +10,7 @@ until :meth:`Workspace.invalidate` says a file changed. Reading files is
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -67,7 +68,7 @@ def settings_source(root: Path, texts: Mapping[Path, str]) -> OverlaySource:
 
 def find_root(start: Path) -> Path:
     """The nearest folder upwards holding ``.punica/``, else the git root, else ``start``."""
-    start = start.resolve()
+    start = located(start)
     folder = start if start.is_dir() else start.parent
     for candidate in (folder, *folder.parents):
         if (candidate / ".punica").is_dir():
@@ -76,6 +77,14 @@ def find_root(start: Path) -> Path:
         if (candidate / ".git").exists():
             return candidate
     return folder
+
+
+def located(path: Path) -> Path:
+    """``path`` made absolute, with links resolved in its folders but not in its
+    last part: a file that is a link is where it is linked from, as the
+    workspace's files list it (where it leads is a finding, RAG106)."""
+    path = Path(os.path.abspath(path))
+    return path.parent.resolve() / path.name if path.parent != path else path
 
 
 # ---------------------------------------------------------------- reading
@@ -145,11 +154,13 @@ class Workspace:
     # -------------------------------------------------- paths
 
     def relative(self, path: Path) -> str:
-        """``path`` relative to the root, "/"-separated (absolute when outside)."""
+        """``path`` relative to the root, "/"-separated (absolute when outside);
+        a link inside the workspace is named where it is (see located)."""
+        path = located(path)
         try:
-            return path.resolve().relative_to(self.root).as_posix()
+            return path.relative_to(self.root).as_posix()
         except ValueError:
-            return path.resolve().as_posix()
+            return path.as_posix()
 
     def absolute(self, relative: str) -> Path:
         return self.root / relative
