@@ -81,6 +81,35 @@ def test_unknown_code_is_reported() -> None:
     assert all("no rule has the code" in message for _, _, message in found)
 
 
+def test_a_code_that_is_not_one_is_named_with_the_code_meant_and_left_out_alone() -> None:
+    """`RAG2O6` (a letter O) is not a rule code: the finding says so and names RAG206, and only it leaves its glob's list, whose other codes still apply."""
+    text = '[per-file-ignores]\n"evals/**" = ["RAG205", "RAG2O6"]\n\n[severity]\nRAG2O7 = "off"\nRAG103 = "off"\n'
+    assert findings_of(text) == [
+        ("RAG004", "1:24-1:32", "'RAG2O6' is not a rule code, which is RAG and three digits (did you mean 'RAG206'?)"),
+        ("RAG004", "4:0-4:6", "'RAG2O7' is not a rule code, which is RAG and three digits (did you mean 'RAG207'?)"),
+    ]
+    values = read_config(CONFIG, text).values
+    assert values["per_file_ignores"] == {"evals/**": frozenset({"RAG205"})}
+    assert values["severity"] == {"RAG103": "off"}
+
+
+def test_findings_in_inline_tables_are_on_the_entry() -> None:
+    """`severity = {...}` and `per-file-ignores = {...}` written inline: each finding is on its own entry, as in a table."""
+    text = 'severity = {RAG207 = "of", RAG999 = "off"}\nper-file-ignores = {"legacy/**" = ["RAG205", "RAG997"]}\n'
+    assert [(code, where) for code, where, _ in findings_of(text)] == [("RAG004", "0:21-0:25"), ("RAG004", "0:27-0:33"), ("RAG004", "1:45-1:53")]
+    pyproject = '[project]\nname = "x"\n\n[tool]\nrag-lsp = {severity = {RAG207 = "of"}}\n'
+    assert [(code, where) for code, where, _ in findings_of(pyproject, "pyproject.toml")] == [("RAG004", "4:32-4:36")]
+
+
+def test_a_key_set_twice_is_rag003_on_the_second() -> None:
+    """TOML refuses a key set twice: RAG003 on the second, naming it, with where it was set first; the file's settings are not used."""
+    text = 'max-line-bytes = 1000\n# again\nmax-line-bytes = 2000\n'
+    assert findings_of(text) == [("RAG003", "2:0-2:14", "'max-line-bytes' is set twice, which TOML does not allow: remove one (the file's settings are not used until then)")]
+    (finding,) = read_config(CONFIG, text).findings
+    assert [(related.path, str(related.range)) for related in finding.related] == [(CONFIG, "0:0-0:14")]
+    assert read_config(CONFIG, text).values == {}
+
+
 def test_trusted_is_never_read_from_the_file() -> None:
     """`trusted = true` in a workspace file is refused on its key, and grants nothing."""
     text = "trusted = true\n"

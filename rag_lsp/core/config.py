@@ -19,11 +19,11 @@ import sys
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Mapping
 
-from .findings import Finding
+from .findings import Finding, Related
 from .schemacheck import schema_issues, validator_for
 from .settings import PARSERS, Settings, with_values
 from .text import LineIndex, Position, Range
-from .tomlspans import TomlSpan, element_span, toml_spans
+from .tomlspans import TomlSpan, element_span, repeated_keys, toml_spans
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -98,6 +98,9 @@ def read_config(path: str, text: str) -> ConfigFile:
     try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, ValueError) as error:
+        repeated = repeated_keys(text)
+        if repeated:
+            return ConfigFile(path, findings=tuple(_repeated_finding(path, lines, *each) for each in repeated))
         return ConfigFile(path, findings=(_syntax_finding(lines, str(error)),))
     prefix: tuple[str, ...] = ()
     if path == PYPROJECT_PATH:
@@ -123,11 +126,12 @@ def read_config(path: str, text: str) -> ConfigFile:
         )
     issues = schema_issues(validator_for("config"), data)
     unknown = _unknown_code_places(data)
-    findings += [_schema_finding(place(issue.path, issue.anchor), issue.message) for issue in issues]
+    findings += [_schema_finding(place(issue.path, issue.anchor), _said(issue, data)) for issue in issues]
     findings += _unknown_code_findings(data, unknown, place)
     # A setting with any problem is left out whole (half a list of globs would
     # check other files than either the file or the default says); in the tables
-    # of codes and of globs, only the entry with the problem.
+    # of codes and of globs, only the entry with the problem, and in a glob's
+    # list of codes to ignore, only the code.
     bad = {_setting_of(issue.path) for issue in issues if issue.path} | {_setting_of(path) for path in unknown}
     values: dict[str, Any] = {}
     for key, value in data.items():
@@ -135,7 +139,11 @@ def read_config(path: str, text: str) -> ConfigFile:
         if name is None or (key,) in bad:
             continue
         if isinstance(value, dict):
-            value = {inner: item for inner, item in value.items() if (key, inner) not in bad}
+            value = {
+                inner: [code for index, code in enumerate(item) if (key, inner, index) not in bad] if isinstance(item, list) else item
+                for inner, item in value.items()
+                if (key, inner) not in bad
+            }
         try:
             values[name] = PARSERS[name](_from_file(name, value))
         except ValueError as error:
@@ -171,9 +179,39 @@ def origins(config: ConfigFile | None, editor: Mapping[str, Any] | None = None) 
 
 
 def _setting_of(path: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The part of the settings a problem at ``path`` spoils: a whole setting, or
-    one entry of the tables by code or by glob."""
+    """The part of the settings a problem at ``path`` spoils: a whole setting,
+    one entry of the tables by code or by glob, or one code of a glob's list."""
+    if path[0] == "per-file-ignores" and len(path) > 2 and type(path[2]) is int:
+        return tuple(path[:3])
     return tuple(path[:2]) if path[0] in ("severity", "per-file-ignores") and len(path) > 1 else tuple(path[:1])
+
+
+# The schema's pattern of a rule code, as its errors quote it.
+_CODE_PATTERN = "'^[Rr][Aa][Gg][0-9]{3}$'"
+
+
+def _said(issue: Any, data: dict[str, Any]) -> str:
+    """An issue's message, but for a code that is not one, what a person reads:
+    not the pattern it fails."""
+    if _CODE_PATTERN not in issue.message:
+        return issue.message
+    path = issue.path
+    written = path[-1] if path[0] == "severity" else _value_at(data, path)
+    from rapidfuzz import process
+    from .rules import all_rules
+
+    near = process.extractOne(str(written).upper(), sorted(all_rules()), score_cutoff=70) if isinstance(written, str) else None
+    meant = f" (did you mean {near[0]!r}?)" if near else ""
+    return f"{written!r} is not a rule code, which is RAG and three digits{meant}"
+
+
+def _value_at(data: Any, path: tuple[Any, ...]) -> Any:
+    for part in path:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
 
 
 def _from_file(name: str, value: Any) -> Any:
@@ -264,6 +302,18 @@ def _syntax_finding(lines: LineIndex, message: str) -> Finding:
         lines.range(start, end),
         f"TOML is not well-formed: {message[0].lower() + message[1:] if message else 'cannot be read'}; "
         "the file's settings are not used until it is fixed",
+    )
+
+
+def _repeated_finding(path: str, lines: LineIndex, key: tuple[str, ...], first: TomlSpan, again: TomlSpan) -> Finding:
+    """RAG003 on a key set twice, with where it was set first."""
+    from .rules import all_rules
+
+    name = ".".join(key)
+    return all_rules()["RAG003"].finding(
+        lines.range(again.key_start, again.key_end),
+        f"{name!r} is set twice, which TOML does not allow: remove one (the file's settings are not used until then)",
+        related=[Related(path, lines.range(first.key_start, first.key_end), "first set here")],
     )
 
 

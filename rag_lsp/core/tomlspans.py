@@ -28,7 +28,20 @@ class TomlSpan:
 
 def toml_spans(text: str) -> dict[tuple[str, ...], TomlSpan]:
     """The span of every key (by its full dotted path) of a well-formed TOML text."""
+    return _scan(text)[0]
+
+
+def repeated_keys(text: str) -> list[tuple[tuple[str, ...], TomlSpan, TomlSpan]]:
+    """Each key given a value twice (TOML refuses the file for it): its path, and
+    where it is first and again."""
+    return _scan(text)[1]
+
+
+def _scan(text: str) -> tuple[dict[tuple[str, ...], TomlSpan], list[tuple[tuple[str, ...], TomlSpan, TomlSpan]]]:
     spans: dict[tuple[str, ...], TomlSpan] = {}
+    repeated: list[tuple[tuple[str, ...], TomlSpan, TomlSpan]] = []
+    # Tables that only dotted keys or headers on their way define so far.
+    implied: set[tuple[str, ...]] = set()
     table: tuple[str, ...] = ()
     offset = 0
     length = len(text)
@@ -44,7 +57,9 @@ def toml_spans(text: str) -> dict[tuple[str, ...], TomlSpan]:
                 span = TomlSpan(key_start, key_end, header.start(1), len(text[:line_end].rstrip()))
                 # A header defines the tables on its way too (`[tool.rag-lsp]`: `tool`).
                 for depth in range(1, len(path) + 1):
-                    spans.setdefault(path[:depth], span)
+                    if path[:depth] not in spans:
+                        spans[path[:depth]] = span
+                        implied.add(path[:depth])
             offset = line_end + 1
             continue
         parsed = _key_path(text, offset, line_end)
@@ -54,15 +69,76 @@ def toml_spans(text: str) -> dict[tuple[str, ...], TomlSpan]:
             value_start = equals + 1 + _spaces(text, equals + 1)
             value_end = _value_end(text, value_start)
             full = table + path
-            spans[full] = TomlSpan(key_start, key_end, value_start, value_end)
+            span = TomlSpan(key_start, key_end, value_start, value_end)
+            if full in spans and full not in implied:
+                repeated.append((full, spans[full], span))
+            spans[full] = span
+            implied.discard(full)
             # Dotted keys define the tables on their way.
             for depth in range(len(table) + 1, len(full)):
-                spans.setdefault(full[:depth], TomlSpan(key_start, key_end, value_start, value_end))
+                if full[:depth] not in spans:
+                    spans[full[:depth]] = span
+                    implied.add(full[:depth])
+            if text.startswith("{", value_start):
+                _inline_table_spans(text, value_start, value_end, full, spans)
             next_line = text.find("\n", value_end)
             offset = length if next_line < 0 else next_line + 1
             continue
         offset = line_end + 1
-    return spans
+    return spans, repeated
+
+
+def _inline_table_spans(text: str, start: int, end: int, table: tuple[str, ...], spans: dict[tuple[str, ...], TomlSpan]) -> None:
+    """Add the keys of the inline table at ``start``..``end`` (``{a = 1, b.c = "x"}``,
+    nested ones too) to ``spans``, under ``table``: `severity = {RAG207 = "of"}`
+    is as common as a `[severity]` table, and its findings belong on the entry."""
+    position = start + 1
+    while position < end:
+        while position < end and text[position] in " \t\r\n,":
+            position += 1
+        if position >= end or text[position] == "}":
+            return
+        parsed = _key_path(text, position, end)
+        if parsed is None:
+            return
+        path, key_start, key_end = parsed
+        equals = key_end + _spaces(text, key_end)
+        if not text.startswith("=", equals):
+            return
+        value_start = equals + 1 + _spaces(text, equals + 1)
+        value_end = _entry_end(text, value_start, end)
+        full = table + path
+        spans[full] = TomlSpan(key_start, key_end, value_start, value_end)
+        for depth in range(len(table) + 1, len(full)):
+            spans.setdefault(full[:depth], TomlSpan(key_start, key_end, value_start, value_end))
+        if text.startswith("{", value_start):
+            _inline_table_spans(text, value_start, value_end, full, spans)
+        position = max(value_end, position + 1)
+
+
+def _entry_end(text: str, start: int, end: int) -> int:
+    """Where the value of an inline table's entry starting at ``start`` ends: at
+    the first `,` or `}` outside its strings, arrays and tables."""
+    depth = 0
+    position = last = start
+    while position < end:
+        char = text[position]
+        if char in "\"'":
+            close = position + 1
+            while close < end and text[close] != char:
+                close += 2 if char == '"' and text[close] == "\\" else 1
+            position = last = min(close + 1, end)
+            continue
+        if depth == 0 and char in ",}":
+            return last
+        if char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        position += 1
+        if not char.isspace():
+            last = position
+    return last
 
 
 def _spaces(text: str, offset: int) -> int:

@@ -2,13 +2,13 @@
 
 ## What it does
 Finds a key written twice in the same YAML mapping or JSON object of a suite,
-manifest, targets config or dataset row, and points at the second one (related
-information points at the first).
+manifest, targets config or dataset row, or set twice in the settings file (TOML),
+and points at the second one (related information points at the first).
 
 ## Why is this bad?
 YAML and JSON readers keep only the last value, silently. A suite with two
 `thresholds:` blocks gates on only one of them; a case with two `expect` keys
-checks only the second.
+checks only the second. TOML refuses the whole settings file instead.
 
 ## Example
 ```yaml
