@@ -369,6 +369,22 @@ def test_recorded_replays_by_case_id(tmp_path: Path) -> None:
     assert isinstance(c, TargetError) and "no recorded answer for case 'zzz'" in c.message
 
 
+@pytest.mark.parametrize("bad_line", [False, True])
+def test_a_case_recorded_twice_replays_its_last_line_and_says_so(tmp_path: Path, bad_line: bool) -> None:
+    """A case id on two lines of a recording replays the last, and the run is told (whether or not another line is malformed)."""
+    lines = ['{"id": "a", "hits": [{"path": "old"}]}', '{"id": "b", "hits": []}', '{"id": "a", "hits": [{"path": "new"}]}']
+    target = recorded(tmp_path, lines + (["not json"] if bad_line else []))
+    (a,) = answers(target, ask("?", "a"))
+    assert a.hits[0].path == "new"
+    assert target.take_notes() == [
+        "the recording .punica/runs/r.jsonl holds case 'a' more than once: the last line of each is replayed "
+        "(record the run again, or remove the older lines)"
+    ]
+    once = recorded(tmp_path, lines[:2])
+    (a,) = answers(once, ask("?", "a"))
+    assert a.hits[0].path == "old" and once.take_notes() == []
+
+
 def test_recorded_bad_lines_fail_only_their_cases(tmp_path: Path) -> None:
     """A malformed line fails the case it belongs to; unreadable lines are named when a case is missing."""
     target = recorded(

@@ -77,6 +77,8 @@ class RecordedTarget(Target):
         self._fields: frozenset[str] | None = None
         self._answers: dict[str, Answer | TargetError] = {}
         self._unreadable: list[int] = []
+        # What a run of this recording is told about it (a case recorded twice).
+        self._note: str | None = None
 
     def _load(self, fields: frozenset[str] | None = None) -> None:
         path = self.workspace.absolute(self.relative)
@@ -98,12 +100,23 @@ class RecordedTarget(Target):
         except OSError as error:
             raise TargetError(f"cannot read the recording {self.relative}: {error.strerror or error}") from None
         try:
-            self._answers, self._unreadable = _decode(data, self.relative, _decoder(fields))
+            self._answers, self._unreadable, repeated = _decode(data, self.relative, _decoder(fields))
         finally:
             if isinstance(data, mmap.mmap):
                 data.close()
         self._signature = signature
         self._fields = fields
+        self._note = None
+        if repeated:
+            # The last line of each is replayed, silently but for this.
+            more = f" and {len(repeated) - 1:,} more" if len(repeated) > 1 else ""
+            self._note = (
+                f"the recording {self.relative} holds case {repeated[0]!r}{more} more than once: the last line of each "
+                "is replayed (record the run again, or remove the older lines)"
+            )
+
+    def take_notes(self) -> list[str]:
+        return [self._note] if self._note else []
 
     def answer(self, request: Request) -> Answer:
         self._load(self._fields)
@@ -156,7 +169,8 @@ def _map(path: Any) -> Any:
 
 def _decode(
     data: bytes, relative: str, decoder: msgspec.json.Decoder
-) -> tuple[dict[str, Answer | TargetError], list[int]]:
+) -> tuple[dict[str, Answer | TargetError], list[int], list[str]]:
+    """Each case's answer, the lines that name no case, and the case ids recorded more than once."""
     answers: dict[str, Answer | TargetError] = {}
     try:
         entries = decoder.decode_lines(data)
@@ -166,7 +180,7 @@ def _decode(
         # A recorded entry has the `hits` and `mode` of an answer: it is served as
         # one, without a copy per case.
         answers[entry.id] = entry if entry.error is None and entry.hits is not None else _answer(entry, relative, None)
-    return answers, []
+    return answers, [], _repeated(entry.id for entry in entries) if len(answers) < len(entries) else []
 
 
 def _answer(entry: Any, relative: str, line: int | None) -> Answer | TargetError:
@@ -179,19 +193,32 @@ def _answer(entry: Any, relative: str, line: int | None) -> Answer | TargetError
         return error
 
 
+def _repeated(ids: Any) -> list[str]:
+    """The ids that come more than once, in the order they first repeat."""
+    seen: set[str] = set()
+    again: dict[str, None] = {}
+    for case_id in ids:
+        if case_id in seen:
+            again[case_id] = None
+        seen.add(case_id)
+    return list(again)
+
+
 def _decode_by_line(
     data: bytes, relative: str, decoder: msgspec.json.Decoder
-) -> tuple[dict[str, Answer | TargetError], list[int]]:
+) -> tuple[dict[str, Answer | TargetError], list[int], list[str]]:
     import json
 
     answers: dict[str, Answer | TargetError] = {}
     unreadable: list[int] = []
+    named: list[str] = []
     for number, line in enumerate(bytes(data).split(b"\n"), 1):
         if not line.strip():
             continue
         try:
             entry = decoder.decode(line)
             answers[entry.id] = _answer(entry, relative, number)
+            named.append(entry.id)
             continue
         except msgspec.ValidationError as error:
             problem = f"is not shaped as {{\"id\": ..., {SHAPE[1:]}: {_lower(str(error))}"
@@ -208,7 +235,8 @@ def _decode_by_line(
             pass
         if isinstance(case_id, str):
             answers[case_id] = TargetError(f"the recorded answer at {relative}:{number} {problem}")
+            named.append(case_id)
         else:
             unreadable.append(number)
-    return answers, unreadable
+    return answers, unreadable, _repeated(named)
 
