@@ -257,13 +257,15 @@ def test_baseline_in_the_text_json_and_markdown_reports(workspace: Path) -> None
 
 @pytest.mark.slow
 def test_fail_on_regression_and_tolerance(workspace: Path) -> None:
-    """--fail-on-regression exits 1 when a mean drops by more than --tolerance, 0 within it; json stays on stdout."""
-    failed = rag_lsp("run", "--baseline", "base.json", "--fail-on-regression", "--format", "json", cwd=workspace)
+    """--fail-on-regression exits 1 when a mean drops by more than --tolerance, 0 within it; json stays on stdout, and the summary's heading says the job fails."""
+    failed = rag_lsp("run", "--baseline", "base.json", "--fail-on-regression", "--format", "json", "--summary-md", "failed.md", cwd=workspace)
     assert failed.returncode == 1
     assert json.loads(failed.stdout)["suites"][0]["passed"]
     assert "regressed beyond the tolerance: code rag.recall" in failed.stderr
-    tolerated = rag_lsp("run", "--baseline", "base.json", "--fail-on-regression", "--tolerance", "0.3", cwd=workspace)
+    assert (workspace / "failed.md").read_text().startswith("## ❌ rag-lsp run: 1 passed, regressed from the baseline\n")
+    tolerated = rag_lsp("run", "--baseline", "base.json", "--fail-on-regression", "--tolerance", "0.3", "--summary-md", "tolerated.md", cwd=workspace)
     assert tolerated.returncode == 0, tolerated.stdout
+    assert (workspace / "tolerated.md").read_text().startswith("## ✅ rag-lsp run: 1 passed\n")
 
 
 @pytest.mark.slow
@@ -274,10 +276,12 @@ def test_fail_on_regression_and_tolerance(workspace: Path) -> None:
         ("[]", (), "is not a run report"),
         (None, (), "does not exist"),
         ("{}", ("--tolerance", "-1"), "--tolerance must be a number of at least 0"),
+        ('{"suites": [{"id": "code", "aggregates": {"rag.recall": 1e999}, "cases": []}]}', (), "at `$.suites[0].aggregates[...]`"),
+        ('{"suites": [{"id": "code", "aggregates": {}, "cases": [{"id": "a", "scores": {"rag.recall": -1e999}}]}]}', (), "at `$.suites[0].cases[0].scores[...]`"),
     ],
 )
 def test_a_bad_baseline_exits_2(workspace: Path, content: str | None, args: tuple, message: str) -> None:
-    """A baseline that is missing, not JSON or not a run report (or a negative tolerance) is a usage error, exit 2."""
+    """A baseline that is missing, not JSON or not a run report, one holding a figure that reads as infinity (or a negative tolerance) is a usage error, exit 2."""
     if content is not None:
         (workspace / "bad.json").write_text(content, encoding="utf-8")
     result = rag_lsp("run", "--baseline", "bad.json", *args, cwd=workspace)

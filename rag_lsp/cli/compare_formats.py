@@ -179,13 +179,19 @@ def _code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def format_markdown(run: Run, comparison: Comparison | None = None) -> str:
+def format_markdown(run: Run, comparison: Comparison | None = None, fail_on_regression: bool = False) -> str:
+    """The run (and its comparison) as the Markdown of a CI job's summary; its
+    heading says whether the job fails: a failed suite, or a regression that
+    ``--fail-on-regression`` fails the job for."""
     out: list[str] = []
     counts = {"passed": 0, "failed": 0, "broken": 0}
     for _, result in run.results:
         counts["passed" if result.passed else "broken" if result.broken else "failed"] += 1
-    verdict = "✅" if run.passed else "❌"
+    regressed = fail_on_regression and comparison is not None and comparison.regressed
+    verdict = "✅" if run.passed and not regressed else "❌"
     parts = [f"{counts[name]:,} {name}" for name in ("passed", "failed", "broken") if counts[name]]
+    if regressed:
+        parts.append("regressed from the baseline")
     out.append(f"## {verdict} rag-lsp run: {', '.join(parts) or 'no suites'}")
     out.append("")
     deltas: dict[str, SuiteComparison] = {}

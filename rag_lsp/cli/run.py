@@ -198,7 +198,7 @@ def run_command(arguments: argparse.Namespace) -> int:
     if arguments.summary_md:
         from . import compare_formats
 
-        summary = compare_formats.format_markdown(run, comparison).encode("utf-8")
+        summary = compare_formats.format_markdown(run, comparison, arguments.fail_on_regression).encode("utf-8")
         _write_file(arguments.summary_md, summary, "--summary-md", append=True)
     if not run.passed:
         return EXIT_FINDINGS

@@ -21,13 +21,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Annotated, Any, Callable
 
 import msgspec
 import orjson
 
 from .runner import CaseResult, SuiteResult
+
+# A figure of a report: a finite number. JSON holds no infinity, but a reader
+# takes `1e999` for one, and a baseline figure of infinity compares with nothing.
+Figure = Annotated[float, msgspec.Meta(ge=-sys.float_info.max, le=sys.float_info.max)]
 
 # ---------------------------------------------------------------- read
 
@@ -53,7 +58,7 @@ class CaseFigures(msgspec.Struct, gc=False):
     """One case of a run report (``--format json``)."""
 
     id: str
-    scores: dict[str, float | None] | None
+    scores: dict[str, Figure | None] | None
     broken: str | None = None
     missed: list[str] = []
     first_relevant_rank: int | None = None
@@ -61,19 +66,19 @@ class CaseFigures(msgspec.Struct, gc=False):
     ranks: dict[str, int] | None = None
     why_missed: list[MissFigures] = []
     answer: AnswerFigures | None = None
-    at_k: dict[str, dict[str, float | None] | None] | None = None
+    at_k: dict[str, dict[str, Figure | None] | None] | None = None
 
 
 class SuiteFigures(msgspec.Struct, gc=False):
     """One suite of a run report."""
 
     id: str
-    aggregates: dict[str, float | None]
+    aggregates: dict[str, Figure | None]
     cases: list[CaseFigures]
     passed: bool | None = None
     broken: bool | None = None
     error: str | None = None
-    at_k: dict[str, dict[str, float | None]] | None = None
+    at_k: dict[str, dict[str, Figure | None]] | None = None
 
 
 class RunFigures(msgspec.Struct, gc=False):
