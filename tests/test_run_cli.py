@@ -68,6 +68,8 @@ def test_the_demonstrations_fail_as_the_readme_says(tmp_path: Path) -> None:
     assert {case["mode"] for case in fallback["cases"]} == {"keyword"}
     assert suites["broken-demo"]["broken"]
     assert suites["broken-demo"]["cases"] == []
+    # The model is named by its folder in the workspace, as the targets config names it.
+    assert "models/gateway-m2v/model.safetensors is not a safetensors file: it is a Git LFS pointer" in result.stderr
     assert result.stderr.count("it is a Git LFS pointer (run `git lfs pull`)") == 1
 
 

@@ -218,7 +218,7 @@ def load(files: ModelFiles) -> StaticModel:
 
 
 def _load(files: ModelFiles) -> StaticModel:
-    table = read_tensor(files.weights, files.tensor)
+    table = read_tensor(files.weights, files.tensor, _shown_of(files, files.weights))
     try:
         from tokenizers import Tokenizer
     except ImportError:
@@ -226,7 +226,7 @@ def _load(files: ModelFiles) -> StaticModel:
     try:
         tokenizer = Tokenizer.from_file(str(files.tokenizer))
     except Exception as error:  # noqa: BLE001 - tokenizers raises plain Exceptions for bad files
-        raise ModelError(f"{_shown(files.tokenizer)} is not a tokenizer: {error}") from None
+        raise ModelError(f"{_shown_of(files, files.tokenizer)} is not a tokenizer: {error}") from None
     tokenizer.no_padding()
     tokenizer.no_truncation()
     skip: set[int] = set()
@@ -279,10 +279,11 @@ def _check_config(path: Path) -> None:
         raise ModelError(f"{_shown(path)} is not a JSON object")
 
 
-def read_tensor(path: Path, name: str) -> numpy.ndarray:
+def read_tensor(path: Path, name: str, shown: str | None = None) -> numpy.ndarray:
     """The 2-D tensor ``name`` of a safetensors file, as float32; ModelError when
-    the file is not one, lacks the tensor, or holds values that are not finite."""
-    shown = _shown(path)
+    the file is not one, lacks the tensor, or holds values that are not finite
+    (saying which file as ``shown``, by default its folder and name)."""
+    shown = shown or _shown(path)
     try:
         with open(path, "rb") as file:
             size = os.fstat(file.fileno()).st_size
@@ -336,6 +337,13 @@ def read_tensor(path: Path, name: str) -> numpy.ndarray:
 def _pointer_hint(head: bytes) -> str:
     # A model committed with Git LFS and checked out without it is a small text file.
     return ": it is a Git LFS pointer (run `git lfs pull`)" if head.startswith(b"version ") else ""
+
+
+def _shown_of(files: ModelFiles, path: Path) -> str:
+    """A model file as its messages name it: a workspace model's by the folder the
+    targets config names (`models/lfs/model.safetensors`), the packaged one's by
+    its folder in the package."""
+    return _shown(path) if files.name == WORDLLAMA else f"{files.name.rstrip('/')}/{path.name}"
 
 
 def _shown(path: Path) -> str:
