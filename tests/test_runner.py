@@ -315,3 +315,17 @@ def test_a_scored_case_built_for_speed_has_each_figure_in_its_own_field() -> Non
     assert fast == named
     assert fast.reason is None and fast.code is None and fast.error is None and fast.at_k is None
     assert fast.missed == ("b.md", "c.md") and fast.first_relevant_rank == 2 and fast.found == 1 and fast.expected == 3
+
+
+def test_a_suite_asked_for_by_a_dataset_that_it_does_not_read_names_those_that_do(tmp_path: Path) -> None:
+    """Asked to run suite 'nope' of a dataset that suite 'code' reads: the answer names the suites that read it; a dataset no suite reads says so."""
+    from rag_lsp.core.selection import choose_for_suite
+
+    make_workspace(tmp_path)
+    (tmp_path / ".punica" / "evals" / "other.jsonl").write_text("", encoding="utf-8")
+    workspace = Workspace(tmp_path)
+    assert choose_for_suite(workspace, ".punica/evals/code.jsonl", None, "nope").note == (
+        "no suite 'nope' reads .punica/evals/code.jsonl; the suites reading it: 'code'"
+    )
+    assert choose_for_suite(workspace, ".punica/evals/other.jsonl", None, None).note == "no suite reads .punica/evals/other.jsonl"
+    assert [item.suite.id for item in choose_for_suite(workspace, ".punica/evals/code.jsonl", None, "code").suites] == ["code"]

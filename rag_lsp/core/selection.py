@@ -119,7 +119,11 @@ def choose_for_suite(workspace: Workspace, relative: str, line: int | None, suit
             return Choice([], f"{relative} has no suite {suite_id!r}" if suite_id else f"{relative} has no suite to run")
         return Choice(chosen)
     if kind == DATASET_FILE:
-        chosen = [item for item in indexed_readers_of(indexed, relative) if suite_id is None or item.suite.id == suite_id]
+        readers = indexed_readers_of(indexed, relative)
+        chosen = [item for item in readers if suite_id is None or item.suite.id == suite_id]
+        if not chosen and readers:
+            names = ", ".join(repr(item.suite.id) for item in readers)
+            return Choice([], f"no suite {suite_id!r} reads {relative}; the suites reading it: {names}")
         if not chosen:
             return Choice([], f"no suite reads {relative}")
         return Choice(chosen)
