@@ -38,6 +38,19 @@ def test_bad_settings_are_reported_and_replaced_by_defaults() -> None:
     assert len(problems) == 5 and any("colour" in problem for problem in problems)
 
 
+def test_an_editor_table_of_codes_leaves_out_only_its_bad_entries() -> None:
+    """Severities and per-file ignores set by an editor are taken entry by entry: each bad entry is named in its own message and left out, the others apply."""
+    settings, problems = settings_from(
+        {"severity": {"RAG207": "of", "RAG103": "off", "RAG205": 3}, "perFileIgnores": {"a/**": ["RAG205"], "b/**": "RAG1"}}
+    )
+    assert settings.severity == {"RAG103": "off"}
+    assert settings.per_file_ignores == {"a/**": frozenset({"RAG205"})}
+    assert len(problems) == 3
+    assert any("severity of 'RAG207'" in problem for problem in problems)
+    assert any("severity of 'RAG205'" in problem for problem in problems)
+    assert any("ignores of 'b/**'" in problem for problem in problems)
+
+
 def test_settings_that_are_not_an_object_fall_back_to_defaults() -> None:
     """Options of the wrong type give the defaults and one message."""
     settings, problems = settings_from(["not", "an", "object"])

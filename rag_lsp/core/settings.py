@@ -115,7 +115,10 @@ def _severities(value: Any) -> dict[str, Severity | str]:
     for code, level in value.items():
         if not isinstance(code, str) or not isinstance(level, str):
             raise ValueError(f"severity of {code!r}: expected error, warning, information, hint or off")
-        result[code.upper()] = OFF if level.strip().lower() == OFF else Severity.parse(level)
+        try:
+            result[code.upper()] = OFF if level.strip().lower() == OFF else Severity.parse(level)
+        except ValueError as error:
+            raise ValueError(f"severity of {code!r}: {error}") from None
     return result
 
 
@@ -173,6 +176,16 @@ def editor_values(options: Any) -> tuple[dict[str, Any], list[str]]:
             problems.append(f"unknown ragLsp setting {key!r} is ignored")
             continue
         if value is None:
+            continue
+        if name in _TABLES and isinstance(value, dict):
+            # A table is taken entry by entry: one bad code leaves out only itself.
+            table: dict[str, Any] = {}
+            for entry, item in value.items():
+                try:
+                    table.update(PARSERS[name]({entry: item}))
+                except ValueError as error:
+                    problems.append(f"ragLsp setting {key!r}: {error}; that entry is left out")
+            values[name] = table
             continue
         try:
             values[name] = PARSERS[name](value)
