@@ -106,7 +106,7 @@ def _inline_table_spans(text: str, start: int, end: int, table: tuple[str, ...],
         if not text.startswith("=", equals):
             return
         value_start = equals + 1 + _spaces(text, equals + 1)
-        value_end = _entry_end(text, value_start, end)
+        value_end = min(_value_end(text, value_start, within_table=True), end)
         full = table + path
         spans[full] = TomlSpan(key_start, key_end, value_start, value_end)
         for depth in range(len(table) + 1, len(full)):
@@ -114,31 +114,6 @@ def _inline_table_spans(text: str, start: int, end: int, table: tuple[str, ...],
         if text.startswith("{", value_start):
             _inline_table_spans(text, value_start, value_end, full, spans)
         position = max(value_end, position + 1)
-
-
-def _entry_end(text: str, start: int, end: int) -> int:
-    """Where the value of an inline table's entry starting at ``start`` ends: at
-    the first `,` or `}` outside its strings, arrays and tables."""
-    depth = 0
-    position = last = start
-    while position < end:
-        char = text[position]
-        if char in "\"'":
-            close = position + 1
-            while close < end and text[close] != char:
-                close += 2 if char == '"' and text[close] == "\\" else 1
-            position = last = min(close + 1, end)
-            continue
-        if depth == 0 and char in ",}":
-            return last
-        if char in "[{":
-            depth += 1
-        elif char in "]}":
-            depth -= 1
-        position += 1
-        if not char.isspace():
-            last = position
-    return last
 
 
 def _spaces(text: str, offset: int) -> int:
@@ -184,9 +159,11 @@ def _unescape(text: str) -> str:
         return text
 
 
-def _value_end(text: str, start: int) -> int:
+def _value_end(text: str, start: int, within_table: bool = False) -> int:
     """Where the value starting at ``start`` ends: arrays, inline tables and
-    multi-line strings may span lines; a comment after the value is not part of it."""
+    multi-line strings may span lines; a comment after the value is not part of it.
+    An entry's value ``within_table`` (an inline table) ends too before the `,`
+    or `}` that follows it."""
     depth = 0
     position = start
     length = len(text)
@@ -210,6 +187,8 @@ def _value_end(text: str, start: int) -> int:
                 close += 2 if char == '"' and text[close] == "\\" else 1
             position = last = min(close + 1, length)
             continue
+        if within_table and depth == 0 and char in ",}":
+            return last
         if char == "#":
             newline = text.find("\n", position)
             if depth == 0:
