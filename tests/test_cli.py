@@ -193,9 +193,11 @@ def test_files_that_are_not_ours_are_skipped(tmp_path: Path) -> None:
     assert "1 file checked" in result.stdout
 
     (tmp_path / "data" / "draft.jsonl").write_text('\n{"id": "new", "input": {"query": "q"}, "expect": {"relevant": []}}\n')
-    result = rag_lsp("check", "--format", "json", "data/train.jsonl", "data/draft.jsonl", cwd=tmp_path)
+    # A case still being typed is not JSON yet, but its keys say it is a case.
+    (tmp_path / "data" / "typing.jsonl").write_text('{"id": "new", "expect": {"relevant": [\n')
+    result = rag_lsp("check", "--format", "json", "data/train.jsonl", "data/draft.jsonl", "data/typing.jsonl", cwd=tmp_path)
     assert result.returncode == 1, result.stdout
-    assert [(finding["path"], finding["code"]) for finding in json.loads(result.stdout)] == [("data/draft.jsonl", "RAG200")]
+    assert [(finding["path"], finding["code"]) for finding in json.loads(result.stdout)] == [("data/draft.jsonl", "RAG200"), ("data/typing.jsonl", "RAG002")]
 
 
 def test_bad_bytes_get_findings_not_tracebacks(tmp_path: Path) -> None:

@@ -153,8 +153,8 @@ def test_the_tcp_server_reads_with_the_same_loop(tmp_path) -> None:
     import subprocess
     import time
 
-    (tmp_path / ".punica").mkdir()
-    dataset = tmp_path / "broken.jsonl"
+    (tmp_path / ".punica" / "evals").mkdir(parents=True)
+    dataset = tmp_path / ".punica" / "evals" / "broken.jsonl"
     dataset.write_text('{"id": "a", "input": \n', encoding="utf-8")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -38,6 +38,8 @@ TARGETS_PATHS = (".punica/targets.yaml", ".punica/targets.yml")
 # The rows of a JSON Lines file that no glob or suite names looked at to tell
 # whether it is a dataset (see Workspace.kind_of).
 _ROWS_SNIFFED = 20
+# Keys that only rows of ours have, as a line that is not JSON yet holds them.
+_KEYS_OF_ROWS = ('"expect"', '"input_id"', '"retrieved_context"', '"reference_contexts"')
 
 
 # ---------------------------------------------------------------- roots
@@ -344,6 +346,9 @@ class Workspace:
             try:
                 value = json.loads(line)
             except ValueError:
+                # A case being typed is not JSON yet: its keys still tell.
+                if any(key in line for key in _KEYS_OF_ROWS):
+                    return True
                 continue
             if looks_like_a_row(value):
                 return True
