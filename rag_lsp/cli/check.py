@@ -106,9 +106,8 @@ def check_paths(paths: list[Path]) -> Checked:
                 selected[(workspace.root, relative)] = (workspace, kind)
         # A folder below holding .punica/ is a workspace of its own (a
         # monorepo's): its files are checked there, with its settings.
-        for folder in workspace.nested_roots():
-            if (folder + "/").startswith(prefix) and not any(folder.startswith(outer + "/") for outer in workspace.nested_roots() if outer != folder):
-                select_folder(workspace_at(workspace.root / folder), "")
+        for root in workspace.nested_workspaces(prefix):
+            select_folder(workspace_at(root), "")
 
     for path in paths:
         if not path.exists():

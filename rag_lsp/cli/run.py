@@ -295,11 +295,8 @@ def select(paths: list[Path], suite_ids: list[str] | None) -> list[tuple[Workspa
         for suite in suites_under(workspace, relative):
             chosen[(workspace.root, suite.file, suite.node.start)] = (workspace, suite)
         # A folder below holding .punica/ is a workspace of its own (as `check` reads it).
-        prefix = "" if relative in ("", ".") else relative + "/"
-        nested = workspace.nested_roots()
-        for folder in nested:
-            if (folder + "/").startswith(prefix) and not any(folder.startswith(outer + "/") for outer in nested if outer != folder):
-                choose_under(workspace_at(workspace.root / folder), "")
+        for root in workspace.nested_workspaces("" if relative in ("", ".") else relative + "/"):
+            choose_under(workspace_at(root), "")
 
     for path in paths:
         if not path.exists():

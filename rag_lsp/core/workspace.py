@@ -456,6 +456,17 @@ class Workspace:
 
         return self._file_fact("nested roots", collect)
 
+    def nested_workspaces(self, prefix: str = "") -> list[Path]:
+        """The roots of the workspaces below this one (see nested_roots) under
+        the folder ``prefix`` ("" or a relative folder ending in "/"), outermost
+        first; one inside another is that one's to find."""
+        nested = self.nested_roots()
+        return [
+            self.root / folder
+            for folder in nested
+            if (folder + "/").startswith(prefix) and not any(folder.startswith(outer + "/") for outer in nested if outer != folder)
+        ]
+
     def _discover(self) -> dict[str, str]:
         found: dict[str, str] = {}
         yaml_globs = (*self.settings.suite_globs, *self.settings.manifest_globs)

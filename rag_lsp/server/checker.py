@@ -517,8 +517,7 @@ class Checker:
                 # A folder below holding .punica/ is a workspace of its own (a
                 # monorepo's), scanned as such: the outer one leaves its files.
                 for root in roots:
-                    nested = self._workspace(root, snapshot.settings, by_root.get(root)).nested_roots()
-                    roots += [root / folder for folder in nested if not any(folder.startswith(outer + "/") for outer in nested if outer != folder)]
+                    roots += self._workspace(root, snapshot.settings, by_root.get(root)).nested_workspaces()
                 affected.update(roots)
                 self._scanned.update(roots)
         result = PassResult(snapshot.generation)
