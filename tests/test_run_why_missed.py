@@ -167,3 +167,24 @@ def test_a_lost_or_gained_hit_says_why_it_was_missed(workspace: Path) -> None:
     changes = searched["worse"] + searched["better"]
     hits = [hit for change in changes for kind in ("lost", "gained") for hit in change[kind]]
     assert {hit["value"]: hit["why"] for hit in hits} == {"docs/b.md": "rank 4, k = 3", "docs/c.md": "rank 4, k = 3"}
+
+
+def test_a_file_the_builtin_target_never_searches_is_missed_for_that(tmp_path: Path) -> None:
+    """Through a builtin target whose corpus is src/**, an expected docs/ file and a hidden file are missed as never searched, each saying why."""
+    make_workspace(
+        tmp_path,
+        dataset='{"id": "app", "input": {"query": "app"}, "expect": {"relevant": ["src/app.py", "docs/guide.md", ".github/ci.yml"]}}\n',
+    )
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text("# Guide\n\nHow the app starts.\n", encoding="utf-8")
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github" / "ci.yml").write_text("name: ci\n", encoding="utf-8")
+    (tmp_path / ".punica" / "targets.yaml").write_text(
+        'targets:\n  vectors.query:\n    builtin: {corpora: {code: ["src/**"]}, retrieval: keyword}\n', encoding="utf-8"
+    )
+    result = rag_lsp("run", "--format", "json", cwd=tmp_path)
+    (case,) = json.loads(result.stdout)["suites"][0]["cases"]
+    assert [(miss["value"], miss["reason"], miss["message"]) for miss in case["why_missed"]] == [
+        ("docs/guide.md", "never-searched", "never searched by the builtin target: in none of its corpora, RAG203"),
+        (".github/ci.yml", "never-searched", "never searched by the builtin target: a hidden file, RAG203"),
+    ]

@@ -349,13 +349,11 @@ def unreachable_paths(workspace: Workspace, corpora: Corpora | None = None) -> C
     once, here, so the test itself reads nothing but a file named like a binary one."""
     files = workspace.normal_file_set()
     known = workspace.file_set()
-    searched = workspace.searched_files(DatasetUse(builtin_corpora=(("", corpora),))) if corpora is not None else files
+    never = workspace.unsearched_files(corpora) if corpora is not None else frozenset()
 
     def unreachable(value: str) -> tuple[str, str] | None:
-        if value in searched:
-            return None
         if value in files:
-            why = never_searched(workspace, value, corpora) if corpora is not None else None
+            why = never_searched(workspace, value, corpora) if value in never and corpora is not None else None
             return (NEVER_SEARCHED, f"never searched by the builtin target: {NEVER_SEARCHED_AS_SAID[why]}, RAG203") if why else None
         return (NOT_IN_WORKSPACE, "not a file in the workspace, RAG203") if _missing(value, files, known) else None
 
