@@ -80,6 +80,25 @@ def _refused_request(body: bytes, protocol: JsonRPCProtocol, error: Exception) -
     return True
 
 
+def _handle(body: bytes, protocol: JsonRPCProtocol, error_handler: Callable[[Exception, type[JsonRpcException]], Any] | None) -> None:
+    """Decode one message and hand it to pygls; a failure is logged and reported,
+    and a request that cannot be read is answered (see _refused_request)."""
+    try:
+        message = decode(body, protocol)
+    except Exception as exc:
+        if not _refused_request(body, protocol, exc):
+            log.exception("Unable to read message")
+            if error_handler is not None:
+                error_handler(exc, JsonRpcException)
+        return
+    try:
+        protocol.handle_message(message)
+    except Exception as exc:
+        log.exception("Unable to handle message")
+        if error_handler is not None:
+            error_handler(exc, JsonRpcException)
+
+
 async def read_messages(
     stop_event: Event,
     reader: Any,
@@ -112,20 +131,10 @@ async def read_messages(
                 body = await reader.readexactly(content_length)
                 if not body:
                     break
-                try:
-                    message = decode(body, protocol)
-                except Exception as exc:
-                    if not _refused_request(body, protocol, exc):
-                        log.exception("Unable to read message")
-                        if error_handler is not None:
-                            error_handler(exc, JsonRpcException)
-                else:
-                    try:
-                        protocol.handle_message(message)
-                    except Exception as exc:
-                        log.exception("Unable to handle message")
-                        if error_handler is not None:
-                            error_handler(exc, JsonRpcException)
+                _handle(body, protocol, error_handler)
+                # A document of 20 MB is kept by the workspace as lines: its
+                # body is not kept as well while the server checks it.
+                del body
             finally:
                 content_length = 0
                 if handled is not None:
