@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from itertools import filterfalse
+from operator import itemgetter, methodcaller
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -412,23 +414,20 @@ class Workspace:
         file (each read when an expected path names it, to tell)."""
 
         def collect() -> frozenset[str]:
+            files = self.normal_file_set()
+            never = set(self._files_holding("/.")) | {relative for relative in self._files_holding("\n.")}
+            # Each ending is judged once (a workspace has a few dozen), by calls
+            # in C over the files; the files are looked at again only for an
+            # ending of a binary format.
+            endings = set(map(itemgetter(2), map(methodcaller("rpartition", "."), files)))
+            binary = {ending for ending in endings if named_like_binary(ending)}
+            if binary:
+                never.update(relative for relative in files if relative.rpartition(".")[2] in binary)
             globs = {glob for _, patterns in corpora for glob in patterns}
-            held = None if "**" in globs else globs_matcher(globs)
-            # This looks at every file: hidden as files.hidden() says, written
-            # out, and each ending judged once (a workspace has a few dozen).
-            binary: dict[str, bool] = {}
-            never = []
-            for relative in self.normal_file_set():
-                if relative[0] == "." or "/." in relative or (held is not None and not held(relative)):
-                    never.append(relative)
-                    continue
-                ending = relative[relative.rfind(".") + 1:]
-                named = binary.get(ending)
-                if named is None:
-                    named = binary[ending] = named_like_binary(ending)
-                if named:
-                    never.append(relative)
-            return frozenset(never)
+            if "**" not in globs:
+                held = globs_matcher(globs)
+                never.update(filterfalse(held, files))
+            return frozenset(never & files)
 
         return self._file_fact(("unsearched", corpora), collect)
 
@@ -445,13 +444,28 @@ class Workspace:
         """Every file of the workspace we check, with its kind."""
         return self._fact("discovered", self._discover)
 
+    def _files_holding(self, part: str) -> list[str]:
+        """The workspace files whose path holds ``part`` (a path begins after a
+        "\n": "\n." finds those beginning with a dot), found by a search of
+        their joined paths, as few hold it: a test of each path in Python takes
+        ten times as long."""
+        joined = self._file_fact("joined", lambda: "\n" + "\n".join(self.files()) + "\n")
+        found = []
+        at = joined.find(part)
+        while at >= 0:
+            start = joined.rfind("\n", 0, at + 1) + 1
+            end = joined.find("\n", at + 1)
+            found.append(joined[start:end])
+            at = joined.find(part, end)
+        return found
+
     def nested_roots(self) -> tuple[str, ...]:
         """The folders below the root that hold a ``.punica/`` of their own
         (relative, shortest first): each is the root of its own workspace, whose
         suites, datasets and settings are checked there, not here."""
 
         def collect() -> tuple[str, ...]:
-            marked = {relative[: relative.index("/.punica/")] for relative in self.files() if "/.punica/" in relative}
+            marked = {relative[: relative.index("/.punica/")] for relative in self._files_holding("/.punica/")}
             return tuple(sorted(marked, key=lambda folder: (folder.count("/"), folder)))
 
         return self._file_fact("nested roots", collect)
