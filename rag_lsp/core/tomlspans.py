@@ -38,10 +38,7 @@ def repeated_keys(text: str) -> list[tuple[tuple[str, ...], TomlSpan, TomlSpan]]
 
 
 def _scan(text: str) -> tuple[dict[tuple[str, ...], TomlSpan], list[tuple[tuple[str, ...], TomlSpan, TomlSpan]]]:
-    spans: dict[tuple[str, ...], TomlSpan] = {}
-    repeated: list[tuple[tuple[str, ...], TomlSpan, TomlSpan]] = []
-    # Tables that only dotted keys or headers on their way define so far.
-    implied: set[tuple[str, ...]] = set()
+    scan = _Scan(text)
     table: tuple[str, ...] = ()
     offset = 0
     length = len(text)
@@ -54,66 +51,79 @@ def _scan(text: str) -> tuple[dict[tuple[str, ...], TomlSpan], list[tuple[tuple[
             if parsed is not None:
                 path, key_start, key_end = parsed
                 table = path
-                span = TomlSpan(key_start, key_end, header.start(1), len(text[:line_end].rstrip()))
                 # A header defines the tables on its way too (`[tool.rag-lsp]`: `tool`).
-                for depth in range(1, len(path) + 1):
-                    if path[:depth] not in spans:
-                        spans[path[:depth]] = span
-                        implied.add(path[:depth])
+                scan.define_on_the_way(path, 0, len(path) + 1, TomlSpan(key_start, key_end, header.start(1), len(text[:line_end].rstrip())))
             offset = line_end + 1
             continue
-        parsed = _key_path(text, offset, line_end)
-        if parsed is not None and text.startswith("=", parsed[2] + _spaces(text, parsed[2])):
-            path, key_start, key_end = parsed
-            equals = key_end + _spaces(text, key_end)
-            value_start = equals + 1 + _spaces(text, equals + 1)
-            value_end = _value_end(text, value_start)
-            full = table + path
-            span = TomlSpan(key_start, key_end, value_start, value_end)
-            if full in spans and full not in implied:
-                repeated.append((full, spans[full], span))
-            spans[full] = span
-            implied.discard(full)
-            # Dotted keys define the tables on their way.
-            for depth in range(len(table) + 1, len(full)):
-                if full[:depth] not in spans:
-                    spans[full[:depth]] = span
-                    implied.add(full[:depth])
-            if text.startswith("{", value_start):
-                _inline_table_spans(text, value_start, value_end, full, spans)
+        value_end = scan.entry(offset, line_end, table)
+        if value_end is not None:
             next_line = text.find("\n", value_end)
             offset = length if next_line < 0 else next_line + 1
             continue
         offset = line_end + 1
-    return spans, repeated
+    return scan.spans, scan.repeated
 
 
-def _inline_table_spans(text: str, start: int, end: int, table: tuple[str, ...], spans: dict[tuple[str, ...], TomlSpan]) -> None:
-    """Add the keys of the inline table at ``start``..``end`` (``{a = 1, b.c = "x"}``,
-    nested ones too) to ``spans``, under ``table``: `severity = {RAG207 = "of"}`
-    is as common as a `[severity]` table, and its findings belong on the entry."""
-    position = start + 1
-    while position < end:
-        while position < end and text[position] in " \t\r\n,":
-            position += 1
-        if position >= end or text[position] == "}":
-            return
-        parsed = _key_path(text, position, end)
+class _Scan:
+    """The spans found so far in a TOML text, and its keys given a value twice."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.spans: dict[tuple[str, ...], TomlSpan] = {}
+        self.repeated: list[tuple[tuple[str, ...], TomlSpan, TomlSpan]] = []
+        # Tables that only dotted keys or headers on their way define so far.
+        self.implied: set[tuple[str, ...]] = set()
+
+    def entry(self, position: int, bound: int, table: tuple[str, ...], within_table: bool = False) -> int | None:
+        """Record the ``key = value`` at ``position`` (before ``bound``) in
+        ``table``, and the keys of an inline table that is its value: where the
+        value ends, or None when no entry starts there."""
+        text = self.text
+        parsed = _key_path(text, position, bound)
         if parsed is None:
-            return
+            return None
         path, key_start, key_end = parsed
         equals = key_end + _spaces(text, key_end)
         if not text.startswith("=", equals):
-            return
+            return None
         value_start = equals + 1 + _spaces(text, equals + 1)
-        value_end = min(_value_end(text, value_start, within_table=True), end)
+        value_end = _value_end(text, value_start, within_table)
+        if within_table:
+            value_end = min(value_end, bound)
         full = table + path
-        spans[full] = TomlSpan(key_start, key_end, value_start, value_end)
-        for depth in range(len(table) + 1, len(full)):
-            spans.setdefault(full[:depth], TomlSpan(key_start, key_end, value_start, value_end))
+        span = TomlSpan(key_start, key_end, value_start, value_end)
+        if full in self.spans and full not in self.implied:
+            self.repeated.append((full, self.spans[full], span))
+        self.spans[full] = span
+        self.implied.discard(full)
+        # Dotted keys define the tables on their way.
+        self.define_on_the_way(full, len(table), len(full), span)
         if text.startswith("{", value_start):
-            _inline_table_spans(text, value_start, value_end, full, spans)
-        position = max(value_end, position + 1)
+            self._inline_table(value_start, value_end, full)
+        return value_end
+
+    def define_on_the_way(self, path: tuple[str, ...], shallowest: int, deepest: int, span: TomlSpan) -> None:
+        """The tables ``path[:depth]`` (``shallowest`` < depth < ``deepest``) are defined at ``span`` unless they are already."""
+        for depth in range(shallowest + 1, deepest):
+            if path[:depth] not in self.spans:
+                self.spans[path[:depth]] = span
+                self.implied.add(path[:depth])
+
+    def _inline_table(self, start: int, end: int, table: tuple[str, ...]) -> None:
+        """The keys of the inline table at ``start``..``end`` (``{a = 1, b.c = "x"}``,
+        nested ones too), under ``table``: `severity = {RAG207 = "of"}` is as
+        common as a `[severity]` table, and its findings belong on the entry."""
+        text = self.text
+        position = start + 1
+        while position < end:
+            while position < end and text[position] in " \t\r\n,":
+                position += 1
+            if position >= end or text[position] == "}":
+                return
+            value_end = self.entry(position, end, table, within_table=True)
+            if value_end is None:
+                return
+            position = max(value_end, position + 1)
 
 
 def _spaces(text: str, offset: int) -> int:

@@ -415,7 +415,8 @@ class Workspace:
 
         def collect() -> frozenset[str]:
             files = self.normal_file_set()
-            never = set(self._files_holding("/.")) | {relative for relative in self._files_holding("\n.")}
+            # Hidden, as files.hidden() says: a part of the path begins with a dot.
+            never = {*self._files_holding("/."), *self._files_holding("\n.")}
             # Each ending is judged once (a workspace has a few dozen), by calls
             # in C over the files; the files are looked at again only for an
             # ending of a binary format.
@@ -470,6 +471,11 @@ class Workspace:
 
         return self._file_fact("nested roots", collect)
 
+    def _nested_prefixes(self) -> tuple[str, ...]:
+        """The folders of nested_roots, as prefixes of the paths they hold
+        (``str.startswith`` takes them all at once)."""
+        return tuple(folder + "/" for folder in self.nested_roots())
+
     def nested_workspaces(self, prefix: str = "") -> list[Path]:
         """The roots of the workspaces below this one (see nested_roots) under
         the folder ``prefix`` ("" or a relative folder ending in "/"), outermost
@@ -488,7 +494,7 @@ class Workspace:
             if self.kind_of(relative) == CONFIG_FILE:
                 found[relative] = CONFIG_FILE
         datasets = []
-        nested = tuple(folder + "/" for folder in self.nested_roots())
+        nested = self._nested_prefixes()
         for relative in self.files():
             if nested and relative.startswith(nested):
                 continue  # another workspace's (see nested_roots)
@@ -516,7 +522,7 @@ class Workspace:
     def _collect_suites(self) -> list[SuiteInfo]:
         suites: list[SuiteInfo] = []
         yaml_globs = self.settings.suite_globs
-        nested = tuple(folder + "/" for folder in self.nested_roots())
+        nested = self._nested_prefixes()
         candidates = [
             r for r in self.files()
             if r.endswith((".yaml", ".yml")) and glob_match(r, yaml_globs) and not (nested and r.startswith(nested))
