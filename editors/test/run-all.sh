@@ -12,7 +12,10 @@
 # PyPI or npm); tests/test_editors_helix.py, run by the plain `pytest`, checks
 # editors/helix/languages.toml.
 #
-#   editors/test/run-all.sh [PYTHON]
+#   editors/test/run-all.sh [--prepare-only] [PYTHON]
+#
+# --prepare-only builds the extension and installs code-server, then stops: CI
+# does that while the other tests run, and the editor tests after them.
 #
 # PYTHON (default: `python` on PATH) has this checkout installed with its test
 # extras (`pip install '.[test]'`), its `rag-lsp` script beside it. The Neovims are
@@ -28,6 +31,11 @@
 # prints one line per client and fails when a client saw no diagnostics.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
+prepare_only=false
+if [ "${1:-}" = --prepare-only ]; then
+  prepare_only=true
+  shift
+fi
 python="${1:-$(command -v python || command -v python3)}"
 extension="$repo/editors/vscode"
 cd "$repo"
@@ -104,6 +112,10 @@ fi
 ls -l "$RAG_LSP_VSIX" "$RAG_LSP_BUNDLED_VSIX" | awk '{printf "%.1f MB %s\n", $5 / 1048576, $NF}'
 if [ ! -d "$extension/e2e/node_modules/code-server/lib/vscode/node_modules" ]; then
   quietly "$extension/e2e/install.sh"
+fi
+if "$prepare_only"; then
+  echo "run-all: prepared in ${SECONDS} s"
+  exit 0
 fi
 
 step "Editor tests (pytest -m editors)"
