@@ -432,3 +432,86 @@ def test_building_the_index_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -
     assert process.wait(timeout=120) == 0
     assert b"indexing vectors.query (files)" in shown
     assert b"/601" in shown
+
+
+def test_a_suite_file_that_cannot_be_read_is_reported_as_not_run(tmp_path: Path) -> None:
+    """A suite file whose YAML is not well-formed is not left out: it is reported as not run, with the check's
+    finding, and the run fails (exit 1); --suite naming one of its suites says why it cannot be found."""
+    make_workspace(tmp_path)
+    broken = "suites:\n  - id: strict\n    dataset: .punica/evals/code.jsonl\n    engines: [rag\n"
+    (tmp_path / ".punica" / "evals" / "strict.suite.yaml").write_text(broken, encoding="utf-8")
+    code, document = run_json(cwd=tmp_path)
+    assert code == 1
+    suites = {suite["id"]: suite for suite in document["suites"]}
+    assert suites["code"]["passed"]
+    unread = suites[".punica/evals/strict.suite.yaml"]
+    assert unread["broken"] and not unread["passed"] and unread["cases"] == []
+    assert unread["error"].startswith("not run: no suite of .punica/evals/strict.suite.yaml can be read (line 5: RAG001")
+    asked = rag_lsp("run", "--suite", "strict", cwd=tmp_path)
+    assert asked.returncode == 2
+    assert "no suite 'strict' here; suites: code (no suite of .punica/evals/strict.suite.yaml can be read" in asked.stderr
+
+
+def test_run_without_a_path_runs_the_whole_workspace_from_a_subfolder(tmp_path: Path) -> None:
+    """`rag-lsp run` with no PATH, called from a subfolder, runs every suite of the workspace, as `check` checks it."""
+    make_workspace(tmp_path)
+    code, document = run_json(cwd=tmp_path / "src")
+    assert code == 0
+    assert [suite["id"] for suite in document["suites"]] == ["code"]
+
+
+def test_errors_in_the_targets_config_stop_the_suites_of_their_target(tmp_path: Path) -> None:
+    """An error the check finds in a target's entry of .punica/targets.yaml (a misspelled option) stops the
+    suites of that target, not the others; YAML that is not well-formed stops every suite, instead of running
+    the default target in its place."""
+    suites = GOOD_SUITE + (
+        "  - id: short\n    target: {kind: capability, id: vectors.short}\n    dataset: .punica/evals/code.jsonl\n"
+        "    engines: [rag]\n    thresholds: {rag.recall: 0.8, rag.mode.semantic: 1}\n"
+    )
+    make_workspace(tmp_path, suites)
+    targets = tmp_path / ".punica" / "targets.yaml"
+    targets.write_text(
+        "targets:\n  vectors.query:\n    builtin: {corpora: {code: ['src/**']}}\n"
+        "  vectors.short:\n    builtin:\n      corpora: {code: ['src/**']}\n      chunkng: {unit: lines, size: 20}\n",
+        encoding="utf-8",
+    )
+    code, document = run_json(cwd=tmp_path)
+    assert code == 1
+    by_id = {suite["id"]: suite for suite in document["suites"]}
+    assert by_id["code"]["passed"]
+    assert by_id["short"]["error"].startswith(
+        "not run: .punica/targets.yaml has 1 error for its target 'vectors.short' (line 7: RAG004 unknown key 'chunkng'"
+    )
+    targets.write_text("targets:\n  vectors.query:\n    builtin: {corpora: {code: ['src/**']}}\n\t\n", encoding="utf-8")
+    code, document = run_json(cwd=tmp_path)
+    assert code == 1
+    for suite in document["suites"]:
+        assert suite["cases"] == [] and "has 1 error for its target" in suite["error"] and "RAG001" in suite["error"]
+
+
+def test_a_chunking_size_written_as_a_float_is_taken_as_the_check_takes_it(tmp_path: Path) -> None:
+    """`size: 20.0` is an integer to the targets schema, which `check` accepts: the run cuts 20-line windows."""
+    make_workspace(tmp_path)
+    (tmp_path / "src" / "app.py").write_text("print('app')\n" * 50, encoding="utf-8")
+    (tmp_path / ".punica" / "targets.yaml").write_text(
+        "targets:\n  vectors.query:\n    builtin: {corpora: {code: ['src/**']}, chunking: {unit: lines, size: 20.0, overlap: 4.0}}\n",
+        encoding="utf-8",
+    )
+    assert rag_lsp("check", cwd=tmp_path).returncode == 0
+    result = rag_lsp("run", "--record", "answers.jsonl", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    (answer,) = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert answer["hits"][0]["id"] == "src/app.py#L1-20"
+
+
+def test_errors_of_the_settings_file_are_said_by_the_run(tmp_path: Path) -> None:
+    """A setting the check reports as invalid is left out by the run, which says so on stderr rather than
+    quietly running with its default."""
+    make_workspace(tmp_path)
+    (tmp_path / ".punica" / "rag-lsp.toml").write_text("max-file-bytes = 0\n", encoding="utf-8")
+    result = rag_lsp("run", cwd=tmp_path)
+    assert result.returncode == 0
+    assert (
+        "rag-lsp: .punica/rag-lsp.toml:1:18: RAG004 0 is out of range: must be at least 1; the run leaves it out"
+        in result.stderr
+    )

@@ -188,3 +188,21 @@ def test_a_file_the_builtin_target_never_searches_is_missed_for_that(tmp_path: P
         ("docs/guide.md", "never-searched", "never searched by the builtin target: in none of its corpora, RAG203"),
         (".github/ci.yml", "never-searched", "never searched by the builtin target: a hidden file, RAG203"),
     ]
+
+
+def test_a_file_named_like_text_that_holds_none_is_missed_as_never_searched(tmp_path: Path) -> None:
+    """Files whose names say text but whose bytes do not (a NUL byte, Latin-1, past max-file-bytes) are never
+    searched by the builtin target: a run says which, rather than calling them not returned."""
+    dataset = '{"id": "app", "input": {"query": "app"}, "expect": {"relevant": ["src/app.py", "src/nul.ts", "src/latin1.ts", "src/big.ts"]}}\n'
+    make_workspace(tmp_path, dataset=dataset)
+    (tmp_path / "src" / "nul.ts").write_bytes(b"app\x00app\n")
+    (tmp_path / "src" / "latin1.ts").write_bytes(b"caf\xe9 app\n")
+    (tmp_path / "src" / "big.ts").write_text("app\n" * 600, encoding="utf-8")
+    (tmp_path / ".punica" / "rag-lsp.toml").write_text("max-file-bytes = 2000\n", encoding="utf-8")
+    result = rag_lsp("run", "--format", "json", cwd=tmp_path)
+    (case,) = json.loads(result.stdout)["suites"][0]["cases"]
+    assert [(miss["value"], miss["reason"], miss["message"]) for miss in case["why_missed"]] == [
+        ("src/nul.ts", "never-searched", "never searched by the builtin target: a binary file"),
+        ("src/latin1.ts", "never-searched", "never searched by the builtin target: not UTF-8 text"),
+        ("src/big.ts", "never-searched", "never searched by the builtin target: larger than max-file-bytes"),
+    ]

@@ -448,3 +448,14 @@ def test_bad_options_are_refused_with_a_message(tmp_path: Path) -> None:
     ):
         with pytest.raises(TargetError, match=said):
             builtin(workspace, **options)
+
+
+def test_a_chunk_that_two_corpora_hold_is_one_hit(docs: Workspace) -> None:
+    """Corpora whose globs overlap: a case that searches both gets each chunk once, of the corpus it names
+    first, so a repeat never takes the place of another chunk."""
+    target = builtin(docs, retrieval="keyword", corpora={"docs": ["docs/**"], "all": ["**"]})
+    answer = ask(target, "tenant bucket deploy rollout audit log", corpora=["all", "docs"], topK=10)
+    ids = [hit.id for hit in answer.hits]
+    assert len(ids) == len(set(ids)) == 3
+    assert {hit.corpus for hit in answer.hits} == {"all"}
+    assert {hit.corpus for hit in ask(target, "tenant bucket", corpora=["docs", "all"]).hits} == {"docs"}

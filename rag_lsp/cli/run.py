@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from .. import collector
+from ..core.findings import Severity
 from ..core.suitefacts import SuiteInfo
-from ..core.selection import suites_named_by_file, suites_under
-from ..core.workspace import find_root, Workspace
+from ..core.selection import suite_files_without_suites, suites_named_by_file, suites_under
+from ..core.workspace import SUITE_FILE, Workspace, find_root
 from .exits import EXIT_FINDINGS, EXIT_OK, UsageError
 from .outcome import Run
 
@@ -129,7 +130,9 @@ def run_command(arguments: argparse.Namespace) -> int:
     collector.one_shot()
     ks = parse_ks(arguments.k)
     baseline = _read_baseline(arguments)
-    selected = select([Path(path) for path in arguments.paths] or [Path.cwd()], arguments.suite)
+    # With no PATH, the whole workspace of the current folder, as `check` reads it.
+    selected = select([Path(path) for path in arguments.paths] or [find_root(Path.cwd())], arguments.suite)
+    _say_settings_problems(selected)
     if baseline is None:
         baseline, arguments.baseline = _configured_baseline(selected)
     if baseline is None:
@@ -221,7 +224,19 @@ def _read_baseline(arguments: argparse.Namespace):
         raise UsageError(str(error)) from None
 
 
-def _configured_baseline(selected: list[tuple[Workspace, SuiteInfo]]):
+def _say_settings_problems(selected: list[tuple[Workspace, SuiteInfo | str]]) -> None:
+    """The errors of each workspace's settings file, on stderr: the run uses the
+    default of a setting that is not valid, which would otherwise pass unseen."""
+    for workspace in {id(workspace): workspace for workspace, _ in selected}.values():
+        config = workspace.config
+        for finding in config.findings if config is not None else ():
+            if finding.severity != Severity.ERROR:
+                continue
+            where = f"{config.origin}:{finding.range.start.line + 1}:{finding.range.start.character + 1}"
+            print(f"rag-lsp: {where}: {finding.code} {finding.message}; the run leaves it out (a setting left out has its default)", file=sys.stderr)
+
+
+def _configured_baseline(selected: list[tuple[Workspace, SuiteInfo | str]]):
     """The baseline the workspace's settings name (``baseline`` in its settings
     file), when no --baseline is given: (report, name), or (None, None). A
     baseline not written yet (the first run) is noted and skipped; one that is not
@@ -283,10 +298,13 @@ def _write_file(name: str, data: bytes, flag: str, append: bool = False) -> None
         raise UsageError(f"{flag} {name}: cannot write: {error.strerror or error}") from None
 
 
-def select(paths: list[Path], suite_ids: list[str] | None) -> list[tuple[Workspace, SuiteInfo]]:
-    """The suites the paths name, each with its workspace, in workspace order."""
+def select(paths: list[Path], suite_ids: list[str] | None) -> list[tuple[Workspace, SuiteInfo | str]]:
+    """The suites the paths name, each with its workspace, in workspace order;
+    and, without ``suite_ids``, the suite files among them that hold no suite that
+    can be read (by their path: the run reports them as not run)."""
     workspaces: dict[Path, Workspace] = {}
     chosen: dict[tuple[Path, str, int], tuple[Workspace, SuiteInfo]] = {}
+    unread: dict[tuple[Path, str], tuple[Workspace, str]] = {}
 
     def workspace_at(root: Path) -> Workspace:
         return workspaces.get(root) or workspaces.setdefault(root, Workspace.configured(root))
@@ -294,6 +312,8 @@ def select(paths: list[Path], suite_ids: list[str] | None) -> list[tuple[Workspa
     def choose_under(workspace: Workspace, relative: str) -> None:
         for suite in suites_under(workspace, relative):
             chosen[(workspace.root, suite.file, suite.node.start)] = (workspace, suite)
+        for file in suite_files_without_suites(workspace, relative):
+            unread[(workspace.root, file)] = (workspace, file)
         # A folder below holding .punica/ is a workspace of its own (as `check` reads it).
         for root in workspace.nested_workspaces("" if relative in ("", ".") else relative + "/"):
             choose_under(workspace_at(root), "")
@@ -309,16 +329,24 @@ def select(paths: list[Path], suite_ids: list[str] | None) -> list[tuple[Workspa
         named = suites_named_by_file(workspace, relative)
         if named is None:
             raise UsageError(f"{path}: neither a suite file nor a dataset")
+        if not named and workspace.kind_of(relative) == SUITE_FILE:
+            unread[(workspace.root, relative)] = (workspace, relative)
         for suite in named:
             chosen[(workspace.root, suite.file, suite.node.start)] = (workspace, suite)
-    found = list(chosen.values())
+    found: list[tuple[Workspace, SuiteInfo | str]] = list(chosen.values())
     if suite_ids:
-        known = sorted({suite.id for _, suite in found if suite.id})
+        known = sorted({suite.id for _, suite in chosen.values() if suite.id})
         missing = [suite_id for suite_id in suite_ids if suite_id not in known]
         if missing:
             listed = ", ".join(known) if known else "none"
-            raise UsageError(f"no suite {', '.join(map(repr, missing))} here; suites: {listed}")
-        found = [(workspace, suite) for workspace, suite in found if suite.id in suite_ids]
+            unreadable = ""
+            if unread:
+                files = ", ".join(file for _, file in unread.values())
+                unreadable = f" (no suite of {files} can be read: `rag-lsp check` says why)"
+            raise UsageError(f"no suite {', '.join(map(repr, missing))} here; suites: {listed}{unreadable}")
+        found = [(workspace, suite) for workspace, suite in chosen.values() if suite.id in suite_ids]
+    else:
+        found += unread.values()
     if not found:
         where = ", ".join(str(path) for path in paths)
         raise UsageError(f"no suites found in {where} (suite files are YAML files with a top-level `suites:`)")
@@ -326,7 +354,7 @@ def select(paths: list[Path], suite_ids: list[str] | None) -> list[tuple[Workspa
 
 
 def execute(
-    selected: list[tuple[Workspace, SuiteInfo]],
+    selected: list[tuple[Workspace, SuiteInfo | str]],
     case_ids: list[str] | None = None,
     *,
     no_exec: bool = False,
@@ -357,6 +385,11 @@ def execute(
                     # No output format shows hits: targets may read only the match field.
                     keep_hits=False,
                 )
+            if isinstance(suite, str):
+                unread = runner.unread_suite_file(suite)
+                if unread is not None:
+                    run.results.append((workspace, unread))
+                continue
             callback = progress.callback(suite.id or "?") if progress is not None else None
             building = progress.building(suite.target or "?") if progress is not None else None
             try:
@@ -379,7 +412,7 @@ def execute(
         if case_ids and all(result.reason is None for _, result in run.results):
             missing = [case_id for case_id in case_ids if case_id not in found_cases]
             if missing:
-                suites = ", ".join(suite.id or "?" for _, suite in selected)
+                suites = ", ".join(suite.id or "?" for _, suite in selected if not isinstance(suite, str))
                 raise UsageError(f"no case {', '.join(map(repr, missing))} in the suites run ({suites})")
     except BaseException:
         if recordings is not None:

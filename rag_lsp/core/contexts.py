@@ -346,15 +346,30 @@ def unreachable_paths(workspace: Workspace, corpora: Corpora | None = None) -> C
     missed: a Miss reason and message when it is not a workspace file, as written
     nor in normal form, or, for a builtin target with ``corpora``, a file it never
     searches (see never_searched); else None. The workspace's files are listed
-    once, here, so the test itself reads nothing but a file named like a binary one."""
+    once, here. Of a builtin target, a missed file that is named like text is read
+    (once) too: it may hold none the target searches (NUL bytes, not UTF-8, past
+    `max-file-bytes`), which the checks, reading no file, leave unsaid."""
     files = workspace.normal_file_set()
     known = workspace.file_set()
     never = workspace.unsearched_files(corpora) if corpora is not None else frozenset()
+    without_text: dict[str, str | None] = {}
+
+    def never_returned(value: str) -> tuple[str, str] | None:
+        if corpora is None:
+            return None
+        if value in never:
+            why = never_searched(workspace, value, corpora)
+            said = f"{NEVER_SEARCHED_AS_SAID[why]}, RAG203" if why else None
+        else:
+            if value not in without_text:
+                without_text[value] = why_no_text(workspace.absolute(value), workspace.settings.max_file_bytes)
+            why = without_text[value]
+            said = NEVER_SEARCHED_AS_SAID[why] if why else None
+        return (NEVER_SEARCHED, f"never searched by the builtin target: {said}") if said else None
 
     def unreachable(value: str) -> tuple[str, str] | None:
         if value in files:
-            why = never_searched(workspace, value, corpora) if value in never and corpora is not None else None
-            return (NEVER_SEARCHED, f"never searched by the builtin target: {NEVER_SEARCHED_AS_SAID[why]}, RAG203") if why else None
+            return never_returned(value)
         return (NOT_IN_WORKSPACE, "not a file in the workspace, RAG203") if _missing(value, files, known) else None
 
     return unreachable

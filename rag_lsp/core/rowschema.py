@@ -31,12 +31,16 @@ def row_checker(shape: str) -> SchemaChecker:
 
 
 @lru_cache(maxsize=16)
-def case_checker_serving(corpora: tuple[str, ...]) -> SchemaChecker:
+def case_checker_serving(corpora: tuple[str, ...], at_least_one: bool = False) -> SchemaChecker:
     """The checker of the rag case schema that also holds `input.corpora` to
-    ``corpora``: one pass over a group of valid rows, in jsonschema-rs, settles
-    both (the rule that explains a corpus outside them is RAG004's)."""
+    ``corpora`` (and, ``at_least_one``, to one corpus or more): one pass over a
+    group of valid rows, in jsonschema-rs, settles both (the rule that explains a
+    corpus outside them, or an empty list, is RAG004's)."""
     schema = copy.deepcopy(load_schema(ROW_SCHEMAS[RAG_CASE]))
-    schema["properties"]["input"]["properties"]["corpora"]["items"]["enum"] = list(corpora)
+    listed = schema["properties"]["input"]["properties"]["corpora"]
+    listed["items"]["enum"] = list(corpora)
+    if at_least_one:
+        listed["minItems"] = 1
     return validator_of(schema)
 
 

@@ -325,6 +325,25 @@ class Runner:
                 blocking.append(finding)
         return blocking
 
+    def target_config_errors(self, target_id: str) -> list[Finding]:
+        """Error findings of the targets config that concern ``target_id``: those in
+        its own entry, and those outside every entry (YAML that is not well-formed,
+        a `targets` that is not a mapping), which leave every target unknown. While
+        they stand, what a run would reach is not what the config says: a tab left
+        in the file would quietly run the default target instead."""
+        relative = self.workspace.targets_file()
+        if relative is None:
+            return []
+        findings = self._findings.get(relative)
+        if findings is None:
+            findings = self._findings[relative] = analyze_file(self.workspace, relative)
+        errors = [finding for finding in findings if finding.severity == Severity.ERROR]
+        if not errors:
+            return []
+        entries = _entry_lines(self.workspace.parsed_yaml(relative))
+        others = {line for entry_id, lines in entries.items() if entry_id != target_id for line in lines}
+        return [finding for finding in errors if finding.range.start.line not in others]
+
     # -------------------------------------------------- running
 
     def run_suite(
@@ -366,6 +385,18 @@ class Runner:
             raise ValueError(f"k must be integers of at least 1, not {sweep!r}")
         result.ks = sweep
         return self._run_rag_suite(suite, result, thresholds, case_ids, cancel, progress, record, building)
+
+    def unread_suite_file(self, relative: str) -> SuiteResult | None:
+        """A suite file that holds no suite that can be read (its YAML is not
+        well-formed, is refused, or has no list of suites), as a suite that was
+        not run, named by the file; None when the checks find no error in it (a
+        file with an empty list of suites)."""
+        errors = [finding for finding in analyze_file(self.workspace, relative) if finding.severity == Severity.ERROR]
+        if not errors:
+            return None
+        result = SuiteResult(relative, relative, None, None, findings=tuple(errors))
+        reason = f"not run: no suite of {relative} can be read ({_first_three(errors)}); `rag-lsp check` lists them"
+        return self._refuse(result, reason, {}, errors[0].code)
 
     def _refuse(self, result: SuiteResult, reason: str, thresholds: dict[str, float], code: str | None = None) -> SuiteResult:
         result.reason = reason
@@ -434,6 +465,12 @@ class Runner:
         record: Record | None = None,
         building: Building | None = None,
     ) -> SuiteResult:
+        config_errors = self.target_config_errors(suite.target or "")
+        if config_errors:
+            result.findings = tuple(config_errors)
+            relative = self.workspace.targets_file() or ""
+            reason = _describe_findings(config_errors, relative, f"its target {suite.target!r}")
+            return self._refuse(result, reason, thresholds, config_errors[0].code)
         info = self.workspace.targets().get(suite.target or "")
         if info is None:
             return self._refuse(result, f"target {suite.target!r} is not configured", thresholds, UNKNOWN_TARGET)
@@ -869,11 +906,29 @@ class _Reporter:
             self.callback(self.count, self.total)
 
 
-def _describe_findings(findings: list[Finding], path: str) -> str:
-    shown = "; ".join(f"line {f.range.start.line + 1}: {f.code} {f.message}" for f in findings[:3])
-    more = f"; and {len(findings) - 3:,} more" if len(findings) > 3 else ""
+def _describe_findings(findings: list[Finding], path: str, concerning: str = "this suite") -> str:
     count = counted(len(findings), "error")
-    return f"not run: {path} has {count} for this suite ({shown}{more}); `rag-lsp check` lists them"
+    return f"not run: {path} has {count} for {concerning} ({_first_three(findings)}); `rag-lsp check` lists them"
+
+
+def _first_three(findings: list[Finding]) -> str:
+    shown = "; ".join(f"line {f.range.start.line + 1}: {f.code} {f.message}" for f in findings[:3])
+    return shown + (f"; and {len(findings) - 3:,} more" if len(findings) > 3 else "")
+
+
+def _entry_lines(parsed: Any) -> dict[str, range]:
+    """The lines of each entry of a targets config's `targets` mapping, by target id."""
+    root = parsed.document.root if parsed is not None else None
+    targets = root.get("targets") if root is not None and root.is_map else None
+    if targets is None or not targets.is_map:
+        return {}
+    entries = {}
+    for key, value in targets.items():
+        name = key.scalar()
+        if isinstance(name, str):
+            last = parsed.lines.position(max(key.start, value.end - 1)).line
+            entries[name] = range(parsed.lines.position(key.start).line, last + 1)
+    return entries
 
 
 def _figure(value: float) -> str:

@@ -67,6 +67,14 @@ def suites_under(workspace: Workspace, folder: str) -> list[SuiteInfo]:
     return [suite for suite in workspace.suites() if suite.file.startswith(prefix)]
 
 
+def suite_files_without_suites(workspace: Workspace, folder: str) -> list[str]:
+    """The suite files under ``folder`` (as :func:`suites_under` reads it) that hold
+    no suite that can be read: YAML that is not well-formed, refused, or without a
+    list of suites. A run reports them instead of leaving them out unseen."""
+    prefix = "" if folder in ("", ".") else folder + "/"
+    return [relative for relative in workspace.suite_files() if relative.startswith(prefix) and not workspace.suites_of(relative)]
+
+
 def suites_named_by_file(workspace: Workspace, relative: str) -> list[SuiteInfo] | None:
     """The suites a file names: a suite file's own, a dataset's readers; None
     when the file is neither."""

@@ -519,19 +519,26 @@ class Workspace:
         """Every suite of every suite file, in file order."""
         return self._fact("suites", self._collect_suites)
 
+    def suite_files(self) -> list[str]:
+        """The workspace's suite files (those ``check`` checks as suites, unreadable
+        ones included), in the order of the file listing."""
+
+        def collect() -> list[str]:
+            yaml_globs = self.settings.suite_globs
+            nested = self._nested_prefixes()
+            return [
+                relative for relative in self.files()
+                if relative.endswith((".yaml", ".yml"))
+                and glob_match(relative, yaml_globs)
+                and not (nested and relative.startswith(nested))
+                and relative not in TARGETS_PATHS
+                and self.kind_of(relative) == SUITE_FILE
+            ]
+
+        return self._fact("suite_files", collect)
+
     def _collect_suites(self) -> list[SuiteInfo]:
-        suites: list[SuiteInfo] = []
-        yaml_globs = self.settings.suite_globs
-        nested = self._nested_prefixes()
-        candidates = [
-            r for r in self.files()
-            if r.endswith((".yaml", ".yml")) and glob_match(r, yaml_globs) and not (nested and r.startswith(nested))
-        ]
-        for relative in candidates:
-            if relative in TARGETS_PATHS or self.kind_of(relative) != SUITE_FILE:
-                continue
-            suites.extend(self.suites_of(relative))
-        return suites
+        return [suite for relative in self.suite_files() for suite in self.suites_of(relative)]
 
     def suites_of(self, relative: str) -> list[SuiteInfo]:
         parsed = self.parsed_yaml(relative)

@@ -158,7 +158,13 @@ def row_schema(rows):
     default_shape = rows.shape or RAG_CASE
     served = rows.use.served_corpora if default_shape == RAG_CASE else ()
     # With targets that declare their corpora, the fast path settles those too.
-    checker = case_checker_serving(tuple(sorted(rows.use.corpora_served_by_all))) if served else row_checker(default_shape)
+    # The builtin target refuses a case whose `input.corpora` is empty (it would search nothing).
+    builtins = tuple(target for target, _ in rows.use.builtin_corpora) if served else ()
+    checker = (
+        case_checker_serving(tuple(sorted(rows.use.corpora_served_by_all)), bool(builtins))
+        if served
+        else row_checker(default_shape)
+    )
     said: dict[str, str] = {}  # by corpus: a misnamed corpus is usually misnamed in every case
     for start in range(0, len(rows.rows), _VALIDATED_TOGETHER):
         group = rows.rows[start : start + _VALIDATED_TOGETHER]
@@ -179,16 +185,25 @@ def row_schema(rows):
                 continue
             yield from _row_schema(context, rows.shape)
             if served:
-                yield from _unserved_corpora(context, served, said)
+                yield from _unserved_corpora(context, served, said, builtins)
 
 
-def _unserved_corpora(context, served, said: dict[str, str]):
+def _unserved_corpora(context, served, said: dict[str, str], builtins: tuple[str, ...] = ()):
     """Corpora the case asks to search that a target its suites send it to does not
-    serve: that target refuses the case, or finds nothing in a corpus it does not have."""
+    serve: that target refuses the case, or finds nothing in a corpus it does not have.
+    An empty list, where a builtin target reads the case, is refused by it."""
     value = context.row.value
     case_input = value.get("input") if type(value) is dict else None
     corpora = case_input.get("corpora") if type(case_input) is dict else None
     if type(corpora) is not list:
+        return
+    if not corpora and builtins:
+        serves = ", ".join(sorted(set.intersection(*(set(corpora) for target, corpora in served if target in builtins))))
+        yield RULE.finding(
+            context.value_range("input", "corpora"),
+            f"`input.corpora` is empty: the builtin target {builtins[0]!r} would search no corpus, and refuses the "
+            f"case; name the corpora to search (it serves: {serves or 'none'}), or leave the key out to search them all",
+        )
         return
     for index, corpus in enumerate(corpora):
         if type(corpus) is str and _not_serving(served, corpus):

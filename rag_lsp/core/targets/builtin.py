@@ -504,8 +504,8 @@ class BuiltinTarget(Target):
                 found = top_rows(scores, depth, rows)
             return [(row, score) for row, score in found if score > 0] if positive else found
 
-        found: list[tuple[float, int, str]] = []
-        for name in names:
+        found: list[tuple[float, int, int]] = []  # (score, row, the corpus's place in names)
+        for place, name in enumerate(names):
             rows = state.rows[name]
             if state.model is not None and state.keyword is not None:
                 fusion = max(_FUSION_DEPTH, depth)
@@ -514,18 +514,24 @@ class BuiltinTarget(Target):
                     rankings.append([row for row, _ in top_rows(semantic_scores, fusion, rows)])
                 if keyword_scores is not None:
                     rankings.append([row for row, score in top_rows(keyword_scores, fusion, rows) if score > 0])
-                found.extend((score, row, name) for row, score in reciprocal_rank_fusion(rankings, depth))
+                found.extend((score, row, place) for row, score in reciprocal_rank_fusion(rankings, depth))
             elif state.model is not None:
                 if semantic_scores is not None:
-                    found.extend((score, row, name) for row, score in best(semantic_scores, rows, False))
+                    found.extend((score, row, place) for row, score in best(semantic_scores, rows, False))
             elif keyword_scores is not None:
-                found.extend((score, row, name) for row, score in best(keyword_scores, rows, True))
+                found.extend((score, row, place) for row, score in best(keyword_scores, rows, True))
         # Highest score first; ties by row (path order, then line), then corpus.
         if len(names) > 1 or (state.model is not None and state.keyword is not None):
             found.sort(key=lambda item: (-item[0], item[1], item[2]))
+        if len(names) > 1:
+            # A chunk that two of the corpora hold (their globs overlap) is one hit,
+            # of the corpus the case names first: listed twice, it would take the
+            # place of another chunk.
+            seen: set[int] = set()
+            found = [item for item in found if item[1] not in seen and not seen.add(item[1])]
         rows_found = [row for _, row, _ in found]
         ranked = Ranked(
-            rows_found, [score for score, _, _ in found], row_file[rows_found].tolist(), [name for _, _, name in found]
+            rows_found, [score for score, _, _ in found], row_file[rows_found].tolist(), [names[place] for _, _, place in found]
         ).file_first(top_k)
         ranked.scores = [round(float(score), 6) for score in ranked.scores]
         return ranked

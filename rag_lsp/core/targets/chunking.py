@@ -75,12 +75,14 @@ class Chunking:
             if "size" in value or "overlap" in value:
                 raise ChunkingError("`chunking: {unit: file}` takes no `size` or `overlap`: the whole file is one chunk")
             return cls(FILE, 0, 0)
-        size = value.get("size", DEFAULT_SIZE)
-        if not _integer(size) or not 1 <= size <= MAX_SIZE:
-            raise ChunkingError(f"`chunking.size` must be a whole number of lines from 1 to {MAX_SIZE:,}, not {size!r}")
-        overlap = value.get("overlap", size // 5)
-        if not _integer(overlap) or not 0 <= overlap < size:
-            raise ChunkingError(f"`chunking.overlap` must be a whole number of lines from 0 to size − 1 ({size - 1}), not {overlap!r}")
+        written = value.get("size", DEFAULT_SIZE)
+        size = _whole(written)
+        if size is None or not 1 <= size <= MAX_SIZE:
+            raise ChunkingError(f"`chunking.size` must be a whole number of lines from 1 to {MAX_SIZE:,}, not {written!r}")
+        written = value.get("overlap", size // 5)
+        overlap = _whole(written)
+        if overlap is None or not 0 <= overlap < size:
+            raise ChunkingError(f"`chunking.overlap` must be a whole number of lines from 0 to size − 1 ({size - 1}), not {written!r}")
         return cls(LINES, size, overlap)
 
     def describe(self) -> str:
@@ -90,8 +92,16 @@ class Chunking:
         return {"unit": FILE} if self.unit == FILE else {"unit": LINES, "size": self.size, "overlap": self.overlap}
 
 
-def _integer(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+def _whole(value: Any) -> int | None:
+    """A whole number as the targets schema reads one (JSON Schema's integers:
+    20 and 20.0 alike, which `rag-lsp check` accepts), or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
 
 
 def line_ranges(lines: list[str], chunking: Chunking) -> list[tuple[int, int]]:
