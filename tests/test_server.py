@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from lspclient import SERVER, diagnostics, edit, open_file, quick_fixes, span, spans, start, until, value_span
+from lspclient import SERVER, codes, diagnostics, edit, lenses, open_file, published_when, quick_fixes, span, spans, start, until, value_span
 from pygls.uris import to_fs_path
 from pytest_lsp import LanguageClient
 
@@ -167,6 +167,25 @@ async def test_closing_a_file_outside_the_scan_clears_its_diagnostics(client: La
     assert [d.code for d in await diagnostics(client, uri, 1)] == ["RAG100"]
     client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
     assert await diagnostics(client, uri, None) == []
+
+
+async def test_a_suite_in_a_new_buffer_counts_before_it_is_saved(client: LanguageClient, tmp_path: Path) -> None:
+    """A suite file typed into a new buffer (not on disk, no word from a file watcher) is a suite at once: the
+    dataset it names is checked with its `match`, and it has its Run suite lens; closed unsaved, it counts no more."""
+    make_workspace(tmp_path, dataset=DATASET_LINES[0] + "\n", suite=SUITE.replace("[rga]", "[rag]"))
+    other = tmp_path / ".punica" / "evals" / "other.jsonl"
+    other.write_text('{"id": "gone", "input": {"query": "x"}, "expect": {"relevant": ["docs/gone.md"]}}\n', encoding="utf-8")
+    await start(client, tmp_path)
+    other_uri = other.as_uri()
+    assert codes(await diagnostics(client, other_uri, None)) == ["RAG203"]
+    typed = SUITE.replace("[rga]", "[rag]").replace("id: code", "id: by-id").replace("code.jsonl", "other.jsonl")
+    new = tmp_path / ".punica" / "evals" / "by-id.suite.yaml"
+    uri = open_file(client, new, typed + "    options: {rag: {match: id}}\n")
+    await published_when(client, other_uri, lambda found: codes(found) == [])
+    assert [lens.command.title for lens in await lenses(client, uri)] == ["Run suite (1 case)"]
+    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+    await published_when(client, other_uri, lambda found: codes(found) == ["RAG203"])
+    assert not new.exists()
 
 
 async def test_workspace_scan_reports_unopened_files(client: LanguageClient, tmp_path: Path) -> None:

@@ -34,7 +34,9 @@ def drop_closed(workspace: Workspace, open_paths: Container[Path]) -> list[Path]
     closed = [path for path in overlay.texts if path not in open_paths]
     for path in closed:
         del overlay.texts[path]
-        workspace.invalidate(document_relative(workspace, path), files_changed=False)
+        # A document that was never saved is no workspace file any more.
+        unsaved = path.is_relative_to(workspace.root) and not path.exists()
+        workspace.invalidate(document_relative(workspace, path), files_changed=unsaved)
     return closed
 
 
@@ -42,10 +44,18 @@ def hold_text(workspace: Workspace, path: Path, text: str) -> bool:
     """Hold ``text`` as the file at ``path`` (absolute); what was derived from the
     text held before is forgotten. Whether the text changed."""
     overlay = _overlay(workspace)
-    if overlay.texts.get(path) == text:
+    held = overlay.texts.get(path)
+    if held == text:
         return False
     overlay.texts[path] = text
-    workspace.invalidate(document_relative(workspace, path), files_changed=False)
+    relative = document_relative(workspace, path)
+    # A document opened that the files listed do not hold (not saved yet, or
+    # created since they were listed, with no word from the editor's file
+    # watcher) has the files listed again: a suite opened so is a suite at once,
+    # its dataset checked with it. Once, when it opens, not at each edit (an
+    # ignored file stays unlisted).
+    opened_unlisted = held is None and path.is_relative_to(workspace.root) and not workspace.knows_file(relative)
+    workspace.invalidate(relative, files_changed=opened_unlisted)
     return True
 
 

@@ -371,8 +371,37 @@ class Workspace:
     # -------------------------------------------------- discovery
 
     def files(self) -> list[str]:
-        """Every workspace file (relative), skipping VCS, environments, dependencies and ignored files."""
-        return self._file_fact("files", lambda: list_files(self.root, self.contains))
+        """Every workspace file (relative), skipping VCS, environments, dependencies and
+        ignored files; and the editor's documents that are not on disk (yet)."""
+
+        def collect() -> list[str]:
+            listed = list_files(self.root, self.contains)
+            unsaved = self._unsaved_documents(listed)
+            return listed + unsaved if unsaved else listed
+
+        return self._file_fact("files", collect)
+
+    def _unsaved_documents(self, listed: list[str]) -> list[str]:
+        """The editor's documents in the workspace that ``listed`` does not hold:
+        a suite typed into a new buffer is a suite, and names its dataset, before
+        it is saved."""
+        held = getattr(self.source, "texts", None)
+        if not held:
+            return []
+        known = set(listed)
+        unsaved = []
+        for path in held:
+            try:
+                relative = path.relative_to(self.root).as_posix()
+            except ValueError:
+                continue
+            if relative not in known and not path.exists():
+                unsaved.append(relative)
+        return sorted(unsaved)
+
+    def knows_file(self, relative: str) -> bool:
+        """Whether ``relative`` is among the files listed (see files)."""
+        return relative in self.file_set()
 
     def adopt_files(self, files: list[str], not_normal: Iterable[str] | None = None) -> None:
         """Take ``files`` as the workspace's files (as another process's workspace
