@@ -261,6 +261,31 @@ async def test_editing_the_case_line_drops_its_result(client: LanguageClient, tm
     assert titles(await lenses(client, uri))[2] == "Run case"
 
 
+async def test_editing_a_suite_drops_every_result_of_its_run(client: LanguageClient, tmp_path: Path) -> None:
+    """A suite's verdict, its thresholds' results and its cases' results in the dataset were computed from its
+    lines: an edit of any of them (a threshold, an option) drops them all; an edit above the suite moves them."""
+    suite_path, dataset_path = make_workspace(tmp_path)
+    await start(client, tmp_path)
+    suite_uri = open_file(client, suite_path)
+    dataset_uri = open_file(client, dataset_path)
+    await diagnostics(client, suite_uri, 1)
+    (lens,) = await lenses(client, suite_uri)
+    await execute(client, lens.command)
+    await published_when(client, dataset_uri, lambda items: len(results(items)) == 3)
+    # A comment line added above the suite: the results move with their lines.
+    edit(client, suite_uri, 2, 0, 0, 0, "# the gateway's suites\n")
+    moved = await diagnostics(client, suite_uri, 2)
+    assert [(code, line) for code, line, _ in results(moved)] == [("RAG403", 8), ("RAG404", 9)]
+    assert titles(await lenses(client, suite_uri))[3].startswith("failed: rag.recall 0.83 < 0.9")
+    # The threshold of rag.mode.semantic lowered: every result of the run is gone.
+    line = SUITE.splitlines()[8]
+    column = line.index("1")
+    edit(client, suite_uri, 3, 9, column, column + 1, "0.5")
+    assert results(await diagnostics(client, suite_uri, 3)) == []
+    assert titles(await lenses(client, suite_uri)) == {3: "Run suite (3 cases)"}
+    await published_when(client, dataset_uri, lambda items: results(items) == [])
+
+
 async def test_a_result_moves_with_its_line(client: LanguageClient, tmp_path: Path) -> None:
     """Inserting a line above a result moves it down with its case; removing it moves it back; Enter at a line's end keeps it."""
     _, dataset_path = make_workspace(tmp_path)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -107,6 +107,10 @@ class Mark:
     text: str
     lens: str | None = None
     run: CaseRun | None = None
+    # The lines the result was computed from, from its own down: a suite's verdict
+    # covers its suite's lines, and an edit of any of them (a threshold, an
+    # option) makes every result of that run stale.
+    lines: int = 1
 
     @property
     def severity(self) -> Severity | None:
@@ -366,6 +370,9 @@ def suite_marks(
 
     first = suite.node.start
     mark(first, first, None, "", suite_title(result, versus) + new_suite)
+    last = lines.position(max(first, suite.node.end - 1)).line
+    verdict_line, verdict = placed[0]
+    placed[0] = (verdict_line, replace(verdict, lines=last - verdict_line + 1))
     if result.error is not None:
         if _target_refusal(result):
             # Its target's id; a target written as no mapping, itself.
@@ -469,7 +476,7 @@ class LineMarks:
     results the file holds.
     """
 
-    __slots__ = ("_lines", "_ranks", "_marks", "_suspects")
+    __slots__ = ("_lines", "_ranks", "_marks", "_suspects", "_wide")
 
     def __init__(self) -> None:
         np = _numpy()
@@ -478,6 +485,8 @@ class LineMarks:
         self._marks: list[Mark] = []
         # Marks on a line an edit touched that may still read the same (see settle()).
         self._suspects: set[Mark] = set()
+        # The marks that cover lines below their own (Mark.lines): a suite file's few verdicts.
+        self._wide: set[Mark] = set()
 
     def __len__(self) -> int:
         return len(self._marks)
@@ -504,6 +513,7 @@ class LineMarks:
         lines = np.concatenate([self._lines, np.fromiter((line for line, _ in placed), dtype=np.int64, count=count)])
         ranks = np.concatenate([self._ranks, np.fromiter((_rank(mark) for _, mark in placed), dtype=np.int8, count=count)])
         marks = self._marks + [mark for _, mark in placed]
+        self._wide.update(mark for _, mark in placed if mark.lines > 1)
         order = np.argsort(lines, kind="stable")
         self._lines = lines[order]
         self._ranks = ranks[order]
@@ -532,10 +542,12 @@ class LineMarks:
             self._marks = [mark for index, mark in enumerate(marks) if index not in dropped]
         if self._suspects:
             self._suspects.difference_update(removed)
+        if self._wide:
+            self._wide.difference_update(removed)
 
     # -------------------------------------------------- following edits
 
-    def edit(self, start_line: int, start_character: int, end_line: int, end_character: int, text: str) -> None:
+    def edit(self, start_line: int, start_character: int, end_line: int, end_character: int, text: str) -> set[str]:
         """The file's text between two positions was replaced by ``text``.
 
         Marks below the edit move by the lines it added or removed. A mark on the
@@ -543,14 +555,22 @@ class LineMarks:
         and what replaced it ends a line (lines inserted or removed above it). A
         mark on the first replaced line may still read the same (an edit at its
         end); it is kept until :meth:`settle` compares its text. Any other mark on
-        a replaced line is dropped.
+        a replaced line is dropped. An edit of the lines a wide mark covers (a
+        suite's, see Mark.lines) drops every mark of its run here; the runs (by
+        suite key) are returned, for their marks in other files.
         """
         np = _numpy()
         if (start_line, start_character) > (end_line, end_character):
             start_line, start_character, end_line, end_character = end_line, end_character, start_line, start_character
         lines = self._lines
         if not len(lines):
-            return
+            return set()
+        stale = self._wide_marks_touched(start_line, end_line, end_character) if self._wide else set()
+        if stale:
+            self.remove(lambda _, mark: mark.suite in stale)
+            lines = self._lines
+            if not len(lines):
+                return stale
         added = text.count("\n")
         delta = added - (end_line - start_line)
         lo = int(np.searchsorted(lines, start_line, "left"))
@@ -558,7 +578,7 @@ class LineMarks:
         if delta and hi < len(lines):
             lines[hi:] += delta
         if lo == hi:
-            return
+            return stale
         keep_last = end_character == 0 and (text.endswith("\n") or (not text and start_character == 0))
         drop = []
         for index in range(lo, hi):
@@ -570,10 +590,29 @@ class LineMarks:
             else:
                 drop.append(index)
         self._delete(drop)
+        return stale
 
-    def replace_all(self) -> None:
-        """The whole text was replaced: every mark stays only where its line reads the same."""
+    def _wide_marks_touched(self, start_line: int, end_line: int, end_character: int) -> set[str]:
+        """The suite keys of the wide marks whose lines an edit from ``start_line``
+        to (``end_line``, ``end_character``) changes: one that ends at the start of
+        a mark's first line only inserts or removes lines above it."""
+        touched = set()
+        for mark in self._wide:
+            first = int(self._lines[self._marks.index(mark)])
+            last = first + mark.lines - 1
+            if start_line <= last and (end_line > first or (end_line == first and end_character > 0)):
+                touched.add(mark.suite)
+        return touched
+
+    def replace_all(self) -> set[str]:
+        """The whole text was replaced: every mark stays only where its line reads
+        the same, but for the runs of a wide mark (returned, see edit), which may
+        have changed anywhere in its lines."""
+        stale = {mark.suite for mark in self._wide}
+        if stale:
+            self.remove(lambda _, mark: mark.suite in stale)
         self._suspects.update(self._marks)
+        return stale
 
     def settle(self, line_text: Callable[[int], str]) -> bool:
         """Drop the marks an edit touched whose line no longer reads as it did; whether any was."""

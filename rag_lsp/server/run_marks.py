@@ -92,12 +92,12 @@ def mark_diagnostic(mark: Mark, line: int, encoding: str, severity: Severity | N
     return MarkDiagnostic(line, encoding, severity, diagnostic, json_text(diagnostic_json(diagnostic)))
 
 
-def apply_edit(marks: LineMarks, edit: Edit) -> None:
-    """Move ``marks`` by one edit of their file."""
+def apply_edit(marks: LineMarks, edit: Edit) -> set[str]:
+    """Move ``marks`` by one edit of their file; the runs (suite keys) the edit
+    made stale by editing their suite (see LineMarks.edit)."""
     if type(edit) is LineEdit:
-        marks.edit(edit.start_line, edit.start_character, edit.end_line, edit.end_character, edit.text)
-    else:
-        marks.replace_all()
+        return marks.edit(edit.start_line, edit.start_character, edit.end_line, edit.end_character, edit.text)
+    return marks.replace_all()
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,21 +194,36 @@ class RunMarks:
                 text = ""
             marks.verify(lines_of(text))
 
-    def edited(self, path: Path, changes: list[types.TextDocumentContentChangeEvent], journals: list[list[Edit]]) -> None:
+    def edited(self, path: Path, changes: list[types.TextDocumentContentChangeEvent], journals: list[list[Edit]]) -> set[Path]:
         """An open document changed: move its results with their lines (cheap when
-        it has none), and note the edits in ``journals`` (those of the runs out)."""
+        it has none), and note the edits in ``journals`` (those of the runs out).
+        The files whose results went with an edited suite's (none, most often)."""
         marks = self.marks.get(path)
         if not marks and not journals:
-            return
+            return set()
+        stale: set[str] = set()
         for change in changes:
             edit = edit_of(change)
             if marks:
-                apply_edit(marks, edit)
+                stale |= apply_edit(marks, edit)
             for journal in journals:
                 journal.append(edit)
         document = self._document(path)
         if marks and document is not None:
             marks.settle(self._line_text(document))
+        return self._drop_runs(stale, path) if stale else set()
+
+    def _drop_runs(self, keys: set[str], edited: Path) -> set[Path]:
+        """Drop every mark of the runs ``keys`` (their suites were edited) from the
+        files other than ``edited``, which dropped its own; the files that lost
+        some, ``edited`` among them."""
+        touched = {edited}
+        for path, held in list(self.marks.items()):
+            if path != edited and held.remove(lambda _, mark: mark.suite in keys):
+                touched.add(path)
+                if not len(held):
+                    del self.marks[path]
+        return touched
 
     def files_changed(self, paths: list[Path]) -> None:
         """Files changed on disk: results in files that are not open no longer match them."""
@@ -306,11 +321,18 @@ class RunMarks:
         """Put a run's marks in place: replayed through the edits made meanwhile
         (``journal``, by file), replacing what they supersede; the files touched."""
         touched: set[Path] = set()
+        replayed = []
+        # Runs whose suite was edited while they ran: none of their marks is shown.
+        stale: set[str] = set()
         for placed in placements:
             fresh = LineMarks()
             fresh.add(placed.marks)
             for edit in journal.get(placed.path, ()):
-                apply_edit(fresh, edit)
+                stale |= apply_edit(fresh, edit)
+            replayed.append((placed, fresh))
+        for placed, fresh in replayed:
+            if stale:
+                fresh.remove(lambda _, mark: mark.suite in stale)
             document = self._document(placed.path)
             if document is not None:
                 fresh.verify(self._line_text(document))

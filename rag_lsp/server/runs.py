@@ -119,7 +119,10 @@ class RunManager:
         if path is None:
             return
         journals = [run.journal[path] for run in self._runs if path in run.journal]
-        self.results.edited(path, params.content_changes, journals)
+        dropped = self.results.edited(path, params.content_changes, journals)
+        if dropped:
+            # A suite was edited: its verdict, and its cases' results in its dataset, went with it.
+            self._republish(dropped)
 
     def files_changed(self, paths: list[Path]) -> None:
         """Files changed on disk: the next run reads them again, and results in
