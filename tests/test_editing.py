@@ -149,6 +149,18 @@ def test_hover_on_an_unknown_metric_says_so(tmp_path: Path) -> None:
     assert found is not None and found.markdown == "`rag.recalll` is not a metric any manifest declares."
 
 
+@pytest.mark.parametrize(
+    "written", ["    thresholds:\n      |rag.recall: 0.8", "    thresholds: {|rag.recall: 0.8}", "    options: {rag: {|k: 5}}"]
+)
+def test_hover_on_the_first_character_of_a_key_documents_it(tmp_path: Path, written: str) -> None:
+    """A position at a key's first character is on that key: its hover documents it, in block and flow style."""
+    make_workspace(tmp_path)
+    text, line, column = cursor_at(f"suites:\n  - id: code\n    engines: [rag]\n{written}\n")
+    found = hover(Workspace(tmp_path), ".punica/evals/code.suite.yaml", SUITE_FILE, text, line, column)
+    assert found is not None and found.range.start.character == column
+    assert ("Recall" if "rag.recall" in written else "**K**") in found.markdown
+
+
 def test_dataset_outline_stops_at_its_limit() -> None:
     """A dataset's outline lists its first MAX_CASE_SYMBOLS cases by id and says it was cut."""
     text = "".join(f'{{"id": "c{index}", "input": {{"query": "q"}}, "expect": {{"relevant": ["a"]}}}}\n' for index in range(MAX_CASE_SYMBOLS + 1))

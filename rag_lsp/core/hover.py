@@ -43,6 +43,11 @@ def hover(workspace: Workspace, relative: str, kind: str | None, text: str, line
     if kind not in _SCHEMAS:
         return None
     cursor = yaml_cursor(text, line, character)
+    if cursor is None or not cursor.text:
+        # A position is between two characters, and completion reads one at the
+        # start of a key as the place for a new key; hover is of the character
+        # after it, the key's first.
+        cursor = yaml_cursor(text, line, character + 1)
     if cursor is None or not cursor.text or not cursor.start <= character <= cursor.end:
         return None
     markdown = _suite_markdown(workspace, cursor) if kind == SUITE_FILE else None
