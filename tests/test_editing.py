@@ -89,6 +89,41 @@ def test_dataset_completion_escapes_and_closes_json_strings(tmp_path: Path) -> N
     assert (result.items[0].start, result.items[0].end) == (text.index("say"), column)
 
 
+@pytest.mark.parametrize(
+    "written, absent",
+    [
+        ("suites:\n  - id: code\n    engines: [rag]\n    thresholds: {rag.mode.semantic: 1, rag.|}\n", {"rag.mode.semantic"}),
+        ("suites:\n  - id: code\n    engines: [rag]\n    options: {rag: {match: path, |}}\n", {"match"}),
+        ("suites:\n  - id: code\n    engines: [rag]\n    options: {rag: {|, match: path}}\n", {"match"}),
+    ],
+)
+def test_completion_leaves_out_the_keys_a_flow_mapping_has(tmp_path: Path, written: str, absent: set[str]) -> None:
+    """In a flow mapping, as in block style, completion offers no key the mapping already has (it would be RAG003)."""
+    make_workspace(tmp_path)
+    text, line, column = cursor_at(written)
+    result = complete(Workspace(tmp_path), ".punica/evals/code.suite.yaml", SUITE_FILE, text, line, column)
+    assert result is not None and result.items
+    assert not absent & {item.label for item in result.items}
+
+
+def test_threshold_completion_offers_the_metrics_the_suite_computes(tmp_path: Path) -> None:
+    """Under `thresholds` of a suite whose engine is rag, completion offers rag's metrics, not rag.hit_at_k,
+    which such a suite does not compute (RAG101)."""
+    make_workspace(tmp_path)
+    text, line, column = cursor_at("suites:\n  - id: code\n    engines: [rag]\n    thresholds:\n      |\n")
+    result = complete(Workspace(tmp_path), ".punica/evals/code.suite.yaml", SUITE_FILE, text, line, column)
+    labels = {item.label for item in result.items} if result is not None else set()
+    assert {"rag.recall", "rag.mode.semantic"} <= labels and "rag.hit_at_k" not in labels
+
+
+def test_dataset_key_completion_leaves_out_the_keys_the_row_has(tmp_path: Path) -> None:
+    """A row's key completion offers only the keys it does not have yet."""
+    make_workspace(tmp_path)
+    text, line, column = cursor_at('{"id": "a", "input": {"query": "q"}, "|')
+    result = complete(Workspace(tmp_path), ".punica/evals/code.jsonl", DATASET_FILE, text, line, column)
+    assert result is not None and [item.label for item in result.items] == ["expect"]
+
+
 def test_corpus_completion_offers_what_every_target_of_the_dataset_serves(tmp_path: Path) -> None:
     """Inside input.corpora, completion offers the corpora each target of the dataset's suites serves (those the check accepts), and hover says which one is not."""
     suite = (

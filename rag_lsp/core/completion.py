@@ -28,7 +28,7 @@ from rapidfuzz import fuzz, process, utils
 
 from .answers import Completion, Completions
 from .configedit import complete_config
-from .cursor import ITEM, KEY, JsonCursor, YamlCursor, json_cursor, yaml_cursor
+from .cursor import ITEM, KEY, JsonCursor, YamlCursor, json_cursor, json_object_keys, yaml_cursor
 from .docs import (
     config_properties,
     engine_markdown,
@@ -202,6 +202,8 @@ def _metric_keys(workspace: Workspace, cursor: YamlCursor, suite: dict[str, Any]
     for name in sorted(metrics, key=lambda name: (name not in own, name)):
         if name in cursor.siblings:
             continue
+        if thresholds and own and name not in own:
+            continue  # a threshold on a metric the suite does not compute is RAG101
         items.append(Completion(name, METRIC, _key_insert(cursor, name), cursor.start, cursor.end,
                                 metric_detail(metrics[name]), metric_markdown(registry, name) or ""))
     return items
@@ -335,8 +337,12 @@ def _complete_dataset(
         if not cursor.in_string and cursor.text:
             return None  # a bare word where a key belongs is not JSON
         schema = load_schema("gdi-text-v1" if workspace.dataset_shape(relative) == GDI_TEXT else "rag-case")
+        # The object's other keys are left out: written twice, a key is RAG003.
+        present = json_object_keys(line_text, path) - {cursor.text}
         items = []
         for name, subschema in schema_properties(schema, path).items():
+            if name in present:
+                continue
             insert = _json_key(cursor, name)
             items.append(Completion(name, PROPERTY, insert, cursor.start, cursor.end,
                                     schema_summary(subschema), schema_text(subschema)))

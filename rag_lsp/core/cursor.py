@@ -257,7 +257,7 @@ def _value_cursor(line: int, current: str, path: tuple[Any, ...], value_start: i
             quote = char
         elif char in "[{":
             part = ITEM if stack and stack[-1]["kind"] == "seq" else (stack[-1]["key"] if stack else None)
-            stack.append({"kind": "seq" if char == "[" else "map", "key": None, "part": part})
+            stack.append({"kind": "seq" if char == "[" else "map", "key": None, "part": part, "keys": set()})
             token_start = index + 1
         elif char in "]}":
             if stack:
@@ -270,6 +270,7 @@ def _value_cursor(line: int, current: str, path: tuple[Any, ...], value_start: i
             following = current[index + 1 : index + 2]
             if following in ("", " ", ",", "}", "]"):
                 stack[-1]["key"] = current[token_start:index].strip().strip("\"'")
+                stack[-1]["keys"].add(stack[-1]["key"])
                 token_start = index + 1
         elif char == "#" and not stack and current[index - 1 : index] in (" ", "\t"):
             return YamlCursor(line, path, VALUE, character, character, "")  # in a comment
@@ -302,9 +303,45 @@ def _value_cursor(line: int, current: str, path: tuple[Any, ...], value_start: i
     key_end = _token_end(current, character, ":,}#" if not token_quote else token_quote)
     key_end = max(key_end, character)
     rest = current[key_end:].lstrip(token_quote + " ")
+    # The mapping's other keys, before the cursor and after it: completion leaves
+    # them out, as it does in block style.
+    siblings = (top["keys"] | _flow_keys_after(current, key_end)) - {current[start:key_end]}
     return YamlCursor(
-        line, tuple(full), KEY, start, key_end, current[start:key_end], token_quote, has_colon=rest.startswith(":"), flow=True
+        line, tuple(full), KEY, start, key_end, current[start:key_end], token_quote,
+        has_colon=rest.startswith(":"), flow=True, siblings=frozenset(siblings),
     )
+
+
+def _flow_keys_after(current: str, index: int) -> set[str]:
+    """The keys of the flow mapping that ``index`` is in, after it on its line."""
+    keys: set[str] = set()
+    depth = 0
+    quote = ""
+    token_start = None  # where the key being read began, after a comma of this mapping
+    while index < len(current):
+        char = current[index]
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and char == ",":
+            token_start = index + 1
+        elif depth == 0 and char == ":" and token_start is not None:
+            key = current[token_start:index].strip().strip("\"'")
+            if key:
+                keys.add(key)
+            token_start = None
+        elif char == "#" and current[index - 1 : index] in (" ", "\t"):
+            break
+        index += 1
+    return keys
 
 
 # ---------------------------------------------------------------- JSON lines
@@ -421,3 +458,41 @@ def _in_string(stack: list[dict[str, Any]], line_text: str, start: int, characte
     if top["kind"] == "obj" and top["state"] == KEY:
         return JsonCursor(path, KEY, start, end, text, True, closed)
     return JsonCursor(path + (_part_of(top),), VALUE, start, end, text, True, closed)
+
+
+def json_object_keys(line: str, path: tuple[Any, ...]) -> set[str]:
+    """The keys of the object at ``path`` on a JSON line, read as far as the line
+    goes (it is often incomplete while a key is typed): completion leaves them out."""
+    keys: set[str] = set()
+    stack: list[list[Any]] = []  # per open container: its path, whether an object, its key or index
+    last: str | None = None  # the string just read, a key when a colon follows
+    index = 0
+    while index < len(line):
+        char = line[index]
+        if char == '"':
+            end = index + 1
+            while end < len(line) and line[end] != '"':
+                end += 2 if line[end] == "\\" else 1
+            try:
+                last = json.loads(line[index : end + 1])
+            except ValueError:
+                last = line[index + 1 : end]
+            index = end + 1
+            continue
+        if char == ":" and stack and stack[-1][1] and last is not None:
+            stack[-1][2] = last
+            if stack[-1][0] == path:
+                keys.add(last)
+        elif char in "{[":
+            parent = () if not stack else (*stack[-1][0], stack[-1][2])
+            stack.append([parent, char == "{", None if char == "{" else 0])
+        elif char in "}]":
+            if stack:
+                stack.pop()
+        elif char == "," and stack:
+            stack[-1][2] = None if stack[-1][1] else stack[-1][2] + 1
+        if char not in " \t":
+            last = None
+        index += 1
+    return keys
+
