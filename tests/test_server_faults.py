@@ -73,6 +73,23 @@ async def test_unknown_methods_and_bad_params_get_errors(client: LanguageClient,
     assert [message.message for message in client.messages if "nowhere.jsonl" in message.message] == []
 
 
+async def test_json_that_is_no_message_is_refused_without_a_word_to_the_user(client: LanguageClient, tmp_path: Path) -> None:
+    """`{}`, `null`, a batch and an id without a method are no JSON-RPC message: the last is answered InvalidRequest,
+    none pops an error at the user, and the server goes on."""
+    make_workspace(tmp_path)
+    await start(client, tmp_path)
+    for body in (b"{}", b"null", b"[]"):
+        client.protocol.writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    answered = asyncio.get_running_loop().create_future()
+    client.protocol._request_futures[77] = answered
+    send_raw(client, {"id": 77})
+    with pytest.raises(JsonRpcException) as refused:
+        await asyncio.wait_for(answered, 10)
+    assert refused.value.code == types.ErrorCodes.InvalidRequest
+    await still_answers(client, tmp_path)
+    assert [message.message for message in client.messages if message.type == types.MessageType.Error] == []
+
+
 async def test_requests_for_closed_documents_and_out_of_range_positions(client: LanguageClient, tmp_path: Path) -> None:
     """Hover, completion and symbols for a closed document or a position past the end answer without failing."""
     make_workspace(tmp_path)

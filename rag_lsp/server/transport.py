@@ -59,17 +59,16 @@ def decode(body: bytes, protocol: JsonRPCProtocol) -> Any:
     except orjson.JSONDecodeError:
         # What orjson refuses and JSON allows, read as pygls reads it (or its error).
         return json.loads(body, object_hook=protocol.structure_message)
-    return protocol.structure_message(data) if type(data) is dict else data
+    if type(data) is not dict or not ("method" in data or "result" in data or "error" in data):
+        return data  # no message pygls knows (see _refuse_non_message)
+    return protocol.structure_message(data)
 
 
 def _refused_request(body: bytes, protocol: JsonRPCProtocol, error: Exception) -> bool:
     """Answer a request whose params pygls could not read (a negative line, a
     missing ``textDocument``) with InvalidParams, as JSON-RPC asks: the client
     would otherwise wait for an answer for ever. False when ``body`` is no request."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return False
+    data = _json_or_none(body)
     if type(data) is not dict or "method" not in data or type(data.get("id")) not in (int, str):
         return False
     log.warning("refused %s: its params are not valid: %s", data["method"], error)
@@ -80,16 +79,46 @@ def _refused_request(body: bytes, protocol: JsonRPCProtocol, error: Exception) -
     return True
 
 
+def _json_or_none(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _refuse_non_message(data: Any, protocol: JsonRPCProtocol) -> None:
+    """JSON that is no JSON-RPC message pygls knows (``{}``, ``null``, a batch, an
+    id without a method): answered InvalidRequest when it carries an id to answer,
+    else only logged. The user is not told: it is the client's fault, not theirs."""
+    if isinstance(data, dict):
+        shown = "an object with keys " + ", ".join(map(str, data)) if data else "{}"
+    else:
+        shown = "null" if data is None else type(data).__name__
+    log.warning("ignored a message that is not a JSON-RPC request, response or notification: %s", shown)
+    if isinstance(data, dict) and type(data.get("id")) in (int, str):
+        protocol._send_response(
+            data["id"], error=types.ResponseError(types.ErrorCodes.InvalidRequest, "not a JSON-RPC request: it has no method")
+        )
+
+
 def _handle(body: bytes, protocol: JsonRPCProtocol, error_handler: Callable[[Exception, type[JsonRpcException]], Any] | None) -> None:
     """Decode one message and hand it to pygls; a failure is logged and reported,
     and a request that cannot be read is answered (see _refused_request)."""
     try:
         message = decode(body, protocol)
     except Exception as exc:
-        if not _refused_request(body, protocol, exc):
-            log.exception("Unable to read message")
-            if error_handler is not None:
-                error_handler(exc, JsonRpcException)
+        if _refused_request(body, protocol, exc):
+            return
+        data = _json_or_none(body)
+        if isinstance(data, dict) and "method" not in data and "result" not in data and "error" not in data:
+            _refuse_non_message(data, protocol)
+            return
+        log.exception("Unable to read message")
+        if error_handler is not None:
+            error_handler(exc, JsonRpcException)
+        return
+    if type(message) is dict or type(message) is list or message is None:
+        _refuse_non_message(message, protocol)
         return
     try:
         protocol.handle_message(message)
