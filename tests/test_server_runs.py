@@ -691,6 +691,18 @@ suites:
 """
 
 
+async def test_run_case_past_the_end_of_the_dataset_says_so_once(client: LanguageClient, tmp_path: Path) -> None:
+    """Run case on a line past the dataset's end (read by two suites) runs nothing and says where the dataset ends, once."""
+    _, dataset = make_workspace(tmp_path, suite=SEVERAL_SUITES)
+    await start(client, tmp_path)
+    uri = open_file(client, dataset)
+    await diagnostics(client, uri, 1)
+    answered = await execute(client, types.Command("Run case", "ragLsp.runCase", arguments=[{"uri": uri, "line": 99}]))
+    said = "line 100 is past the end of .punica/evals/code.jsonl (3 lines): there is no case to run"
+    assert answered == {"suites": [], "message": said}
+    assert [message.message for message in client.messages if "past the end" in message.message] == [f"rag-lsp: {said}"]
+
+
 async def test_one_lens_per_case_line_runs_every_suite(client: LanguageClient, tmp_path: Path) -> None:
     """With several suites reading a dataset, each case line has one lens that runs the case in all of them; the hover reads one line per suite."""
     _, dataset = make_workspace(tmp_path, suite=SEVERAL_SUITES)

@@ -345,7 +345,12 @@ class RunThread:
         name = suite.id or "?"
         gdi = suite.scores_metrics_only
         if not line_text(line).strip():
-            _note(outcome, f"line {line + 1} of {suite.dataset} is blank: there is no case to run")
+            source = workspace.read(suite.dataset)
+            count = len(source.text.splitlines()) if source is not None else 0
+            if line >= count:
+                _note(outcome, f"line {line + 1} is past the end of {suite.dataset} ({count:,} lines): there is no case to run")
+            else:
+                _note(outcome, f"line {line + 1} of {suite.dataset} is blank: there is no case to run")
             return
         case_id = case_id_of(line_text(line), gdi) or f"line {line + 1}"
         try:
@@ -380,8 +385,11 @@ class RunThread:
 
 
 def _note(outcome: Outcome, text: str) -> Outcome:
+    """Say why nothing was run, once (each suite that reads a dataset finds the same)."""
     outcome.note = text
-    outcome.messages.append(Message(types.MessageType.Warning, f"rag-lsp: {text}"))
+    message = Message(types.MessageType.Warning, f"rag-lsp: {text}")
+    if message not in outcome.messages:
+        outcome.messages.append(message)
     return outcome
 
 
