@@ -19,6 +19,7 @@ from rag_lsp.core.targets.chunking import Chunking, ChunkingError, chunk_ids, li
 from rag_lsp.core.targets.index import contextual, path_words
 from rag_lsp.core.targets.ranking import Ranked, best_of_block, reciprocal_rank_fusion, top_rows
 from rag_lsp.core.suitefacts import target_info
+from rag_lsp.core.analyze import analyze_file
 from rag_lsp.core.workspace import Workspace
 from tinymodel import write_model
 from workspaces import AUDIT, DEPLOY, RATE_LIMITS, write_files
@@ -459,3 +460,24 @@ def test_a_chunk_that_two_corpora_hold_is_one_hit(docs: Workspace) -> None:
     assert len(ids) == len(set(ids)) == 3
     assert {hit.corpus for hit in answer.hits} == {"all"}
     assert {hit.corpus for hit in ask(target, "tenant bucket", corpora=["docs", "all"]).hits} == {"docs"}
+
+
+def test_a_model_folder_whose_files_link_out_of_the_workspace_is_not_read(tmp_path: Path) -> None:
+    """A model folder of the workspace whose files are links to a model elsewhere is refused as a folder outside
+    it is: the target searches by keyword and says why."""
+    elsewhere = tmp_path / "elsewhere"
+    write_model(elsewhere)
+    root = tmp_path / "workspace"
+    workspace = write(root, {"docs/cars.md": "A car has a wheel.\n", "docs/fruit.md": "A banana is a fruit.\n"})
+    (root / "models" / "tiny").mkdir(parents=True)
+    for name in ("config.json", "model.safetensors", "tokenizer.json"):
+        (root / "models" / "tiny" / name).symlink_to(elsewhere / name)
+    target = builtin(workspace, model="models/tiny")
+    assert ask(target, "automobile").mode == "keyword"
+    (note,) = target.take_notes()
+    assert "models/tiny/config.json is a link out of the workspace" in note
+    # The check says so first, on the `model` value.
+    (root / ".punica").mkdir()
+    (root / ".punica" / "targets.yaml").write_text("targets:\n  vectors.query:\n    builtin: {model: models/tiny}\n", encoding="utf-8")
+    (finding,) = analyze_file(Workspace(root), ".punica/targets.yaml")
+    assert finding.code == "RAG004" and "config.json, model.safetensors, tokenizer.json link out of the workspace" in finding.message

@@ -121,7 +121,9 @@ def _chunking(context, node):
                     "remove it, or use `unit: lines`",
                 )
         return
-    size_value = size.scalar() if size is not None else 40
+    from ..targets.chunking import DEFAULT_SIZE
+
+    size_value = size.scalar() if size is not None else DEFAULT_SIZE
     if overlap is None or type(size_value) is not int or type(overlap.scalar()) is not int:
         return
     if overlap.scalar() >= size_value:
@@ -136,7 +138,7 @@ def _model(context, node):
     if node is None:
         return
     name = node.scalar()
-    from ..modelfiles import WORDLLAMA, model2vec_problem
+    from ..modelfiles import MODEL2VEC_FILES, WORDLLAMA, model2vec_problem
 
     if not isinstance(name, str) or not name.strip() or name == WORDLLAMA:
         return
@@ -145,6 +147,10 @@ def _model(context, node):
         problem = "it is not a folder of the workspace (the builtin target reads only workspace files)"
     else:
         problem = model2vec_problem(folder)
+    if problem is None:
+        linked = [part for part in MODEL2VEC_FILES if not context.workspace.contains(folder / part)]
+        if linked:
+            problem = f"{', '.join(linked)} link out of the workspace (the builtin target reads only workspace files)"
     if problem is not None:
         yield RULE.finding(
             context.node_range(node),

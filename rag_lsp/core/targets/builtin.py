@@ -286,7 +286,14 @@ class BuiltinTarget(Target):
         name = self.options.model
         if name == embedding.WORDLLAMA:
             return embedding.wordllama_files()
-        return embedding.model2vec_files(self._model_folder(name), name)
+        folder = self._model_folder(name)
+        files = embedding.model2vec_files(folder, name)
+        for path in (folder / "config.json", files.weights, files.tokenizer):
+            if not self.workspace.contains(path):
+                raise embedding.ModelError(
+                    f"{name}/{path.name} is a link out of the workspace (the builtin target reads only workspace files)"
+                )
+        return files
 
     def _model_stamp(self) -> str:
         """What identifies the model's files as they are now (their paths, sizes and
