@@ -499,6 +499,8 @@ def _issues_at(error: ValidationError) -> Iterator[SchemaIssue]:
         yield SchemaIssue(path, f"{_describe(instance)} is out of range: must be {relation} {value}", "value", keyword)
     elif keyword == "minItems":
         yield SchemaIssue(path, f"needs at least {counted(value, 'item')}", "value", keyword)
+    elif keyword == "minProperties":
+        yield SchemaIssue(path, f"needs at least {counted(value, 'key')}", "value", keyword)
     elif keyword == "maxItems":
         yield SchemaIssue(path, f"allows at most {counted(value, 'item')}", "value", keyword)
     elif keyword == "minLength":

@@ -176,7 +176,7 @@ def _why_never_returned(workspace, value: str, target: str, corpora) -> str | No
             "so no hit can match it: expect a file it searches"
         )
     if why == IN_NO_CORPUS:
-        held = "; ".join(f"{name}: {', '.join(globs) or 'no glob'}" for name, globs in corpora)
+        held = "; ".join(f"{name}: {', '.join(globs) or 'no glob'}" for name, globs in corpora) or "it has none"
         return (
             f"{value!r} is in none of the corpora of {builtin} ({held}), so no hit can match it: add a glob that holds it "
             "to a corpus in .punica/targets.yaml, or expect a file the corpora hold"
