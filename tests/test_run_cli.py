@@ -480,7 +480,8 @@ def test_errors_in_the_targets_config_stop_the_suites_of_their_target(tmp_path: 
     by_id = {suite["id"]: suite for suite in document["suites"]}
     assert by_id["code"]["passed"]
     assert by_id["short"]["error"].startswith(
-        "not run: .punica/targets.yaml has 1 error for its target 'vectors.short' (line 7: RAG004 unknown key 'chunkng'"
+        "not run: .punica/targets.yaml has 1 error for its target 'vectors.short' "
+        "(line 7 (`chunkng: {unit: lines, size: 20}`): RAG004 unknown key 'chunkng'"
     )
     targets.write_text("targets:\n  vectors.query:\n    builtin: {corpora: {code: ['src/**']}}\n\t\n", encoding="utf-8")
     code, document = run_json(cwd=tmp_path)

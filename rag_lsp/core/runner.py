@@ -469,7 +469,10 @@ class Runner:
         if config_errors:
             result.findings = tuple(config_errors)
             relative = self.workspace.targets_file() or ""
-            reason = _describe_findings(config_errors, relative, f"its target {suite.target!r}")
+            parsed = self.workspace.parsed_yaml(relative)
+            reason = _describe_findings(
+                config_errors, relative, f"its target {suite.target!r}", parsed.lines.line_text if parsed is not None else None
+            )
             return self._refuse(result, reason, thresholds, config_errors[0].code)
         info = self.workspace.targets().get(suite.target or "")
         if info is None:
@@ -906,13 +909,24 @@ class _Reporter:
             self.callback(self.count, self.total)
 
 
-def _describe_findings(findings: list[Finding], path: str, concerning: str = "this suite") -> str:
+def _describe_findings(
+    findings: list[Finding], path: str, concerning: str = "this suite", line_text: Callable[[int], str] | None = None
+) -> str:
     count = counted(len(findings), "error")
-    return f"not run: {path} has {count} for {concerning} ({_first_three(findings)}); `rag-lsp check` lists them"
+    return f"not run: {path} has {count} for {concerning} ({_first_three(findings, line_text)}); `rag-lsp check` lists them"
 
 
-def _first_three(findings: list[Finding]) -> str:
-    shown = "; ".join(f"line {f.range.start.line + 1}: {f.code} {f.message}" for f in findings[:3])
+def _first_three(findings: list[Finding], line_text: Callable[[int], str] | None = None) -> str:
+    """The first three findings with their lines; with ``line_text``, each line's
+    text too (a message that names no key, `.inf is not a number here`, then
+    says of what)."""
+
+    def where(finding: Finding) -> str:
+        line = finding.range.start.line
+        text = line_text(line).strip() if line_text is not None else ""
+        return f"line {line + 1} (`{text}`)" if text and len(text) <= 80 else f"line {line + 1}"
+
+    shown = "; ".join(f"{where(f)}: {f.code} {f.message}" for f in findings[:3])
     return shown + (f"; and {len(findings) - 3:,} more" if len(findings) > 3 else "")
 
 
