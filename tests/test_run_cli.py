@@ -333,13 +333,14 @@ def test_an_answer_without_a_mode_is_said_so_not_called_keyword_search(tmp_path:
 
 
 def test_wrong_builtin_options_are_a_reason_not_a_traceback(tmp_path: Path) -> None:
-    """An unknown retrieval or a bad chunking in the targets config: the suite is not run, and says what to write instead."""
+    """An unknown retrieval or a bad chunking in the targets config: the suite is not run, and says what to write
+    instead, with the finding `rag-lsp check` reports (one verdict: the same message and code)."""
     make_workspace(tmp_path)
     targets = tmp_path / ".punica" / "targets.yaml"
     for options, said in (
-        ("{retrieval: semantik}", "`builtin.retrieval` must be semantic, keyword or hybrid, not 'semantik'"),
-        ("{chunking: {unit: lines, size: 10, overlap: 10}}", "`chunking.overlap` must be a whole number of lines"),
-        ("{chunking: {unit: file, size: 3}}", "`chunking: {unit: file}` takes no `size` or `overlap`"),
+        ("{retrieval: semantik}", "'semantik' is not allowed (did you mean 'semantic'?); use one of: semantic, keyword, hybrid"),
+        ("{chunking: {unit: lines, size: 10, overlap: 10}}", "`overlap` (10) must be less than `size` (10)"),
+        ("{chunking: {unit: file, size: 3}}", "`size` does not apply to `unit: file`"),
     ):
         targets.write_text(f"targets:\n  vectors.query:\n    builtin: {options}\n", encoding="utf-8")
         code, document = run_json(cwd=tmp_path)
@@ -347,10 +348,11 @@ def test_wrong_builtin_options_are_a_reason_not_a_traceback(tmp_path: Path) -> N
         assert code == 1, suite["error"]
         assert suite["broken"], suite["error"]
         assert said in suite["error"], suite["error"]
-        assert "RAG405" in suite["error"], suite["error"]
+        assert suite["error"].endswith("(RAG004)"), suite["error"]
         checked = rag_lsp("check", "--format", "json", cwd=tmp_path)
         assert checked.returncode == 1
-        assert [f["code"] for f in json.loads(checked.stdout)] == ["RAG004"]
+        (finding,) = json.loads(checked.stdout)
+        assert finding["code"] == "RAG004" and said in finding["message"]
 
 
 def test_a_model_that_cannot_be_loaded_is_said_once_and_fails_the_semantic_threshold(tmp_path: Path) -> None:

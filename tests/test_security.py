@@ -446,9 +446,11 @@ def test_run_reads_nothing_outside_the_workspace(tmp_path: Path) -> None:
     assert cases["c4"]["scores"]["rag.recall"] == 1.0
     for case in ("c0", "c1", "c2", "c3"):
         assert cases[case]["scores"]["rag.recall"] == 0.0
-    replayed = suites["replayed"]["cases"]
-    assert replayed
-    assert all("leads outside the workspace" in case["broken"] for case in replayed)
+    # The recording is a link out of the workspace: the check reports it in the targets config, and its suite is not run.
+    replayed = suites["replayed"]
+    assert replayed["cases"] == [] and replayed["broken"]
+    assert replayed["error"].startswith("not run: .punica/targets.yaml has 1 error for its target 'rec'")
+    assert "outside the workspace" in replayed["error"]
 
 
 def test_files_index_skips_a_linked_gitignore(tmp_path: Path) -> None:
@@ -476,13 +478,16 @@ async def test_the_server_sends_nothing_from_outside_the_workspace(client: Langu
 
     answers = await ask_everything(client, suite_uri, suite_path.read_text(encoding="utf-8"))
     answers += await ask_everything(client, dataset_uri, dataset_path.read_text(encoding="utf-8"))
-    suites_run = set()
+    suites_run = {}
     for command in run_commands(answers):
         if command.command == "ragLsp.runSuite" and command.arguments[0]["suite"] in ("code", "replayed"):
-            suites_run.add(command.arguments[0]["suite"])
-            await execute(client, command)
-    assert suites_run == {"code", "replayed"}
-    results = await published_when(client, dataset_uri, lambda items: {"RAG400", "RAG405"} <= set(codes(items)))
+            suites_run[command.arguments[0]["suite"]] = await execute(client, command)
+    assert set(suites_run) == {"code", "replayed"}
+    # The recording is a link out of the workspace: the check reports it in the targets config, and its suite is not run.
+    (replayed,) = suites_run["replayed"]["suites"]
+    assert replayed["error"].startswith("not run: .punica/targets.yaml has 1 error for its target 'rec'")
+    assert "outside the workspace" in replayed["error"]
+    results = await published_when(client, dataset_uri, lambda items: "RAG400" in codes(items))
     (found,) = [d for d in results if d.code == "RAG400" and d.range.start.line == 4]
     assert "recall 1.00" in found.message
     # Hover on the cases now lists their ranked hits.

@@ -340,9 +340,16 @@ class Runner:
         errors = [finding for finding in findings if finding.severity == Severity.ERROR]
         if not errors:
             return []
-        entries = _entry_lines(self.workspace.parsed_yaml(relative))
+        parsed = self.workspace.parsed_yaml(relative)
+        entries = _entry_lines(parsed)
         others = {line for entry_id, lines in entries.items() if entry_id != target_id for line in lines}
-        return [finding for finding in errors if finding.range.start.line not in others]
+        # A model that cannot be loaded stops nothing: the target searches by
+        # keyword and says why, the fallback a `rag.mode.semantic` threshold catches.
+        model = _model_span(parsed, target_id)
+        return [
+            finding for finding in errors
+            if finding.range.start.line not in others and not (model is not None and _within(finding, model, parsed))
+        ]
 
     # -------------------------------------------------- running
 
@@ -928,6 +935,21 @@ def _first_three(findings: list[Finding], line_text: Callable[[int], str] | None
 
     shown = "; ".join(f"{where(f)}: {f.code} {f.message}" for f in findings[:3])
     return shown + (f"; and {len(findings) - 3:,} more" if len(findings) > 3 else "")
+
+
+def _model_span(parsed: Any, target_id: str) -> tuple[int, int] | None:
+    """Where the `model` value of a builtin target's entry is (offsets), if it has one."""
+    root = parsed.document.root if parsed is not None else None
+    targets = root.get("targets") if root is not None and root.is_map else None
+    entry = targets.get(target_id) if targets is not None and targets.is_map else None
+    builtin = entry.get("builtin") if entry is not None and entry.is_map else None
+    model = builtin.get("model") if builtin is not None and builtin.is_map else None
+    return (model.start, model.end) if model is not None else None
+
+
+def _within(finding: Finding, span: tuple[int, int], parsed: Any) -> bool:
+    start = parsed.lines.position(span[0])
+    return (finding.range.start.line, finding.range.start.character) == (start.line, start.character)
 
 
 def _entry_lines(parsed: Any) -> dict[str, range]:
