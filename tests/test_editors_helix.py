@@ -26,6 +26,7 @@ def test_helix_languages_toml_starts_rag_lsp_for_suites_and_datasets() -> None:
     assert settings.trusted is False
     languages = {language["name"]: language for language in config["language"]}
     assert set(languages) == {"yaml", "json"}
-    for name, usual in (("yaml", "yaml-language-server"), ("json", "vscode-json-language-server")):
-        # Listing servers replaces Helix's default list: the usual server stays.
-        assert languages[name]["language-servers"] == [usual, "rag-lsp"]
+    # Listing servers replaces Helix's default list (its runtime languages.toml):
+    # the usual servers stay, rag-lsp after them.
+    for name, usual in (("yaml", ["yaml-language-server", "ansible-language-server"]), ("json", ["vscode-json-language-server"])):
+        assert languages[name]["language-servers"] == [*usual, "rag-lsp"]

@@ -244,9 +244,28 @@ Never from dir-locals: a workspace cannot trust itself."
 
 ;;;; Running cases (the server's code lenses and commands)
 
+(defun rag-lsp--execute-async (server command arguments what)
+  "Ask SERVER to execute COMMAND with ARGUMENTS (a vector), WHAT for messages."
+  (jsonrpc-async-request server :workspace/executeCommand
+                         (list :command command :arguments arguments)
+                         :success-fn (lambda (_result) (message "rag-lsp: %s done" what))
+                         :error-fn (lambda (error)
+                                     (message "rag-lsp: %s failed: %s" what
+                                              (plist-get error :message)))))
+
 (defun rag-lsp--execute (command what)
   "Run the server's COMMAND for the code lens nearest point, WHAT for messages.
-A case's lens is on its line; a suite's on its `- id:' line at or above point."
+A case's lens is on its line; a suite's on its `- id:' line at or above point.
+In a dataset, a suite run is of the suites that read it: no lens is looked for
+\(a large dataset's lenses above point would each be resolved first)."
+  (if (and (equal command "ragLsp.runSuite") (derived-mode-p 'rag-lsp-dataset-mode))
+      (rag-lsp--execute-async (rag-lsp--current-server) command
+                              (vector (list :uri (plist-get (eglot--TextDocumentIdentifier) :uri)))
+                              what)
+    (rag-lsp--execute-lens command what)))
+
+(defun rag-lsp--execute-lens (command what)
+  "Run COMMAND of the code lens nearest point (see `rag-lsp--execute')."
   (let* ((server (rag-lsp--current-server))
          (line (1- (line-number-at-pos)))
          (lenses (and (rag-lsp--capable :codeLensProvider)
@@ -269,13 +288,8 @@ A case's lens is on its line; a suite's on its `- id:' line at or above point."
       (user-error "rag-lsp: no %s lens %s" what
                   (if (equal command "ragLsp.runCase") "on this line" "on or above this line")))
     (let ((lens-command (plist-get chosen :command)))
-      (jsonrpc-async-request server :workspace/executeCommand
-                             (list :command (plist-get lens-command :command)
-                                   :arguments (or (plist-get lens-command :arguments) []))
-                             :success-fn (lambda (_result) (message "rag-lsp: %s done" what))
-                             :error-fn (lambda (error)
-                                         (message "rag-lsp: %s failed: %s" what
-                                                  (plist-get error :message)))))))
+      (rag-lsp--execute-async server (plist-get lens-command :command)
+                              (or (plist-get lens-command :arguments) []) what))))
 
 (defun rag-lsp-run-case ()
   "Run the case on the current line (its \"Run case\" code lens)."

@@ -59,5 +59,18 @@ export function documentSelector(settings: { suiteGlobs?: unknown; manifestGlobs
   ];
 }
 
+/**
+ * Whether opening a document the selector matches is reason to start the server:
+ * any but a `pyproject.toml` that holds no `[tool.rag-lsp]` table (every Python
+ * project has a pyproject.toml; the server would only read it to find nothing).
+ */
+export function startsServer(fileName: string, text: string): boolean {
+  const name = fileName.replace(/\\/g, "/").split("/").pop();
+  if (name !== "pyproject.toml") {
+    return true;
+  }
+  return /^\s*\[\s*tool\s*\.\s*["']?rag-lsp["']?\s*[\].]/m.test(text);
+}
+
 /** The files whose presence in a workspace starts the server before anything is opened. */
 export const WORKSPACE_MARKERS = "{**/.punica/**,**/*.suite.yaml,**/*.suite.yml}";

@@ -35,7 +35,7 @@ import {
   resolveServer,
   skippedSettings,
 } from "./command";
-import { WORKSPACE_MARKERS, documentSelector } from "./documents";
+import { WORKSPACE_MARKERS, documentSelector, startsServer } from "./documents";
 import { InterpreterChange, PythonInterpreter } from "./python";
 import { everySuiteRun, runActionsParams, suiteChoices } from "./runs";
 import {
@@ -110,7 +110,7 @@ export class RagLspExtension implements vscode.Disposable {
   }
 
   private handles(document: vscode.TextDocument): boolean {
-    return vscode.languages.match(this.selector(), document) > 0;
+    return vscode.languages.match(this.selector(), document) > 0 && startsServer(document.fileName, document.getText());
   }
 
   private async workspaceWantsServer(): Promise<boolean> {

@@ -366,10 +366,58 @@ local function supports_lenses(client)
   return capabilities.codeLensProvider ~= nil and capabilities.codeLensProvider ~= false
 end
 
+-- Past this many lines, a buffer's lenses are resolved only around the lines its
+-- windows show: Neovim's own refresh resolves every lens of the buffer, a
+-- request per dataset line (100,000 for a large dataset, on every refresh).
+local LAZY_LENS_LINES = 2000
+-- Lines above and below those shown whose lenses are resolved too.
+local LENS_MARGIN = 100
+
+-- The first and last lines (0-based) of `bufnr` its windows show, with the
+-- margin; nil when no window shows it.
+local function shown_lines(bufnr)
+  local first, last
+  for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do
+    local top, bottom = vim.fn.line("w0", win) - 1, vim.fn.line("w$", win) - 1
+    first = first and math.min(first, top) or top
+    last = last and math.max(last, bottom) or bottom
+  end
+  if first == nil then
+    return nil
+  end
+  return first - LENS_MARGIN, last + LENS_MARGIN
+end
+
+-- The lenses of a large buffer, resolved and shown around the lines shown.
+local function refresh_shown_lenses(bufnr)
+  local first, last = shown_lines(bufnr)
+  if first == nil then
+    return
+  end
+  for _, client in ipairs(get_clients(bufnr)) do
+    if supports_lenses(client) then
+      M.fetch_lenses(client, bufnr, function(lens)
+        local at = lens.range.start.line
+        return at >= first and at <= last
+      end, function(err, lenses)
+        if err or not vim.api.nvim_buf_is_loaded(bufnr) then
+          return
+        end
+        vim.lsp.codelens.save(lenses, bufnr, client.id)
+        vim.lsp.codelens.display(lenses, bufnr, client.id)
+      end)
+    end
+  end
+end
+
 -- Re-request the lenses of a buffer, from the rag-lsp client only when no other
 -- client there would be asked for lenses it does not serve.
 function M.refresh_lenses(bufnr)
   if not M.options.codelens or not vim.api.nvim_buf_is_loaded(bufnr) then
+    return
+  end
+  if vim.api.nvim_buf_line_count(bufnr) > LAZY_LENS_LINES then
+    refresh_shown_lenses(bufnr)
     return
   end
   local any = false
@@ -516,8 +564,13 @@ local function fetch_lenses(client, bufnr, wanted, callback)
 end
 M.fetch_lenses = fetch_lenses
 
+local function is_dataset(bufnr)
+  return vim.bo[bufnr].filetype == "jsonl" or vim.api.nvim_buf_get_name(bufnr):match("%.jsonl$") ~= nil
+end
+
 -- Runs the lens command `command` nearest the cursor: on the cursor line for a
--- case; on the cursor line or the nearest line above for a suite.
+-- case; on the cursor line or the nearest line above for a suite (in a dataset,
+-- the suites that read it).
 -- `opts.on_done(err, result)` is called when the server answers.
 local function run_lens(command, opts)
   opts = opts or {}
@@ -536,6 +589,21 @@ local function run_lens(command, opts)
   if not supports_lenses(client) then
     notify("this rag-lsp server offers no code lenses, so no " .. what .. "; upgrade rag-lsp", vim.log.levels.WARN)
     return done("no code lenses")
+  end
+  if command == RUN_SUITE and is_dataset(bufnr) then
+    -- In a dataset, the server runs the suites that read it: no lens to look for
+    -- (a large dataset's lenses above the cursor would each be resolved first).
+    local params = { command = RUN_SUITE, arguments = { { uri = vim.uri_from_bufnr(bufnr) } } }
+    request(client, "workspace/executeCommand", params, function(run_err, result)
+      if run_err then
+        notify(what .. " failed: " .. (run_err.message or vim.inspect(run_err)), vim.log.levels.ERROR)
+      end
+      for _, attached in ipairs(attached_buffers(client)) do
+        M.refresh_lenses(attached)
+      end
+      done(run_err, result, nil)
+    end, bufnr)
+    return
   end
   local wanted = function(lens)
     local at = lens.range.start.line
@@ -843,6 +911,15 @@ function M.setup(options)
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(bufnr) and vim.tbl_contains(M.options.filetypes, vim.bo[bufnr].filetype) then
       M.attach(bufnr)
+    end
+  end
+  -- A dataset among them has no filetype where Neovim knows no jsonl (before
+  -- 0.8: the detection added above applies to buffers read from now on); given
+  -- one, the FileType autocommand attaches it.
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(bufnr)
+    if vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].filetype == "" and name:match("%.jsonl$") then
+      vim.bo[bufnr].filetype = "jsonl"
     end
   end
 end

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { anywhere, documentSelector } from "../documents";
+import { anywhere, documentSelector, startsServer } from "../documents";
 import { globToRegExp } from "../testing/fake-vscode";
 
 test("workspace-relative globs match anywhere in an absolute path", () => {
@@ -43,4 +43,12 @@ test("the user's globs choose the YAML files; bad values fall back to the defaul
     ["**/evals/*.yaml", "**/metrics/*.yaml", "**/.punica/**", "**/.punica/rag-lsp.toml", "**/pyproject.toml"],
   );
   assert.equal(documentSelector({ suiteGlobs: [1], manifestGlobs: [] }).length, documentSelector({}).length);
+});
+
+test("a pyproject.toml starts the server only when it holds a [tool.rag-lsp] table", () => {
+  assert.ok(startsServer("/ws/.punica/evals/code.suite.yaml", "suites: []\n"));
+  assert.ok(startsServer("/ws/pyproject.toml", "[project]\nname = 'x'\n\n[tool.rag-lsp]\nmax-file-bytes = 1000\n"));
+  assert.ok(startsServer("C:\\ws\\pyproject.toml", '[tool."rag-lsp".severity]\nRAG207 = "off"\n'));
+  assert.ok(!startsServer("/ws/pyproject.toml", "[project]\nname = 'x'\n\n[tool.ruff]\nline-length = 100\n"));
+  assert.ok(!startsServer("/ws/pyproject.toml", "# [tool.rag-lsp] is documented elsewhere\n"));
 });

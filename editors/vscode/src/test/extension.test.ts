@@ -177,6 +177,8 @@ test("with no suite in the workspace the server waits for a suite, dataset or ma
   assert.equal(clients().length, 0);
   state.opened.fire(document("/work/space/docker-compose.yaml", "yaml"));
   state.opened.fire(document("/work/space/notes.json", "json"));
+  // A Python project's own pyproject.toml, with no [tool.rag-lsp] table.
+  state.opened.fire(document("/work/space/pyproject.toml", "toml", "[project]\nname = 'space'\n"));
   await settle();
   assert.equal(clients().length, 0);
   state.opened.fire(document("/work/space/evals/code.suite.yaml", "yaml"));

@@ -29,10 +29,16 @@ export interface FakeDocument {
   uri: { scheme: string; fsPath: string; toString(): string };
   languageId: string;
   fileName: string;
+  getText(): string;
 }
 
-export function document(fsPath: string, languageId: string): FakeDocument {
-  return { uri: { scheme: "file", fsPath, toString: () => `file://${fsPath}` }, languageId, fileName: fsPath };
+export function document(fsPath: string, languageId: string, text = ""): FakeDocument {
+  return {
+    uri: { scheme: "file", fsPath, toString: () => `file://${fsPath}` },
+    languageId,
+    fileName: fsPath,
+    getText: () => text,
+  };
 }
 
 /** Settings by scope, as `inspect()` reports them; defaults as package.json declares them. */
