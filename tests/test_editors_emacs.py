@@ -169,7 +169,10 @@ def test_run_commands_execute_the_lens_at_point(emacs: str, tmp_path: Path) -> N
     )
     assert dump["suite_diagnostics"] == {"RAG404": [suite_line]}
     assert dump["run_case_without_lens"] == "rag-lsp: no Run case lens on this line"
-    ran = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    # In the dataset, rag-lsp-run-suite runs the suites that read it (the stand-in marks its line 0).
+    assert dump["dataset_suite_diagnostics"] == {"RAG404": [0]}
+    logged = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    ran = [entry for entry in logged if "command" in entry]
     evals = workspace / ".punica" / "evals"
     assert ran == [
         {"command": "ragLsp.runCase", "arguments": {"uri": (evals / "gateway.jsonl").as_uri(), "line": 1}},
@@ -177,6 +180,7 @@ def test_run_commands_execute_the_lens_at_point(emacs: str, tmp_path: Path) -> N
             "command": "ragLsp.runSuite",
             "arguments": {"uri": (evals / "gateway.suite.yaml").as_uri(), "line": suite_line},
         },
+        {"command": "ragLsp.runSuite", "arguments": {"uri": (evals / "gateway.jsonl").as_uri()}},
     ]
 
 

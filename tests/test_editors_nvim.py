@@ -250,11 +250,19 @@ def test_nvim_displays_lenses_and_runs_them(nvim: str, tmp_path: Path) -> None:
     # No case lens on the line: said, and nothing run.
     assert dump["run_case_without_lens"]["err"] == "no lens"
     assert any("no Run case lens on this line" in n["message"] for n in dump["notifications"])
-    ran = [json.loads(line) for line in (tmp_path / "stub.log").read_text(encoding="utf-8").splitlines()]
+    # A 3,000-line dataset: only the lenses around the lines shown were resolved (a
+    # request each), not one per line, and :RagRunSuite in it resolved none more:
+    # it runs the suites that read the dataset.
+    assert 0 < dump["big_resolved"] < 500, dump["big_resolved"]
+    assert dump["run_suite_in_dataset"]["err"] is None
+    logged = [json.loads(line) for line in (tmp_path / "stub.log").read_text(encoding="utf-8").splitlines()]
+    ran = [entry for entry in logged if "command" in entry]
+    big_uri = (workspace / ".punica" / "evals" / "big.jsonl").as_uri()
     assert ran == [
         {"command": "ragLsp.runCase", "arguments": {"uri": uri, "line": 1}},
         {"command": "ragLsp.runCase", "arguments": {"uri": uri, "line": 3}},
         {"command": "ragLsp.runSuite", "arguments": {"uri": suite_path.as_uri(), "line": suite_line}},
+        {"command": "ragLsp.runSuite", "arguments": {"uri": big_uri}},
     ]
 
 

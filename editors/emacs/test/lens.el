@@ -54,6 +54,12 @@
                     (condition-case told (progn (rag-lsp-run-case) "ran")
                       (user-error (error-message-string told))))
               dump)
+        ;; In a dataset, a suite run is of the suites that read it: no lens is looked for.
+        (find-file (expand-file-name ".punica/evals/gateway.jsonl" workspace))
+        (goto-char (point-max))
+        (rag-lsp-run-suite)
+        (rag-lsp-lens--wait (lambda () (assoc "RAG404" (rag-lsp-lens--codes))) 30)
+        (push (cons 'dataset_suite_diagnostics (rag-lsp-lens--codes)) dump)
         (ignore-errors (eglot-shutdown (eglot-current-server))))
     (error (push (cons 'error (error-message-string failure)) dump)))
   (with-temp-file out

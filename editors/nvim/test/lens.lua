@@ -129,6 +129,35 @@ local function main()
   vim.api.nvim_win_set_cursor(0, { 1, 0 })
   dump.run_case_without_lens = run(rag.run_case)
   table.insert(dump.steps, "run_suite")
+
+  -- A large dataset: its lenses are resolved only around the lines shown, and
+  -- :RagRunSuite runs the suites that read it without resolving any lens.
+  local big_path = workspace .. "/.punica/evals/big.jsonl"
+  local rows = {}
+  for number = 1, 3000 do
+    rows[number] = string.format('{"id": "c%d", "input": {"query": "q"}, "expect": {"relevant": ["src/gateway.ts"]}}', number)
+  end
+  vim.fn.writefile(rows, big_path)
+  vim.cmd("edit " .. vim.fn.fnameescape(big_path))
+  local big = vim.api.nvim_get_current_buf()
+  wait_for(20000, function()
+    return (displayed_lenses(big)["0"] or ""):find("Run case") ~= nil
+  end)
+  local function resolved_in_big()
+    local count = 0
+    for _, line in ipairs(vim.fn.readfile(os.getenv("RAG_LSP_STUB_LOG"))) do
+      local entry = vim.fn.json_decode(line)
+      if entry.resolved and entry.resolved:find("big.jsonl", 1, true) then
+        count = count + 1
+      end
+    end
+    return count
+  end
+  dump.big_resolved = resolved_in_big()
+  vim.api.nvim_win_set_cursor(0, { 2500, 0 })
+  dump.run_suite_in_dataset = run(rag.run_suite)
+  dump.big_resolved_after_run = resolved_in_big()
+  table.insert(dump.steps, "large_dataset")
 end
 
 -- Beside this script: run main, write the dump, stop the servers and quit.
