@@ -342,13 +342,17 @@ class Runner:
             return []
         parsed = self.workspace.parsed_yaml(relative)
         entries = _entry_lines(parsed)
+        # Lines of other entries only (a flow mapping may hold several on one line:
+        # what is found there concerns each of them).
         others = {line for entry_id, lines in entries.items() if entry_id != target_id for line in lines}
+        others.difference_update(entries.get(target_id, ()))
         # A model that cannot be loaded stops nothing: the target searches by
         # keyword and says why, the fallback a `rag.mode.semantic` threshold catches.
-        model = _model_span(parsed, target_id)
+        model = _model_position(parsed, target_id)
         return [
             finding for finding in errors
-            if finding.range.start.line not in others and not (model is not None and _within(finding, model, parsed))
+            if finding.range.start.line not in others
+            and (finding.range.start.line, finding.range.start.character) != model
         ]
 
     # -------------------------------------------------- running
@@ -937,19 +941,18 @@ def _first_three(findings: list[Finding], line_text: Callable[[int], str] | None
     return shown + (f"; and {len(findings) - 3:,} more" if len(findings) > 3 else "")
 
 
-def _model_span(parsed: Any, target_id: str) -> tuple[int, int] | None:
-    """Where the `model` value of a builtin target's entry is (offsets), if it has one."""
+def _model_position(parsed: Any, target_id: str) -> tuple[int, int] | None:
+    """Where the `model` value of a builtin target's entry begins (line, column),
+    where the check reports a model it cannot find; None when it has none."""
     root = parsed.document.root if parsed is not None else None
     targets = root.get("targets") if root is not None and root.is_map else None
     entry = targets.get(target_id) if targets is not None and targets.is_map else None
     builtin = entry.get("builtin") if entry is not None and entry.is_map else None
     model = builtin.get("model") if builtin is not None and builtin.is_map else None
-    return (model.start, model.end) if model is not None else None
-
-
-def _within(finding: Finding, span: tuple[int, int], parsed: Any) -> bool:
-    start = parsed.lines.position(span[0])
-    return (finding.range.start.line, finding.range.start.character) == (start.line, start.character)
+    if model is None:
+        return None
+    start = parsed.lines.position(model.start)
+    return start.line, start.character
 
 
 def _entry_lines(parsed: Any) -> dict[str, range]:
