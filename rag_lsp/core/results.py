@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -361,18 +361,19 @@ def suite_marks(
         else:
             versus = _versus(before.aggregates, result.aggregates, baseline.direction)
 
-    def mark(start: int, end: int, code: str | None, message: str, lens: str | None = None) -> None:
+    def mark(start: int, end: int, code: str | None, message: str, lens: str | None = None, covered: int = 1) -> None:
         position = lines.position(start)
         text = lines.line_text(position.line)
         stop = lines.position(end)
         end_character = stop.character if stop.line == position.line else len(text)
-        placed.append((position.line, Mark(key, SUITE, code, position.character, end_character, message, text, lens)))
+        placed.append(
+            (position.line, Mark(key, SUITE, code, position.character, end_character, message, text, lens, lines=covered))
+        )
 
     first = suite.node.start
-    mark(first, first, None, "", suite_title(result, versus) + new_suite)
-    last = lines.position(max(first, suite.node.end - 1)).line
-    verdict_line, verdict = placed[0]
-    placed[0] = (verdict_line, replace(verdict, lines=last - verdict_line + 1))
+    # The verdict covers the suite's lines: editing any of them makes it stale.
+    covered = lines.position(max(first, suite.node.end - 1)).line - lines.position(first).line + 1
+    mark(first, first, None, "", suite_title(result, versus) + new_suite, covered)
     if result.error is not None:
         if _target_refusal(result):
             # Its target's id; a target written as no mapping, itself.
