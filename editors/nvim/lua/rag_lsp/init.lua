@@ -590,10 +590,9 @@ local function run_lens(command, opts)
     notify("this rag-lsp server offers no code lenses, so no " .. what .. "; upgrade rag-lsp", vim.log.levels.WARN)
     return done("no code lenses")
   end
-  if command == RUN_SUITE and is_dataset(bufnr) then
-    -- In a dataset, the server runs the suites that read it: no lens to look for
-    -- (a large dataset's lenses above the cursor would each be resolved first).
-    local params = { command = RUN_SUITE, arguments = { { uri = vim.uri_from_bufnr(bufnr) } } }
+  -- Executes the run command (of `lens`, when one was found); then every attached
+  -- buffer's lenses are asked for again.
+  local function execute(params, lens)
     request(client, "workspace/executeCommand", params, function(run_err, result)
       if run_err then
         notify(what .. " failed: " .. (run_err.message or vim.inspect(run_err)), vim.log.levels.ERROR)
@@ -601,9 +600,13 @@ local function run_lens(command, opts)
       for _, attached in ipairs(attached_buffers(client)) do
         M.refresh_lenses(attached)
       end
-      done(run_err, result, nil)
+      done(run_err, result, lens)
     end, bufnr)
-    return
+  end
+  if command == RUN_SUITE and is_dataset(bufnr) then
+    -- In a dataset, the server runs the suites that read it: no lens to look for
+    -- (a large dataset's lenses above the cursor would each be resolved first).
+    return execute({ command = RUN_SUITE, arguments = { { uri = vim.uri_from_bufnr(bufnr) } } }, nil)
   end
   local wanted = function(lens)
     local at = lens.range.start.line
@@ -630,16 +633,7 @@ local function run_lens(command, opts)
       notify("no " .. what .. " lens " .. where, vim.log.levels.WARN)
       return done("no lens")
     end
-    local params = { command = chosen.command.command, arguments = chosen.command.arguments }
-    request(client, "workspace/executeCommand", params, function(run_err, result)
-      if run_err then
-        notify(what .. " failed: " .. (run_err.message or vim.inspect(run_err)), vim.log.levels.ERROR)
-      end
-      for _, attached in ipairs(attached_buffers(client)) do
-        M.refresh_lenses(attached)
-      end
-      done(run_err, result, chosen)
-    end, bufnr)
+    execute({ command = chosen.command.command, arguments = chosen.command.arguments }, chosen)
   end)
 end
 
