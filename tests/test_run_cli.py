@@ -452,6 +452,12 @@ def test_a_suite_file_that_cannot_be_read_is_reported_as_not_run(tmp_path: Path)
     asked = rag_lsp("run", "--suite", "strict", cwd=tmp_path)
     assert asked.returncode == 2
     assert "no suite 'strict' here; suites: code (no suite of .punica/evals/strict.suite.yaml can be read" in asked.stderr
+    # An empty suite file, with nothing wrong and nothing to run, is no suite: a folder holding only it has none.
+    lone = tmp_path / "lone"
+    (lone / ".punica" / "evals").mkdir(parents=True)
+    (lone / ".punica" / "evals" / "empty.suite.yaml").write_text("", encoding="utf-8")
+    empty = rag_lsp("run", cwd=lone)
+    assert empty.returncode == 2 and "no suites found" in empty.stderr
 
 
 def test_run_without_a_path_runs_the_whole_workspace_from_a_subfolder(tmp_path: Path) -> None:

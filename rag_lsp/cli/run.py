@@ -154,6 +154,9 @@ def run_command(arguments: argparse.Namespace) -> int:
         ks=ks,
         recordings=recordings,
     )
+    if not run.results and all(isinstance(suite, str) for _, suite in selected):
+        # Only suite files that hold no suite, and no error either (an empty file).
+        raise _no_suites([Path(path) for path in arguments.paths] or [Path.cwd()])
     from . import run_formats
 
     output = run_formats.FORMATS[arguments.format](run)
@@ -348,9 +351,13 @@ def select(paths: list[Path], suite_ids: list[str] | None) -> list[tuple[Workspa
     else:
         found += unread.values()
     if not found:
-        where = ", ".join(str(path) for path in paths)
-        raise UsageError(f"no suites found in {where} (suite files are YAML files with a top-level `suites:`)")
+        raise _no_suites(paths)
     return found
+
+
+def _no_suites(paths: list[Path]) -> UsageError:
+    where = ", ".join(str(path) for path in paths)
+    return UsageError(f"no suites found in {where} (suite files are YAML files with a top-level `suites:`)")
 
 
 def execute(
