@@ -106,9 +106,15 @@ export function didChangeConfigurationParams(settings: Record<string, unknown>):
   return { settings: { [SECTION]: settings } };
 }
 
-/** Whether a configuration change means finding the server again (the settings that choose it changed). */
+/**
+ * Whether a configuration change means starting the server again: the settings
+ * that choose it changed, or the globs that choose the documents it is given
+ * (the language client's document selector is fixed when it starts).
+ */
 export function changeNeedsRestart(affects: (section: string) => boolean): boolean {
-  return ["serverCommand", "pythonPath", "importStrategy"].some((key) => affects(`${SECTION}.${key}`));
+  return ["serverCommand", "pythonPath", "importStrategy", "suiteGlobs", "manifestGlobs"].some((key) =>
+    affects(`${SECTION}.${key}`),
+  );
 }
 
 /** Whether a configuration change concerns the server's settings (and so is sent to it). */

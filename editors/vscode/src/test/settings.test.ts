@@ -57,6 +57,9 @@ test("a change of the server command restarts; a change of a server setting is s
   const only = (section: string) => (asked: string) => asked === section;
   assert.ok(changeNeedsRestart(only("ragLsp.serverCommand")));
   assert.ok(changeNeedsRestart(only("ragLsp.pythonPath")));
+  // The globs choose the documents the client gives the server: its selector is made when it starts.
+  assert.ok(changeNeedsRestart(only("ragLsp.suiteGlobs")));
+  assert.ok(changeNeedsRestart(only("ragLsp.manifestGlobs")));
   assert.ok(!changeNeedsRestart(only("ragLsp.severity")));
   assert.ok(changeConcernsServer(only("ragLsp.severity")));
   assert.ok(changeConcernsServer(only("ragLsp.baseline")));
