@@ -204,7 +204,8 @@ def _unserved_corpora(context, served, said: dict[str, str], builtins: tuple[str
     if type(corpora) is not list:
         return
     if not corpora and builtins:
-        serves = ", ".join(sorted(set.intersection(*(set(corpora) for target, corpora in served if target in builtins))))
+        served_by_builtins = [set(names) for target, names in served if target in builtins]
+        serves = ", ".join(sorted(set.intersection(*served_by_builtins))) if served_by_builtins else ""
         yield RULE.finding(
             context.value_range("input", "corpora"),
             f"`input.corpora` is empty: the builtin target {builtins[0]!r} would search no corpus, and refuses the "
