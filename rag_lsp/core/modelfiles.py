@@ -5,6 +5,7 @@ tokenizer), so checking stays as quick as it was."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 WORDLLAMA = "wordllama"
 MODEL2VEC_FILES = ("config.json", "model.safetensors", "tokenizer.json")
@@ -21,3 +22,10 @@ def model2vec_problem(folder: Path) -> str | None:
     if missing:
         return f"it has no {', '.join(missing)}"
     return None
+
+
+def files_outside(folder: Path, inside: Callable[[Path], bool]) -> list[str]:
+    """The model files of ``folder`` that are not in the workspace by ``inside``
+    (its test, links resolved): links out of it, which the builtin target never
+    reads, as it reads no other file outside."""
+    return [name for name in MODEL2VEC_FILES if not inside(folder / name)]

@@ -138,7 +138,7 @@ def _model(context, node):
     if node is None:
         return
     name = node.scalar()
-    from ..modelfiles import MODEL2VEC_FILES, WORDLLAMA, model2vec_problem
+    from ..modelfiles import WORDLLAMA, files_outside, model2vec_problem
 
     if not isinstance(name, str) or not name.strip() or name == WORDLLAMA:
         return
@@ -148,7 +148,7 @@ def _model(context, node):
     else:
         problem = model2vec_problem(folder)
     if problem is None:
-        linked = [part for part in MODEL2VEC_FILES if not context.workspace.contains(folder / part)]
+        linked = files_outside(folder, context.workspace.contains)
         if linked:
             problem = f"{', '.join(linked)} link out of the workspace (the builtin target reads only workspace files)"
     if problem is not None:

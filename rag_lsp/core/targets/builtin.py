@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..files import globs_matcher, hidden
+from ..modelfiles import files_outside
 from ..suitefacts import BUILTIN_FIELDS, TargetInfo
 from ..workspace import Workspace
 from .base import Answer, Hit, Request, Target, TargetError
@@ -288,11 +289,11 @@ class BuiltinTarget(Target):
             return embedding.wordllama_files()
         folder = self._model_folder(name)
         files = embedding.model2vec_files(folder, name)
-        for path in (folder / "config.json", files.weights, files.tokenizer):
-            if not self.workspace.contains(path):
-                raise embedding.ModelError(
-                    f"{name}/{path.name} is a link out of the workspace (the builtin target reads only workspace files)"
-                )
+        linked = files_outside(folder, self.workspace.contains)
+        if linked:
+            raise embedding.ModelError(
+                f"{name}/{linked[0]} is a link out of the workspace (the builtin target reads only workspace files)"
+            )
         return files
 
     def _model_stamp(self) -> str:
