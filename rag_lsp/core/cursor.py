@@ -257,7 +257,7 @@ def _value_cursor(line: int, current: str, path: tuple[Any, ...], value_start: i
             quote = char
         elif char in "[{":
             part = ITEM if stack and stack[-1]["kind"] == "seq" else (stack[-1]["key"] if stack else None)
-            stack.append({"kind": "seq" if char == "[" else "map", "key": None, "part": part, "keys": set()})
+            stack.append({"kind": "seq" if char == "[" else "map", "key": None, "part": part, "open": index})
             token_start = index + 1
         elif char in "]}":
             if stack:
@@ -270,7 +270,6 @@ def _value_cursor(line: int, current: str, path: tuple[Any, ...], value_start: i
             following = current[index + 1 : index + 2]
             if following in ("", " ", ",", "}", "]"):
                 stack[-1]["key"] = current[token_start:index].strip().strip("\"'")
-                stack[-1]["keys"].add(stack[-1]["key"])
                 token_start = index + 1
         elif char == "#" and not stack and current[index - 1 : index] in (" ", "\t"):
             return YamlCursor(line, path, VALUE, character, character, "")  # in a comment
@@ -305,19 +304,20 @@ def _value_cursor(line: int, current: str, path: tuple[Any, ...], value_start: i
     rest = current[key_end:].lstrip(token_quote + " ")
     # The mapping's other keys, before the cursor and after it: completion leaves
     # them out, as it does in block style.
-    siblings = (top["keys"] | _flow_keys_after(current, key_end)) - {current[start:key_end]}
+    siblings = _flow_mapping_keys(current, top["open"]) - {current[start:key_end]}
     return YamlCursor(
         line, tuple(full), KEY, start, key_end, current[start:key_end], token_quote,
         has_colon=rest.startswith(":"), flow=True, siblings=frozenset(siblings),
     )
 
 
-def _flow_keys_after(current: str, index: int) -> set[str]:
-    """The keys of the flow mapping that ``index`` is in, after it on its line."""
+def _flow_mapping_keys(current: str, opening: int) -> set[str]:
+    """The keys of the flow mapping whose ``{`` is at ``opening``, as far as its line goes."""
     keys: set[str] = set()
     depth = 0
     quote = ""
-    token_start = None  # where the key being read began, after a comma of this mapping
+    index = opening + 1
+    token_start: int | None = index  # where the key being read began (None: in a value)
     while index < len(current):
         char = current[index]
         if quote:
@@ -333,7 +333,7 @@ def _flow_keys_after(current: str, index: int) -> set[str]:
             depth -= 1
         elif depth == 0 and char == ",":
             token_start = index + 1
-        elif depth == 0 and char == ":" and token_start is not None:
+        elif depth == 0 and char == ":" and token_start is not None and current[index + 1 : index + 2] in ("", " ", ",", "}", "]"):
             key = current[token_start:index].strip().strip("\"'")
             if key:
                 keys.add(key)
