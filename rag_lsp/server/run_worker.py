@@ -345,8 +345,10 @@ class RunThread:
         name = suite.id or "?"
         gdi = suite.scores_metrics_only
         if not line_text(line).strip():
-            source = workspace.read(suite.dataset)
-            count = len(source.text.splitlines()) if source is not None else 0
+            # Lines as line_text reads them (split at "\n" alone), but for the
+            # empty one after a final line break.
+            text = source.text if (source := workspace.read(suite.dataset)) is not None else ""
+            count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
             if line >= count:
                 _note(outcome, f"line {line + 1} is past the end of {suite.dataset} ({count:,} lines): there is no case to run")
             else:
