@@ -15,7 +15,7 @@ import pytest
 from rag_lsp.core.targets import Cancelled, Request, open_target
 from rag_lsp.core.targets import embedding
 from rag_lsp.core.targets.chunking import Chunking
-from rag_lsp.core.targets.index import IndexBuilder
+from rag_lsp.core.targets.index import FORMAT, IndexBuilder
 from rag_lsp.core.suitefacts import target_info
 from rag_lsp.core.workspace import Workspace
 from workspaces import AUDIT, DEPLOY, RATE_LIMITS, write_files
@@ -35,13 +35,14 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def embedded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every text the model embeds (chunks and queries), in order."""
     texts: list[str] = []
-    original = embedding.StaticModel.embed
+    for method in ("embed", "embed_chunks"):
+        original = getattr(embedding.StaticModel, method)
 
-    def spy(self, batch):
-        texts.extend(batch)
-        return original(self, batch)
+        def spy(self, batch, original=original):
+            texts.extend(batch)
+            return original(self, batch)
 
-    monkeypatch.setattr(embedding.StaticModel, "embed", spy)
+        monkeypatch.setattr(embedding.StaticModel, method, spy)
     return texts
 
 
@@ -60,7 +61,7 @@ def ask(found, question: str = QUESTION) -> list[str]:
 
 
 def index_folder(cache: Path) -> Path:
-    (folder,) = (cache / "index-v2").iterdir()
+    (folder,) = (cache / f"index-v{FORMAT}").iterdir()
     return folder
 
 
@@ -72,7 +73,7 @@ def age(space: Workspace, seconds: float = 60) -> None:
 
 
 def test_the_index_is_cached_and_a_new_target_embeds_nothing(tmp_path: Path, cache: Path, embedded: list[str]) -> None:
-    """The first build writes meta.json and its three arrays; a target opened afterwards (as by the next
+    """The first build writes meta.json and its four arrays; a target opened afterwards (as by the next
     process) reads them and embeds no chunk again, answering as the first did."""
     space = workspace(tmp_path / "ws")
     age(space)
@@ -80,7 +81,7 @@ def test_the_index_is_cached_and_a_new_target_embeds_nothing(tmp_path: Path, cac
     first.prepare()
     assert len(embedded) == 3  # one chunk per file
     folder = index_folder(cache)
-    assert sorted(path.name.split("-")[0] for path in folder.iterdir()) == ["chunks", "meta.json", "scales", "vectors"]
+    assert sorted(path.name.split("-")[0] for path in folder.iterdir()) == ["chunks", "meta.json", "scales", "terms", "vectors"]
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
     assert meta["key"]["chunking"] == {"unit": "lines", "size": 60, "overlap": 12} and meta["dim"] == 256
     assert [entry[0] for entry in meta["files"]] == ["docs/audit.md", "docs/deploy.md", "docs/rate-limits.md"]
@@ -125,7 +126,7 @@ def test_only_new_and_changed_files_are_embedded_again(tmp_path: Path, cache: Pa
     )
     assert ask(again, "zeppelin")[0] == "docs/deploy.md" and "docs/audit.md" not in ask(again, "audit log")
     folder = index_folder(cache)
-    assert [len(list(folder.glob(f"{name}-*.npy"))) for name in ("chunks", "vectors", "scales")] == [1, 1, 1]
+    assert [len(list(folder.glob(f"{name}-*.npy"))) for name in ("chunks", "vectors", "scales", "terms")] == [1, 1, 1, 1]
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
     assert [entry[0] for entry in meta["files"]] == ["docs/deploy.md", "docs/rate-limits.md", "docs/refunds.md"]
 
@@ -142,13 +143,14 @@ def damage(folder: Path, how: str) -> None:
         vectors.write_bytes(vectors.read_bytes()[:200])
     elif how == "vectors-missing":
         vectors.unlink()
-    elif how in ("codes-out-of-range", "scales-negative"):
+    elif how in ("codes-out-of-range", "scales-negative", "terms-out-of-range"):
         # Arrays of the right shape and type whose digests meta.json vouches for, holding values
-        # a build never writes: a code past the range that keeps dot products exact, a negative scale.
-        name = "vectors" if how == "codes-out-of-range" else "scales"
+        # a build never writes: a code past the range that keeps dot products exact, a negative
+        # scale, a term past the model's tokens.
+        name = {"codes-out-of-range": "vectors", "scales-negative": "scales", "terms-out-of-range": "terms"}[how]
         path = folder / meta["arrays"][name]
         array = numpy.load(path)
-        array.flat[0] = -128 if name == "vectors" else -1.0
+        array.flat[0] = {"vectors": -128, "scales": -1.0, "terms": 65000}[name]
         numpy.save(path, array)
         meta["digests"][name] = hashlib.sha256(path.read_bytes()).hexdigest()
         meta_path.write_text(json.dumps(meta), encoding="utf-8")
@@ -156,6 +158,10 @@ def damage(folder: Path, how: str) -> None:
         meta_path.write_bytes(b"\x00not json{")
     elif how == "meta-other-key":
         meta["key"]["chunking"] = {"unit": "file"}
+        meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    elif how == "terms-missing":
+        # The index of a model without terms, read by one that gives them: its chunks cannot be reranked.
+        del meta["arrays"]["terms"]
         meta_path.write_text(json.dumps(meta), encoding="utf-8")
     elif how == "meta-rows-lie":
         meta["files"][0][5] += 1
@@ -171,6 +177,8 @@ def damage(folder: Path, how: str) -> None:
         "vectors-missing",
         "codes-out-of-range",
         "scales-negative",
+        "terms-out-of-range",
+        "terms-missing",
         "meta-garbage",
         "meta-other-key",
         "meta-rows-lie",
@@ -277,7 +285,7 @@ def test_a_cancelled_build_stops_and_writes_nothing(tmp_path: Path, cache: Path)
     cancel.set()
     with pytest.raises(Cancelled):
         target(space).prepare(cancel=cancel)
-    assert not (cache / "index-v2").exists() or not any((cache / "index-v2").rglob("meta.json"))
+    assert not (cache / f"index-v{FORMAT}").exists() or not any((cache / f"index-v{FORMAT}").rglob("meta.json"))
 
 
 def builder_of(root: Path, embed) -> IndexBuilder:

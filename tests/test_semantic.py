@@ -17,7 +17,7 @@ from rag_lsp.core.targets import Answer, Request, TargetError, open_target
 from rag_lsp.core.targets import embedding
 from rag_lsp.core.targets.chunking import Chunking, ChunkingError, chunk_ids, line_ranges
 from rag_lsp.core.targets.index import contextual, path_words
-from rag_lsp.core.targets.ranking import Ranked, best_of_block, reciprocal_rank_fusion, top_rows
+from rag_lsp.core.targets.ranking import COSINE_WEIGHT, RERANKED, Ranked, best_of_block, reciprocal_rank_fusion, reranked, top_rows
 from rag_lsp.core.suitefacts import target_info
 from rag_lsp.core.analyze import analyze_file
 from rag_lsp.core.workspace import Workspace
@@ -137,6 +137,49 @@ def test_a_block_of_queries_is_ranked_as_each_query_alone(case: tuple) -> None:
         assert firsts == [row + 1 for row in rows] and lasts == [row + 5 for row in rows]
 
 
+def match_of_rows(rows: numpy.ndarray) -> numpy.ndarray:
+    """A stand-in for a query's token matching: a fixed value per row, with ties."""
+    return ((rows * 7) % 5 / 4).astype(numpy.float32)
+
+
+def reranked_alone(scores: numpy.ndarray, top_k: int, row_file: numpy.ndarray) -> list[int]:
+    """What a single case's ranking by meaning makes of one query's scores: its best (and those reranked),
+    reranked, deeper when a file holds several of the first top_k, file first."""
+
+    def ranked(count: int) -> list[tuple[int, float]]:
+        found = top_rows(scores, count)
+        rows, values = reranked(numpy.array([row for row, _ in found], dtype=numpy.int64), numpy.array([v for _, v in found], dtype=numpy.float32), match_of_rows)
+        return list(zip(rows.tolist(), values.tolist()))
+
+    found = ranked(max(top_k, RERANKED))
+    if len(found) >= top_k and len(set(row_file[[row for row, _ in found[:top_k]]].tolist())) < top_k:
+        found = ranked(max(top_k * 5, RERANKED))
+    rows = [row for row, _ in found]
+    return Ranked(rows, [score for _, score in found], row_file[rows].tolist(), ["code"] * len(rows)).file_first(top_k).rows
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 60).flatmap(
+        lambda chunks: st.tuples(
+            st.lists(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=chunks, max_size=chunks), min_size=1, max_size=6),
+            st.lists(st.integers(0, 8), min_size=chunks, max_size=chunks).map(sorted),
+            st.integers(1, 12),
+        )
+    )
+)
+def test_a_block_of_queries_reranked_is_ranked_as_each_query_alone(case: tuple) -> None:
+    """With the nearest chunks ranked again by matching, a block of queries still gives each query the hits
+    ranking it alone gives (ties included)."""
+    values, files, top_k = case
+    scores = numpy.array(values, dtype=numpy.float32)
+    row_file = numpy.array(files, dtype=numpy.int32)
+    lines = numpy.stack([numpy.arange(len(files)) + 1, numpy.arange(len(files)) + 5], axis=1).astype(numpy.int32)
+    block = best_of_block(scores, top_k, max(top_k * 5, RERANKED), row_file, lines, lambda _, rows: match_of_rows(rows))
+    for query, (rows, shown, _, _, _) in zip(scores, block):
+        assert rows == reranked_alone(query, top_k, row_file)
+
+
 def test_a_block_of_queries_over_an_empty_index_finds_nothing() -> None:
     """Each query of a block asked of an index with no chunk has no hit."""
     empty = numpy.zeros(0, dtype=numpy.int32)
@@ -201,6 +244,45 @@ def test_a_model2vec_folder_embeds_by_meaning(tmp_path: Path) -> None:
     query, cars, fruit, unknown = model.embed(["Automobile", "a car with a wheel", "banana and apple", "zzz qqq"])
     assert query @ cars > 0.9 and query @ fruit < 0.3
     assert not unknown.any()  # only unknown words: no vector
+
+
+def test_a_query_matches_a_chunk_token_by_token(tmp_path: Path) -> None:
+    """A chunk's terms are its distinct known tokens; each query token meets its closest term, so "automobile"
+    matches a chunk about a car and a wheel nearly fully, one about fruit hardly, and an unknown word nothing."""
+    folder = write_model(tmp_path / "tiny")
+    model = embedding.load(embedding.model2vec_files(folder, "tiny"))
+    _, terms = model.embed_chunks(["a car with a wheel, a car", "banana and apple", "zzz"])
+    assert terms.shape == (3, embedding.TERMS_PER_CHUNK)
+    known = [sorted(int(term) for term in row if term != model.no_term) for row in terms]
+    vocabulary = model._tokenizer.get_vocab()
+    assert known[0] == sorted([vocabulary["car"], vocabulary["wheel"]]) and known[2] == []
+    (query,) = model.query_terms(["Automobile"])
+    cars, fruit, nothing = model.matching(query, terms).tolist()
+    assert cars > 0.99 and fruit < 0.2 and nothing == 0.0
+    (unknown,) = model.query_terms(["qqq"])
+    assert not model.matching(unknown, terms).any()
+
+
+def test_the_nearest_chunks_are_ranked_again_by_matching_and_the_rest_keep_their_order() -> None:
+    """The first RERANKED rows (by cosine) are ordered by the weighted mean of cosine and matching, and scored so;
+    rows after them keep their order, never scored above the last reranked one."""
+    count = RERANKED + 3
+    rows = numpy.arange(100, 100 + count)
+    cosine = numpy.linspace(0.9, 0.5, count).astype(numpy.float32)
+    match = numpy.zeros(count, dtype=numpy.float32)
+    match[RERANKED - 1] = 1.0  # the last row reranked matches every query token
+
+    def matching(chosen: numpy.ndarray) -> numpy.ndarray:
+        assert chosen.tolist() == rows[:RERANKED].tolist()  # only the nearest are matched
+        return match[chosen - 100]
+
+    new_rows, new_scores = reranked(rows, cosine, matching)
+    assert new_rows[0] == rows[RERANKED - 1]
+    assert new_scores[0] == pytest.approx(COSINE_WEIGHT * cosine[RERANKED - 1] + (1 - COSINE_WEIGHT))
+    assert new_rows[1:RERANKED].tolist() == rows[: RERANKED - 1].tolist()
+    assert new_rows[RERANKED:].tolist() == rows[RERANKED:].tolist()
+    assert all(numpy.diff(new_scores) <= 0)  # never rising down the list
+    assert reranked(rows[:0], cosine[:0], matching)[0].size == 0
 
 
 def test_model_files_that_do_not_load_say_why(tmp_path: Path) -> None:

@@ -22,8 +22,10 @@ chunks (:mod:`.chunking`), and a hit is a chunk: ``path`` (workspace-relative,
 
 * ``semantic``: each chunk is embedded with the model (:mod:`.embedding`) in the
   context of its file's path and of its whole file (:func:`.index.contextual`),
-  and a query's hits are its nearest chunks by cosine similarity; ``mode: semantic``.
-  When the model cannot be loaded, the target searches by keyword, answers
+  and a query's hits are its nearest chunks by cosine similarity, the nearest
+  ranked again by matching the query's tokens one by one with theirs
+  (:func:`.ranking.reranked`, :meth:`.embedding.StaticModel.matching`);
+  ``mode: semantic``. When the model cannot be loaded, the target searches by keyword, answers
   ``mode: keyword`` and says why once (:meth:`BuiltinTarget.take_notes`): the
   fallback that a ``rag.mode.semantic`` threshold exists to catch.
 * ``keyword``: chunks are split into words, code identifiers into their parts
@@ -60,13 +62,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import numpy
+
 from ..files import globs_matcher, hidden
 from ..modelfiles import files_outside
 from ..suitefacts import BUILTIN_FIELDS, TargetInfo
 from ..workspace import Workspace
 from .base import Answer, Hit, Request, Target, TargetError
 from .chunking import Chunking, ChunkingError, chunk_ids
-from .ranking import Ranked, best_of_block, reciprocal_rank_fusion, top_rows
+from .ranking import RERANKED, Ranked, best_of_block, reciprocal_rank_fusion, reranked, top_rows
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +181,8 @@ class _Queries:
     inputs: dict[int, tuple[str, list[str], int]] = field(default_factory=dict)
     top_ks: dict[int, int] = field(default_factory=dict)
     vectors: Any = None
+    # Per row of ``vectors``: its query's tokens and their weights (see StaticModel.query_terms).
+    terms: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -262,7 +268,9 @@ class BuiltinTarget(Target):
             self._builder = IndexBuilder(root, options.chunking, limit)
         else:
             cache = IndexCache.for_key(self._cache_key(model.identity))
-            self._builder = IndexBuilder(root, options.chunking, limit, model.embed, model.dim, cache, model.embed_paths)
+            self._builder = IndexBuilder(
+                root, options.chunking, limit, model.embed_chunks, model.dim, cache, model.embed_paths, model.terms_shape
+            )
         self._model = model
         return self._builder
 
@@ -502,15 +510,27 @@ class BuiltinTarget(Target):
             terms = self._terms().terms(query)
             if terms:
                 keyword_scores = state.keyword.get_scores(terms)
-        depth = top_k * _CANDIDATES_PER_HIT
+        terms = state.model.query_terms([query])[0] if semantic_scores is not None else None
+        matching = _matching(state, lambda _: terms)
+        depth = _depth(top_k, matching)
         row_file = state.index.row_file
 
         def best(scores: Any, rows: Any, positive: bool) -> list[tuple[int, float]]:
-            # The top_k first; deeper only when a file holds several of them.
-            found = top_rows(scores, top_k, rows)
-            if len(found) == top_k and len(set(row_file[[row for row, _ in found]].tolist())) < top_k:
-                found = top_rows(scores, depth, rows)
+            # The top_k first (and those reranked); deeper only when a file holds
+            # several of them.
+            found = by_meaning(scores, max(top_k, RERANKED) if matching is not None else top_k, rows)
+            if len(found) >= top_k and len(set(row_file[[row for row, _ in found[:top_k]]].tolist())) < top_k:
+                found = by_meaning(scores, depth, rows)
             return [(row, score) for row, score in found if score > 0] if positive else found
+
+        def by_meaning(scores: Any, count: int, rows: Any) -> list[tuple[int, float]]:
+            found = top_rows(scores, count, rows)
+            if matching is None or scores is not semantic_scores or not found:
+                return found
+            ranked_rows, ranked_scores = reranked(
+                numpy.array([row for row, _ in found]), numpy.array([score for _, score in found], dtype=numpy.float32), lambda chosen: matching(0, chosen)
+            )
+            return list(zip(ranked_rows.tolist(), ranked_scores.tolist()))
 
         found: list[tuple[float, int, int]] = []  # (score, row, the corpus's place in names)
         for place, name in enumerate(names):
@@ -519,7 +539,7 @@ class BuiltinTarget(Target):
                 fusion = max(_FUSION_DEPTH, depth)
                 rankings = []
                 if semantic_scores is not None:
-                    rankings.append([row for row, _ in top_rows(semantic_scores, fusion, rows)])
+                    rankings.append([row for row, _ in by_meaning(semantic_scores, fusion, rows)])
                 if keyword_scores is not None:
                     rankings.append([row for row, score in top_rows(keyword_scores, fusion, rows) if score > 0])
                 found.extend((score, row, place) for row, score in reciprocal_rank_fusion(rankings, depth))
@@ -646,6 +666,7 @@ class BuiltinTarget(Target):
                 queries.top_ks[key] = read_input[2]
         if texts:
             queries.vectors = state.model.embed(texts)
+            queries.terms = state.model.query_terms(texts)
         return queries
 
     def _ranked_with_its_block(self, names: list[str], state: _State) -> bool:
@@ -687,7 +708,9 @@ class BuiltinTarget(Target):
                 best = [None] * len(rows)
             else:
                 block = scores if len(rows) == len(keys) else scores[rows]
-                best = best_of_block(block, top_k, top_k * _CANDIDATES_PER_HIT, index.row_file, index.lines)
+                terms = [queries.terms[queries.rows[keys[row]]] for row in rows]
+                matching = _matching(state, lambda query: terms[query])
+                best = best_of_block(block, top_k, _depth(top_k, matching), index.row_file, index.lines, matching)
             for row, found in zip(rows, best):
                 scored[keys[row]] = (scores[row], found)
         return scored
@@ -724,3 +747,18 @@ class BuiltinTarget(Target):
         return query, list(dict.fromkeys(names)), top_k
 
 
+def _matching(state: _State, terms_of: Callable[[int], Any]) -> Callable[[int, Any], Any] | None:
+    """How well chunks match a query token by token (see StaticModel.matching),
+    as ``matching(query, rows)`` with the query's terms given by ``terms_of(query)``;
+    None when the index holds no terms of its chunks."""
+    model, chunk_terms = state.model, state.index.terms
+    if model is None or chunk_terms is None:
+        return None
+    return lambda query, rows: model.matching(terms_of(query), chunk_terms[rows])
+
+
+def _depth(top_k: int, matching: Any) -> int:
+    """The chunks read for ``top_k`` hits by meaning: those that give way to other
+    files' best chunks (see Ranked.file_first), and at least those reranked."""
+    depth = top_k * _CANDIDATES_PER_HIT
+    return max(depth, RERANKED) if matching is not None else depth

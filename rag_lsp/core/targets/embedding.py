@@ -57,6 +57,11 @@ _WHITESPACE_TOKENS = tuple("▁" * n for n in range(1, 33)) + ("<0x09>", "<0x0A>
 # gathered vectors (tokens × dimensions × 4 bytes) stay within tens of megabytes.
 _TEXTS_PER_BATCH = 256
 _TOKENS_PER_GATHER = 1 << 16
+# The tokens of a chunk that a query's tokens are matched with one by one (see
+# StaticModel.matching): its heaviest distinct ones. With 128, the reranking
+# finds as many answers as with every token (``benchmarks/chunking.py``); with
+# 64, fewer. Kept as 16-bit ids, they add 256 bytes to each chunk's 260.
+TERMS_PER_CHUNK = 128
 # A safetensors header larger than this is not one (a real one is a few hundred bytes).
 _MAX_HEADER = 1 << 24
 _DTYPES = {"F32": "<f4", "F16": "<f2", "F64": "<f8", "BF16": "<u2"}
@@ -83,7 +88,9 @@ class ModelFiles:
 
 
 class StaticModel:
-    """A token table and its tokenizer; :meth:`embed` turns texts into unit vectors."""
+    """A token table and its tokenizer; :meth:`embed` turns texts into unit vectors,
+    :meth:`embed_chunks` also gives each text's terms, which :meth:`matching`
+    compares with a query's words one by one."""
 
     def __init__(self, files: ModelFiles, table: numpy.ndarray, tokenizer: Any, skip: frozenset[int] = frozenset()) -> None:
         self.name = files.name
@@ -94,20 +101,79 @@ class StaticModel:
         self._skip = numpy.array(sorted(skip), dtype=numpy.int64)
         encode = getattr(tokenizer, "encode_batch_fast", None)  # no offsets: twice as fast where it exists
         self._encode = encode if encode is not None else tokenizer.encode_batch
+        rows = table.shape[0]
+        # A token's weight is the length of its vector: its rarity, for the
+        # wordllama table (see _weigh_by_rarity); model2vec weighs its own.
+        self._weights = numpy.linalg.norm(table, axis=1).astype(numpy.float32)
+        self._weights[self._skip[self._skip < rows]] = 0.0
+        # Tokens heaviest first, and each token's place in that order.
+        self._by_weight = numpy.argsort(-self._weights, kind="stable")
+        self._weight_rank = numpy.empty(rows, dtype=numpy.int64)
+        self._weight_rank[self._by_weight] = numpy.arange(rows)
+        # Terms are token ids, and NO_TERM fills the places of a text with fewer.
+        self.no_term = rows
+        self.terms_dtype = numpy.dtype(numpy.uint16 if rows < 0xFFFF else numpy.int32)
+        self.terms_shape = (self.terms_dtype, TERMS_PER_CHUNK, self.no_term)
+        self._unit: numpy.ndarray | None = None
+        self._unit_lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
         """One row per text, float32, of length 1 (all zeros for a text with no token)."""
         return self._vectors(texts)
 
+    def embed_chunks(self, texts: Sequence[str]) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """:meth:`embed`, and each text's terms: its TERMS_PER_CHUNK heaviest
+        distinct tokens (a row of ``terms_dtype``, filled with ``no_term``)."""
+        terms = numpy.full((len(texts), TERMS_PER_CHUNK), self.no_term, dtype=self.terms_dtype)
+        return self._vectors(texts, terms), terms
+
     def embed_paths(self, texts: Sequence[str]) -> numpy.ndarray:
         """:meth:`embed` for the words of files' paths (the context of their chunks)."""
         return self._vectors(texts)
 
-    def _vectors(self, texts: Sequence[str]) -> numpy.ndarray:
+    def query_terms(self, texts: Sequence[str]) -> list[tuple[numpy.ndarray, numpy.ndarray]]:
+        """Per text, its distinct tokens that carry weight, and their weights."""
+        found = []
+        rows = self.table.shape[0]
+        for ids in self._token_ids(texts):
+            tokens = numpy.unique(numpy.asarray(ids, dtype=numpy.int64))
+            tokens = tokens[tokens < rows]
+            tokens = tokens[self._weights[tokens] > 0]
+            found.append((tokens, self._weights[tokens]))
+        return found
+
+    def matching(self, query: tuple[numpy.ndarray, numpy.ndarray], terms: numpy.ndarray) -> numpy.ndarray:
+        """How well each row of ``terms`` (chunks' terms, see embed_chunks) matches
+        the query's tokens (see query_terms) one by one: for each query token, its
+        cosine similarity to the closest term of the chunk, averaged with the
+        tokens' weights. A word of the question finds its counterpart in the
+        passage ("halt" in "stops"), where a mean of the passage's every token
+        blurs it."""
+        tokens, weights = query
+        if tokens.size == 0 or terms.size == 0:
+            return numpy.zeros(len(terms), dtype=numpy.float32)
+        unit = self._unit_table()
+        similarities = unit[tokens] @ unit[terms.reshape(-1)].T
+        closest = similarities.reshape(len(tokens), len(terms), terms.shape[1]).max(axis=2)
+        return (weights @ closest) / weights.sum()
+
+    def _unit_table(self) -> numpy.ndarray:
+        """The token vectors scaled to length 1, and a row of zeros for NO_TERM
+        (made at the first match: 33 MB for the wordllama table)."""
+        with self._unit_lock:
+            if self._unit is None:
+                unit = numpy.zeros((self.table.shape[0] + 1, self.dim), dtype=numpy.float32)
+                unit[:-1] = self.table
+                norms = numpy.linalg.norm(unit, axis=1, keepdims=True)
+                numpy.divide(unit, norms, out=unit, where=norms > 0)
+                self._unit = unit
+            return self._unit
+
+    def _vectors(self, texts: Sequence[str], terms: numpy.ndarray | None = None) -> numpy.ndarray:
         out = numpy.zeros((len(texts), self.dim), dtype=numpy.float32)
         starts = range(0, len(texts), _TEXTS_PER_BATCH)
         if len(starts) == 1:
-            self._pool(self._token_ids(texts), out)
+            self._pool(self._token_ids(texts), out, terms)
         else:
             # The tokenizer (in Rust, without the interpreter's lock) cuts the next
             # batch while this thread pools the one before: a 20,000-file index
@@ -120,7 +186,7 @@ class StaticModel:
                     following = next(batches, None)
                     if following is not None:
                         pending = tokenizer.submit(self._token_ids, following)
-                    self._pool(ids, out[start : start + len(ids)])
+                    self._pool(ids, out[start : start + len(ids)], terms[start : start + len(ids)] if terms is not None else None)
         norms = numpy.linalg.norm(out, axis=1, keepdims=True)
         numpy.divide(out, norms, out=out, where=norms > 0)
         return out
@@ -136,8 +202,9 @@ class StaticModel:
             encodings = self._encode([_LONE_SURROGATE.sub("\ufffd", text) for text in texts], add_special_tokens=False)
         return [encoding.ids for encoding in encodings]
 
-    def _pool(self, id_lists: list[list[int]], out: numpy.ndarray) -> None:
-        """Each row of ``out`` = the mean of its tokens' vectors (unknown tokens left out).
+    def _pool(self, id_lists: list[list[int]], out: numpy.ndarray, terms: numpy.ndarray | None = None) -> None:
+        """Each row of ``out`` = the mean of its tokens' vectors (unknown tokens
+        left out); and of ``terms``, when given, its heaviest distinct tokens.
 
         Text by text: gathering a text's few hundred token vectors and summing them
         stays in the processor's cache, where gathering a whole batch and summing
@@ -152,6 +219,9 @@ class StaticModel:
             tokens = tokens[keep] if not keep.all() else tokens
             if tokens.size == 0:
                 continue
+            if terms is not None:
+                heaviest = numpy.unique(self._weight_rank[tokens])[:TERMS_PER_CHUNK]
+                terms[row, : heaviest.size] = self._by_weight[heaviest]
             if tokens.size > _TOKENS_PER_GATHER:
                 # One long text (a whole file): summed a slice at a time.
                 total = numpy.zeros(self.dim, dtype=numpy.float64)

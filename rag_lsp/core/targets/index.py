@@ -8,7 +8,7 @@ unchanged (touched, or checked out again) too; only new and changed files are
 read, cut and embedded again.
 
 **The cache.** ``$RAG_LSP_CACHE_DIR`` (tests set it), else
-``platformdirs.user_cache_dir("rag-lsp")``, holds ``index-v2/<key>/``, where the
+``platformdirs.user_cache_dir("rag-lsp")``, holds ``index-v3/<key>/``, where the
 key hashes the workspace root, the corpora's globs, the chunking and the model's
 identity (its files' paths, sizes and modification times): another option or
 another model is another folder. In it:
@@ -19,9 +19,12 @@ another model is another folder. In it:
 * ``chunks-<generation>.npy``: int32 ``(rows, 2)``, each chunk's first and last line;
 * ``vectors-<generation>.npy``: int8 ``(rows, dimensions)``, the codes of the
   chunks' unit vectors, and ``scales-<generation>.npy``: float32 ``(rows,)``,
-  their scales (see ``vectors.py``).
+  their scales (see ``vectors.py``);
+* ``terms-<generation>.npy``: uint16 (or int32, for a vocabulary past 65,534
+  tokens) ``(rows, 128)``, each chunk's terms (see ``StaticModel.embed_chunks``),
+  when the model gives them.
 
-The folders of older formats (``index-v1/``) are removed once an index of this
+The folders of older formats (``index-v1/``, ``index-v2/``) are removed once an index of this
 one is saved. Arrays are written first under a new generation and ``meta.json``
 is replaced last, so a reader sees an old or a new index, never half of one. A cache whose
 ``meta.json`` is not one, whose key differs, whose arrays are missing, of the wrong
@@ -57,7 +60,7 @@ from .vectors import QuantizedVectors, levels
 log = logging.getLogger(__name__)
 
 CACHE_ENV = "RAG_LSP_CACHE_DIR"
-FORMAT = 2
+FORMAT = 3
 # A file modified this close to (or after) the moment it was looked at may change
 # again within its modification time's granularity: its content is hashed again.
 # A time with a fraction of a second comes from a file system that keeps times
@@ -72,6 +75,9 @@ HIT_TEXT_CHARS = 4000
 _LINES_KEPT = 64
 
 Progress = Callable[[int, int], None]
+# What a model's terms of chunks are: their dtype, how many per chunk, and the
+# highest id (the one that fills the places of a chunk with fewer).
+TermsShape = tuple[numpy.dtype, int, int]
 
 
 def cache_root() -> Path:
@@ -109,6 +115,8 @@ class ChunkIndex:
     built_ns: int = 0
     # Chunk texts by row, when a keyword search needs them all.
     texts: list[str] | None = None
+    # Per row, its chunk's terms (see StaticModel.embed_chunks), when the model gives them.
+    terms: numpy.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -168,13 +176,15 @@ class _Segment:
     ranges: list[tuple[int, int]] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     vectors: QuantizedVectors | None = None
+    terms: numpy.ndarray | None = None
 
 
 class IndexBuilder:
     """Keeps a :class:`ChunkIndex` of a set of workspace files up to date.
 
-    ``embed`` turns chunk texts into ``dim``-sized unit vectors (None: the index
-    holds no vectors); ``cache`` is where the index persists (None: in memory only).
+    ``embed`` turns chunk texts into ``dim``-sized unit vectors, or into those
+    and the chunks' terms (see StaticModel.embed_chunks; None: the index holds
+    no vectors); ``cache`` is where the index persists (None: in memory only).
     """
 
     # New chunks embedded together: enough that the model's tokenizer cuts the
@@ -190,10 +200,11 @@ class IndexBuilder:
         root: Path,
         chunking: Chunking,
         max_bytes: int,
-        embed: Callable[[list[str]], numpy.ndarray] | None = None,
+        embed: Callable[[list[str]], numpy.ndarray | tuple[numpy.ndarray, numpy.ndarray]] | None = None,
         dim: int = 0,
         cache: IndexCache | None = None,
         embed_paths: Callable[[list[str]], numpy.ndarray] | None = None,
+        terms_shape: TermsShape | None = None,
     ) -> None:
         self.root = root
         self.chunking = chunking
@@ -203,6 +214,8 @@ class IndexBuilder:
         self.embed_paths = embed_paths
         self.dim = dim
         self.cache = cache
+        # What the chunks' terms are, when ``embed`` gives them (see TermsShape).
+        self.terms_shape = terms_shape
         self.index: ChunkIndex | None = None
         # What the cache holds now, file by file: whether it must be written again.
         self._saved: tuple | None = None
@@ -222,7 +235,7 @@ class IndexBuilder:
         previous = self.index
         previous_signature = None
         if previous is None and self.cache is not None:
-            previous, cache_problem = self.cache.load(self.dim)
+            previous, cache_problem = self.cache.load(self.dim, self.terms_shape)
             self._saved = previous_signature = _signature(previous.files) if previous is not None else None
         held = previous.by_path() if previous is not None else {}
         built_ns = previous.built_ns if previous is not None else 0
@@ -326,7 +339,7 @@ class IndexBuilder:
         when there is none or it cannot be trusted."""
         if self.cache is None:
             return None
-        index, _ = self.cache.load(self.dim)
+        index, _ = self.cache.load(self.dim, self.terms_shape)
         if index is not None:
             self.index = index
             self._saved = _signature(index.files)
@@ -334,12 +347,15 @@ class IndexBuilder:
 
     def _embed(self, segments: list[_Segment]) -> None:
         assert self.embed is not None
-        vectors = self.embed([text for segment in segments for text in segment.texts])
+        embedded = self.embed([text for segment in segments for text in segment.texts])
+        vectors, terms = embedded if isinstance(embedded, tuple) else (embedded, None)
         paths = self.embed_paths([path_words(segment.path) for segment in segments]) if self.embed_paths else None
         at = 0
         for number, segment in enumerate(segments):
             own = vectors[at : at + len(segment.texts)]
             segment.vectors = QuantizedVectors.of(contextual(own, paths[number]) if paths is not None else own)
+            if terms is not None:
+                segment.terms = terms[at : at + len(segment.texts)]
             at += len(segment.texts)
 
     def _assemble(self, segments: list[_Segment], previous: ChunkIndex | None, started: int, with_texts: bool) -> ChunkIndex:
@@ -347,6 +363,7 @@ class IndexBuilder:
         row_file: list[numpy.ndarray] = []
         lines: list[numpy.ndarray] = []
         vectors: list[QuantizedVectors] = []
+        terms: list[numpy.ndarray] | None = []
         texts: list[str] | None = [] if with_texts else None
         rows = 0
         for segment in segments:
@@ -359,6 +376,10 @@ class IndexBuilder:
                     lines.append(previous.lines[span])
                     if self.embed is not None and previous.vectors is not None:
                         vectors.append(previous.vectors[span])
+                    if terms is not None and previous.terms is not None:
+                        terms.append(previous.terms[span])
+                    else:
+                        terms = None
                     if texts is not None:
                         texts.extend(self._texts_of(segment.path, previous.lines[span]))
             else:
@@ -367,6 +388,10 @@ class IndexBuilder:
                     lines.append(numpy.array(segment.ranges, dtype=numpy.int32))
                     if segment.vectors is not None:
                         vectors.append(segment.vectors)
+                    if terms is not None and segment.terms is not None:
+                        terms.append(segment.terms)
+                    else:
+                        terms = None
                     if texts is not None:
                         texts.extend(segment.texts)
             if count:
@@ -376,6 +401,9 @@ class IndexBuilder:
         index = ChunkIndex(files, _join(row_file, numpy.int32, (0,)), _join(lines, numpy.int32, (0, 2)), None, started, texts)
         if self.embed is not None:
             index.vectors = QuantizedVectors.join(vectors, self.dim)
+            # Every chunk's terms, or none (a model that gives none).
+            if terms:
+                index.terms = numpy.ascontiguousarray(numpy.concatenate(terms))
         return index
 
     def _texts_of(self, relative: str, spans: numpy.ndarray) -> list[str]:
@@ -491,9 +519,10 @@ class IndexCache:
     def meta_path(self) -> Path:
         return self.folder / "meta.json"
 
-    def load(self, dim: int) -> tuple[ChunkIndex | None, str | None]:
+    def load(self, dim: int, terms_shape: TermsShape | None = None) -> tuple[ChunkIndex | None, str | None]:
         """The cached index, or (None, why) when there is none or it cannot be
-        trusted (why is None when there simply is none)."""
+        trusted (why is None when there simply is none). ``terms_shape``: what
+        the chunks' terms must be, when the model gives them."""
         try:
             raw = self.meta_path.read_bytes()
         except FileNotFoundError:
@@ -501,12 +530,12 @@ class IndexCache:
         except OSError as error:
             return None, f"the index cache cannot be read: {error.strerror or error}"
         try:
-            return self._read(raw, dim), None
+            return self._read(raw, dim, terms_shape), None
         except (ValueError, KeyError, TypeError, OSError) as error:
             log.info("the index cache %s is not used: %s", self.folder, error)
             return None, f"the index cache was damaged ({error}) and is built again"
 
-    def _read(self, raw: bytes, dim: int) -> ChunkIndex:
+    def _read(self, raw: bytes, dim: int, terms_shape: TermsShape | None) -> ChunkIndex:
         self._meta = None
         meta = json.loads(raw)
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -546,9 +575,18 @@ class IndexCache:
             raise ValueError("its vectors' codes are out of their range")
         if rows and not (numpy.isfinite(scales).all() and (scales >= 0).all()):
             raise ValueError("its vectors' scales are not ones")
+        terms = None
+        if "terms" in meta["arrays"]:
+            if terms_shape is None:
+                raise ValueError("it holds terms this model does not give")
+            terms = self._array(meta, "terms", terms_shape[0], (rows, terms_shape[1]))
+            if rows and int(terms.max()) > terms_shape[2]:
+                raise ValueError("its terms are not this model's tokens")
+        elif terms_shape is not None:
+            raise ValueError("it holds no terms of its chunks")
         row_file = numpy.repeat(numpy.arange(len(files), dtype=numpy.int32), [entry.rows for entry in files]) if files else numpy.zeros(0, dtype=numpy.int32)
         self._meta = meta
-        return ChunkIndex(files, row_file, lines, QuantizedVectors(codes, scales), built_ns)
+        return ChunkIndex(files, row_file, lines, QuantizedVectors(codes, scales), built_ns, terms=terms)
 
     def _array(self, meta: dict, name: str, dtype: Any, shape: tuple[int, ...]) -> numpy.ndarray:
         file_name = meta["arrays"][name]
@@ -575,7 +613,10 @@ class IndexCache:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             arrays, digests = {}, {}
-            for name, array in (("chunks", index.lines), ("vectors", vectors.codes), ("scales", vectors.scales)):
+            saved = [("chunks", index.lines), ("vectors", vectors.codes), ("scales", vectors.scales)]
+            if index.terms is not None:
+                saved.append(("terms", index.terms))
+            for name, array in saved:
                 buffer = io.BytesIO()
                 numpy.save(buffer, numpy.ascontiguousarray(array), allow_pickle=False)
                 data = buffer.getvalue()

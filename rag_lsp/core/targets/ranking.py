@@ -4,9 +4,23 @@ query, or of a block of queries at once), reciprocal-rank fusion of two rankings
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy
+
+# A query's nearest chunks by vector that are ranked again by matching its tokens
+# one by one with theirs (see reranked), and the weight of the vectors' cosine in
+# the score they are ranked by (the matching has the rest). A static model's
+# vector of a passage is the mean of its every token: a question's few words
+# are blurred in it, and a paraphrase ("halt" for "stop") shares no token to
+# count. Over the paraphrased questions of ``benchmarks/chunking.py``, reranking
+# the 20 nearest finds the answering file among the first three for 0.79 of
+# them (prose, code and manual pages; 0.73 without), and first for more too.
+RERANKED = 20
+COSINE_WEIGHT = 0.5
+
+# The rows of a query's chunks -> how well each matches its tokens.
+Matching = Callable[[numpy.ndarray], numpy.ndarray]
 
 # The constant of reciprocal-rank fusion (Cormack, Clarke and Büttcher, 2009): it
 # damps the weight of the very first ranks, so a chunk both retrievals rank well
@@ -85,8 +99,33 @@ class Ranked:
         )
 
 
+def reranked(rows: numpy.ndarray, scores: numpy.ndarray, matching: Matching) -> tuple[numpy.ndarray, numpy.ndarray]:
+    """``rows``, ranked best first by their ``scores`` (cosine similarities; ties
+    to the lower row), with the first RERANKED ranked again by COSINE_WEIGHT ×
+    their cosine + the rest × their ``matching`` (see StaticModel.matching), and
+    scored so; the rows after them follow in their order, each scored at most as
+    the last of those, so that scores never rise down the list."""
+    count = min(RERANKED, len(rows))
+    if count == 0:
+        return rows, scores
+    head = rows[:count]
+    fused = (COSINE_WEIGHT * scores[:count] + (1 - COSINE_WEIGHT) * matching(head)).astype(numpy.float32)
+    order = numpy.lexsort((head, -fused))
+    rows = numpy.array(rows)
+    scores = numpy.array(scores, dtype=numpy.float32)
+    rows[:count] = head[order]
+    scores[:count] = fused[order]
+    numpy.minimum(scores[count:], scores[count - 1], out=scores[count:])
+    return rows, scores
+
+
 def best_of_block(
-    scores: numpy.ndarray, top_k: int, depth: int, row_file: numpy.ndarray, lines: numpy.ndarray
+    scores: numpy.ndarray,
+    top_k: int,
+    depth: int,
+    row_file: numpy.ndarray,
+    lines: numpy.ndarray,
+    matching: Callable[[int, numpy.ndarray], numpy.ndarray] | None = None,
 ) -> list[tuple[list[int], list[float], list[int], list[int], list[int]]]:
     """For each row of ``scores`` (one query's similarities to every chunk), what
     :func:`top_rows` and :meth:`Ranked.file_first` make of its ``depth`` best
@@ -94,7 +133,12 @@ def best_of_block(
     last lines. All the block's queries at once, in C rather than one by one.
 
     Reading ``depth`` chunks when the first ``top_k`` are of as many files gives
-    those same ``top_k``: each is its file's first."""
+    those same ``top_k``: each is its file's first.
+
+    ``matching(query, rows)``, when given, is how well the chunks ``rows`` match
+    the block's query ``query`` token by token: its nearest chunks are then
+    ranked again with it (see reranked), as :func:`reranked` ranks what
+    :func:`top_rows` gives."""
     queries, total = scores.shape
     depth = min(depth, total)
     if depth <= 0 or top_k <= 0:
@@ -112,6 +156,11 @@ def best_of_block(
     order = numpy.lexsort((best, -values), axis=1)
     best = numpy.take_along_axis(best, order, axis=1)
     values = numpy.take_along_axis(values, order, axis=1)
+    if matching is not None:
+        # The nearest chunks of each query ranked again (see reranked); ``depth``
+        # holds RERANKED of them at least.
+        for query in range(queries):
+            best[query], values[query] = reranked(best[query], values[query], lambda rows: matching(query, rows))
     # Each file's best chunk first, in their order, then the others in theirs.
     files = row_file[best]
     by_file = numpy.argsort(files, axis=1, kind="stable")
