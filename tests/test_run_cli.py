@@ -152,7 +152,7 @@ def test_one_case_in_each_suite(tmp_path: Path) -> None:
     # A question that shares no word with its answers: the search by meaning finds both.
     live = suites["gateway-live"]["cases"][0]
     assert live["missed"] == []
-    assert live["ranks"] == {"docs/rate-limits.md": 3, "src/ratelimit.ts": 4}
+    assert live["ranks"] == {"src/ratelimit.ts": 3, "docs/rate-limits.md": 4}
 
 
 def test_a_dataset_path_runs_the_suites_that_use_it(tmp_path: Path) -> None:

@@ -7,9 +7,10 @@ similarity is a dot product. No GPU, no PyTorch, a few milliseconds a query.
 * ``model: wordllama`` (the default) is the model whose weights the ``wordllama``
   package ships inside its wheel (``l2_supercat``, 256 dimensions, 16 MB), its
   token vectors weighted by rarity when loaded (:func:`_weigh_by_rarity`). Its
-  full 256 dimensions are used: truncated to 128 or 64 (it was trained to allow
-  that), it finds the right file among the first three for fewer paraphrased
-  questions (``benchmarks/chunking.py``). The
+  full 256 dimensions are used for texts' vectors: truncated to 128 or 64 (it
+  was trained to allow that), it finds the right file among the first three for
+  fewer paraphrased questions (``benchmarks/chunking.py``); matching a query's
+  tokens one by one (:meth:`StaticModel.matching`) uses the first 128. The
   package's own loader looks for the tokenizer under ``tokenizer/`` while the
   wheel puts it under ``tokenizers/``, and then downloads it; it also configures
   the root logger when imported. So the package is never imported: its two files
@@ -62,6 +63,11 @@ _TOKENS_PER_GATHER = 1 << 16
 # finds as many answers as with every token (``benchmarks/chunking.py``); with
 # 64, fewer. Kept as 16-bit ids, they add 256 bytes to each chunk's 260.
 TERMS_PER_CHUNK = 128
+# The dimensions of token vectors that matching compares: the first 128 of the
+# wordllama table's 256 (it was trained so that a prefix is a coarser vector of
+# its own), which find as many answers as all 256 at half the cost; 64 find
+# fewer (``benchmarks/chunking.py``).
+MATCH_DIMENSIONS = 128
 # A safetensors header larger than this is not one (a real one is a few hundred bytes).
 _MAX_HEADER = 1 << 24
 _DTYPES = {"F32": "<f4", "F16": "<f2", "F64": "<f8", "BF16": "<u2"}
@@ -153,17 +159,18 @@ class StaticModel:
         if tokens.size == 0 or terms.size == 0:
             return numpy.zeros(len(terms), dtype=numpy.float32)
         unit = self._unit_table()
-        similarities = unit[tokens] @ unit[terms.reshape(-1)].T
+        similarities = unit[tokens] @ numpy.take(unit, terms.reshape(-1), axis=0).T
         closest = similarities.reshape(len(tokens), len(terms), terms.shape[1]).max(axis=2)
         return (weights @ closest) / weights.sum()
 
     def _unit_table(self) -> numpy.ndarray:
-        """The token vectors scaled to length 1, and a row of zeros for NO_TERM
-        (made at the first match: 33 MB for the wordllama table)."""
+        """The token vectors cut to their first MATCH_DIMENSIONS and scaled to
+        length 1, and a row of zeros for NO_TERM (made at the first match)."""
         with self._unit_lock:
             if self._unit is None:
-                unit = numpy.zeros((self.table.shape[0] + 1, self.dim), dtype=numpy.float32)
-                unit[:-1] = self.table
+                dimensions = min(self.dim, MATCH_DIMENSIONS)
+                unit = numpy.zeros((self.table.shape[0] + 1, dimensions), dtype=numpy.float32)
+                unit[:-1] = self.table[:, :dimensions]
                 norms = numpy.linalg.norm(unit, axis=1, keepdims=True)
                 numpy.divide(unit, norms, out=unit, where=norms > 0)
                 self._unit = unit
