@@ -113,22 +113,29 @@ def one_query_at_a_time(scores: numpy.ndarray, top_k: int, row_file: numpy.ndarr
     return Ranked(rows, [score for _, score in found], row_file[rows].tolist(), ["code"] * len(rows)).file_first(top_k).rows
 
 
-@settings(max_examples=200, deadline=None)
-@given(
-    st.integers(1, 40).flatmap(
+def score_blocks(most_chunks: int, last_file: int) -> st.SearchStrategy:
+    """Blocks of one to six queries' scores (with many ties) over up to ``most_chunks`` chunks of files 0 to
+    ``last_file`` (in file order), with a topK: as (scores, row_file, lines, top_k)."""
+
+    def arrays(case: tuple) -> tuple:
+        values, files, top_k = case
+        lines = numpy.stack([numpy.arange(len(files)) + 1, numpy.arange(len(files)) + 5], axis=1).astype(numpy.int32)
+        return numpy.array(values, dtype=numpy.float32), numpy.array(files, dtype=numpy.int32), lines, top_k
+
+    return st.integers(1, most_chunks).flatmap(
         lambda chunks: st.tuples(
             st.lists(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=chunks, max_size=chunks), min_size=1, max_size=6),
-            st.lists(st.integers(0, 5), min_size=chunks, max_size=chunks).map(sorted),
+            st.lists(st.integers(0, last_file), min_size=chunks, max_size=chunks).map(sorted),
             st.integers(1, 12),
         )
-    )
-)
+    ).map(arrays)
+
+
+@settings(max_examples=200, deadline=None)
+@given(score_blocks(40, 5))
 def test_a_block_of_queries_is_ranked_as_each_query_alone(case: tuple) -> None:
     """Ranking a block of queries at once gives each query the hits ranking it alone gives (ties included)."""
-    values, files, top_k = case
-    scores = numpy.array(values, dtype=numpy.float32)
-    row_file = numpy.array(files, dtype=numpy.int32)
-    lines = numpy.stack([numpy.arange(len(files)) + 1, numpy.arange(len(files)) + 5], axis=1).astype(numpy.int32)
+    scores, row_file, lines, top_k = case
     block = best_of_block(scores, top_k, top_k * 5, row_file, lines)
     for query, (rows, shown, found_files, firsts, lasts) in zip(scores, block):
         assert rows == one_query_at_a_time(query, top_k, row_file)
@@ -159,22 +166,11 @@ def reranked_alone(scores: numpy.ndarray, top_k: int, row_file: numpy.ndarray) -
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    st.integers(1, 60).flatmap(
-        lambda chunks: st.tuples(
-            st.lists(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=chunks, max_size=chunks), min_size=1, max_size=6),
-            st.lists(st.integers(0, 8), min_size=chunks, max_size=chunks).map(sorted),
-            st.integers(1, 12),
-        )
-    )
-)
+@given(score_blocks(60, 8))
 def test_a_block_of_queries_reranked_is_ranked_as_each_query_alone(case: tuple) -> None:
     """With the nearest chunks ranked again by matching, a block of queries still gives each query the hits
     ranking it alone gives (ties included)."""
-    values, files, top_k = case
-    scores = numpy.array(values, dtype=numpy.float32)
-    row_file = numpy.array(files, dtype=numpy.int32)
-    lines = numpy.stack([numpy.arange(len(files)) + 1, numpy.arange(len(files)) + 5], axis=1).astype(numpy.int32)
+    scores, row_file, lines, top_k = case
     block = best_of_block(scores, top_k, max(top_k * 5, RERANKED), row_file, lines, lambda _, rows: match_of_rows(rows))
     for query, (rows, shown, _, _, _) in zip(scores, block):
         assert rows == reranked_alone(query, top_k, row_file)
