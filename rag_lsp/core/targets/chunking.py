@@ -15,22 +15,23 @@ The default, windows of 60 lines sharing 12, is measured by
 ``benchmarks/chunking.py``: paraphrased questions over prose (the Python language
 reference, 48 questions), over code (the standard library, 50) and over manual
 pages of command-line tools (68), the right file among the first three hits. By
-meaning, windows of 20 to 80 lines find it about equally often (0.65 on the
-reference for every size; 0.80–0.86 on code; 0.71–0.78 on manual pages; 60
-lines: 0.65, 0.82, 0.71), whole files least often (0.65, 0.68, 0.69): a window
-must hold enough of a passage for its vector to say what the passage is about,
-and a whole file is not a passage a person reads as a hit. Each chunk's vector
-also carries its file's context (``index.contextual``), which is what lets a
-window of a long file be found by what the file is about. The overlap, a fifth of
-the window, keeps a passage cut by a window's edge whole in one of the two windows.
+meaning (with the nearest chunks ranked again token by token), windows of 40
+and 60 lines find it most often (0.77 on the reference, 0.90 on code, 0.75–0.76
+on manual pages), windows of 10 and 20 lines and whole files less often (0.67–0.74
+on the reference), and windows of 80 lines lose on code and manual pages (0.84,
+0.69): a window must hold enough of a passage for its vector to say what the
+passage is about, and a whole file is not a passage a person reads as a hit.
+Each chunk's vector also carries its file's context (``index.contextual``), which
+is what lets a window of a long file be found by what the file is about. The
+overlap, a fifth of the window, keeps a passage cut by a window's edge whole in
+one of the two windows.
 
-Windows of 20 lines find the most on manual pages (0.78, against 0.71), but cut
-a workspace into three times as many chunks: over 20,000 files
-(``benchmarks/index.py``) the first index took 38.8 s instead of 27–35 and a
-query 10.4 ms instead of 2, past what a workspace of that size is promised (30 s,
-5 ms). Scoring each window by the best of its own vector and its 20-line parts
-(0.78 too) costs two to three times the indexing for the same reason. A team whose
-files answer in short passages can choose ``size: 20`` and compare.
+Between 40 and 60 lines, 60 cuts a workspace into fewer chunks: its index is
+built faster and each query scans less. Windows of 20 lines cut it into three
+times as many: over 20,000 files (``benchmarks/index.py``) the first index took
+38.8 s instead of 27–35 and a query 10.4 ms instead of 2, past what a workspace
+of that size is promised (30 s, 5 ms). A team whose files answer in short
+passages can choose ``size: 20`` and compare.
 """
 
 from __future__ import annotations
