@@ -141,11 +141,11 @@ class StaticModel:
         """Per text, its distinct tokens that carry weight, and their weights."""
         found = []
         rows = self.table.shape[0]
+        weights = self._weights
         for ids in self._token_ids(texts):
-            tokens = numpy.unique(numpy.asarray(ids, dtype=numpy.int64))
-            tokens = tokens[tokens < rows]
-            tokens = tokens[self._weights[tokens] > 0]
-            found.append((tokens, self._weights[tokens]))
+            # A query has a dozen tokens: a set sorts them faster than numpy would.
+            tokens = numpy.array(sorted(token for token in set(ids) if token < rows and weights[token] > 0), dtype=numpy.int64)
+            found.append((tokens, weights[tokens]))
         return found
 
     def matching(self, query: tuple[numpy.ndarray, numpy.ndarray], terms: numpy.ndarray) -> numpy.ndarray:
@@ -159,8 +159,15 @@ class StaticModel:
         if tokens.size == 0 or terms.size == 0:
             return numpy.zeros(len(terms), dtype=numpy.float32)
         unit = self._unit_table()
+        # A chunk's terms come first in its row, then NO_TERM (a zero vector):
+        # the columns no chunk here fills are left out.
+        width = int(numpy.count_nonzero(terms != self.no_term, axis=1).max())
+        if width == 0:
+            return numpy.zeros(len(terms), dtype=numpy.float32)
+        terms = terms[:, :width]
         similarities = unit[tokens] @ numpy.take(unit, terms.reshape(-1), axis=0).T
-        closest = similarities.reshape(len(tokens), len(terms), terms.shape[1]).max(axis=2)
+        # A token that has no counterpart scores 0 (as against NO_TERM), never less.
+        closest = numpy.maximum(similarities.reshape(len(tokens), len(terms), width).max(axis=2), 0)
         return (weights @ closest) / weights.sum()
 
     def _unit_table(self) -> numpy.ndarray:
