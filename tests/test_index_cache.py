@@ -93,6 +93,18 @@ def test_the_index_is_cached_and_a_new_target_embeds_nothing(tmp_path: Path, cac
     assert ask(second) == answer and answer[0] == "docs/rate-limits.md"
 
 
+def test_an_index_of_no_chunk_is_cached_as_sound(tmp_path: Path, cache: Path, embedded: list[str]) -> None:
+    """A corpus whose files hold only blank lines is an index of no chunk: the next target reads it from the
+    cache as it is, without calling it damaged."""
+    space = workspace(tmp_path / "ws", {"docs/blank.md": "\n\n  \n"})
+    age(space)
+    target(space).prepare()
+    again = target(space)
+    again.prepare()
+    assert embedded == [] and not any("damaged" in note for note in again.take_notes())
+    assert ask(again) == []
+
+
 def test_indexes_of_older_cache_formats_are_removed_once_an_index_is_saved(tmp_path: Path, cache: Path) -> None:
     """A cache folder of an older format (float32 vectors, never read by this version) is removed when
     an index is saved; a folder of a newer format and other files of the cache are left alone."""

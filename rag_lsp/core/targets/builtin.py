@@ -25,9 +25,10 @@ chunks (:mod:`.chunking`), and a hit is a chunk: ``path`` (workspace-relative,
   and a query's hits are its nearest chunks by cosine similarity, the nearest
   ranked again by matching the query's tokens one by one with theirs
   (:func:`.ranking.reranked`, :meth:`.embedding.StaticModel.matching`);
-  ``mode: semantic``. When the model cannot be loaded, the target searches by keyword, answers
-  ``mode: keyword`` and says why once (:meth:`BuiltinTarget.take_notes`): the
-  fallback that a ``rag.mode.semantic`` threshold exists to catch.
+  ``mode: semantic``. When the model cannot be loaded, the target searches by
+  keyword, answers ``mode: keyword`` and says why once
+  (:meth:`BuiltinTarget.take_notes`): the fallback that a ``rag.mode.semantic``
+  threshold exists to catch.
 * ``keyword``: chunks are split into words, code identifiers into their parts
   (``rateLimit``, ``rate_limit`` → ``rate``, ``limit``), English stop words
   dropped and the rest stemmed (Snowball), then ranked with BM25 (``bm25s``);
@@ -510,8 +511,8 @@ class BuiltinTarget(Target):
             terms = self._terms().terms(query)
             if terms:
                 keyword_scores = state.keyword.get_scores(terms)
-        terms = state.model.query_terms([query])[0] if semantic_scores is not None else None
-        matching = _matching(state, lambda _: terms)
+        query_terms = state.model.query_terms([query])[0] if semantic_scores is not None else None
+        matching = _matching(state, lambda _: query_terms)
         depth = _depth(top_k, matching)
         row_file = state.index.row_file
 

@@ -401,9 +401,12 @@ class IndexBuilder:
         index = ChunkIndex(files, _join(row_file, numpy.int32, (0,)), _join(lines, numpy.int32, (0, 2)), None, started, texts)
         if self.embed is not None:
             index.vectors = QuantizedVectors.join(vectors, self.dim)
-            # Every chunk's terms, or none (a model that gives none).
+            # Every chunk's terms, or none (a model that gives none). An index of
+            # no chunk holds none of them, as the cache then reads it.
             if terms:
                 index.terms = numpy.ascontiguousarray(numpy.concatenate(terms))
+            elif terms is not None and self.terms_shape is not None:
+                index.terms = numpy.zeros((0, self.terms_shape[1]), dtype=self.terms_shape[0])
         return index
 
     def _texts_of(self, relative: str, spans: numpy.ndarray) -> list[str]:
