@@ -35,24 +35,25 @@ minutes), 20,000 files (84 MB of text, 53,870–54,030 chunks):
 
 * cold index 26–39 s (goal 30 s; the tokenizer, on both cores, and the pooling
   of token vectors take nearly all of it, and the machine's phase moves it by a
-  quarter): 35.2 s in the last run, in a slow phase;
-* warm start 0.6–0.8 s (goal 1 s);
+  quarter): 30.0 s before each chunk's terms were kept, 32.8–36.4 s since;
+* warm start 0.6–0.8 s (goal 1 s); the start after it 0.8–1.3 s;
 * one query 2.5 ms before its nearest chunks were ranked again token by token
-  (``ranking.reranked``), 4.2 ms since (goal 5 ms: the query embedded, a scan
+  (``ranking.reranked``), 4.0–4.2 ms since (goal 5 ms: the query embedded, a scan
   of 14 MB of int8 codes by simsimd, then its tokens matched with the 128
   terms of each of its 20 nearest chunks);
-* 100,000 queries 1.16 × the numpy floor before the reranking, 1.50 × since
-  (121 s against 80.7 s; goal 1.5 ×): the floor is a matrix product, and the
-  reranking adds a smaller one per query;
+* 100,000 queries 1.16 × the numpy floor before the reranking, 1.45–1.50 ×
+  since (118–121 s against 81 s; goal 1.5 ×): the floor is a matrix product,
+  and the reranking adds a smaller one per query;
 * the index 38 MB per 100,000 chunks once freed memory is given back before the
   chunks' terms were kept, 67 MB since (goal 100 MB; 114–119 MB when the
   vectors were float32).
 
-bm25s over the same chunks: 17–27 s to index, 101–163 s for 100,000 queries.
+bm25s over the same chunks: 17–27 s to index, 96–163 s for 100,000 queries.
 examples/: cold and warm 0.3–0.8 s; its 18 chunks make a run's cost the
 per-case work (the floor does not make hits, nor rerank): 1.6–2 × the floor
-before the reranking, 16 × since (53 s against 3.5 s for 100,000 queries,
-half a millisecond a case).
+before the reranking, 15–16 × since (53–59 s against 3.5–3.9 s for 100,000
+queries: the reranking's half a millisecond a case, where the floor spends 35
+microseconds).
 """
 
 from __future__ import annotations
