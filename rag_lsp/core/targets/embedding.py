@@ -65,8 +65,8 @@ _TOKENS_PER_GATHER = 1 << 16
 TERMS_PER_CHUNK = 128
 # The dimensions of token vectors that matching compares: the first 128 of the
 # wordllama table's 256 (it was trained so that a prefix is a coarser vector of
-# its own), which find as many answers as all 256 at half the cost; 64 find
-# fewer (``benchmarks/chunking.py``).
+# its own), which find as many answers as all 256 for less work per query; 64
+# find fewer (``benchmarks/chunking.py``).
 MATCH_DIMENSIONS = 128
 # A safetensors header larger than this is not one (a real one is a few hundred bytes).
 _MAX_HEADER = 1 << 24
