@@ -666,8 +666,7 @@ class BuiltinTarget(Target):
             if self._ranked_with_its_block(read_input[1], state):
                 queries.top_ks[key] = read_input[2]
         if texts:
-            queries.vectors = state.model.embed(texts)
-            queries.terms = state.model.query_terms(texts)
+            queries.vectors, queries.terms = state.model.embed_queries(texts)
         return queries
 
     def _ranked_with_its_block(self, names: list[str], state: _State) -> bool:

@@ -41,6 +41,8 @@ from typing import Any, Sequence
 import numpy
 
 from ..modelfiles import MODEL2VEC_FILES, WORDLLAMA, model2vec_problem
+from .vectors import normalize_rows
+
 # The model and tokenizer files the wordllama wheel ships, under its package folder.
 _WORDLLAMA_WEIGHTS = "weights/l2_supercat_256.safetensors"
 _WORDLLAMA_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
@@ -137,12 +139,24 @@ class StaticModel:
         """:meth:`embed` for the words of files' paths (the context of their chunks)."""
         return self._vectors(texts)
 
+    def embed_queries(self, texts: Sequence[str]) -> tuple[numpy.ndarray, list[tuple[numpy.ndarray, numpy.ndarray]]]:
+        """:meth:`embed` and :meth:`query_terms` of the same texts, tokenized once
+        (queries are short: their tokens are all held at once)."""
+        id_lists = self._token_ids(texts)
+        out = numpy.zeros((len(texts), self.dim), dtype=numpy.float32)
+        self._pool(id_lists, out)
+        normalize_rows(out)
+        return out, self._query_terms_of(id_lists)
+
     def query_terms(self, texts: Sequence[str]) -> list[tuple[numpy.ndarray, numpy.ndarray]]:
         """Per text, its distinct tokens that carry weight, and their weights."""
+        return self._query_terms_of(self._token_ids(texts))
+
+    def _query_terms_of(self, id_lists: list[list[int]]) -> list[tuple[numpy.ndarray, numpy.ndarray]]:
         found = []
         rows = self.table.shape[0]
         weights = self._weights
-        for ids in self._token_ids(texts):
+        for ids in id_lists:
             # A query has a dozen tokens: a set sorts them faster than numpy would.
             tokens = numpy.array(sorted(token for token in set(ids) if token < rows and weights[token] > 0), dtype=numpy.int64)
             found.append((tokens, weights[tokens]))
@@ -178,8 +192,7 @@ class StaticModel:
                 dimensions = min(self.dim, MATCH_DIMENSIONS)
                 unit = numpy.zeros((self.table.shape[0] + 1, dimensions), dtype=numpy.float32)
                 unit[:-1] = self.table[:, :dimensions]
-                norms = numpy.linalg.norm(unit, axis=1, keepdims=True)
-                numpy.divide(unit, norms, out=unit, where=norms > 0)
+                normalize_rows(unit)
                 self._unit = unit
             return self._unit
 
@@ -201,8 +214,7 @@ class StaticModel:
                     if following is not None:
                         pending = tokenizer.submit(self._token_ids, following)
                     self._pool(ids, out[start : start + len(ids)], terms[start : start + len(ids)] if terms is not None else None)
-        norms = numpy.linalg.norm(out, axis=1, keepdims=True)
-        numpy.divide(out, norms, out=out, where=norms > 0)
+        normalize_rows(out)
         return out
 
     def _token_ids(self, texts: Sequence[str]) -> list[list[int]]:

@@ -55,7 +55,7 @@ import numpy
 
 from ..files import text_of
 from .chunking import Chunking, line_ranges
-from .vectors import QuantizedVectors, levels
+from .vectors import QuantizedVectors, levels, normalize_rows
 
 log = logging.getLogger(__name__)
 
@@ -474,18 +474,13 @@ def contextual(vectors: numpy.ndarray, path: numpy.ndarray) -> numpy.ndarray:
     questions, over prose, manual pages and code alike.
     """
     mixed = vectors + PATH_WEIGHT * path
-    _normalize(mixed)
+    normalize_rows(mixed)
     whole = mixed.mean(axis=0)
     norm = numpy.linalg.norm(whole)
     if norm > 0:
         mixed += (FILE_WEIGHT / norm) * whole
-        _normalize(mixed)
+        normalize_rows(mixed)
     return mixed.astype(numpy.float32, copy=False)
-
-
-def _normalize(vectors: numpy.ndarray) -> None:
-    norms = numpy.linalg.norm(vectors, axis=1, keepdims=True)
-    numpy.divide(vectors, norms, out=vectors, where=norms > 0)
 
 
 def _signature(files: list[FileEntry] | None) -> tuple | None:

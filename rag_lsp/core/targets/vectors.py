@@ -35,6 +35,12 @@ _EXACT = 1 << 24
 _SLAB_ROWS = 1024
 
 
+def normalize_rows(vectors: numpy.ndarray) -> None:
+    """Scale each row of ``vectors`` to length 1, in place (a row of zeros stays so)."""
+    norms = numpy.linalg.norm(vectors, axis=1, keepdims=True)
+    numpy.divide(vectors, norms, out=vectors, where=norms > 0)
+
+
 def levels(dim: int) -> int:
     """The largest code: 127 (int8's range), less for more than 1,040 dimensions,
     so that a dot product of two codes and each of its partial sums stay below 2**24."""
