@@ -36,6 +36,14 @@ minutes), 20,000 files (84 MB of text, 53,870–54,030 chunks):
 * cold index 26–39 s (goal 30 s; the tokenizer, on both cores, and the pooling
   of token vectors take nearly all of it, and the machine's phase moves it by a
   quarter): 30.0 s before each chunk's terms were kept, 32.8–36.4 s since;
+  the build is bound by the processors: 55 s of processor time in 33.5 s (the
+  median of 4 runs), of which the tokenizer takes 38–45 s (about 1.2 µs a
+  token, 32 million tokens), pooling 7 s and reading the files 2.7 s. Tried
+  and measured without gain: embedding a group of files on a thread of its own
+  while the next are read (4 paired runs: 1.04 × the time); tokenizing each
+  line once where windows share lines (the same vectors, bit for bit, but 8–12%
+  less tokenizer time, as the tokenizer's cost per token grows with a text's
+  length, and none of the build's); and a whole file as one text (slower);
 * warm start 0.6–0.8 s (goal 1 s); the start after it 0.8–1.3 s;
 * one query 2.5 ms before its nearest chunks were ranked again token by token
   (``ranking.reranked``), 4.0–4.2 ms since (goal 5 ms: the query embedded, a scan
