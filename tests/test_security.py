@@ -600,3 +600,29 @@ def test_a_number_too_long_to_convert_is_refused_by_check_and_run(tmp_path: Path
     (case,) = json.loads(ran.stdout)["suites"][0]["cases"]
     assert case["scores"] is None
     assert "RAG005" in case["broken"]
+
+
+def test_names_too_long_for_the_file_system_are_findings_never_a_traceback(tmp_path: Path) -> None:
+    """A dataset, a recording and a model folder named with 300 characters (past the file system's 255, where
+    looking the name up fails, not just finds nothing) are each a finding of what is missing."""
+    long = "x" * 300
+    for folder in (".punica/evals", ".punica/runs", "models"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+    (tmp_path / ".punica/targets.yaml").write_text(
+        f"targets:\n  replayed:\n    recorded: .punica/runs/{long}.jsonl\n  vectors.query:\n    builtin: {{model: models/{long}}}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / ".punica/evals/a.suite.yaml").write_text(
+        f"suites:\n  - id: long\n    target: {{kind: capability, id: replayed}}\n    dataset: .punica/evals/{long}.jsonl\n"
+        "    engines: [rag]\n    thresholds: {rag.recall: 0.8, rag.mode.semantic: 1}\n",
+        encoding="utf-8",
+    )
+    result = rag_lsp("check", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    found = {(f["path"], f["range"]["start"]["line"], f["code"]) for f in json.loads(result.stdout)}
+    assert found == {
+        (".punica/evals/a.suite.yaml", 3, "RAG105"),
+        (".punica/targets.yaml", 2, "RAG004"),
+        (".punica/targets.yaml", 4, "RAG004"),
+    }

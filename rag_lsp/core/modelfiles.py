@@ -4,6 +4,7 @@ tokenizer), so checking stays as quick as it was."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Callable
 
@@ -14,11 +15,12 @@ MODEL2VEC_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 def model2vec_problem(folder: Path) -> str | None:
     """Why ``folder`` does not hold a model2vec static model, by its files; None
     when it has them (whether they load is found out by a run)."""
-    if not folder.exists():
+    # os.path answers False for a name the file system refuses (too long), where pathlib raises.
+    if not os.path.exists(folder):
         return "there is no such folder"
-    if not folder.is_dir():
+    if not os.path.isdir(folder):
         return "it is a file, not a folder"
-    missing = [name for name in MODEL2VEC_FILES if not (folder / name).is_file()]
+    missing = [name for name in MODEL2VEC_FILES if not os.path.isfile(folder / name)]
     if missing:
         return f"it has no {', '.join(missing)}"
     return None

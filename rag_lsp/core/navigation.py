@@ -17,6 +17,7 @@ lines where the scan is ambiguous, so a 100k-line dataset stays quick.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from json.decoder import scanstring
@@ -70,7 +71,8 @@ def _workspace_file(workspace: Workspace, written: str, look: bool = False) -> s
     if relative in workspace.file_set():
         return relative
     path = workspace.absolute(relative)
-    if look and workspace.contains(path) and path.is_file():
+    # os.path answers False for a name the file system refuses (too long), where pathlib raises.
+    if look and workspace.contains(path) and os.path.isfile(path):
         return relative
     return None
 

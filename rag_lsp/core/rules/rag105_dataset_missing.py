@@ -23,6 +23,8 @@ suites:
 Correct the path (relative to the workspace root), or create the dataset.
 """
 
+import os
+
 from ..findings import Fix, Severity
 from ..paths import normalize_relative
 from . import SUITE, rule_of
@@ -41,7 +43,8 @@ def dataset_missing(context):
         return
     if relative in context.workspace.file_set() or context.workspace.read(relative) is not None:
         return
-    if context.workspace.absolute(relative).is_dir():
+    # os.path answers False for a name the file system refuses (too long), where pathlib raises.
+    if os.path.isdir(context.workspace.absolute(relative)):
         yield RULE.finding(
             context.node_range(node),
             f"dataset {written!r} is a folder: name the JSON Lines file of its cases (relative to the workspace root)",
