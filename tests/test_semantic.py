@@ -259,6 +259,31 @@ def test_a_query_matches_a_chunk_token_by_token(tmp_path: Path) -> None:
     assert not model.matching(unknown, terms).any()
 
 
+@pytest.mark.parametrize("kept", [embedding._TOKENS_KEPT, 3])
+def test_a_small_index_matches_token_by_token_as_any_index_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: int) -> None:
+    """Over an index of at most SMALL_INDEX chunks, each token's match with every chunk is kept from one query to
+    the next (up to a number of tokens); a query's figures, asked once or again, are those of matching its chunks
+    afresh (to float rounding), and a larger index matches its chunks afresh."""
+    monkeypatch.setattr(embedding, "_TOKENS_KEPT", kept)
+    folder = write_model(tmp_path / "tiny")
+    model = embedding.load(embedding.model2vec_files(folder, "tiny"))
+    _, terms = model.embed_chunks(["a car with a wheel, a car", "banana and apple", "zzz", "apple wheel car banana"])
+    small = model.matching_over(terms)
+    assert isinstance(small, embedding.TokenMatches)
+    queries = model.query_terms(["Automobile", "apple wheel", "qqq", "car car banana"])
+    for _ in range(2):
+        for query in queries:
+            for rows in ([0, 1, 2, 3], [3, 0], [2], []):
+                chosen = numpy.array(rows, dtype=numpy.int64)
+                afresh = model.matching(query, terms[chosen])
+                numpy.testing.assert_allclose(small(query, chosen), afresh, atol=1e-6)
+    monkeypatch.setattr(embedding, "SMALL_INDEX", 3)
+    large = model.matching_over(terms)
+    assert not isinstance(large, embedding.TokenMatches)
+    chosen = numpy.array([3, 1], dtype=numpy.int64)
+    assert large(queries[3], chosen).tolist() == model.matching(queries[3], terms[chosen]).tolist()
+
+
 def test_the_nearest_chunks_are_ranked_again_by_matching_and_the_rest_keep_their_order() -> None:
     """The first RERANKED rows (by cosine) are ordered by the weighted mean of cosine and matching, and scored so;
     rows after them keep their order, never scored above the last reranked one."""

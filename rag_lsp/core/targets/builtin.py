@@ -202,6 +202,9 @@ class _State:
     builder: Any = None
     # The path of each file of the index, by position.
     paths: list[str] = field(default_factory=list)
+    # How well chunks match a query's tokens (see StaticModel.matching_over); None
+    # when the index holds no terms of its chunks.
+    matches: Any = None
 
     @property
     def mode(self) -> str:
@@ -390,7 +393,8 @@ class BuiltinTarget(Target):
             retriever = bm25s.BM25()
             retriever.index([analyzer.terms(text) or [""] for text in index.texts or []], show_progress=False)
         paths = [entry.path for entry in index.files]
-        self._state = _State(index, rows, self._model, retriever, checked_at, builder, paths)
+        matches = self._model.matching_over(index.terms) if self._model is not None and index.terms is not None else None
+        self._state = _State(index, rows, self._model, retriever, checked_at, builder, paths, matches)
 
     def load_cached(self, loading: Callable[[], None] | None = None) -> bool:
         """Hold the index the cache keeps for these options and this model, as it
@@ -751,10 +755,10 @@ def _matching(state: _State, terms_of: Callable[[int], Any]) -> Callable[[int, A
     """How well chunks match a query token by token (see StaticModel.matching),
     as ``matching(query, rows)`` with the query's terms given by ``terms_of(query)``;
     None when the index holds no terms of its chunks."""
-    model, chunk_terms = state.model, state.index.terms
-    if model is None or chunk_terms is None:
+    matches = state.matches
+    if matches is None:
         return None
-    return lambda query, rows: model.matching(terms_of(query), chunk_terms[rows])
+    return lambda query, rows: matches(terms_of(query), rows)
 
 
 def _depth(top_k: int, matching: Any) -> int:

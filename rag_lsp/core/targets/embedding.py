@@ -70,6 +70,14 @@ TERMS_PER_CHUNK = 128
 # its own), which find as many answers as all 256 for less work per query; 64
 # find fewer (``benchmarks/chunking.py``).
 MATCH_DIMENSIONS = 128
+# An index of at most this many chunks keeps each token's match with all of
+# them (see TokenMatches), of at most _TOKENS_KEPT tokens (2 KB a token at most:
+# 16 MB). A token first asked costs a product with the index's distinct terms
+# (a millisecond at most, for 512 chunks), where matching a query's tokens with
+# its 20 nearest chunks costs half a millisecond every time: over a small
+# index, a run's cases are otherwise ten times slower ranked again than found.
+SMALL_INDEX = 512
+_TOKENS_KEPT = 8192
 # A safetensors header larger than this is not one (a real one is a few hundred bytes).
 _MAX_HEADER = 1 << 24
 _DTYPES = {"F32": "<f4", "F16": "<f2", "F64": "<f8", "BF16": "<u2"}
@@ -93,6 +101,70 @@ class ModelFiles:
     tensor: str
     # Changes whenever one of the files does: part of the index cache's key.
     identity: str
+
+
+class TokenMatches:
+    """:meth:`StaticModel.matching` over the chunks of a small index (see
+    SMALL_INDEX), as ``matches(query, rows)``: a token's match with each chunk
+    (its cosine with the chunk's closest term, 0 at least) is computed once for
+    every chunk and kept, and a query's matching is the weighted mean of its
+    tokens' kept matches. The same figures as StaticModel.matching, up to the
+    rounding of their sums; a given index is always matched one way (see
+    StaticModel.matching_over), so a case asked alone and ranked with its block
+    get the same ones."""
+
+    def __init__(self, unit: numpy.ndarray, chunk_terms: numpy.ndarray, no_term: int) -> None:
+        self._unit = unit
+        self._count = len(chunk_terms)
+        width = int(numpy.count_nonzero(chunk_terms != no_term, axis=1).max()) if chunk_terms.size else 0
+        terms = chunk_terms[:, :width]
+        # Each distinct term once (NO_TERM is a row of zeros), and where each chunk's are.
+        distinct, places = numpy.unique(terms, return_inverse=True)
+        self._terms = numpy.ascontiguousarray(unit[distinct])
+        self._places = places.reshape(terms.shape)
+        # The matches kept: a token's at its slot's row of the table. A slot is
+        # given once its row is written, under the lock (a run and a case asked
+        # in the editor may match at once); rows are read without it.
+        self._slots: dict[int, int] = {}
+        self._table = numpy.empty((4, self._count), dtype=numpy.float32)
+        self._lock = threading.Lock()
+
+    def __call__(self, query: tuple[numpy.ndarray, numpy.ndarray], rows: numpy.ndarray) -> numpy.ndarray:
+        tokens, weights = query
+        if tokens.size == 0 or not self._places.size:
+            return numpy.zeros(len(rows), dtype=numpy.float32)
+        slots = self._slots
+        found = [slots.get(token) for token in tokens.tolist()]
+        if None in found:
+            found = [slot if slot is not None else self._keep(token) for slot, token in zip(found, tokens.tolist())]
+            if None in found:  # past _TOKENS_KEPT tokens: this query's are computed for it alone
+                table = self._table
+                closest = numpy.stack([table[slot] if slot is not None else self._closest(token) for slot, token in zip(found, tokens.tolist())])
+                return (weights @ closest[:, rows]) / weights.sum()
+        return (weights @ self._table[found][:, rows]) / weights.sum()
+
+    def _closest(self, token: int) -> numpy.ndarray:
+        """How closely ``token`` matches each chunk."""
+        similarities = self._terms @ self._unit[token]
+        return numpy.maximum(similarities[self._places].max(axis=1), 0)
+
+    def _keep(self, token: int) -> int | None:
+        """The slot of ``token``'s matches, computed and kept now if they were
+        not; None once _TOKENS_KEPT tokens are kept."""
+        with self._lock:
+            slot = self._slots.get(token)
+            if slot is not None:
+                return slot
+            slot = len(self._slots)
+            if slot >= _TOKENS_KEPT:
+                return None
+            if slot == len(self._table):
+                grown = numpy.empty((min(2 * slot, _TOKENS_KEPT), self._count), dtype=numpy.float32)
+                grown[:slot] = self._table
+                self._table = grown
+            self._table[slot] = self._closest(token)
+            self._slots[token] = slot
+            return slot
 
 
 class StaticModel:
@@ -183,6 +255,16 @@ class StaticModel:
         # A token that has no counterpart scores 0 (as against NO_TERM), never less.
         closest = numpy.maximum(similarities.reshape(len(tokens), len(terms), width).max(axis=2), 0)
         return (weights @ closest) / weights.sum()
+
+    def matching_over(self, chunk_terms: numpy.ndarray) -> Callable[[tuple[numpy.ndarray, numpy.ndarray], numpy.ndarray], numpy.ndarray]:
+        """:meth:`matching` over an index whose chunks have ``chunk_terms``, as
+        ``matching(query, rows)`` of its chunks ``rows``. Over a small index
+        (SMALL_INDEX chunks at most), a token's match with every chunk is
+        computed once and kept (see TokenMatches): a run of a hundred thousand
+        cases asks the same few thousand words again and again."""
+        if len(chunk_terms) <= SMALL_INDEX:
+            return TokenMatches(self._unit_table(), chunk_terms, self.no_term)
+        return lambda query, rows: self.matching(query, chunk_terms[rows])
 
     def _unit_table(self) -> numpy.ndarray:
         """The token vectors cut to their first MATCH_DIMENSIONS and scaled to
