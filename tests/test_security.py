@@ -626,3 +626,14 @@ def test_names_too_long_for_the_file_system_are_findings_never_a_traceback(tmp_p
         (".punica/targets.yaml", 2, "RAG004"),
         (".punica/targets.yaml", 4, "RAG004"),
     }
+
+
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_a_path_argument_too_long_for_the_file_system_is_a_usage_error(tmp_path: Path, command: str) -> None:
+    """`check` and `run` given a PATH whose name is past the file system's 255 characters say it does not exist
+    (exit 2), as of any missing PATH, not an internal error."""
+    make_workspace(tmp_path)
+    written = f".punica/evals/{'x' * 300}.jsonl"
+    result = rag_lsp(command, written, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == f"rag-lsp: {written}: no such file or folder"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -110,7 +111,7 @@ def check_paths(paths: list[Path]) -> Checked:
             select_folder(workspace_at(root), "")
 
     for path in paths:
-        if not path.exists():
+        if not os.path.exists(path):  # pathlib raises for a name too long, os.path says False
             raise UsageError(f"{path}: no such file or folder")
         root = find_root(path)
         workspace = workspace_at(root)
@@ -163,7 +164,7 @@ def show_settings(paths: list[Path]) -> int:
 
     roots: dict[Path, None] = {}
     for path in paths:
-        if not path.exists():
+        if not os.path.exists(path):  # pathlib raises for a name too long, os.path says False
             raise UsageError(f"{path}: no such file or folder")
         roots[find_root(path)] = None
     for index, root in enumerate(roots):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -253,7 +254,7 @@ def _configured_baseline(selected: list[tuple[Workspace, SuiteInfo | str]]):
         raise UsageError("the workspaces of this run name different baselines: run them one at a time, or give --baseline")
     ((root, name),) = named
     path = root / Path(name).expanduser()
-    if not path.exists():
+    if not os.path.exists(path):
         print(f"rag-lsp: baseline {name} (from the workspace settings) does not exist yet: nothing to compare with", file=sys.stderr)
         return None, None
     try:
@@ -322,7 +323,7 @@ def select(paths: list[Path], suite_ids: list[str] | None) -> list[tuple[Workspa
             choose_under(workspace_at(root), "")
 
     for path in paths:
-        if not path.exists():
+        if not os.path.exists(path):  # pathlib raises for a name too long, os.path says False
             raise UsageError(f"{path}: no such file or folder")
         workspace = workspace_at(find_root(path))
         relative = workspace.relative(path)
