@@ -40,7 +40,6 @@ from .outcome import Run
 
 if TYPE_CHECKING:  # imported where a run starts: `rag-lsp check` need not load them
     from ..core.recording import Recordings
-    from ..core.runner import Runner
 
 FORMATS = ("text", "json", "junit")
 
