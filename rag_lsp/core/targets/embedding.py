@@ -134,15 +134,16 @@ class TokenMatches:
         tokens, weights = query
         if tokens.size == 0 or not self._places.size:
             return numpy.zeros(len(rows), dtype=numpy.float32)
-        slots = self._slots
-        found = [slots.get(token) for token in tokens.tolist()]
+        ids = tokens.tolist()
+        found = [self._slots.get(token) for token in ids]
         if None in found:
-            found = [slot if slot is not None else self._keep(token) for slot, token in zip(found, tokens.tolist())]
-            if None in found:  # past _TOKENS_KEPT tokens: this query's are computed for it alone
-                table = self._table
-                closest = numpy.stack([table[slot] if slot is not None else self._closest(token) for slot, token in zip(found, tokens.tolist())])
-                return (weights @ closest[:, rows]) / weights.sum()
-        return (weights @ self._table[found][:, rows]) / weights.sum()
+            found = [slot if slot is not None else self._keep(token) for slot, token in zip(found, ids)]
+        table = self._table
+        if None in found:  # past _TOKENS_KEPT tokens: this query's others are computed for it alone
+            closest = numpy.stack([table[slot] if slot is not None else self._closest(token) for slot, token in zip(found, ids)])
+        else:
+            closest = table[found]
+        return (weights @ closest[:, rows]) / weights.sum()
 
     def _closest(self, token: int) -> numpy.ndarray:
         """How closely ``token`` matches each chunk."""
