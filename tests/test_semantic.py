@@ -250,7 +250,7 @@ def test_a_query_matches_a_chunk_token_by_token(tmp_path: Path) -> None:
     _, terms = model.embed_chunks(["a car with a wheel, a car", "banana and apple", "zzz"])
     assert terms.shape == (3, embedding.TERMS_PER_CHUNK)
     known = [sorted(int(term) for term in row if term != model.no_term) for row in terms]
-    vocabulary = model._tokenizer.get_vocab()
+    vocabulary = model.tokenizer.get_vocab()
     assert known[0] == sorted([vocabulary["car"], vocabulary["wheel"]]) and known[2] == []
     (query,) = model.query_terms(["Automobile"])
     cars, fruit, nothing = model.matching(query, terms).tolist()
