@@ -171,7 +171,7 @@ def test_a_block_of_queries_reranked_is_ranked_as_each_query_alone(case: tuple) 
     """With the nearest chunks ranked again by matching, a block of queries still gives each query the hits
     ranking it alone gives (ties included)."""
     scores, row_file, lines, top_k = case
-    block = best_of_block(scores, top_k, max(top_k * 5, RERANKED), row_file, lines, lambda _, rows: match_of_rows(rows))
+    block = best_of_block(scores, top_k, max(top_k * 5, RERANKED), row_file, lines, match_of_rows)
     for query, (rows, shown, _, _, _) in zip(scores, block):
         assert rows == reranked_alone(query, top_k, row_file)
 
@@ -277,11 +277,39 @@ def test_a_small_index_matches_token_by_token_as_any_index_does(tmp_path: Path, 
                 chosen = numpy.array(rows, dtype=numpy.int64)
                 afresh = model.matching(query, terms[chosen])
                 numpy.testing.assert_allclose(small(query, chosen), afresh, atol=1e-6)
+    # A block of queries at once, in any order: each query's figures are those it gets alone, to the bit.
+    every = numpy.arange(len(terms), dtype=numpy.int64)
+    for order in ([0, 1, 2, 3], [3, 2, 1, 0], [1, 1, 2]):
+        block = small.block(queries.take(order))
+        assert block.shape == (len(order), len(terms))
+        for row, query in zip(block, order):
+            assert row.tolist() == small(queries[query], every).tolist()
+    heads = numpy.array([[3, 0], [1, 2], [0, 0], [2, 3]], dtype=numpy.int64)
+    assert small.heads(queries, heads).tolist() == [small(queries[query], heads[query]).tolist() for query in range(4)]
     monkeypatch.setattr(embedding, "SMALL_INDEX", 3)
     large = model.matching_over(terms)
     assert not isinstance(large, embedding.TokenMatches)
     chosen = numpy.array([3, 1], dtype=numpy.int64)
     assert large(queries[3], chosen).tolist() == model.matching(queries[3], terms[chosen]).tolist()
+    assert large.heads(queries, heads).tolist() == [model.matching(queries[query], terms[heads[query]]).tolist() for query in range(4)]
+
+
+def test_the_terms_of_queries_are_each_querys_distinct_weighty_tokens(tmp_path: Path) -> None:
+    """A block of queries' terms, read together, are per query its distinct tokens the table knows and weighs,
+    ascending, with their weights; any of them can be taken out, in any order."""
+    folder = write_model(tmp_path / "tiny")
+    model = embedding.load(embedding.model2vec_files(folder, "tiny"))
+    texts = ["car car wheel", "", "qqq zzz", "apple banana car apple", "wheel", "banana [UNK] car"]
+    terms = model.query_terms(texts)
+    assert len(terms) == len(texts)
+    weights = numpy.linalg.norm(model.table, axis=1)
+    for text, (tokens, token_weights) in zip(texts, terms):
+        ids = [encoding.ids for encoding in model.tokenizer.encode_batch([text], add_special_tokens=False)][0]
+        expected = sorted({token for token in ids if token < len(model.table) and weights[token] > 0})
+        assert tokens.tolist() == expected
+        numpy.testing.assert_allclose(token_weights, weights[expected], rtol=1e-6)
+    assert [tokens.tolist() for tokens, _ in terms.take([5, 0, 0, 1])] == [terms[n][0].tolist() for n in (5, 0, 0, 1)]
+    assert len(terms.take([])) == 0
 
 
 def test_the_nearest_chunks_are_ranked_again_by_matching_and_the_rest_keep_their_order() -> None:

@@ -182,8 +182,9 @@ class _Queries:
     inputs: dict[int, tuple[str, list[str], int]] = field(default_factory=dict)
     top_ks: dict[int, int] = field(default_factory=dict)
     vectors: Any = None
-    # Per row of ``vectors``: its query's tokens and their weights (see StaticModel.query_terms).
-    terms: list[Any] = field(default_factory=list)
+    # Per row of ``vectors``: its query's tokens and their weights (an
+    # embedding.QueryTerms, see StaticModel.query_terms).
+    terms: Any = None
 
 
 @dataclass
@@ -712,8 +713,7 @@ class BuiltinTarget(Target):
                 best = [None] * len(rows)
             else:
                 block = scores if len(rows) == len(keys) else scores[rows]
-                terms = [queries.terms[queries.rows[keys[row]]] for row in rows]
-                matching = _matching(state, lambda query: terms[query])
+                matching = _block_matching(state, queries.terms.take([queries.rows[keys[row]] for row in rows]))
                 best = best_of_block(block, top_k, _depth(top_k, matching), index.row_file, index.lines, matching)
             for row, found in zip(rows, best):
                 scored[keys[row]] = (scores[row], found)
@@ -759,6 +759,17 @@ def _matching(state: _State, terms_of: Callable[[int], Any]) -> Callable[[int, A
     if matches is None:
         return None
     return lambda query, rows: matches(terms_of(query), rows)
+
+
+def _block_matching(state: _State, terms: Any) -> Callable[[Any], Any] | None:
+    """How well chunks match each query of a block token by token, as
+    ``matching(heads)`` of a row of chunks per query (see ranking.rerank_block),
+    the queries' terms being ``terms`` (embedding.QueryTerms); None when the
+    index holds no terms of its chunks."""
+    matches = state.matches
+    if matches is None:
+        return None
+    return lambda heads: matches.heads(terms, heads)
 
 
 def _depth(top_k: int, matching: Any) -> int:

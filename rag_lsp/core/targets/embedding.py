@@ -29,6 +29,7 @@ third of a second, and the server keeps one target per workspace.
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import os
 import re
@@ -36,7 +37,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy
 
@@ -113,6 +114,57 @@ class ModelFiles:
     identity: str
 
 
+class QueryTerms:
+    """Queries' distinct tokens that carry weight and their weights (see
+    StaticModel.query_terms), of all the queries in two arrays: a run's block of
+    hundreds of queries is matched at once (see TokenMatches.block). Query
+    ``n`` is ``terms[n]``: its tokens, ascending, and their weights."""
+
+    __slots__ = ("tokens", "weights", "starts")
+
+    def __init__(self, tokens: numpy.ndarray, weights: numpy.ndarray, starts: numpy.ndarray) -> None:
+        self.tokens = tokens
+        self.weights = weights
+        # Query n's are at [starts[n], starts[n + 1]).
+        self.starts = starts
+
+    @classmethod
+    def of(cls, queries: Sequence[tuple[numpy.ndarray, numpy.ndarray]]) -> QueryTerms:
+        """The terms of queries given one by one, as ``terms[n]`` gives them."""
+        lengths = [len(tokens) for tokens, _ in queries]
+        starts = numpy.zeros(len(queries) + 1, dtype=numpy.int64)
+        numpy.cumsum(lengths, out=starts[1:])
+        if not queries:
+            return cls(numpy.zeros(0, dtype=numpy.int64), numpy.zeros(0, dtype=numpy.float32), starts)
+        tokens = numpy.concatenate([numpy.asarray(tokens, dtype=numpy.int64) for tokens, _ in queries])
+        weights = numpy.concatenate([numpy.asarray(weights, dtype=numpy.float32) for _, weights in queries])
+        return cls(tokens, weights, starts)
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def __getitem__(self, query: int) -> tuple[numpy.ndarray, numpy.ndarray]:
+        if not -len(self) <= query < len(self):
+            raise IndexError(query)
+        query %= len(self)
+        start, stop = self.starts[query], self.starts[query + 1]
+        return self.tokens[start:stop], self.weights[start:stop]
+
+    def __iter__(self) -> Iterator[tuple[numpy.ndarray, numpy.ndarray]]:
+        return (self[query] for query in range(len(self)))
+
+    def take(self, queries: Sequence[int]) -> QueryTerms:
+        """The terms of ``queries`` (positions here), in that order."""
+        chosen = numpy.asarray(queries, dtype=numpy.int64)
+        firsts = self.starts[chosen]
+        lengths = self.starts[chosen + 1] - firsts
+        starts = numpy.zeros(len(chosen) + 1, dtype=numpy.int64)
+        numpy.cumsum(lengths, out=starts[1:])
+        # Each chosen query's places here: its first, then on by one.
+        places = numpy.arange(starts[-1], dtype=numpy.int64) + numpy.repeat(firsts - starts[:-1], lengths)
+        return QueryTerms(self.tokens[places], self.weights[places], starts)
+
+
 class TokenMatches:
     """:meth:`StaticModel.matching` over the chunks of a small index (see
     SMALL_INDEX), as ``matches(query, rows)``: a token's match with each chunk
@@ -132,50 +184,82 @@ class TokenMatches:
         distinct, places = numpy.unique(terms, return_inverse=True)
         self._terms = numpy.ascontiguousarray(unit[distinct])
         self._places = places.reshape(terms.shape)
-        # The matches kept: a token's at its slot's row of the table. A slot is
-        # given once its row is written, under the lock (a run and a case asked
-        # in the editor may match at once); rows are read without it.
-        self._slots: dict[int, int] = {}
+        # The matches kept: a token's at its slot's row of the table (-1: none
+        # yet). A slot is given once its row is written, under the lock (a run
+        # and a case asked in the editor may match at once); rows are read
+        # without it.
+        self._slot_array = numpy.full(len(unit), -1, dtype=numpy.int64)
+        self._kept = 0
         self._table = numpy.empty((4, self._count), dtype=numpy.float32)
         self._lock = threading.Lock()
 
     def __call__(self, query: tuple[numpy.ndarray, numpy.ndarray], rows: numpy.ndarray) -> numpy.ndarray:
-        tokens, weights = query
-        if tokens.size == 0 or not self._places.size:
-            return numpy.zeros(len(rows), dtype=numpy.float32)
-        ids = tokens.tolist()
-        found = [self._slots.get(token) for token in ids]
-        if None in found:
-            found = [slot if slot is not None else self._keep(token) for slot, token in zip(found, ids)]
-        table = self._table
-        if None in found:  # past _TOKENS_KEPT tokens: this query's others are computed for it alone
-            closest = numpy.stack([table[slot] if slot is not None else self._closest(token) for slot, token in zip(found, ids)])
-        else:
-            closest = table[found]
-        return (weights @ closest[:, rows]) / weights.sum()
+        return self.block(QueryTerms.of([query]))[0][rows]
+
+    def heads(self, terms: QueryTerms, heads: numpy.ndarray) -> numpy.ndarray:
+        """How well each query of ``terms`` matches the chunks of its row of
+        ``heads`` (queries × chunks' rows), as one array of that shape."""
+        return numpy.take_along_axis(self.block(terms), heads, axis=1)
+
+    def block(self, terms: QueryTerms) -> numpy.ndarray:
+        """Each query's match with every chunk: a row per query of ``terms``.
+
+        The kept rows of the queries' tokens are gathered, weighed and summed
+        query by query in one call; a query's row is summed the same way
+        whatever the block holds, so a case asked alone and in a run get the
+        same figures."""
+        count = len(terms)
+        out = numpy.zeros((count, self._count), dtype=numpy.float32)
+        if not terms.tokens.size or not self._places.size:
+            return out
+        slots = self._slots_of(terms.tokens)
+        rows = self._table[slots] if slots.min() >= 0 else self._rows_past_kept(terms.tokens, slots)
+        rows *= terms.weights[:, None]
+        # Summed per query: reduceat over the queries that have tokens (it would
+        # give an empty query the row at its start).
+        starts, has_tokens = terms.starts[:-1], terms.starts[1:] > terms.starts[:-1]
+        sums = numpy.add.reduceat(rows, starts[has_tokens], axis=0)
+        weight_sums = numpy.add.reduceat(terms.weights, starts[has_tokens])
+        out[has_tokens] = sums / weight_sums[:, None]
+        return out
+
+    def _slots_of(self, tokens: numpy.ndarray) -> numpy.ndarray:
+        """The slot of each token (kept now if it was not), -1 past _TOKENS_KEPT."""
+        found = self._slot_array[tokens]
+        if found.min() < 0:
+            for token in numpy.unique(tokens[found < 0]).tolist():
+                self._keep(token)
+            found = self._slot_array[tokens]
+        return found
+
+    def _rows_past_kept(self, tokens: numpy.ndarray, slots: numpy.ndarray) -> numpy.ndarray:
+        """The rows of tokens, computed afresh for those past _TOKENS_KEPT."""
+        rows = numpy.empty((len(tokens), self._count), dtype=numpy.float32)
+        kept = slots >= 0
+        rows[kept] = self._table[slots[kept]]
+        for place in numpy.flatnonzero(~kept).tolist():
+            rows[place] = self._closest(int(tokens[place]))
+        return rows
 
     def _closest(self, token: int) -> numpy.ndarray:
         """How closely ``token`` matches each chunk."""
         similarities = self._terms @ self._unit[token]
         return numpy.maximum(similarities[self._places].max(axis=1), 0)
 
-    def _keep(self, token: int) -> int | None:
-        """The slot of ``token``'s matches, computed and kept now if they were
-        not; None once _TOKENS_KEPT tokens are kept."""
+    def _keep(self, token: int) -> None:
+        """Compute and keep ``token``'s matches if they are not kept, while
+        fewer than _TOKENS_KEPT tokens are."""
         with self._lock:
-            slot = self._slots.get(token)
-            if slot is not None:
-                return slot
-            slot = len(self._slots)
-            if slot >= _TOKENS_KEPT:
-                return None
+            slot = self._kept
+            if self._slot_array[token] >= 0 or slot >= _TOKENS_KEPT:
+                return
             if slot == len(self._table):
                 grown = numpy.empty((min(2 * slot, _TOKENS_KEPT), self._count), dtype=numpy.float32)
                 grown[:slot] = self._table
                 self._table = grown
             self._table[slot] = self._closest(token)
-            self._slots[token] = slot
-            return slot
+            self._slot_array[token] = slot
+            self._kept = slot + 1
 
 
 class TokenIds:
@@ -305,7 +389,7 @@ class StaticModel:
         """:meth:`embed` for the words of files' paths (the context of their chunks)."""
         return self._vectors(texts)
 
-    def embed_queries(self, texts: Sequence[str]) -> tuple[numpy.ndarray, list[tuple[numpy.ndarray, numpy.ndarray]]]:
+    def embed_queries(self, texts: Sequence[str]) -> tuple[numpy.ndarray, QueryTerms]:
         """:meth:`embed` and :meth:`query_terms` of the same texts, tokenized once
         (queries are short: their tokens are all held at once)."""
         id_lists = self._token_ids(texts)
@@ -314,19 +398,29 @@ class StaticModel:
         normalize_rows(out)
         return out, self._query_terms_of(id_lists)
 
-    def query_terms(self, texts: Sequence[str]) -> list[tuple[numpy.ndarray, numpy.ndarray]]:
+    def query_terms(self, texts: Sequence[str]) -> QueryTerms:
         """Per text, its distinct tokens that carry weight, and their weights."""
         return self._query_terms_of(self._token_ids(texts))
 
-    def _query_terms_of(self, id_lists: list[list[int]]) -> list[tuple[numpy.ndarray, numpy.ndarray]]:
-        found = []
+    def _query_terms_of(self, id_lists: list[list[int]]) -> QueryTerms:
+        count = len(id_lists)
+        lengths = numpy.fromiter(map(len, id_lists), dtype=numpy.int64, count=count)
+        tokens = numpy.fromiter(itertools.chain.from_iterable(id_lists), dtype=numpy.int64, count=int(lengths.sum()))
+        owners = numpy.repeat(numpy.arange(count, dtype=numpy.int64), lengths)
         rows = self.table.shape[0]
-        weights = self._weights
-        for ids in id_lists:
-            # A query has a dozen tokens: a set sorts them faster than numpy would.
-            tokens = numpy.array(sorted(token for token in set(ids) if token < rows and weights[token] > 0), dtype=numpy.int64)
-            found.append((tokens, weights[tokens]))
-        return found
+        # Tokens past the table (unknown to it) and those that weigh nothing are left out.
+        keep = tokens < rows
+        keep[keep] = self._weights[tokens[keep]] > 0
+        # Each query's distinct tokens, ascending: one sort of (query, token)
+        # pairs, each pair kept once (a sort and a comparison with the neighbour:
+        # several times faster than numpy.unique here).
+        pairs = owners[keep] * rows + tokens[keep]
+        pairs.sort()
+        if pairs.size > 1:
+            pairs = pairs[numpy.concatenate(([True], pairs[1:] != pairs[:-1]))]
+        owners, tokens = numpy.divmod(pairs, rows)
+        starts = numpy.searchsorted(owners, numpy.arange(count + 1, dtype=numpy.int64))
+        return QueryTerms(tokens, self._weights[tokens], starts)
 
     def matching(self, query: tuple[numpy.ndarray, numpy.ndarray], terms: numpy.ndarray) -> numpy.ndarray:
         """How well each row of ``terms`` (chunks' terms, see embed_chunks) matches
@@ -350,15 +444,16 @@ class StaticModel:
         closest = numpy.maximum(similarities.reshape(len(tokens), len(terms), width).max(axis=2), 0)
         return (weights @ closest) / weights.sum()
 
-    def matching_over(self, chunk_terms: numpy.ndarray) -> Callable[[tuple[numpy.ndarray, numpy.ndarray], numpy.ndarray], numpy.ndarray]:
+    def matching_over(self, chunk_terms: numpy.ndarray) -> TokenMatches | ChunkMatches:
         """:meth:`matching` over an index whose chunks have ``chunk_terms``, as
-        ``matching(query, rows)`` of its chunks ``rows``. Over a small index
-        (SMALL_INDEX chunks at most), a token's match with every chunk is
-        computed once and kept (see TokenMatches): a run of a hundred thousand
-        cases asks the same few thousand words again and again."""
+        ``matching(query, rows)`` of its chunks ``rows``, and ``heads(terms,
+        heads)`` for a block of queries. Over a small index (SMALL_INDEX chunks
+        at most), a token's match with every chunk is computed once and kept
+        (see TokenMatches): a run of a hundred thousand cases asks the same few
+        thousand words again and again."""
         if len(chunk_terms) <= SMALL_INDEX:
             return TokenMatches(self._unit_table(), chunk_terms, self.no_term)
-        return lambda query, rows: self.matching(query, chunk_terms[rows])
+        return ChunkMatches(self, chunk_terms)
 
     def _unit_table(self) -> numpy.ndarray:
         """The token vectors cut to their first MATCH_DIMENSIONS and scaled to
@@ -428,6 +523,25 @@ class StaticModel:
                 out[row] = total / tokens.size
             else:
                 out[row] = table[tokens].sum(axis=0) / tokens.size
+
+
+class ChunkMatches:
+    """:meth:`StaticModel.matching` over the chunks of a larger index: each
+    query's chunks matched afresh (see StaticModel.matching_over)."""
+
+    def __init__(self, model: StaticModel, chunk_terms: numpy.ndarray) -> None:
+        self._model = model
+        self._chunk_terms = chunk_terms
+
+    def __call__(self, query: tuple[numpy.ndarray, numpy.ndarray], rows: numpy.ndarray) -> numpy.ndarray:
+        return self._model.matching(query, self._chunk_terms[rows])
+
+    def heads(self, terms: QueryTerms, heads: numpy.ndarray) -> numpy.ndarray:
+        """How well each query of ``terms`` matches the chunks of its row of ``heads``."""
+        matched = numpy.zeros(heads.shape, dtype=numpy.float32)
+        for query, rows in enumerate(heads):
+            matched[query] = self(terms[query], rows)
+        return matched
 
 
 # ---------------------------------------------------------------- finding the files

@@ -22,6 +22,9 @@ COSINE_WEIGHT = 0.5
 
 # The rows of a query's chunks -> how well each matches its tokens.
 Matching = Callable[[numpy.ndarray], numpy.ndarray]
+# The rows of chunks of each query of a block, a row per query -> how well each
+# matches its query's tokens, in the same shape.
+BlockMatching = Callable[[numpy.ndarray], numpy.ndarray]
 
 # The constant of reciprocal-rank fusion (Cormack, Clarke and Büttcher, 2009): it
 # damps the weight of the very first ranks, so a chunk both retrievals rank well
@@ -106,18 +109,25 @@ def reranked(rows: numpy.ndarray, scores: numpy.ndarray, matching: Matching) -> 
     their cosine + the rest × their ``matching`` (see StaticModel.matching), and
     scored so; the rows after them follow in their order, each scored at most as
     the last of those, so that scores never rise down the list."""
-    count = min(RERANKED, len(rows))
+    block_rows = numpy.array(rows, dtype=numpy.int64).reshape(1, -1)
+    block_scores = numpy.array(scores, dtype=numpy.float32).reshape(1, -1)
+    rerank_block(block_rows, block_scores, lambda heads: matching(heads[0]).reshape(1, -1))
+    return block_rows[0], block_scores[0]
+
+
+def rerank_block(rows: numpy.ndarray, scores: numpy.ndarray, matching: BlockMatching) -> None:
+    """:func:`reranked` for each query of a block at once, in place: ``rows`` and
+    ``scores`` hold a query's chunks per row, best first; ``matching(heads)``
+    gives how well each query matches the first RERANKED of its row."""
+    count = min(RERANKED, rows.shape[1])
     if count == 0:
-        return rows, scores
-    head = rows[:count]
-    fused = (COSINE_WEIGHT * scores[:count] + (1 - COSINE_WEIGHT) * matching(head)).astype(numpy.float32)
-    order = numpy.lexsort((head, -fused))
-    rows = numpy.array(rows)
-    scores = numpy.array(scores, dtype=numpy.float32)
-    rows[:count] = head[order]
-    scores[:count] = fused[order]
-    numpy.minimum(scores[count:], scores[count - 1], out=scores[count:])
-    return rows, scores
+        return
+    head = rows[:, :count]
+    fused = (COSINE_WEIGHT * scores[:, :count] + (1 - COSINE_WEIGHT) * matching(head)).astype(numpy.float32)
+    order = numpy.lexsort((head, -fused), axis=1)
+    rows[:, :count] = numpy.take_along_axis(head, order, axis=1)
+    scores[:, :count] = numpy.take_along_axis(fused, order, axis=1)
+    numpy.minimum(scores[:, count:], scores[:, count - 1 : count], out=scores[:, count:])
 
 
 def best_of_block(
@@ -126,7 +136,7 @@ def best_of_block(
     depth: int,
     row_file: numpy.ndarray,
     lines: numpy.ndarray,
-    matching: Callable[[int, numpy.ndarray], numpy.ndarray] | None = None,
+    matching: BlockMatching | None = None,
 ) -> list[tuple[list[int], list[float], list[int], list[int], list[int]]]:
     """For each row of ``scores`` (one query's similarities to every chunk), what
     :func:`top_rows` and :meth:`Ranked.file_first` make of its ``depth`` best
@@ -136,10 +146,10 @@ def best_of_block(
     Reading ``depth`` chunks when the first ``top_k`` are of as many files gives
     those same ``top_k``: each is its file's first.
 
-    ``matching(query, rows)``, when given, is how well the chunks ``rows`` match
-    the block's query ``query`` token by token: its nearest chunks are then
-    ranked again with it (see reranked), as :func:`reranked` ranks what
-    :func:`top_rows` gives."""
+    ``matching(heads)``, when given, is how well the chunks of each row of
+    ``heads`` match that query of the block token by token: each query's
+    nearest chunks are then ranked again with it (see rerank_block), as
+    :func:`reranked` ranks what :func:`top_rows` gives."""
     queries, total = scores.shape
     depth = min(depth, total)
     if depth <= 0 or top_k <= 0:
@@ -158,10 +168,9 @@ def best_of_block(
     best = numpy.take_along_axis(best, order, axis=1)
     values = numpy.take_along_axis(values, order, axis=1)
     if matching is not None:
-        # The nearest chunks of each query ranked again (see reranked); ``depth``
-        # holds RERANKED of them at least.
-        for query in range(queries):
-            best[query], values[query] = reranked(best[query], values[query], lambda rows: matching(query, rows))
+        # The nearest chunks of each query ranked again; ``depth`` holds RERANKED
+        # of them at least.
+        rerank_block(best, values, matching)
     # Each file's best chunk first, in their order, then the others in theirs.
     files = row_file[best]
     by_file = numpy.argsort(files, axis=1, kind="stable")
