@@ -259,12 +259,14 @@ def test_a_query_matches_a_chunk_token_by_token(tmp_path: Path) -> None:
     assert not model.matching(unknown, terms).any()
 
 
-@pytest.mark.parametrize("kept", [embedding._TOKENS_KEPT, 3])
-def test_a_small_index_matches_token_by_token_as_any_index_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: int) -> None:
+@pytest.mark.parametrize("kept, gathered", [(embedding._TOKENS_KEPT, embedding._MATCHES_GATHERED), (3, embedding._MATCHES_GATHERED), (embedding._TOKENS_KEPT, 8)])
+def test_a_small_index_matches_token_by_token_as_any_index_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: int, gathered: int) -> None:
     """Over an index of at most SMALL_INDEX chunks, each token's match with every chunk is kept from one query to
     the next (up to a number of tokens); a query's figures, asked once or again, are those of matching its chunks
-    afresh (to float rounding), and a larger index matches its chunks afresh."""
+    afresh (to float rounding), and a larger index matches its chunks afresh. A block of queries gets each query's
+    own figures, however many of its tokens are gathered at a time."""
     monkeypatch.setattr(embedding, "_TOKENS_KEPT", kept)
+    monkeypatch.setattr(embedding, "_MATCHES_GATHERED", gathered)
     folder = write_model(tmp_path / "tiny")
     model = embedding.load(embedding.model2vec_files(folder, "tiny"))
     _, terms = model.embed_chunks(["a car with a wheel, a car", "banana and apple", "zzz", "apple wheel car banana"])

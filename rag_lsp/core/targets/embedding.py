@@ -89,6 +89,8 @@ MATCH_DIMENSIONS = 128
 # with the matches kept.
 SMALL_INDEX = 512
 _TOKENS_KEPT = 8192
+# The matches (float32) a block of queries gathers at a time: 4 MB.
+_MATCHES_GATHERED = 1 << 20
 # A safetensors header larger than this is not one (a real one is a few hundred bytes).
 _MAX_HEADER = 1 << 24
 _DTYPES = {"F32": "<f4", "F16": "<f2", "F64": "<f8", "BF16": "<u2"}
@@ -205,23 +207,40 @@ class TokenMatches:
         """Each query's match with every chunk: a row per query of ``terms``.
 
         The kept rows of the queries' tokens are gathered, weighed and summed
-        query by query in one call; a query's row is summed the same way
-        whatever the block holds, so a case asked alone and in a run get the
-        same figures."""
+        query by query in one call, for as many queries as _MATCHES_GATHERED
+        allows at a time (long queries gather many rows). A query's row is
+        summed the same way whatever else is gathered with it, so a case asked
+        alone and in a run get the same figures."""
         count = len(terms)
         out = numpy.zeros((count, self._count), dtype=numpy.float32)
         if not terms.tokens.size or not self._places.size:
             return out
-        slots = self._slots_of(terms.tokens)
-        rows = self._table[slots] if slots.min() >= 0 else self._rows_past_kept(terms.tokens, slots)
-        rows *= terms.weights[:, None]
+        tokens_at_a_time = max(1, _MATCHES_GATHERED // self._count)
+        starts = terms.starts
+        first = 0
+        while first < count:
+            # The queries whose tokens fit, and at least one.
+            last = int(numpy.searchsorted(starts, starts[first] + tokens_at_a_time, side="right")) - 1
+            last = min(max(last, first + 1), count)
+            self._match_into(out[first:last], terms, first, last)
+            first = last
+        return out
+
+    def _match_into(self, out: numpy.ndarray, terms: QueryTerms, first: int, last: int) -> None:
+        """:meth:`block` for the queries from ``first`` to ``last``, into ``out``."""
+        begin, end = terms.starts[first], terms.starts[last]
+        if begin == end:
+            return
+        tokens, weights = terms.tokens[begin:end], terms.weights[begin:end]
+        slots = self._slots_of(tokens)
+        rows = self._table[slots] if slots.min() >= 0 else self._rows_past_kept(tokens, slots)
+        rows *= weights[:, None]
         # Summed per query: reduceat over the queries that have tokens (it would
         # give an empty query the row at its start).
-        starts, has_tokens = terms.starts[:-1], terms.starts[1:] > terms.starts[:-1]
-        sums = numpy.add.reduceat(rows, starts[has_tokens], axis=0)
-        weight_sums = numpy.add.reduceat(terms.weights, starts[has_tokens])
-        out[has_tokens] = sums / weight_sums[:, None]
-        return out
+        starts = terms.starts[first : last + 1] - begin
+        has_tokens = starts[1:] > starts[:-1]
+        sums = numpy.add.reduceat(rows, starts[:-1][has_tokens], axis=0)
+        out[has_tokens] = sums / numpy.add.reduceat(weights, starts[:-1][has_tokens])[:, None]
 
     def _slots_of(self, tokens: numpy.ndarray) -> numpy.ndarray:
         """The slot of each token (kept now if it was not), -1 past _TOKENS_KEPT."""
