@@ -219,6 +219,8 @@ class BuiltinTarget(Target):
         super().__init__(info, workspace, timeout_s)
         self.options = BuiltinOptions.from_config(info)
         self.corpora = self.options.corpora
+        # What a case that names no corpus searches (read, never changed).
+        self._every_corpus = list(self.corpora)
         self.fields = BUILTIN_FIELDS
         self._analyzer: Analyzer | None = None
         self._builder: Any = None  # index.IndexBuilder, made once the model is known
@@ -716,7 +718,8 @@ class BuiltinTarget(Target):
                 matching = _block_matching(state, queries.terms.take([queries.rows[keys[row]] for row in rows]))
                 best = best_of_block(block, top_k, _depth(top_k, matching), index.row_file, index.lines, matching)
             for row, found in zip(rows, best):
-                scored[keys[row]] = (scores[row], found)
+                # A query ranked with its block needs its scores no more.
+                scored[keys[row]] = (scores[row] if found is None else None, found)
         return scored
 
     def _read_input(self, value: Any) -> tuple[str, list[str], int]:
@@ -726,11 +729,21 @@ class BuiltinTarget(Target):
         if not isinstance(query, str) or not query.strip():
             raise TargetError("the builtin target needs `input.query`, a string that is not blank")
         names = value.get("corpora")
-        if names is None:
-            names = list(self.corpora)
-        elif not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        # A case that names no corpus searches them all (most cases).
+        names = self._every_corpus if names is None else self._named_corpora(names)
+        top_k = value.get("topK", DEFAULT_TOP_K)
+        if type(top_k) is float and top_k.is_integer():
+            top_k = int(top_k)  # 10.0 is an integer to JSON Schema, and so to the check
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise TargetError("`input.topK` must be an integer of at least 1")
+        return query, names, top_k
+
+    def _named_corpora(self, names: Any) -> list[str]:
+        """The corpora a case's ``input.corpora`` names, each once; TargetError
+        when it is not a list of corpora this target serves."""
+        if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
             raise TargetError("`input.corpora` must be a list of corpus names")
-        elif not names:
+        if not names:
             # Searching no corpus would find nothing, and score a recall of 0.
             raise TargetError(
                 f"`input.corpora` is empty: name the corpora to search (the builtin target {self.id!r} serves: "
@@ -743,12 +756,7 @@ class BuiltinTarget(Target):
                 f"the builtin target {self.id!r} has no corpus {', '.join(map(repr, unknown))}; it serves: {served} "
                 "(configure corpora under `builtin.corpora` in .punica/targets.yaml)"
             )
-        top_k = value.get("topK", DEFAULT_TOP_K)
-        if type(top_k) is float and top_k.is_integer():
-            top_k = int(top_k)  # 10.0 is an integer to JSON Schema, and so to the check
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-            raise TargetError("`input.topK` must be an integer of at least 1")
-        return query, list(dict.fromkeys(names)), top_k
+        return list(dict.fromkeys(names))
 
 
 def _matching(state: _State, terms_of: Callable[[int], Any]) -> Callable[[int, Any], Any] | None:
