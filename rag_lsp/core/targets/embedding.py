@@ -69,6 +69,8 @@ _WHITESPACE_TOKENS = tuple("▁" * n for n in range(1, 33)) + ("<0x09>", "<0x0A>
 # Texts tokenized per call, and tokens gathered per numpy call: a long text's
 # gathered vectors (tokens × dimensions × 4 bytes) stay within tens of megabytes.
 _TEXTS_PER_BATCH = 256
+# Distinct lines joined into one text for the tokenizer (see TokenIds._by_lines).
+_LINES_JOINED = 256
 _TOKENS_PER_GATHER = 1 << 16
 # The tokens of a chunk that a query's tokens are matched with one by one (see
 # StaticModel.matching): its heaviest distinct ones. With 128, the reranking
@@ -281,6 +283,41 @@ class TokenMatches:
             self._kept = slot + 1
 
 
+class TokenLists:
+    """Texts' token ids in one array: text ``n``'s are ``lists[n]``, a slice of
+    ``flat`` from ``starts[n]`` to ``starts[n + 1]``."""
+
+    __slots__ = ("flat", "starts")
+
+    def __init__(self, flat: numpy.ndarray, starts: numpy.ndarray) -> None:
+        self.flat = flat
+        self.starts = starts
+
+    @classmethod
+    def of(cls, lists: Sequence[Sequence[int]]) -> TokenLists:
+        lengths = numpy.fromiter(map(len, lists), dtype=numpy.int64, count=len(lists))
+        starts = numpy.zeros(len(lists) + 1, dtype=numpy.int64)
+        numpy.cumsum(lengths, out=starts[1:])
+        flat = numpy.fromiter(itertools.chain.from_iterable(lists), dtype=numpy.int64, count=int(starts[-1]))
+        return cls(flat, starts)
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def __getitem__(self, text: int) -> numpy.ndarray:
+        return self.flat[self.starts[text] : self.starts[text + 1]]
+
+    def lists(self) -> list[list[int]]:
+        return [self[text].tolist() for text in range(len(self))]
+
+    def replaced(self, texts: dict[int, list[int]]) -> TokenLists:
+        """These lists with those of ``texts`` (by position) replaced."""
+        arrays = [numpy.asarray(texts[at], dtype=numpy.int64) if at in texts else self[at] for at in range(len(self))]
+        starts = numpy.zeros(len(arrays) + 1, dtype=numpy.int64)
+        numpy.cumsum([array.size for array in arrays], out=starts[1:])
+        return TokenLists(numpy.concatenate(arrays) if arrays else self.flat[:0], starts)
+
+
 class TokenIds:
     """A tokenizer as this module calls it: texts in, each text's token ids out.
 
@@ -301,6 +338,7 @@ class TokenIds:
         self._encode = encode if encode is not None else tokenizer.encode_batch
         self.marks_spaces_itself = _writes_spaces_as_marks(tokenizer)
         self._added: re.Pattern[str] | None = None
+        self._line_end: int | None = None
         if self.marks_spaces_itself:
             tokenizer.normalizer = None
             self._added_ids = {token.content: token_id for token_id, token in tokenizer.get_added_tokens_decoder().items()}
@@ -308,8 +346,14 @@ class TokenIds:
                 # The longest first, as the tokenizer matches them.
                 longest_first = sorted(self._added_ids, key=len, reverse=True)
                 self._added = re.compile("|".join(map(re.escape, longest_first)))
+            self._line_end = _line_end_token(tokenizer)
 
-    def __call__(self, texts: Sequence[str]) -> list[list[int]]:
+    @property
+    def cuts_at_lines(self) -> bool:
+        """Whether each distinct line is tokenized once (see _by_lines)."""
+        return self._line_end is not None
+
+    def __call__(self, texts: Sequence[str]) -> TokenLists:
         texts = list(texts)
         try:
             return self._ids(texts)
@@ -319,15 +363,78 @@ class TokenIds:
             # character that stands for one that cannot be read.
             return self._ids([_LONE_SURROGATE.sub("\ufffd", text) for text in texts])
 
-    def _ids(self, texts: list[str]) -> list[list[int]]:
+    def _ids(self, texts: list[str]) -> TokenLists:
         if not self.marks_spaces_itself:
-            return self._tokenized(texts)
-        ids = self._tokenized(list(map(_marked, texts)))
+            return TokenLists.of(self._tokenized(texts))
+        marked = list(map(_marked, texts))
+        lists = self._by_lines(marked) if self._line_end is not None else None
+        if lists is None:
+            lists = TokenLists.of(self._tokenized(marked))
         if self._added is not None:
-            for at, text in enumerate(texts):
-                if self._added.search(text):
-                    ids[at] = self._with_added_tokens(text)
-        return ids
+            holding = {at: self._with_added_tokens(text) for at, text in enumerate(texts) if self._added.search(text)}
+            if holding:
+                lists = lists.replaced(holding)
+        return lists
+
+    def _by_lines(self, marked: list[str]) -> TokenLists | None:
+        """The ids of ``marked`` texts, each distinct line of them tokenized once.
+
+        A line end is a token of its own (a byte: no token of the vocabulary
+        holds one) that merges with nothing, so a text's tokens are its lines'
+        one after the other with a line end between them. Windows of a file
+        share lines, and files share lines (blank ones, closing brackets,
+        imports): half of a batch of chunks' lines are repeats, and the
+        tokenizer's cost is its characters. None if the tokenizer does not cut
+        the lines as expected (then the texts are tokenized whole)."""
+        line_end = self._line_end
+        assert line_end is not None
+        lines_of = [text.split("\n") for text in marked]
+        counts = numpy.fromiter(map(len, lines_of), dtype=numpy.int64, count=len(lines_of))
+        places: dict[str, int] = {}
+        refs = numpy.fromiter(
+            (places.setdefault(line, len(places)) for lines in lines_of for line in lines), dtype=numpy.int64, count=int(counts.sum())
+        )
+        cut = self._lines_tokenized(list(places))
+        if cut is None:
+            return None
+        ids, firsts, lengths = cut
+        # Each line where it is used: its tokens, then a line end unless it is its text's last.
+        used = lengths[refs]
+        lasts = numpy.cumsum(counts) - 1
+        sizes = used + 1
+        sizes[lasts] -= 1
+        ends = numpy.cumsum(sizes)
+        flat = numpy.full(int(ends[-1]) if ends.size else 0, line_end, dtype=numpy.int64)
+        owner = numpy.repeat(numpy.arange(len(refs), dtype=numpy.int64), used)
+        within = numpy.arange(owner.size, dtype=numpy.int64) - numpy.repeat(numpy.cumsum(used) - used, used)
+        flat[(ends - sizes)[owner] + within] = ids[firsts[refs][owner] + within]
+        starts = numpy.zeros(len(marked) + 1, dtype=numpy.int64)
+        starts[1:] = ends[lasts]
+        return TokenLists(flat, starts)
+
+    def _lines_tokenized(self, lines: list[str]) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray] | None:
+        """The ids of ``lines`` (none holds a line end) in one array, with each
+        line's first place and length; tokenized _LINES_JOINED at a time, joined
+        by line ends and cut at them. None if a text is cut into other than its lines."""
+        line_end = self._line_end
+        groups = [lines[first : first + _LINES_JOINED] for first in range(0, len(lines), _LINES_JOINED)]
+        encodings = self._encode(["\n".join(group) for group in groups], add_special_tokens=False)
+        arrays, firsts, lasts = [], [], []
+        offset = 0
+        for group, encoding in zip(groups, encodings):
+            ids = numpy.array(encoding.ids, dtype=numpy.int64)
+            breaks = numpy.flatnonzero(ids == line_end)
+            if breaks.size != len(group) - 1:
+                return None
+            firsts.append(numpy.concatenate(([0], breaks + 1)) + offset)
+            lasts.append(numpy.concatenate((breaks, [ids.size])) + offset)
+            arrays.append(ids)
+            offset += ids.size
+        if not arrays:
+            empty = numpy.zeros(0, dtype=numpy.int64)
+            return empty, empty, empty
+        first = numpy.concatenate(firsts)
+        return numpy.concatenate(arrays), first, numpy.concatenate(lasts) - first
 
     def _with_added_tokens(self, text: str) -> list[int]:
         assert self._added is not None
@@ -352,6 +459,18 @@ class TokenIds:
 def _marked(text: str) -> str:
     """``text`` as Llama's normalizer writes it (an empty text stays empty)."""
     return _SPACE_MARK + text.replace(" ", _SPACE_MARK) if text else text
+
+
+def _line_end_token(tokenizer: Any) -> int | None:
+    """The token a line end is alone, when it is one that no other token of the
+    vocabulary holds (so it merges with nothing); else None."""
+    try:
+        if any("\n" in token for token in tokenizer.get_vocab()):
+            return None
+        found = tokenizer.encode("\n", add_special_tokens=False).ids
+    except Exception:  # noqa: BLE001 - a tokenizer of another kind: texts are tokenized whole
+        return None
+    return found[0] if len(found) == 1 else None
 
 
 def _writes_spaces_as_marks(tokenizer: Any) -> bool:
@@ -421,11 +540,10 @@ class StaticModel:
         """Per text, its distinct tokens that carry weight, and their weights."""
         return self._query_terms_of(self._token_ids(texts))
 
-    def _query_terms_of(self, id_lists: list[list[int]]) -> QueryTerms:
+    def _query_terms_of(self, id_lists: TokenLists) -> QueryTerms:
         count = len(id_lists)
-        lengths = numpy.fromiter(map(len, id_lists), dtype=numpy.int64, count=count)
-        tokens = numpy.fromiter(itertools.chain.from_iterable(id_lists), dtype=numpy.int64, count=int(lengths.sum()))
-        owners = numpy.repeat(numpy.arange(count, dtype=numpy.int64), lengths)
+        tokens = id_lists.flat
+        owners = numpy.repeat(numpy.arange(count, dtype=numpy.int64), numpy.diff(id_lists.starts))
         rows = self.table.shape[0]
         # Tokens past the table (unknown to it) and those that weigh nothing are left out.
         keep = tokens < rows
@@ -507,7 +625,7 @@ class StaticModel:
         normalize_rows(out)
         return out
 
-    def _pool(self, id_lists: list[list[int]], out: numpy.ndarray, terms: numpy.ndarray | None = None) -> None:
+    def _pool(self, id_lists: TokenLists, out: numpy.ndarray, terms: numpy.ndarray | None = None) -> None:
         """Each row of ``out`` = the mean of its tokens' vectors (unknown tokens
         left out); and of ``terms``, when given, its heaviest distinct tokens.
 
@@ -516,8 +634,8 @@ class StaticModel:
         it by segments (``add.reduceat``) is an order of magnitude slower."""
         rows = self.table.shape[0]
         table = self.table
-        for row, ids in enumerate(id_lists):
-            tokens = numpy.asarray(ids, dtype=numpy.int64)
+        for row in range(len(id_lists)):
+            tokens = id_lists[row]
             keep = tokens < rows
             if self._skip.size:
                 keep &= ~numpy.isin(tokens, self._skip)
