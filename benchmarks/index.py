@@ -142,20 +142,40 @@ def write_large(root: Path, files: int, seed: int = 17) -> int:
 
 
 def queries_of(root: Path, count: int, seed: int = 18) -> list[str]:
-    """``count`` queries: lines of prose of the workspace's files (4 to 16 words)."""
+    """``count`` distinct queries, as a dataset's cases ask distinct questions:
+    lines of prose of the workspace's files (4 to 16 words), then runs of 4 to
+    16 words of two such lines, repeated only once a small workspace has no new
+    ones."""
     rng = random.Random(seed)
-    pool: list[str] = []
+    pool: list[list[str]] = []
     for path in sorted(root.rglob("*")):
         if path.suffix not in (".txt", ".md", ".py") or not path.is_file() or ".punica" in path.parts:
             continue
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             words = line.strip().strip("#\"'").split()
             if 4 <= len(words) <= 16 and sum(word.isalpha() for word in words) >= 3:
-                pool.append(" ".join(words))
+                pool.append(words)
         if len(pool) >= 50_000:
             break
+    if not pool:
+        return ["how does it work"] * count
     rng.shuffle(pool)
-    return [pool[n % len(pool)] for n in range(count)] if pool else ["how does it work"] * count
+    found: dict[str, None] = {}
+    for attempt in range(count * 20):
+        if len(found) == count:
+            break
+        if attempt < len(pool):
+            found.setdefault(" ".join(pool[attempt]), None)
+            continue
+        words = rng.choice(pool) + rng.choice(pool)
+        length = rng.randint(4, 16)
+        start = rng.randrange(max(1, len(words) - length + 1))
+        run = words[start : start + length]
+        # Words enough to search by (not "and it is the"), as a question has.
+        if sum(len(word) >= 4 and word.isalpha() for word in run) >= 3:
+            found.setdefault(" ".join(run), None)
+    queries = list(found)
+    return [queries[n % len(queries)] for n in range(count)]
 
 
 # ---------------------------------------------------------------- one step, in a fresh process
