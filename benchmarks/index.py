@@ -33,36 +33,41 @@ Each figure is printed with its goal and their ratio.
 Measured (CPython 3.11, 2 cores whose speed drifts by a quarter within
 minutes), 20,000 files (84 MB of text, 53,870–54,030 chunks):
 
-* cold index 26–39 s (goal 30 s; the tokenizer, on both cores, and the pooling
-  of token vectors take nearly all of it, and the machine's phase moves it by a
-  quarter): 30.0 s before each chunk's terms were kept, 32.8–36.4 s since;
-  the build is bound by the processors: 55 s of processor time in 33.5 s (the
-  median of 4 runs), of which the tokenizer takes 38–45 s (about 1.2 µs a
-  token, 32 million tokens), pooling 7 s and reading the files 2.7 s. Tried
-  and measured without gain: embedding a group of files on a thread of its own
-  while the next are read (4 paired runs: 1.04 × the time); tokenizing each
-  line once where windows share lines (the same vectors, bit for bit, but 8–12%
-  less tokenizer time, as the tokenizer's cost per token grows with a text's
-  length, and none of the build's); and a whole file as one text (slower);
-* warm start 0.6–0.8 s (goal 1 s); the start after it 0.8–1.3 s;
+* cold index 21–26 s (goal 30 s; 26–39 s before the two changes below, which
+  give the same token ids, bit for bit): the build is bound by the processors
+  (55 s of processor time in 33.5 s before them), and the tokenizer took most
+  of it, 38–45 s (about 1.2 µs a token, 32 million tokens). A quarter of that
+  was its normalizer keeping offsets nothing reads (``embedding.TokenIds``
+  marks the spaces itself: 0.87 × the build's time, 3 paired runs); and half
+  the lines of a batch of chunks are repeats (windows share lines, files share
+  blank lines and imports), so each distinct line is tokenized once (0.9 × the
+  time again, 3 paired runs). What is left is the tokenizer on both cores and
+  the pooling of token vectors on one. Tried and measured without gain:
+  embedding a group of files on a thread of its own while the next are read
+  (4 paired runs: 1.04 × the time); a whole file as one text (slower); summing
+  a chunk's distinct token vectors weighted by their counts rather than every
+  token's (no faster);
+* warm start 0.6–0.9 s (goal 1 s); the start after it 0.7–1.3 s;
 * one query 2.5 ms before its nearest chunks were ranked again token by token
-  (``ranking.reranked``), 4.0–4.2 ms since (goal 5 ms: the query embedded, a scan
+  (``ranking.reranked``), 3.4–4.7 ms since (goal 5 ms: the query embedded, a scan
   of 14 MB of int8 codes by simsimd, then its tokens matched with the 128
   terms of each of its 20 nearest chunks);
 * 100,000 queries 1.16 × the numpy floor before the reranking, 1.45–1.50 ×
-  since (118–121 s against 81 s; goal 1.5 ×): the floor is a matrix product,
-  and the reranking adds a smaller one per query;
+  since (118–121 s against 81 s), 1.41 × (98.5 s against 69.7 s) since a
+  block's queries are reranked at once (goal 1.5 ×): the floor is a matrix
+  product, and the reranking adds a smaller one per query;
 * the index 38 MB per 100,000 chunks once freed memory is given back before the
   chunks' terms were kept, 67 MB since (goal 100 MB; 114–119 MB when the
   vectors were float32).
 
-bm25s over the same chunks: 17–27 s to index, 96–163 s for 100,000 queries.
+bm25s over the same chunks: 17–28 s to index, 70–163 s for 100,000 queries.
 examples/: cold and warm 0.3–0.8 s; its 18 chunks make a run's cost the
 per-case work (the floor does not make hits, nor rerank): 1.6–2 × the floor
-before the reranking, 15–16 × with it (53–59 s against 3.5–3.9 s for 100,000
-queries: the reranking's half a millisecond a case, where the floor spends 35
-microseconds), 2.5 × since a small index keeps each word's matches with its
-chunks (``embedding.TokenMatches``: 12.0 s against 4.8 s; one query 0.5 ms).
+before the reranking, 15–16 × with it (the reranking's half a millisecond a
+case, where the floor spends 35 microseconds), 2.5 × once a small index kept
+each word's matches with its chunks (``embedding.TokenMatches``), 1.35–1.45 ×
+since a block of queries is matched and reranked at once (5.4 s against
+3.8 s for 100,000 distinct queries; one query 0.7–1.0 ms).
 """
 
 from __future__ import annotations
