@@ -602,6 +602,19 @@ def test_a_number_too_long_to_convert_is_refused_by_check_and_run(tmp_path: Path
     assert "RAG005" in case["broken"]
 
 
+def test_a_broken_manifest_named_by_a_number_too_long_to_convert_is_a_finding(tmp_path: Path) -> None:
+    """A workspace manifest that is not well-formed YAML, whose `name:` line holds a 5,000-digit integer (read
+    to name the manifest's findings), is RAG001 for `check`, and never an internal error."""
+    make_workspace(tmp_path)
+    manifest = tmp_path / ".punica/metrics/broken.yaml"
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    manifest.write_text("manifest_version: '1'\nkind: metric\nname: " + "9" * 5000 + "\nconfig_schema: [\n", encoding="utf-8")
+    checked = rag_lsp("check", "--format", "json", cwd=tmp_path)
+    assert checked.returncode == 1, checked.stderr
+    assert "internal error" not in checked.stderr, checked.stderr
+    assert {(f["path"], f["code"]) for f in json.loads(checked.stdout)} == {(".punica/metrics/broken.yaml", "RAG001")}
+
+
 def test_names_too_long_for_the_file_system_are_findings_never_a_traceback(tmp_path: Path) -> None:
     """A dataset, a recording and a model folder named with 300 characters (past the file system's 255, where
     looking the name up fails, not just finds nothing) are each a finding of what is missing."""

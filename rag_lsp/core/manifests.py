@@ -167,7 +167,7 @@ def unreadable_manifest(path: str, text: str | None, value: Any = None) -> Unrea
         if len(lines) == 1:  # a repeated key: which one counts is unknown
             try:
                 name = yaml.safe_load(lines[0])
-            except yaml.YAMLError:
+            except (yaml.YAMLError, ValueError):  # ValueError: an integer of more digits than Python converts
                 name = None
     return UnreadableManifest(path, name if isinstance(name, str) and name else None)
 
