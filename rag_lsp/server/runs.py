@@ -78,6 +78,10 @@ class _Run:
     ended: bool = False
     # Whether a progress was begun for an index build (a Run case has none of its own).
     indexing: bool = False
+    # The last report of an index build made while its progress was being begun
+    # (the client is asked for a token first): shown once it is begun. A small
+    # index is built before the client answers.
+    waiting_report: str | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -327,6 +331,9 @@ class RunManager:
         run.token = token
         run.percent = 0
         self.client.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=True, percentage=0))
+        if run.waiting_report is not None:
+            self.client.work_done_progress.report(token, types.WorkDoneProgressReport(message=run.waiting_report))
+            run.waiting_report = None
 
     def _progress(self, loop: asyncio.AbstractEventLoop, run: _Run) -> Callable[[str, int, int], None]:
         def report(suite: str, done: int, total: int) -> None:
@@ -352,14 +359,14 @@ class RunManager:
         begun by the first report), and waits for the index rather than failing."""
         if run.ended or run.done.is_set():
             return
+        message = f"indexing {target}: {done}/{total} files"
         if run.token is None:
+            run.waiting_report = message
             if not run.indexing:
                 run.indexing = True
                 asyncio.ensure_future(self._begin_progress(run, f"rag-lsp: indexing {target}"))
             return
-        self.client.work_done_progress.report(
-            run.token, types.WorkDoneProgressReport(message=f"indexing {target}: {done}/{total} files")
-        )
+        self.client.work_done_progress.report(run.token, types.WorkDoneProgressReport(message=message))
 
     def _report(self, run: _Run, suite: str, done: int, total: int) -> None:
         if run.token is None or run.ended:
