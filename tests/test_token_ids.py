@@ -36,12 +36,14 @@ def reference_ids(tokenizer, texts):
 
 
 def test_the_packaged_tokenizer_takes_the_quicker_path(token_ids):
+    """The packaged tokenizer has spaces marked outside it and each distinct line tokenized once."""
     # Without it the equality tests below would compare the tokenizer with itself.
     assert token_ids.marks_spaces_itself
     assert token_ids.cuts_at_lines
 
 
 def test_texts_that_share_lines_get_the_tokenizers_own_ids(packaged_tokenizer, token_ids):
+    """Texts that share lines, blank lines and line ends get the ids the tokenizer gives each whole."""
     # Windows of one file share lines, files share lines, and a line may start a text or follow another.
     lines = ["import os\n", "\n", "    return value  # done\n", "}\n", "  indented  twice\n", "\r\n", "last without an end"]
     texts = ["".join(lines[first : first + size]) for size in (1, 2, 3, 5) for first in range(len(lines))]
@@ -69,10 +71,12 @@ TEXTS = [
 
 
 def test_texts_of_every_kind_get_the_tokenizers_own_ids(packaged_tokenizer, token_ids):
+    """Spaces, tabs, marks, added tokens, characters the vocabulary lacks: the tokenizer's own ids."""
     assert token_ids(TEXTS).lists() == reference_ids(packaged_tokenizer, TEXTS)
 
 
 def test_this_repositorys_own_files_get_the_tokenizers_own_ids(packaged_tokenizer, token_ids):
+    """Overlapping windows of this repository's source and documents get the tokenizer's own ids."""
     texts = []
     for path in sorted((REPOSITORY / "rag_lsp").rglob("*.py")) + sorted(REPOSITORY.glob("*.md")):
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -89,14 +93,17 @@ PIECES = list(" \t\n▁<>/sunk") + ["é", "漢", "🙂", "ab", "def", "<s>", "</
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(PIECES), max_size=30).map("".join), min_size=1, max_size=8))
 def test_any_text_gets_the_tokenizers_own_ids(packaged_tokenizer, token_ids, texts):
+    """Any text made of pieces that meet at every kind of boundary gets the tokenizer's own ids."""
     assert token_ids(texts).lists() == reference_ids(packaged_tokenizer, texts)
 
 
 def test_half_a_character_is_read_as_the_replacement_character(packaged_tokenizer, token_ids):
+    """Half of a character (a lone surrogate) is tokenized as the replacement character."""
     assert token_ids(["cut \ud83d short"]).lists() == reference_ids(packaged_tokenizer, ["cut \ufffd short"])
 
 
 def test_a_tokenizer_of_another_kind_is_called_whole():
+    """A tokenizer with another normalizer is left as it is and called whole."""
     from tokenizers import Tokenizer, models, pre_tokenizers
 
     tokenizer = Tokenizer(models.WordLevel({"[UNK]": 0, "hello": 1, "world": 2}, unk_token="[UNK]"))
