@@ -118,6 +118,24 @@ class ModelFiles:
     identity: str
 
 
+def _starts_of(lengths: Any) -> numpy.ndarray:
+    """The start of each of runs of ``lengths`` laid end to end in one array,
+    then the end of the last."""
+    starts = numpy.zeros(len(lengths) + 1, dtype=numpy.int64)
+    numpy.cumsum(lengths, out=starts[1:])
+    return starts
+
+
+def _distinct_sorted(values: numpy.ndarray) -> numpy.ndarray:
+    """``values`` (an array this may reorder) ascending, each once: sorted in
+    place and compared with their neighbours, several times faster than
+    numpy.unique for the few hundred values of a chunk or a block's queries."""
+    values.sort()
+    if values.size > 1:
+        values = values[numpy.concatenate(([True], values[1:] != values[:-1]))]
+    return values
+
+
 class QueryTerms:
     """Queries' distinct tokens that carry weight and their weights (see
     StaticModel.query_terms), of all the queries in two arrays: a run's block of
@@ -135,9 +153,7 @@ class QueryTerms:
     @classmethod
     def of(cls, queries: Sequence[tuple[numpy.ndarray, numpy.ndarray]]) -> QueryTerms:
         """The terms of queries given one by one, as ``terms[n]`` gives them."""
-        lengths = [len(tokens) for tokens, _ in queries]
-        starts = numpy.zeros(len(queries) + 1, dtype=numpy.int64)
-        numpy.cumsum(lengths, out=starts[1:])
+        starts = _starts_of([len(tokens) for tokens, _ in queries])
         if not queries:
             return cls(numpy.zeros(0, dtype=numpy.int64), numpy.zeros(0, dtype=numpy.float32), starts)
         tokens = numpy.concatenate([numpy.asarray(tokens, dtype=numpy.int64) for tokens, _ in queries])
@@ -162,8 +178,7 @@ class QueryTerms:
         chosen = numpy.asarray(queries, dtype=numpy.int64)
         firsts = self.starts[chosen]
         lengths = self.starts[chosen + 1] - firsts
-        starts = numpy.zeros(len(chosen) + 1, dtype=numpy.int64)
-        numpy.cumsum(lengths, out=starts[1:])
+        starts = _starts_of(lengths)
         # Each chosen query's places here: its first, then on by one.
         places = numpy.arange(starts[-1], dtype=numpy.int64) + numpy.repeat(firsts - starts[:-1], lengths)
         return QueryTerms(self.tokens[places], self.weights[places], starts)
@@ -295,9 +310,7 @@ class TokenLists:
 
     @classmethod
     def of(cls, lists: Sequence[Sequence[int]]) -> TokenLists:
-        lengths = numpy.fromiter(map(len, lists), dtype=numpy.int64, count=len(lists))
-        starts = numpy.zeros(len(lists) + 1, dtype=numpy.int64)
-        numpy.cumsum(lengths, out=starts[1:])
+        starts = _starts_of(numpy.fromiter(map(len, lists), dtype=numpy.int64, count=len(lists)))
         flat = numpy.fromiter(itertools.chain.from_iterable(lists), dtype=numpy.int64, count=int(starts[-1]))
         return cls(flat, starts)
 
@@ -313,8 +326,7 @@ class TokenLists:
     def replaced(self, texts: dict[int, list[int]]) -> TokenLists:
         """These lists with those of ``texts`` (by position) replaced."""
         arrays = [numpy.asarray(texts[at], dtype=numpy.int64) if at in texts else self[at] for at in range(len(self))]
-        starts = numpy.zeros(len(arrays) + 1, dtype=numpy.int64)
-        numpy.cumsum([array.size for array in arrays], out=starts[1:])
+        starts = _starts_of([array.size for array in arrays])
         return TokenLists(numpy.concatenate(arrays) if arrays else self.flat[:0], starts)
 
 
@@ -548,14 +560,8 @@ class StaticModel:
         # Tokens past the table (unknown to it) and those that weigh nothing are left out.
         keep = tokens < rows
         keep[keep] = self._weights[tokens[keep]] > 0
-        # Each query's distinct tokens, ascending: one sort of (query, token)
-        # pairs, each pair kept once (a sort and a comparison with the neighbour:
-        # several times faster than numpy.unique here).
-        pairs = owners[keep] * rows + tokens[keep]
-        pairs.sort()
-        if pairs.size > 1:
-            pairs = pairs[numpy.concatenate(([True], pairs[1:] != pairs[:-1]))]
-        owners, tokens = numpy.divmod(pairs, rows)
+        # Each query's distinct tokens, ascending: one sort of (query, token) pairs.
+        owners, tokens = numpy.divmod(_distinct_sorted(owners[keep] * rows + tokens[keep]), rows)
         starts = numpy.searchsorted(owners, numpy.arange(count + 1, dtype=numpy.int64))
         return QueryTerms(tokens, self._weights[tokens], starts)
 
@@ -643,14 +649,8 @@ class StaticModel:
             if tokens.size == 0:
                 continue
             if terms is not None:
-                # The distinct places in the weight order, lightest place first:
-                # sorted in place and compared with their neighbours, three times
-                # faster than numpy.unique for a chunk's few hundred tokens.
-                places = self._weight_rank[tokens]
-                places.sort()
-                if places.size > 1:
-                    places = places[numpy.concatenate(([True], places[1:] != places[:-1]))]
-                heaviest = places[:TERMS_PER_CHUNK]
+                # The distinct places in the weight order, lightest place first.
+                heaviest = _distinct_sorted(self._weight_rank[tokens])[:TERMS_PER_CHUNK]
                 terms[row, : heaviest.size] = self._by_weight[heaviest]
             if tokens.size > _TOKENS_PER_GATHER:
                 # One long text (a whole file): summed a slice at a time.
