@@ -39,6 +39,9 @@ def published(checker: Checker, root: Path, path: Path, version: int, text: str 
 
 
 def test_diagnostics_moved_by_inserted_and_removed_lines_equal_a_fresh_check(tmp_path: Path) -> None:
+    """After lines are inserted and removed above, between and below findings (moved again after
+    they moved, and one edited after it moved), the published diagnostics and their JSON equal a
+    fresh checker's of the same text."""
     root = make_workspace(tmp_path, suite=GOOD_SUITE, dataset="\n".join(ROWS) + "\n")
     path = root / ".punica/evals/code.jsonl"
     text = "\n".join(ROWS) + "\n"
@@ -49,6 +52,9 @@ def test_diagnostics_moved_by_inserted_and_removed_lines_equal_a_fresh_check(tmp
         (Position(0, 0), Position(0, 0), "\n\n"),  # two blank lines
         (Position(1, 0), Position(3, 0), ""),  # both removed again
         (Position(2, 0), Position(2, 0), "\n"),  # between findings
+        (Position(0, 0), Position(0, 0), "\n"),  # above them again: moved a second time
+        (Position(4, 1), Position(4, 1), " "),  # a moved line edited
+        (Position(0, 0), Position(1, 0), ""),  # moved back up
     ]
     for version, (start, end, new_text) in enumerate(edits, start=2):
         lines = text.split("\n")

@@ -8,7 +8,10 @@ from test_rules import CASES
 from rag_lsp.core.analyze import analyze_workspace
 from rag_lsp.core.text import LineIndex
 from rag_lsp.core.workspace import Workspace
-from rag_lsp.server.convert import Positions, diagnostic_json, to_diagnostic
+import json
+import re
+
+from rag_lsp.server.convert import Positions, diagnostic_json, json_text, split_at_line_numbers, to_diagnostic
 
 
 def test_a_diagnostic_written_out_is_what_pygls_converter_writes() -> None:
@@ -35,3 +38,35 @@ def test_a_diagnostic_written_out_is_what_pygls_converter_writes() -> None:
                 written.append(expected)
     assert any("relatedInformation" in item for item in written)
     assert any("data" in item for item in written)
+
+
+def _line_values(value: object) -> list[int]:
+    """Every "line" key's value in a JSON value, in the order JSON text writes them."""
+    if isinstance(value, dict):
+        return [number for key, item in value.items() for number in ([item] if key == "line" else _line_values(item))]
+    if isinstance(value, list):
+        return [number for item in value for number in _line_values(item)]
+    return []
+
+
+def test_a_diagnostics_json_cut_at_its_line_numbers_is_whole_again_with_them() -> None:
+    """Every finding of every rule fixture, written by orjson or by the standard encoder, cut where
+    its line numbers are, gives its JSON again with each "line" value put back between the pieces
+    (how a finding that moved with its line is shifted): nothing else is cut."""
+    cut = 0
+    for case in CASES:
+        workspace = Workspace(case)
+        for path, findings in analyze_workspace(workspace).items():
+            source = workspace.read(path)
+            positions = Positions(LineIndex(source.text if source is not None else ""), "utf-16")
+            for finding in findings:
+                diagnostic = to_diagnostic(finding, positions, lambda relative: positions, lambda relative: f"file:///ws/{relative}")
+                item = diagnostic_json(diagnostic)
+                for text in (json_text(item), json.dumps(item)):
+                    pieces = split_at_line_numbers(text)
+                    numbers = _line_values(json.loads(text))
+                    assert len(pieces) == len(numbers) + 1
+                    assert "".join(piece + str(number) for piece, number in zip(pieces, numbers)) + pieces[-1] == text
+                    assert all(re.search(r'"line": ?$', piece) for piece in pieces[:-1])
+                    cut += len(numbers)
+    assert cut > 100

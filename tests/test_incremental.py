@@ -288,6 +288,31 @@ def test_an_edit_within_a_line_leaves_the_other_shown_findings_as_they_were(tmp_
     assert recounted == shown_in_editor(analyze_file(Workspace(tmp_path, source=source), ELSEWHERE_DATASET), 2)
 
 
+def test_a_line_inserted_above_findings_moves_their_lines_not_the_findings(tmp_path: Path) -> None:
+    """A line inserted above shown findings gives the same finding objects, each on the line below
+    the one it was on (what an editor's conversions are kept by); a line removed gives them back on
+    their lines; and what is shown is what a fresh check shows."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    names = ["missing", "fine", "not-normal", "missing", "fine", "listed-twice", "missing", "fine"]
+    model = DatasetModel(workspace, ELSEWHERE_DATASET, "\n".join(variant_line(name, n) for n, name in enumerate(names)) + "\n")
+    before = model.shown_as_placed(3)
+    assert before.lines == [0, 2, 3, 5, 6]
+
+    model.edit(Position(1, 0), Position(1, 0), variant_line("fine", 20) + "\n")
+    after = model.shown_as_placed(3)
+    assert after.lines == [0, 3, 4, 6, 7]
+    assert all(finding is earlier for finding, earlier in zip(after.placed, before.placed))
+    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = model.text
+    assert model.shown(3) == shown_in_editor(analyze_file(Workspace(tmp_path, source=source), ELSEWHERE_DATASET), 3)
+    assert [finding.range.start.line for finding in model.shown(3)] == after.lines
+
+    model.edit(Position(1, 0), Position(2, 0), "")
+    again = model.shown_as_placed(3)
+    assert again.lines == before.lines
+    assert all(finding is earlier for finding, earlier in zip(again.placed, before.placed))
+    assert model.shown(3) == before.findings()
+
+
 def test_a_word_typed_into_a_dataset_of_paths_elsewhere_keeps_its_summary(tmp_path: Path) -> None:
     """Where most expected paths are elsewhere, a word typed into a query leaves the one RAG203 that
     says so the same object (what it says has not changed), as every other finding shown; a path

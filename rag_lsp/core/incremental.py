@@ -400,37 +400,20 @@ class DatasetModel:
 
     def _move_lines(self, start: int, stop: int, delta: int) -> None:
         """Drop the findings of replaced lines and move the lines below. Their
-        findings keep the line they were placed on until they are next given out
-        (see _current): pressing Enter above ten thousand findings moves only
-        those an editor is shown."""
+        findings keep the line they were placed on (see _shown_on): pressing
+        Enter above ten thousand findings moves none of them."""
         self._lines_with_findings = _moved_lines(self._lines_with_findings, start, stop, delta)
         for code, lines in self._lines_by_code.items():
             self._lines_by_code[code] = _moved_lines(lines, start, stop, delta)
 
-    def _current(self, line: int) -> Sequence[Finding]:
-        """The findings placed on ``line``, moved to it if lines came or went above
-        since they were placed (each finding of a line starts on that line)."""
-        placed = self._placed[line]
-        if not placed:
-            return _NO_FINDINGS
-        delta = line - placed[0].range.start.line
-        if delta:
-            moved = [self._moved(finding, delta) for finding in placed]
-            placed = self._placed[line] = _Unfinished(moved) if type(placed) is _Unfinished else moved
-        return placed
-
     def _shown_on(self, line: int) -> Sequence[Finding]:
-        """The findings placed on ``line`` (see _current), finished: they are
-        given out (see Finding.unfinished)."""
-        placed = self._current(line)
+        """The findings placed on ``line``, finished: they are given out (see
+        Finding.unfinished). They stay on the line they were placed on, which
+        lines above may have moved since (see ShownFindings)."""
+        placed = self._placed[line]
         if type(placed) is _Unfinished:
             placed = self._placed[line] = [registry.finished(self.workspace, finding) for finding in placed]
-        return placed
-
-    def _moved(self, finding: Finding, delta: int) -> Finding:
-        """``finding`` moved by ``delta`` lines, noted with the finding it was at the
-        last :meth:`take_moves` and how far it has moved since (see there)."""
-        return self._noted(finding, finding.moved(delta), delta)
+        return placed or _NO_FINDINGS
 
     def _noted(self, finding: Finding, moved: Finding, delta: int) -> Finding:
         """``moved``, which is ``finding`` moved with its lines, noted for take_moves."""
@@ -441,12 +424,14 @@ class DatasetModel:
         return moved
 
     def take_moves(self) -> dict[int, tuple[Finding, Finding, int]]:
-        """The findings that only moved with their lines since the last call: by the
-        moved finding's id, (that finding, the finding it was then, lines moved).
+        """The findings across lines (RAG202's) that only moved with their lines
+        since the last call: by the moved finding's id, (that finding, the
+        finding it was then, lines moved). The findings of lines are never
+        moved (see ShownFindings).
 
         Whoever converted the earlier finding (for a client, say) can shift that
-        instead of converting again: pressing Enter above a thousand findings
-        moves them all. Each entry holds its finding, so an id is not reused.
+        instead of converting again. Each entry holds its finding, so an id is
+        not reused.
         """
         moves, self._moves = self._moves, {}
         return moves
@@ -582,13 +567,18 @@ class DatasetModel:
 
     def findings(self) -> list[Finding]:
         """Every finding of the dataset as it is now (as ``analyze_file`` gives)."""
-        return self._given_out(self._refresh(), None)
+        return self._given_out(self._refresh(), None).findings()
 
     def shown(self, limit: int = SHOWN_PER_CODE) -> list[Finding]:
         """The findings an editor is shown, as ``shown_in_editor(findings())``
-        gives them, with only those moved that are shown: the findings of the
-        lines below an edit are many, and only the first ``limit`` of each code
-        are converted and sent."""
+        gives them (see shown_as_placed)."""
+        return self.shown_as_placed(limit).findings()
+
+    def shown_as_placed(self, limit: int = SHOWN_PER_CODE) -> ShownFindings:
+        """The findings an editor is shown (see shown), each as it was placed on
+        its line with the line it is on now: the findings of the lines below an
+        edit are many, and only the first ``limit`` of each code are looked at;
+        those of lines that only moved are the same objects as before."""
         return self._given_out(self._refresh(), limit)
 
     def _refresh(self) -> list[Finding]:
@@ -612,11 +602,11 @@ class DatasetModel:
         self.checked = True
         return across
 
-    def _given_out(self, across: list[Finding], limit: int | None) -> list[Finding]:
+    def _given_out(self, across: list[Finding], limit: int | None) -> ShownFindings:
         """The findings of every line, with those ``across`` lines merged in, in
         position order; with a ``limit``, as shown_in_editor gives them: only the
-        lines of the first ``limit`` + 1 findings of each code are looked at (and
-        their findings moved), the rest are counted."""
+        lines of the first ``limit`` + 1 findings of each code are looked at,
+        the rest are counted."""
         if limit is not None:
             spliced = self._spliced(across, limit)
             if spliced is not None:
@@ -632,52 +622,58 @@ class DatasetModel:
                 wanted.update(code_lines if totals[code] <= limit else self._first_lines_holding(code, code_lines, limit + 1))
             lines = sorted(wanted)
         given: list[Finding] = []
+        given_lines: list[int] = []
         counts: dict[str, int] = {}
-        # Where a code's first finding left out would be, and that finding.
-        left_out: list[tuple[int, Finding]] = []
+        # Where a code's first finding left out would be, that finding, and its line.
+        left_out: list[tuple[int, Finding, int]] = []
         # The line of each code's last finding shown.
         last_lines: dict[str, int] = {}
         cap = limit if limit is not None else -1
 
-        def give(finding: Finding) -> None:
+        def give(finding: Finding, line: int) -> None:
             code = finding.code
             number = counts[code] = counts.get(code, 0) + 1
             if cap < 0 or number < cap:
                 given.append(finding)
+                given_lines.append(line)
             elif number == cap:
                 given.append(finding)
-                last_lines[code] = finding.range.start.line
+                given_lines.append(line)
+                last_lines[code] = line
             elif number == cap + 1:
-                left_out.append((len(given), finding))
+                left_out.append((len(given), finding, line))
 
         pending = 0  # the next finding across lines to give out
         for line in lines:
             while pending < len(across) and across[pending].range.start.line < line:
-                give(across[pending])
+                give(across[pending], across[pending].range.start.line)
                 pending += 1
+            placed = self._shown_on(line)
             if pending < len(across) and across[pending].range.start.line == line:
                 end = pending
                 while end < len(across) and across[end].range.start.line == line:
                     end += 1
-                group = sorted([*self._shown_on(line), *across[pending:end]], key=_position_key)
+                group = sorted([*placed, *across[pending:end]], key=_key_on_line)
                 pending = end
                 for finding in group:
-                    give(finding)
+                    give(finding, line)
             else:
-                for finding in self._shown_on(line):
-                    give(finding)
+                for finding in placed:
+                    give(finding, line)
         for finding in across[pending:]:
-            give(finding)
+            give(finding, finding.range.start.line)
         # The finding that says how many are left out goes where the first of them
         # is; how many, the file's count (not every line of them was looked at).
         over: dict[str, _Over] = {}
-        for index, finding in reversed(left_out):
+        for index, finding, line in reversed(left_out):
             summary = left_out_finding(finding, totals[finding.code] - cap, cap)
             given.insert(index, summary)
-            over[finding.code] = _Over(last_lines[finding.code], finding, summary)
+            given_lines.insert(index, line)
+            over[finding.code] = _Over(last_lines[finding.code], finding, line, summary)
+        shown = ShownFindings(given, given_lines)
         if limit is not None:
-            self._last_shown = _LastShown(limit, across, given, over, {})
-        return given
+            self._last_shown = _LastShown(limit, across, shown, over, {})
+        return shown
 
     def _first_lines_holding(self, code: str, lines: list[int], count: int) -> list[int]:
         """The first of ``lines`` (the lines with findings of ``code``) that hold
@@ -693,7 +689,7 @@ class DatasetModel:
                 return lines[: position + 1]
         return lines
 
-    def _spliced(self, across: list[Finding], limit: int) -> list[Finding] | None:
+    def _spliced(self, across: list[Finding], limit: int) -> ShownFindings | None:
         """What an editor is shown (see _given_out) made from what it was last
         shown, when only edits within lines came since: the edited lines'
         findings replace theirs, and a code's summary counts its findings again.
@@ -706,10 +702,10 @@ class DatasetModel:
         if any(mine is not theirs for mine, theirs in zip(across, last.across)):
             return None
         if not last.edited:
-            return last.given
+            return last.shown
         totals = self._placed_counts + Counter(finding.code for finding in across)
         across_lines = {finding.range.start.line for finding in across}
-        given = last.given
+        given, given_lines = last.shown
         recounted: set[str] = set()
         for line, codes_before in sorted(last.edited.items()):
             if line in across_lines:
@@ -727,28 +723,31 @@ class DatasetModel:
                     if before[code] != now[code]:
                         return None
                     shown_codes.add(code)
-                elif line > over.first_left_out.range.start.line:  # here they are only counted
+                elif line > over.first_left_out_line:  # here they are only counted
                     if before[code] != now[code]:
                         if totals[code] <= limit:
                             return None
                         recounted.add(code)
                 else:
                     return None
+            # An edited line was checked again since: its findings are placed on it.
             shown = [finding for finding in self._shown_on(line) if finding.code in shown_codes] if shown_codes & now.keys() else []
-            first = bisect.bisect_left(given, line, key=_line_of_finding)
-            after = bisect.bisect_right(given, line, key=_line_of_finding)
+            first = bisect.bisect_left(given_lines, line)
+            after = bisect.bisect_right(given_lines, line)
             given = given[:first] + shown + given[after:]
+            given_lines = given_lines[:first] + [line] * len(shown) + given_lines[after:]
         over_now = dict(last.over)
         for code in recounted:
             over = last.over[code]
-            at = bisect.bisect_left(given, over.first_left_out.range.start.line, key=_line_of_finding)
+            at = bisect.bisect_left(given_lines, over.first_left_out_line)
             while given[at] is not over.summary:
                 at += 1
             recount = left_out_finding(over.first_left_out, totals[code] - limit, limit)
             given = given[:at] + [recount] + given[at + 1 :]
             over_now[code] = over._replace(summary=recount)
-        self._last_shown = _LastShown(limit, across, given, over_now, {})
-        return given
+        shown = ShownFindings(given, given_lines)
+        self._last_shown = _LastShown(limit, across, shown, over_now, {})
+        return shown
 
     def _paths_summary(self, use: DatasetUse, shape: str | None) -> list[Finding]:
         """The dataset rules' findings on the file's expected paths (one finding
@@ -897,8 +896,10 @@ class _Over(NamedTuple):
 
     # The line of its last finding shown.
     last_shown_line: int
-    # Its first finding left out, where the finding that counts those is.
+    # Its first finding left out, where the finding that counts those is, and
+    # the line that finding is on (it may have been placed on another).
     first_left_out: Finding
+    first_left_out_line: int
     # The finding that counts those left out (see left_out_finding).
     summary: Finding
 
@@ -910,15 +911,30 @@ class _LastShown:
 
     limit: int
     across: list[Finding]
-    given: list[Finding]
+    shown: ShownFindings
     # Per code with more findings than the limit (see _Over).
     over: dict[str, _Over]
     # The lines edited since (all within lines), with the codes of their findings then.
     edited: dict[int, list[str]]
 
 
-def _line_of_finding(finding: Finding) -> int:
-    return finding.range.start.line
+class ShownFindings(NamedTuple):
+    """What an editor is shown of a dataset (see DatasetModel.shown_as_placed):
+    the findings, each as it was placed on its line, and the line each is on
+    now. A finding of a line is placed once, when the line is checked; lines
+    that come or go above it move the line it is on, not the finding. So
+    pressing Enter above a thousand findings changes a thousand numbers, and
+    whoever converted a finding (for a client) shifts that conversion's lines."""
+
+    placed: list[Finding]
+    lines: list[int]
+
+    def findings(self) -> list[Finding]:
+        """The findings with their places on the lines they are on now."""
+        return [
+            finding if finding.range.start.line == line else finding.moved(line - finding.range.start.line)
+            for finding, line in zip(self.placed, self.lines)
+        ]
 
 
 class _Unfinished(list):
@@ -1100,6 +1116,13 @@ def _counts_as_case(row: _Line, shape: str | None) -> bool:
     own = row.shape
     checked_as = shape or own or RAG_CASE
     return own == checked_as or (own is None and checked_as == RAG_CASE)
+
+
+def _key_on_line(finding: Finding) -> tuple:
+    # _position_key for findings that start on one line, some placed on it when
+    # it was another (see ShownFindings): the line itself is left out.
+    start, end = finding.range.start, finding.range.end
+    return (start.character, end.line - start.line, end.character, finding.code, finding.message)
 
 
 def _position_key(finding: Finding) -> tuple:

@@ -21,7 +21,7 @@ from pygls.protocol import default_converter
 from ..core.analyze import analyze_file
 from ..core.documents import document_relative, drop_closed, hold_text
 from ..core.findings import Finding, shown_in_editor
-from ..core.incremental import DatasetModel, reading_helper
+from ..core.incremental import DatasetModel, ShownFindings, reading_helper
 from ..core.parallel import Helper
 from ..core.config import CONFIG_PATHS
 from ..core.settings import EditorSettings
@@ -29,7 +29,7 @@ from ..core.text import LineIndex
 from ..core.sources import lines_size_above, OverlaySource, size_above
 from .. import collector
 from ..core.workspace import DATASET_FILE, find_root, read_workspace_config, settings_source, Workspace
-from .convert import JSON_LINE as _JSON_LINE, Positions, diagnostic_json, file_uri, json_text as _json_text, to_diagnostic, wire_json
+from .convert import Positions, diagnostic_json, file_uri, json_text as _json_text, split_at_line_numbers, to_diagnostic, wire_json
 from .document import Change
 from .transport import LARGE_MESSAGE_BYTES
 
@@ -125,9 +125,11 @@ def _on_one_line(finding: Finding) -> bool:
 class _Converted:
     """A finding converted for the client, kept from pass to pass: its JSON, and
     its diagnostic object, built only when something reads it (a code action, a
-    pull client): a push needs the JSON alone."""
+    pull client): a push needs the JSON alone. A finding of a dataset line is
+    kept as it was placed on its line, which may have moved since: its
+    conversion is on the line it is on now, ``moved_by`` lines below its own."""
 
-    __slots__ = ("finding", "line_texts", "json", "wire", "_diagnostic", "_moved_from", "_json_parts")
+    __slots__ = ("finding", "moved_by", "line_texts", "json", "wire", "_diagnostic", "_moved_from", "_json_parts", "_one_line_parts")
 
     def __init__(
         self,
@@ -137,8 +139,10 @@ class _Converted:
         json: str,
         json_parts: list[str] | None = None,
         moved_from: types.Diagnostic | None = None,
+        moved_by: int = 0,
     ) -> None:
         self.finding = finding
+        self.moved_by = moved_by
         # The texts of the finding's lines when it was converted (see _line_texts):
         # its columns in the client's encoding depend on them.
         self.line_texts = line_texts
@@ -151,13 +155,21 @@ class _Converted:
         self._moved_from = moved_from
         # ``json`` split where its line number is (see moved_to), once it is moved.
         self._json_parts = json_parts
+        # ``json`` and ``wire`` split there, for a finding all of whose places are
+        # on its own line (see shifted); False for another finding.
+        self._one_line_parts: tuple[list[str], list[str]] | bool | None = None
+
+    @property
+    def line(self) -> int:
+        """The line the finding starts on now."""
+        return self.finding.range.start.line + self.moved_by
 
     @property
     def diagnostic(self) -> types.Diagnostic:
         diagnostic = self._diagnostic
         if diagnostic is None:
             if self._moved_from is not None and _on_one_line(self.finding):
-                diagnostic = _on_line(self._moved_from, self.finding.range.start.line)
+                diagnostic = _on_line(self._moved_from, self.line)
             else:  # places on several lines: read back from the JSON, which has them all
                 diagnostic = _STRUCTURE.structure(orjson.loads(self.json), types.Diagnostic)
             self._diagnostic = diagnostic
@@ -167,14 +179,56 @@ class _Converted:
     def moved_to(self, finding: Finding, related_information: bool) -> _Converted | None:
         """This conversion for ``finding``, the same finding with its places moved
         with their lines (their texts as they were): only the line numbers change,
-        in the JSON now and in the diagnostic when it is read. Pressing Enter above
-        a thousand findings moves them all: this costs a microsecond or two each,
-        a new conversion a hundred times more. None when the JSON does not hold
-        the finding's places as expected."""
+        in the JSON now and in the diagnostic when it is read. This costs a
+        microsecond or two, a new conversion a hundred times more. None when the
+        JSON does not hold the finding's places as expected."""
+        return self._relined(finding, _json_lines(finding, related_information), 0)
+
+    def shifted(self, moved_by: int, related_information: bool) -> _Converted | None:
+        """This conversion with the finding's places ``moved_by`` lines below where
+        it was placed (see moved_to): its line moved, unedited, with those above.
+        Pressing Enter above a thousand findings shifts them all: for a finding of
+        one line, every line number its JSON holds is that line's, and the new
+        JSON is its pieces joined by the new number."""
+        parts = self._one_line_parts
+        if parts is None:
+            parts = self._one_line_parts = self._split_on_one_line(related_information)
+        if parts is False:
+            lines = [line + moved_by for line in _json_lines(self.finding, related_information)]
+            return self._relined(self.finding, lines, moved_by)
+        json_parts, wire_parts = parts
+        key = f'"line":{self.finding.range.start.line + moved_by}'
+        # Built field by field: this runs for each of a thousand findings.
+        entry = _Converted.__new__(_Converted)
+        entry.finding = self.finding
+        entry.moved_by = moved_by
+        entry.line_texts = self.line_texts
+        entry.json = key.join(json_parts)
+        entry.wire = key.join(wire_parts)
+        entry._diagnostic = None
+        entry._moved_from = self._diagnostic if self._diagnostic is not None else self._moved_from
+        entry._json_parts = None
+        entry._one_line_parts = parts
+        return entry
+
+    def _split_on_one_line(self, related_information: bool) -> tuple[list[str], list[str]] | bool:
+        """``json`` and ``wire`` split at their ``"line":N`` keys, when each is the
+        finding's own line, N (see shifted); else False. Each of those places is
+        on that line, so no other line number (N followed by more digits, say)
+        is in the JSON to be cut by mistake; JSON written by the standard
+        encoder (``"line": N``) is not cut, and is shifted the general way."""
+        if not _on_one_line(self.finding):
+            return False
+        key = f'"line":{self.line}'
+        json_parts = self.json.split(key)
+        if len(json_parts) - 1 != len(_json_lines(self.finding, related_information)):
+            return False
+        return json_parts, self.wire.split(key)
+
+    def _relined(self, finding: Finding, lines: list[int], moved_by: int) -> _Converted | None:
         parts = self._json_parts
         if parts is None:
-            parts = self._json_parts = _JSON_LINE.split(self.json)
-        lines = _json_lines(finding, related_information)
+            parts = self._json_parts = split_at_line_numbers(self.json)
         if len(lines) != len(parts) - 1:
             return None
         if len(lines) == 2:  # a range alone: most findings
@@ -184,24 +238,25 @@ class _Converted:
         else:
             text = parts[0] + "".join(str(line) + part for line, part in zip(lines, parts[1:]))
         source = self._diagnostic if self._diagnostic is not None else self._moved_from
-        return _Converted(finding, self.line_texts, None, text, parts, source)
+        return _Converted(finding, self.line_texts, None, text, parts, source, moved_by)
 
 
 _STRUCTURE = default_converter()
 
 
 class _Conversions(NamedTuple):
-    """A file's findings as last converted, their conversions in the same order,
-    and the conversions by the id of their finding."""
+    """A file's findings as last converted (see _diagnostics), their
+    conversions in the same order, and the conversions by the id of their finding."""
 
     findings: list[Finding]
+    lines: list[int] | None
     entries: list[_Converted]
     by_finding: dict[int, _Converted]
 
 
-def _common_ends(old: list[Finding], new: list[Finding]) -> tuple[int, int]:
+def _common_ends(old: list[Finding], new: list[Finding], old_lines: list[int] | None, new_lines: list[int] | None) -> tuple[int, int]:
     """How many findings at the start and at the end of ``new`` are the very
-    objects at those places of ``old`` (those two never overlap)."""
+    objects at those places of ``old``, on the same lines (those two never overlap)."""
     most = min(len(old), len(new))
     head = 0
     while head < most and old[head] is new[head]:
@@ -210,6 +265,13 @@ def _common_ends(old: list[Finding], new: list[Finding]) -> tuple[int, int]:
     most -= head
     while tail < most and old[-1 - tail] is new[-1 - tail]:
         tail += 1
+    if (old_lines is None) != (new_lines is None):
+        return 0, 0
+    if old_lines is not None and new_lines is not None:
+        # The same findings moved with their lines (a line inserted above them)
+        # are converted again: they end the runs.
+        head = next((index for index in range(head) if old_lines[index] != new_lines[index]), head)
+        tail = next((count for count in range(tail) if old_lines[-1 - count] != new_lines[-1 - count]), tail)
     return head, tail
 
 
@@ -258,7 +320,7 @@ class ConvertedDiagnostics(Sequence[types.Diagnostic]):
     def starting_on(self, first: int, last: int) -> list[types.Diagnostic]:
         """The diagnostics that start on a line from ``first`` to ``last``, the
         others left unbuilt (a finding's line is its diagnostic's)."""
-        return [entry.diagnostic for entry in self._entries if first <= entry.finding.range.start.line <= last]
+        return [entry.diagnostic for entry in self._entries if first <= entry.line <= last]
 
     def __add__(self, other: Sequence[types.Diagnostic]) -> list[types.Diagnostic]:
         return [*self, *other]
@@ -598,9 +660,10 @@ class Checker:
                 result.checked_roots.add(root)
         return result
 
-    def _findings(self, workspace: Workspace, relative: str, path: Path) -> list[Finding]:
+    def _findings(self, workspace: Workspace, relative: str, path: Path) -> list[Finding] | ShownFindings:
         """The findings of a file an editor is shown (see shown_in_editor); a
-        dataset's from its model, which checks only what changed."""
+        dataset's from its model, which checks only what changed, as placed on
+        their lines (see ShownFindings)."""
         model = self.models.get(path)
         if model is None and workspace.kind_of(relative) == DATASET_FILE:
             source = workspace.read(relative)
@@ -612,31 +675,35 @@ class Checker:
             return shown_in_editor(analyze_file(workspace, relative), limit)
         if not model.checked:
             # Its first check allocates per line as well.
-            findings = model.shown(limit)
+            shown = model.shown_as_placed(limit)
             collector.settle()
-            return findings
-        return model.shown(limit)
+            return shown
+        return model.shown_as_placed(limit)
 
-    def _first_findings(self, workspace: Workspace, relative: str, path: Path, text: str) -> list[Finding]:
+    def _first_findings(self, workspace: Workspace, relative: str, path: Path, text: str) -> ShownFindings:
         """Read a dataset from disk into a model and check it all."""
         model = self.models[path] = _new_model(workspace, relative, text, self.helper)
         if relative not in workspace.live_datasets:
             workspace.live_datasets[relative] = model
-        findings = model.shown(workspace.settings.max_findings_shown)
+        shown = model.shown_as_placed(workspace.settings.max_findings_shown)
         collector.settle()
-        return findings
+        return shown
 
-    def _diagnostics(self, path, findings, relative, positions, uri_of, related_information) -> tuple[Sequence[types.Diagnostic], list[str]]:
+    def _diagnostics(self, path, shown, relative, positions, uri_of, related_information) -> tuple[Sequence[types.Diagnostic], list[str]]:
         """Findings as diagnostics (and as JSON), reusing those converted before for
         the same finding object on the same lines: an edit leaves most findings of a
-        dataset as they were, and reusing them keeps an edit's cost to its lines."""
+        dataset as they were, and reusing them keeps an edit's cost to its lines.
+        A dataset's findings come as placed on their lines (see ShownFindings): one
+        whose line moved is the earlier conversion with its line numbers shifted."""
+        findings, lines = (shown.placed, shown.lines) if isinstance(shown, ShownFindings) else (shown, None)
         last = self._converted.get(path)
         converter = positions(relative)
         model = self.models.get(path)
         moves = model.take_moves() if model is not None else {}
-        # A dataset model gives out the same finding object only while the lines it
-        # is on stay as they were (an edited line is checked again, and findings
-        # that move with their lines are new objects): its lines need no look.
+        # A dataset model gives out the same finding object only while the text of
+        # its line stays as it was (an edited line is checked again; a line that
+        # moved keeps its findings, given on the line it is on now): its lines
+        # need no look.
         same_lines = model is not None
         if last is None:
             before: dict[int, _Converted] = {}
@@ -645,13 +712,21 @@ class Checker:
             before = last.by_finding
             # The findings before and after those an edit changed are the very
             # ones converted last time: their conversions are kept without a look.
-            head, tail = _common_ends(last.findings, findings) if same_lines else (0, 0)
-        changed = findings[head : len(findings) - tail]
+            head, tail = _common_ends(last.findings, findings, last.lines, lines) if same_lines else (0, 0)
         converted: list[_Converted] = []
-        for finding in changed:
+        for index in range(head, len(findings) - tail):
+            finding = findings[index]
+            moved_by = lines[index] - finding.range.start.line if lines is not None else 0
             entry = before.get(id(finding))
             if entry is not None and not (entry.finding is finding and (same_lines or _reads_as(entry.line_texts, finding, converter))):
                 entry = None
+            if entry is not None and entry.moved_by != moved_by:
+                entry = entry.shifted(moved_by, related_information)
+            if entry is None and moved_by:
+                # First converted where its line is now.
+                current = finding.moved(moved_by)
+                diagnostic = to_diagnostic(current, converter, positions, uri_of, related_information)
+                entry = _Converted(finding, _line_texts(current, converter), diagnostic, _json_text(diagnostic_json(diagnostic)), moved_by=moved_by)
             if entry is None:
                 texts = None
                 move = moves.get(id(finding))
@@ -681,7 +756,7 @@ class Checker:
                 by_finding.pop(id(finding), None)
             for entry in converted:
                 by_finding[id(entry.finding)] = entry
-        self._converted[path] = _Conversions(findings, entries, by_finding)
+        self._converted[path] = _Conversions(findings, lines, entries, by_finding)
         return ConvertedDiagnostics(entries), [entry.wire for entry in entries]
 
     def _sync_overlay(self, workspace: Workspace, documents: dict[Path, OpenDocument], result: PassResult) -> tuple[bool, list[str]]:

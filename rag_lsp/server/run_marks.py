@@ -31,7 +31,7 @@ from ..core.results import CASE, LineMarks, Mark, hover_markdown
 from ..core.runner import describe_case
 from ..core.settings import Settings
 from .checker import FileDiagnostics
-from .convert import JSON_LINE, diagnostic_json, json_text, line_diagnostic, on_line
+from .convert import diagnostic_json, json_text, line_diagnostic, on_line, split_at_line_numbers
 from .session import path_of
 
 # Run results shown as diagnostics per file, at most (errors first); every case's
@@ -82,7 +82,7 @@ class MarkDiagnostic:
         """The same diagnostic on another line (the mark moved with its text)."""
         parts = self.json_parts
         if parts is None:
-            parts = self.json_parts = JSON_LINE.split(self.json)
+            parts = self.json_parts = split_at_line_numbers(self.json)
         return MarkDiagnostic(line, self.encoding, self.severity, on_line(self.diagnostic, line), str(line).join(parts), parts)
 
 
