@@ -564,6 +564,24 @@ def test_a_screening_for_every_finding_finishes_them(tmp_path: Path) -> None:
     assert all(finding == expected[finding.range.start.line] for finding in finished)
 
 
+def test_a_screening_for_every_finding_passes_lines_that_repeat_a_missing_path(tmp_path: Path) -> None:
+    """A path a screening for every finding has already looked into is finished as it is found again, in a
+    later batch: the line repeating it is plain all the same (the model does not read it again), and its
+    finding is the one a check in one process gives."""
+    lines = [case(f"c{n}", ["src/app.py", "docs/gone.md" if n % 2 else f"docs/gone-{n}.md"]) for n in range(8)]
+    root = make_root(tmp_path, "\n".join(lines) + "\n")
+    workspace = Workspace(root)
+    use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
+    screen = incremental._Screening(root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True).start()
+    screen(0, memoryview("\n".join(lines[:4]).encode()))
+    codes, _, _, found = screen(1, memoryview("\n".join(lines[4:]).encode()))
+    assert incremental.LOOK not in codes
+    assert sorted(found) == [0, 1, 2, 3]
+    expected = {finding.range.start.line: finding for finding in analyze_file(Workspace(root), DATASET) if finding.code == "RAG203"}
+    assert all(finding.moved(4) == expected[number + 4] for number, findings in found.items() for finding in findings)
+    assert "did you mean" in found[1][0].message
+
+
 @pytest.mark.skipif(parallel.cores() < 2, reason="the helper needs a core to spare")
 def test_a_model_asked_for_every_finding_leaves_the_helpers_lines_to_the_helper(
     tmp_path: Path, shared: None, helper: Helper, monkeypatch: pytest.MonkeyPatch

@@ -99,8 +99,8 @@ class _Line(DatasetRow):
     @classmethod
     def plain(cls, text: str, shape: str | None, key: str | None, exact: bool, line: int, listed: int, absent: int) -> _Line:
         """The row of a line another process read and checked with no findings
-        but unfinished ones (see screen_batch), placed on ``line``: what reading
-        it here would keep, its value dropped."""
+        but those of rules that finish their findings (see screen_batch), placed
+        on ``line``: what reading it here would keep, its value dropped."""
         row = fine_row(cls, text, None, exact)
         row.shape = shape
         row.key = key
@@ -978,18 +978,21 @@ def screen_batch(
     workspace: Workspace, path: str, use: DatasetUse, shape: str | None, lines: list[str]
 ) -> tuple[bytes, list[str | None], bytes, dict[int, list[Finding]]]:
     """For each line of a batch, a code, a case id and a count of expected paths,
-    and the unfinished findings of plain lines.
+    and the findings of plain lines.
     The code is BLANK; for a plain line (an object or array read with no error,
-    no repeated key, and no findings but unfinished ones) one of _PLAIN's, its
-    row's shape and whether it was read exactly, with its case id; else LOOK: the
-    model reads and checks it. The counts are two unsigned 32-bit integers per
-    line, its expected paths and those not workspace files (see
-    DatasetModel._tally). A byte per line, a list of ids and an array cost little
-    to send and to check (see _is_answer). A plain line's unfinished findings (a
-    path that is not a workspace file, say: see Finding.unfinished) come by its
-    number in the batch: they say only what a check of the line found, and the
-    model's rules finish them when they are shown, as they do their own (a
-    screening for every finding finishes them: see _Screening.finish)."""
+    no repeated key, and no findings but those of rules that finish their
+    findings) one of _PLAIN's, its row's shape and whether it was read exactly,
+    with its case id; else LOOK: the model reads and checks it. The counts are
+    two unsigned 32-bit integers per line, its expected paths and those not
+    workspace files (see DatasetModel._tally). A byte per line, a list of ids and
+    an array cost little to send and to check (see _is_answer). A plain line's
+    findings (a path that is not a workspace file, say) come by its number in
+    the batch: unfinished (see Finding.unfinished), they say only what a check
+    of the line found, and the model's rules finish them when they are shown, as
+    they do their own (a screening for every finding finishes them: see
+    _Screening.finish). A finding of such a rule may be finished already (a
+    screening for every finding remembers the paths it looked into): a line
+    that repeats a missing path is plain all the same."""
     rows = read_lines(_Line, lines, workspace.settings.max_line_bytes)
     context = RowsContext.of(workspace, path, use, shape, rows, finish_when_shown=True)
     with_findings: dict[int, list[Finding]] = {}
@@ -999,6 +1002,8 @@ def screen_batch(
     keys: list[str | None] = [None] * len(lines)
     counts = array("I", bytes(8 * len(lines)))
     unfinished: dict[int, list[Finding]] = {}
+    # By code: whether its rule finishes its findings (see _are_plain_findings).
+    finishing = {code: rule.finisher is not None for code, rule in registry.all_rules().items()}
     cases = [(number, row.value) for number, row in rows if type(row.value) is dict and row.shape in (None, RAG_CASE)]
     for (number, _), (listed, absent) in zip(cases, case_path_tallies(workspace, [value for _, value in cases])):
         counts[2 * number], counts[2 * number + 1] = listed, absent
@@ -1009,7 +1014,7 @@ def screen_batch(
             and row.refused is None
             and not row.has_duplicate_keys
             and type(row.value) in (dict, list)  # a value the model drops
-            and (found is None or all(finding.unfinished is not None for finding in found))
+            and (found is None or all(finding.unfinished is not None or finishing[finding.code] for finding in found))
         )
         if plain:
             codes[number] = _PLAIN_CODE[row.shape, row.exact]
@@ -1080,7 +1085,7 @@ def _is_answer(answer: Any, lines: int, path: str) -> bool:
 def _are_plain_findings(number: Any, found: Any, codes: bytes, lines: int, path: str) -> bool:
     """Whether ``found`` are findings a plain line ``number`` of a batch may carry
     (see screen_batch): each of a rule that finishes its findings, unfinished or
-    (when the model asked for every finding) finished."""
+    finished."""
     rules = registry.all_rules()
     return (
         type(number) is int
