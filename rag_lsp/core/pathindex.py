@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from typing import Sequence
 
 # What a file name keeps when reduced (see _squashed).
@@ -85,12 +84,12 @@ class PathIndex:
         runs: dict[str, list[range]] = {}
         # By name: each file under its reduced name with and without its
         # extension. A dict of lists of them costs about 300 bytes a file (a
-        # 50,000-file workspace: 15 MB, kept as long as the workspace); the names'
-        # hashes in one sorted array, with the file of each beside it, cost about
-        # 30. Two names of one hash only add a candidate, which the fuzzy ratio
-        # then judges like any other. Sorted by hash, then by file: each (hash,
-        # file) packed into one integer, as a list of integers sorts several times
-        # faster than by a key.
+        # 50,000-file workspace: 15 MB, kept as long as the workspace); each
+        # (name's hash, file) packed into one integer, in one sorted list, costs
+        # about 90. Two names of one hash only add a candidate, which the fuzzy
+        # ratio then judges like any other. Sorted by hash, then by file: a list
+        # of integers sorts several times faster than by a key, and the files of
+        # a hash are the run of integers from the hash shifted up to the next.
         shift = max(count, 1).bit_length()
         packed: list[int] = []
         run_folder, run_start = "", 0
@@ -111,9 +110,8 @@ class PathIndex:
             runs.setdefault(run_folder.lower(), []).append(range(run_start, count))
         self._runs = runs
         packed.sort()
-        mask = (1 << shift) - 1
-        self._hashes = array("q", [each >> shift for each in packed])
-        self._owners = array("l", [each & mask for each in packed])
+        self._packed = packed
+        self._shift = shift
 
     def _choices(self, path: str) -> tuple[list[str], list[int]]:
         """The files sharing a folder or a name with ``path`` (a file once per way
@@ -130,11 +128,12 @@ class PathIndex:
         for run in runs:
             choices += files[run.start : run.stop]
             places += run
-        hashes, owners = self._hashes, self._owners
+        packed, shift = self._packed, self._shift
+        mask = (1 << shift) - 1
         for key in set(_reduced_name(name)):
             wanted = hash(key)
-            first = bisect_left(hashes, wanted)
-            found = owners[first : bisect_right(hashes, wanted, first)]
+            first = bisect_left(packed, wanted << shift)
+            found = [each & mask for each in packed[first : bisect_left(packed, (wanted + 1) << shift, first)]]
             choices += [files[index] for index in found]
             places += found
         return choices, places
