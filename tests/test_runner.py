@@ -329,3 +329,29 @@ def test_a_suite_asked_for_by_a_dataset_that_it_does_not_read_names_those_that_d
     )
     assert choose_for_suite(workspace, ".punica/evals/other.jsonl", None, None).note == "no suite reads .punica/evals/other.jsonl"
     assert [item.suite.id for item in choose_for_suite(workspace, ".punica/evals/code.jsonl", None, "code").suites] == ["code"]
+
+
+def test_a_run_reads_no_file_its_builtin_index_holds_to_say_why_it_was_missed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A missed file whose text the builtin target's index holds is not returned, said without reading
+    it again; a missed file named like text that holds none is read, once, and missed as never searched."""
+    from rag_lsp.core import contexts
+
+    dataset = "\n".join(
+        case(f"c{n}", ["src/app.py", "docs/guide.md", "src/nul.ts"], input={"query": "startup", "topK": 1}) for n in range(3)
+    )
+    make_workspace(tmp_path, dataset=dataset + "\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text("# Guide\n\nHow the app starts up.\n", encoding="utf-8")
+    (tmp_path / "src" / "nul.ts").write_bytes(b"startup\x00startup\n")
+    (tmp_path / ".punica" / "targets.yaml").write_text(
+        'targets:\n  vectors.query:\n    builtin: {corpora: {code: ["**"]}, retrieval: keyword}\n', encoding="utf-8"
+    )
+    read: list[str] = []
+    why_no_text = contexts.why_no_text
+    monkeypatch.setattr(contexts, "why_no_text", lambda path, limit: read.append(path.name) or why_no_text(path, limit))
+    result = run(Workspace(tmp_path))
+    reasons = [{miss.value: miss.reason for miss in outcome.why_missed} for outcome in result.cases]
+    assert all(found.get("src/nul.ts") == "never-searched" for found in reasons)
+    assert all(reason == "not-returned" for found in reasons for value, reason in found.items() if value != "src/nul.ts")
+    assert sum(len(found) for found in reasons) > 3
+    assert read == ["nul.ts"]

@@ -520,12 +520,6 @@ class Runner:
                 plan.position = position
                 requests.append(plan)
         match, k = suite.match, suite.k
-        # Where RAG203 applies, a missed path that is not a workspace file, or
-        # one the builtin target never searches, is missed for that reason (the
-        # files are listed once, before the run).
-        unreachable = None
-        if match == "path" and info.workspace_paths:
-            unreachable = unreachable_paths(self.workspace, builtin_corpora(info) if info.kind == "builtin" else None)
         values_of = operator.attrgetter(match)
         keep = self.keep_hits
         # A recording keeps every field of the hits, whatever the run reads.
@@ -544,6 +538,14 @@ class Runner:
                 pass  # the cancel event is set: no case is asked
             except Exception:  # noqa: BLE001 - answer_many reports it, case by case
                 log.warning("target %s could not prepare", info.id, exc_info=True)
+        # Where RAG203 applies, a missed path that is not a workspace file, or
+        # one the builtin target never searches, is missed for that reason (the
+        # files are listed once, before the run; a file the target's index holds
+        # text of is not read to tell).
+        unreachable = None
+        if match == "path" and info.workspace_paths:
+            corpora = builtin_corpora(info) if info.kind == "builtin" else None
+            unreachable = unreachable_paths(self.workspace, corpora, target.held_files() if corpora is not None else None)
         answers = target.answer_many(requests, cancel, self.workspace.settings.run_concurrency, fields)
         # The loop runs once per case: names are bound locally, the scoring inlined.
         for count, (index, answer) in enumerate(answers, 1):

@@ -12,7 +12,7 @@ import json
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Literal, Sequence
+from typing import Any, Callable, Collection, Iterator, Literal, Sequence
 
 import msgspec
 import orjson
@@ -182,6 +182,12 @@ class Target(ABC):
         """Get ready to answer a run (the builtin target builds or updates its
         index), reporting ``progress(done, total)``; raises :class:`Cancelled`
         once ``cancel`` is set. By default there is nothing to do."""
+
+    def held_files(self) -> Collection[str] | None:
+        """The files whose text the target's answers come from, when it knows
+        them (the builtin target: the files its index holds chunks of, as of its
+        last :meth:`prepare`); None by default."""
+        return None
 
     def take_notes(self) -> list[str]:
         """What the target has to say about how it answered, each thing once (the

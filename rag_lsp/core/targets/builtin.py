@@ -465,6 +465,12 @@ class BuiltinTarget(Target):
             self.refresh(force=True, progress=progress, cancel=cancel)
             self._prepared = True
 
+    def held_files(self) -> frozenset[str] | None:
+        state = self._state
+        if state is None:
+            return None
+        return frozenset(entry.path for entry in state.index.files if entry.rows)
+
     # -------------------------------------------------- answering
 
     def answer(self, request: Request) -> Answer:
