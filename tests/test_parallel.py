@@ -120,6 +120,11 @@ def shared(small_batches: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The model's own reading waits, from its second batch on, until the helper
     has taken a batch: on a few hundred lines it would otherwise finish before a
     helper process has started."""
+    helper_takes_a_batch_first(monkeypatch)
+
+
+def helper_takes_a_batch_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """See the ``shared`` fixture."""
     stops: list[int] = []
     header = parallel.SharedEnds.header
 
@@ -171,6 +176,23 @@ def test_findings_with_a_helper_are_those_of_one_process(tmp_path: Path, shared:
     assert model.lines_from_helper > 0  # the helper did take a share
     assert found == expected
     assert len({finding.code for finding in found}) >= 8
+
+
+def test_a_file_of_few_long_lines_is_read_with_a_helper(tmp_path: Path, helper: Helper, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches end at a number of characters as well as of lines: a file of a few dozen cases listing many
+    paths each (fewer lines than one batch holds) is shared with a helper, and gives the findings of one process."""
+    monkeypatch.setattr(incremental, "_BATCH_CHARACTERS", 2000)
+    monkeypatch.setattr(incremental, "SHARED_FROM_BATCHES", 3)
+    helper_takes_a_batch_first(monkeypatch)
+    rows = [case(f"long-{n}", [*(f"docs/page-{m}.md" for m in range(40)), f"docs/missing-{n}.md"]) for n in range(30)]
+    root = make_root(tmp_path, "\n".join(rows) + "\n")
+    for m in range(40):
+        (root / "docs" / f"page-{m}.md").write_text("a page\n")
+    assert len(rows) < incremental._CHECK_BATCH
+    model, found, expected = read_with(root, helper)
+    assert model.lines_from_helper > 0
+    assert found == expected
+    assert sum(1 for finding in found if finding.code == "RAG203") == 30
 
 
 def test_rows_a_helper_screened_check_again_as_read_ones(tmp_path: Path, shared: None, helper: Helper) -> None:

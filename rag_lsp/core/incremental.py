@@ -48,6 +48,11 @@ from .workspace import Workspace
 # the other's last one; but each batch also costs a call per rule and an
 # answer through the pipe, and 1024 lines opened no faster than 2048.
 _CHECK_BATCH = 2048
+# A first reading's batch also ends once its lines hold this many characters
+# (2048 lines of 256): a case listing thousands of paths is as much work as a
+# hundred short ones, and a file of a few thousand such lines is then shared
+# with a helper like one of a hundred thousand short lines.
+_BATCH_CHARACTERS = _CHECK_BATCH * 256
 _NO_FINDINGS: tuple[Finding, ...] = ()
 # The least batches a helper process is given a share of: below, starting one, or
 # the round trips, cost about what it would save.
@@ -207,11 +212,12 @@ class DatasetModel:
         batches from the end of the file meanwhile.
         """
         workspace = self.workspace
-        batches = [self.lines[first : first + _CHECK_BATCH] for first in range(0, len(self.lines), _CHECK_BATCH)]
+        starts = _batch_starts(self.lines)
+        batches = [self.lines[first:end] for first, end in zip(starts, [*starts[1:], len(self.lines)])]
         share = None
         if helper is not None and len(batches) >= SHARED_FROM_BATCHES:
             # First of all: the helper starts while this process reads.
-            share = helper.share(self.lines, 1, len(batches), _CHECK_BATCH)
+            share = helper.share(self.lines, 1, len(batches), starts)
         ends = share.ends if share is not None else TwoEnds(1, len(batches))
         found: dict[int, list[Finding]] = {}
         try:
@@ -236,15 +242,15 @@ class DatasetModel:
             front: Counter[str] = Counter()
             self._check_batch(self._rows_from(0, len(batches[0])), use, shape, found, front)
             while (index := ends.take_front()) is not None:
-                self._read_and_check_batch(index, batches[index], use, shape, found, front)
+                self._read_and_check_batch(starts[index], batches[index], use, shape, found, front)
                 if share is not None:  # what the helper did meanwhile
-                    self._take_answers(share.answered(), batches, use, shape, found)
+                    self._take_answers(share.answered(), starts, batches, use, shape, found)
         except BaseException:
             if share is not None:
                 share.abandon()
             raise
         if share is not None:
-            self._take_answers(share.remaining(), batches, use, shape, found)
+            self._take_answers(share.remaining(), starts, batches, use, shape, found)
         self._place_every_line(found)
         self._facts = (use, shape, workspace.files_version, workspace.settings)
         self._stale = set()
@@ -260,9 +266,9 @@ class DatasetModel:
         self._index_many(rows)
 
     def _read_and_check_batch(
-        self, index: int, lines: list[str], use: Any, shape: str | None, found: dict[int, list[Finding]], front: Counter[str] | None = None
+        self, first: int, lines: list[str], use: Any, shape: str | None, found: dict[int, list[Finding]], front: Counter[str] | None = None
     ) -> None:
-        first = index * _CHECK_BATCH
+        """Read and check ``lines``, from line ``first``."""
         self._read_batch(first, lines)
         self._check_batch(self._rows_from(first, len(lines)), use, shape, found, front)
 
@@ -272,6 +278,7 @@ class DatasetModel:
     def _take_answers(
         self,
         answers: list[tuple[int, Any]],
+        starts: list[int],
         batches: list[list[str]],
         use: Any,
         shape: str | None,
@@ -283,10 +290,10 @@ class DatasetModel:
         to_look_at: list[tuple[int, _Line]] = []
         plain = _Line.plain
         for index, answer in answers:
-            first = index * _CHECK_BATCH
+            first = starts[index]
             lines = batches[index]
             if not _is_answer(answer, len(lines), self.path):
-                self._read_and_check_batch(index, lines, use, shape, found)
+                self._read_and_check_batch(first, lines, use, shape, found)
                 continue
             self.lines_from_helper += len(lines)
             taken: list[_Line] = []
@@ -1103,6 +1110,19 @@ def _are_plain_findings(number: Any, found: Any, codes: bytes, lines: int, path:
             for finding in found
         )
     )
+
+
+def _batch_starts(lines: list[str]) -> list[int]:
+    """The first line of each batch of a first reading (see _BATCH_CHARACTERS):
+    at most _CHECK_BATCH lines, and no more than one line past _BATCH_CHARACTERS."""
+    ends = list(itertools.accumulate(map(len, lines)))
+    starts = [0]
+    while (first := starts[-1]) < len(lines):
+        before = ends[first - 1] if first else 0
+        # The line that reaches the characters' limit ends the batch, so each holds at least one.
+        through = bisect.bisect_left(ends, before + _BATCH_CHARACTERS, first)
+        starts.append(min(first + _CHECK_BATCH, through + 1, len(lines)))
+    return starts[:-1] if len(starts) > 1 else starts
 
 
 def _moved_lines(lines: list[int], start: int, stop: int, delta: int) -> list[int]:

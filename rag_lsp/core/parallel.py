@@ -156,7 +156,7 @@ class Share:
     :attr:`ends`.
     """
 
-    def __init__(self, helper: Helper, lines: Sequence[str], start: int, stop: int, batch_lines: int) -> None:
+    def __init__(self, helper: Helper, lines: Sequence[str], start: int, stop: int, batch_starts: Sequence[int]) -> None:
         self._helper = helper
         self._stop = stop
         # Where each batch's text starts and ends in the file's text (see _write_text).
@@ -169,7 +169,7 @@ class Share:
             self._file.flush()
             counters = mmap.mmap(self._file.fileno(), _HEADER)
             self.ends = SharedEnds(counters)
-            self._write_text(lines, batch_lines)
+            self._write_text(lines, batch_starts)
         except BaseException:  # a full disk, say: the caller reads alone
             if counters is not None:
                 counters.close()
@@ -219,11 +219,12 @@ class Share:
         finally:
             self._forget_file()
 
-    def _write_text(self, lines: Sequence[str], batch_lines: int) -> None:
+    def _write_text(self, lines: Sequence[str], batch_starts: Sequence[int]) -> None:
         """Write the text (its lines joined by "\n") after the counters, for the
-        helper to read, noting where each batch of ``batch_lines`` lines starts
-        and ends in it: the helper is told, rather than finding every batch's end
-        in tens of megabytes before its first batch.
+        helper to read, noting where each batch (from each of ``batch_starts``,
+        the first line of each, to the next) starts and ends in it: the helper
+        is told, rather than finding every batch's end in tens of megabytes
+        before its first batch.
 
         The caller writes it before it starts reading (a few milliseconds for
         20 MB): from the feeding thread, each piece would wait for the
@@ -233,12 +234,12 @@ class Share:
         written = 0
         # A batch at a time: the whole text joined, or encoded, at once would be
         # a copy of it.
-        for first in range(0, len(lines), batch_lines):
-            piece = "\n".join(lines[first : first + batch_lines]).encode("utf-8", "surrogatepass")
+        for first, end in zip(batch_starts, [*batch_starts[1:], len(lines)]):
+            piece = "\n".join(lines[first:end]).encode("utf-8", "surrogatepass")
             self._bounds.append((written, written + len(piece)))
             file.write(piece)
             written += len(piece)
-            if first + batch_lines < len(lines):
+            if end < len(lines):
                 file.write(b"\n")
                 written += 1
         file.flush()
@@ -309,16 +310,16 @@ class Helper:
         self._lock = threading.Lock()
         self._closed = False
 
-    def share(self, lines: Sequence[str], start: int, stop: int, batch_lines: int) -> Share | None:
-        """Let the helper take batches ``[start, stop)`` of ``batch_lines`` lines of
-        a text (its ``lines``, split at "\n") from the back
+    def share(self, lines: Sequence[str], start: int, stop: int, batch_starts: Sequence[int]) -> Share | None:
+        """Let the helper take batches ``[start, stop)`` of a text (its ``lines``,
+        split at "\n"; batch i from line ``batch_starts[i]`` to the next) from the back
         while the caller takes them from the front (``share.ends``), once the
         share has begun; the share's answers say what the helper did. None when
         there is no helper, or no file to share through."""
         if self._closed:
             return None
         try:
-            return Share(self, lines, start, stop, batch_lines)
+            return Share(self, lines, start, stop, batch_starts)
         except OSError:
             log.warning("no file to share a reading through; it is read in one process", exc_info=True)
             return None
