@@ -722,18 +722,15 @@ class Checker:
                 entry = None
             if entry is not None and entry.moved_by != moved_by:
                 entry = entry.shifted(moved_by, related_information)
-            if entry is None and moved_by:
-                # First converted where its line is now.
-                current = finding.moved(moved_by)
-                diagnostic = to_diagnostic(current, converter, positions, uri_of, related_information)
-                entry = _Converted(finding, _line_texts(current, converter), diagnostic, _json_text(diagnostic_json(diagnostic)), moved_by=moved_by)
             if entry is None:
                 texts = None
                 move = moves.get(id(finding))
                 if move is not None and move[0] is finding:
-                    # Moved with its lines since it was converted: shift that. A
-                    # finding of one line moved with that line, unedited (an edited
-                    # line's findings are new): its text needs no look either.
+                    # A finding across lines (never one placed on a line that
+                    # moved since) moved with its lines since it was converted:
+                    # shift that. A finding of one line moved with that line,
+                    # unedited (an edited line's findings are new): its text
+                    # needs no look either.
                     earlier = before.get(id(move[1]))
                     if earlier is not None and earlier.finding is move[1]:
                         if type(earlier.line_texts) is not str:
@@ -741,9 +738,11 @@ class Checker:
                         if texts is None or earlier.line_texts == texts:
                             entry = earlier.moved_to(finding, related_information)
                 if entry is None:
-                    texts = _line_texts(finding, converter) if texts is None else texts
-                    diagnostic = to_diagnostic(finding, converter, positions, uri_of, related_information)
-                    entry = _Converted(finding, texts, diagnostic, _json_text(diagnostic_json(diagnostic)))
+                    # Converted where its line is now.
+                    current = finding.moved(moved_by) if moved_by else finding
+                    texts = _line_texts(current, converter) if texts is None else texts
+                    diagnostic = to_diagnostic(current, converter, positions, uri_of, related_information)
+                    entry = _Converted(finding, texts, diagnostic, _json_text(diagnostic_json(diagnostic)), moved_by=moved_by)
             converted.append(entry)
         if last is None or not (head or tail):
             entries = converted
