@@ -35,7 +35,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def embedded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every text the model embeds (chunks and queries), in order."""
     texts: list[str] = []
-    for method in ("embed", "embed_chunks"):
+    for method in ("embed", "embed_chunks_soon"):
         original = getattr(embedding.StaticModel, method)
 
         def spy(self, batch, original=original):

@@ -259,6 +259,34 @@ def test_a_query_matches_a_chunk_token_by_token(tmp_path: Path) -> None:
     assert not model.matching(unknown, terms).any()
 
 
+def test_chunks_pooled_many_at_a_time_are_texts_pooled_one_by_one() -> None:
+    """An index's chunks, counted and pooled together (over several batches of the tokenizer thread), get
+    each text's own vector (to float rounding) and its heaviest distinct tokens as terms, as a text pooled
+    alone; a text with no token the table knows stays zeros, and a text longer than a gather too."""
+    model = embedding.load(embedding.wordllama_files())
+    texts = [
+        "a car with a wheel, a car",
+        "",
+        "   \n\t",
+        "\n".join(f"line {number} of a longer text about rate limits and retries" for number in range(400)),
+        "tokens: " + " ".join(f"w{number}" for number in range(embedding.TERMS_PER_CHUNK * 3)),
+        "tokens: " + " ".join(f"w{number}" for number in range(embedding.TERMS_PER_CHUNK * 3)),
+        "x <s> y",
+    ] * (embedding._TEXTS_PER_BATCH // 3)
+    vectors, terms = model.embed_chunks(texts)
+    alone = model.embed(texts)
+    numpy.testing.assert_allclose(vectors, alone, atol=1e-5)
+    assert not vectors[1].any() and not vectors[2].any() and vectors[3].any()
+    for text, row in zip(texts[:7], terms[:7]):
+        # Its distinct tokens that carry weight (as a query's are read), heaviest first, ties by id; then
+        # those that weigh nothing (a token's weight is the length of its vector).
+        tokens, weights = model.query_terms([text])[0]
+        heaviest = [token for _, token in sorted(zip((-weights).tolist(), tokens.tolist()))][: embedding.TERMS_PER_CHUNK]
+        rest = [int(token) for token in row[len(heaviest) :] if token != model.no_term]
+        assert row[: len(heaviest)].tolist() == heaviest and not model.table[rest].any()
+        assert model.embed_chunks([text])[1][0].tolist() == row.tolist()
+
+
 @pytest.mark.parametrize("kept, gathered", [(embedding._TOKENS_KEPT, embedding._MATCHES_GATHERED), (3, embedding._MATCHES_GATHERED), (embedding._TOKENS_KEPT, 8)])
 def test_a_small_index_matches_token_by_token_as_any_index_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: int, gathered: int) -> None:
     """Over an index of at most SMALL_INDEX chunks, each token's match with every chunk is kept from one query to

@@ -276,7 +276,15 @@ class BuiltinTarget(Target):
         else:
             cache = IndexCache.for_key(self._cache_key(model.identity))
             self._builder = IndexBuilder(
-                root, options.chunking, limit, model.embed_chunks, model.dim, cache, model.embed_paths, model.terms_shape
+                root,
+                options.chunking,
+                limit,
+                model.embed_chunks,
+                model.dim,
+                cache,
+                model.embed_paths,
+                model.terms_shape,
+                model.embed_chunks_soon,
             )
         self._model = model
         return self._builder

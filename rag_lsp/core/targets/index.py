@@ -78,6 +78,8 @@ Progress = Callable[[int, int], None]
 # What a model's terms of chunks are: their dtype, how many per chunk, and the
 # highest id (the one that fills the places of a chunk with fewer).
 TermsShape = tuple[numpy.dtype, int, int]
+# What an index's ``embed`` gives for its chunks: their vectors, or those and their terms.
+Embedded = numpy.ndarray | tuple[numpy.ndarray, numpy.ndarray]
 
 
 def cache_root() -> Path:
@@ -200,16 +202,21 @@ class IndexBuilder:
         root: Path,
         chunking: Chunking,
         max_bytes: int,
-        embed: Callable[[list[str]], numpy.ndarray | tuple[numpy.ndarray, numpy.ndarray]] | None = None,
+        embed: Callable[[list[str]], Embedded] | None = None,
         dim: int = 0,
         cache: IndexCache | None = None,
         embed_paths: Callable[[list[str]], numpy.ndarray] | None = None,
         terms_shape: TermsShape | None = None,
+        embed_soon: Callable[[list[str]], Callable[[], Embedded]] | None = None,
     ) -> None:
         self.root = root
         self.chunking = chunking
         self.reader = FileReader(root, max_bytes)
         self.embed = embed
+        # ``embed`` begun, and finished by the function it returns (see
+        # StaticModel.embed_chunks_soon): the next group of new chunks is begun
+        # before the last is finished.
+        self.embed_soon = embed_soon
         # Embeds the words of files' paths, for the context of their chunks (see contextual).
         self.embed_paths = embed_paths
         self.dim = dim
@@ -261,6 +268,21 @@ class IndexBuilder:
         pending: list[_Segment] = []
         pending_rows = 0
         changed = done = 0
+        # The group of files whose chunks are being embedded, and how many files it holds.
+        embedding: tuple[Callable[[], None], int] | None = None
+
+        def embed_pending() -> None:
+            # The pending files' chunks begin, then the group before them is finished.
+            nonlocal embedding, done, pending, pending_rows
+            begun = (self._embed_soon(pending), len(pending)) if pending else None
+            pending, pending_rows = [], 0
+            if embedding is not None:
+                finish, files = embedding
+                finish()
+                done += files
+                if progress is not None:
+                    progress(done, to_read)
+            embedding = begun
         for relative, size, mtime_ns, kept in stats:
             if kept is not None:
                 segments.append(_Segment(relative, size, mtime_ns, kept.digest, kept))
@@ -293,20 +315,13 @@ class IndexBuilder:
                 pending.append(segment)
                 pending_rows += len(ranges)
                 if pending_rows >= self.EMBED_BATCH or len(pending) >= self.EMBED_FILES:
-                    self._embed(pending)
-                    done += len(pending)
-                    pending, pending_rows = [], 0
-                    if progress is not None:
-                        progress(done, to_read)
+                    embed_pending()
             else:
                 done += 1
                 if progress is not None:
                     progress(done, to_read)
-        if pending:
-            self._embed(pending)
-            done += len(pending)
-            if progress is not None:
-                progress(done, to_read)
+        while pending or embedding is not None:
+            embed_pending()
         removed = len(held.keys() - {segment.path for segment in segments})
         signature = tuple((s.path, s.size, s.mtime_ns, s.digest) for s in segments)
         if (
@@ -345,18 +360,27 @@ class IndexBuilder:
             self._saved = _signature(index.files)
         return index
 
-    def _embed(self, segments: list[_Segment]) -> None:
-        assert self.embed is not None
-        embedded = self.embed([text for segment in segments for text in segment.texts])
-        vectors, terms = embedded if isinstance(embedded, tuple) else (embedded, None)
-        paths = self.embed_paths([path_words(segment.path) for segment in segments]) if self.embed_paths else None
-        at = 0
-        for number, segment in enumerate(segments):
-            own = vectors[at : at + len(segment.texts)]
-            segment.vectors = QuantizedVectors.of(contextual(own, paths[number]) if paths is not None else own)
-            if terms is not None:
-                segment.terms = terms[at : at + len(segment.texts)]
-            at += len(segment.texts)
+    def _embed_soon(self, segments: list[_Segment]) -> Callable[[], None]:
+        """Begin embedding the chunks of ``segments``; the function returned
+        finishes it (each segment then holds its vectors, and terms)."""
+        embed = self.embed
+        assert embed is not None
+        texts = [text for segment in segments for text in segment.texts]
+        chunks = self.embed_soon(texts) if self.embed_soon is not None else lambda: embed(texts)
+
+        def finish() -> None:
+            embedded = chunks()
+            vectors, terms = embedded if isinstance(embedded, tuple) else (embedded, None)
+            paths = self.embed_paths([path_words(segment.path) for segment in segments]) if self.embed_paths else None
+            at = 0
+            for number, segment in enumerate(segments):
+                own = vectors[at : at + len(segment.texts)]
+                segment.vectors = QuantizedVectors.of(contextual(own, paths[number]) if paths is not None else own)
+                if terms is not None:
+                    segment.terms = terms[at : at + len(segment.texts)]
+                at += len(segment.texts)
+
+        return finish
 
     def _assemble(self, segments: list[_Segment], previous: ChunkIndex | None, started: int, with_texts: bool) -> ChunkIndex:
         files: list[FileEntry] = []
