@@ -598,10 +598,20 @@ class StaticModel:
         if width == 0:
             return numpy.zeros(len(terms), dtype=numpy.float32)
         terms = terms[:, :width]
-        similarities = unit[tokens] @ numpy.take(unit, terms.reshape(-1), axis=0).T
+        # Chunks of one file share most of their terms (a query's 20 nearest
+        # chunks of a 20,000-file index hold about 700 distinct of 2,560): each
+        # distinct term is compared with the tokens once (a row each), and the
+        # rows are then laid out as the chunks hold the terms.
+        flat = terms.reshape(-1)
+        seen = numpy.zeros(len(unit), dtype=bool)
+        seen[flat] = True
+        distinct = numpy.flatnonzero(seen)
+        place = numpy.empty(len(unit), dtype=numpy.intp)
+        place[distinct] = numpy.arange(distinct.size)
+        similarities = numpy.take(unit, distinct, axis=0) @ unit[tokens].T
+        closest = numpy.take(similarities, place[flat], axis=0).reshape(len(terms), width, len(tokens)).max(axis=1)
         # A token that has no counterpart scores 0 (as against NO_TERM), never less.
-        closest = numpy.maximum(similarities.reshape(len(tokens), len(terms), width).max(axis=2), 0)
-        return (weights @ closest) / weights.sum()
+        return (numpy.maximum(closest, 0) @ weights) / weights.sum()
 
     def matching_over(self, chunk_terms: numpy.ndarray) -> TokenMatches | ChunkMatches:
         """:meth:`matching` over an index whose chunks have ``chunk_terms``, as
