@@ -209,10 +209,13 @@ def step(root: Path, queries_file: Path | None, with_baselines: bool) -> dict:
     # What a run imports, imported first: the memory figures are the index's own.
     for module in ("numpy", "tokenizers", "rag_lsp.core.targets.builtin", "rag_lsp.core.targets.index"):
         importlib.import_module(module)
+    from rag_lsp import collector
     from rag_lsp.core.suitefacts import target_info
     from rag_lsp.core.targets import Request, embedding, open_target
     from rag_lsp.core.workspace import Workspace
 
+    # The collector policy of `rag-lsp run`, whose work this step times.
+    collector.one_shot()
     imported = time.perf_counter()
     target = open_target(target_info("vectors.query", {"builtin": {}}), Workspace(root), 60.0)
     before = rss_mb()

@@ -115,12 +115,11 @@ def one_query_at_a_time(scores: numpy.ndarray, top_k: int, row_file: numpy.ndarr
 
 def score_blocks(most_chunks: int, last_file: int) -> st.SearchStrategy:
     """Blocks of one to six queries' scores (with many ties) over up to ``most_chunks`` chunks of files 0 to
-    ``last_file`` (in file order), with a topK: as (scores, row_file, lines, top_k)."""
+    ``last_file`` (in file order), with a topK: as (scores, row_file, top_k)."""
 
     def arrays(case: tuple) -> tuple:
         values, files, top_k = case
-        lines = numpy.stack([numpy.arange(len(files)) + 1, numpy.arange(len(files)) + 5], axis=1).astype(numpy.int32)
-        return numpy.array(values, dtype=numpy.float32), numpy.array(files, dtype=numpy.int32), lines, top_k
+        return numpy.array(values, dtype=numpy.float32), numpy.array(files, dtype=numpy.int32), top_k
 
     return st.integers(1, most_chunks).flatmap(
         lambda chunks: st.tuples(
@@ -135,13 +134,11 @@ def score_blocks(most_chunks: int, last_file: int) -> st.SearchStrategy:
 @given(score_blocks(40, 5))
 def test_a_block_of_queries_is_ranked_as_each_query_alone(case: tuple) -> None:
     """Ranking a block of queries at once gives each query the hits ranking it alone gives (ties included)."""
-    scores, row_file, lines, top_k = case
-    block = best_of_block(scores, top_k, top_k * 5, row_file, lines)
-    for query, (rows, shown, found_files, firsts, lasts) in zip(scores, block):
+    scores, row_file, top_k = case
+    block = best_of_block(scores, top_k, top_k * 5, row_file)
+    for query, (rows, shown) in zip(scores, block):
         assert rows == one_query_at_a_time(query, top_k, row_file)
         assert shown == [round(float(query[row]), 6) for row in rows]
-        assert found_files == row_file[rows].tolist()
-        assert firsts == [row + 1 for row in rows] and lasts == [row + 5 for row in rows]
 
 
 def match_of_rows(rows: numpy.ndarray) -> numpy.ndarray:
@@ -170,17 +167,17 @@ def reranked_alone(scores: numpy.ndarray, top_k: int, row_file: numpy.ndarray) -
 def test_a_block_of_queries_reranked_is_ranked_as_each_query_alone(case: tuple) -> None:
     """With the nearest chunks ranked again by matching, a block of queries still gives each query the hits
     ranking it alone gives (ties included)."""
-    scores, row_file, lines, top_k = case
-    block = best_of_block(scores, top_k, max(top_k * 5, RERANKED), row_file, lines, match_of_rows)
-    for query, (rows, shown, _, _, _) in zip(scores, block):
+    scores, row_file, top_k = case
+    block = best_of_block(scores, top_k, max(top_k * 5, RERANKED), row_file, match_of_rows)
+    for query, (rows, _) in zip(scores, block):
         assert rows == reranked_alone(query, top_k, row_file)
 
 
 def test_a_block_of_queries_over_an_empty_index_finds_nothing() -> None:
     """Each query of a block asked of an index with no chunk has no hit."""
     empty = numpy.zeros(0, dtype=numpy.int32)
-    found = best_of_block(numpy.zeros((2, 0), dtype=numpy.float32), 10, 50, empty, numpy.zeros((0, 2), dtype=numpy.int32))
-    assert found == [([], [], [], [], [])] * 2
+    found = best_of_block(numpy.zeros((2, 0), dtype=numpy.float32), 10, 50, empty)
+    assert found == [([], [])] * 2
 
 
 def test_a_chunk_is_embedded_in_the_context_of_its_path_and_file() -> None:

@@ -495,15 +495,15 @@ class BuiltinTarget(Target):
         with_text: bool,
         shared: bool = False,
         scored: Any = _NOT_SCORED,
-        ids: dict[int, str] | None = None,
+        named: _Named | None = None,
         read: tuple[str, list[str], int] | None = None,
     ) -> Answer:
         """The answer to one case from ``state``; hits without their ``text`` unless
         asked for. ``shared``: another thread may be answering from ``state`` too,
         so the texts are read without the builder's cache of file lines. ``scored``:
         the query's similarities to every chunk and its best chunks, when they were
-        computed already with those of its block (see _score_queries). ``ids``:
-        the ids of the chunks a run has named so far, by row (see _ids).
+        computed already with those of its block (see _score_queries). ``named``:
+        the paths and ids of the chunks a run has named so far (see _Named).
         ``read``: the request's input, read already (see _embed_queries)."""
         if read is None:
             read = self._read_input(request.input)
@@ -518,11 +518,11 @@ class BuiltinTarget(Target):
         if best is not None:
             # By meaning alone over the whole index, as most cases are: ranked with
             # its block (see _ranked_with_its_block).
-            rows, shown, files, firsts, lasts = best
-            ranked = Ranked(rows, shown, files, [names[0]] * len(rows), (firsts, lasts))
+            rows, shown = best
+            ranked = Ranked(rows, shown, None, [names[0]] * len(rows))
         else:
             ranked = self._ranked(query, names, top_k, state, semantic_scores)
-        return Answer(self._hits(ranked, top_k, state, with_text, shared, ids), state.mode)
+        return Answer(self._hits(ranked, top_k, state, with_text, shared, named), state.mode)
 
     def _ranked(self, query: str, names: list[str], top_k: int, state: _State, semantic_scores: Any) -> Ranked:
         """The ``top_k`` best chunks of ``names`` for ``query``, file first, their
@@ -586,34 +586,20 @@ class BuiltinTarget(Target):
         ranked.scores = [round(float(score), 6) for score in ranked.scores]
         return ranked
 
-    def _hits(self, ranked: Ranked, top_k: int, state: _State, with_text: bool, shared: bool, known: dict[int, str] | None) -> list[Hit]:
+    def _hits(self, ranked: Ranked, top_k: int, state: _State, with_text: bool, shared: bool, named: _Named | None) -> list[Hit]:
         index = state.index
         chosen = ranked.rows[:top_k]
-        if ranked.lines is not None:
-            firsts, lasts = ranked.lines
+        if named is not None:
+            paths, ids = named.of(chosen, state, self.options.chunking)
         else:
+            files = ranked.files[:top_k] if ranked.files is not None else index.row_file[chosen].tolist()
+            paths = list(map(state.paths.__getitem__, files))
             spans = index.lines[chosen]
-            firsts, lasts = spans[:, 0].tolist(), spans[:, 1].tolist()
-        paths = list(map(state.paths.__getitem__, ranked.files[:top_k]))
-        ids = self._ids(chosen, paths, firsts, lasts, known)
+            ids = chunk_ids(paths, spans[:, 0].tolist(), spans[:, 1].tolist(), self.options.chunking)
         if not with_text:
             return list(map(Hit, paths, ids, ranked.corpora, ranked.scores))
         texts = [state.builder.chunk_text(index, row, cached=not shared) for row in chosen]
         return list(map(Hit, paths, ids, ranked.corpora, ranked.scores, texts))
-
-    def _ids(self, rows: list[int], paths: list[str], firsts: list[int], lasts: list[int], known: dict[int, str] | None) -> list[str]:
-        """The hits' ids (see chunk_ids); in a run, each chunk's is made once and
-        kept in ``known`` by row: 100,000 cases name the chunks of an index a
-        million times, and formatting each id every time cost a tenth of the run."""
-        if known is None:
-            return chunk_ids(paths, firsts, lasts, self.options.chunking)
-        ids = list(map(known.get, rows))
-        if None in ids:
-            new = [place for place, found in enumerate(ids) if found is None]
-            made = chunk_ids([paths[place] for place in new], [firsts[place] for place in new], [lasts[place] for place in new], self.options.chunking)
-            for place, made_id in zip(new, made):
-                ids[place] = known[rows[place]] = made_id
-        return ids
 
     def answer_many(self, requests, cancel=None, concurrency=1, fields=None):
         if cancel is not None and cancel.is_set():
@@ -641,7 +627,7 @@ class BuiltinTarget(Target):
         # against every chunk a block at a time (one matrix product) and ranked
         # together; then each case's hits are made.
         per_block = max(1, min(_QUERIES_PER_BLOCK, _SCORES_PER_BLOCK // state.index.size))
-        ids: dict[int, str] = {}
+        named = _Named()
         # The index's codes as floats, for the blocks' matrix products: made once
         # for the run, and let go with it.
         expanded = state.index.vectors.expanded()
@@ -655,7 +641,7 @@ class BuiltinTarget(Target):
                     block,
                     cancel,
                     lambda request: self._answer(
-                        request, state, with_text, scored=scores.get(id(request), _NOT_SCORED), ids=ids, read=queries.inputs.get(id(request))
+                        request, state, with_text, scored=scores.get(id(request), _NOT_SCORED), named=named, read=queries.inputs.get(id(request))
                     ),
                 )
                 for position, result in answered:
@@ -730,7 +716,7 @@ class BuiltinTarget(Target):
             else:
                 block = scores if len(rows) == len(keys) else scores[rows]
                 matching = _block_matching(state, queries.terms.take([queries.rows[keys[row]] for row in rows]))
-                best = best_of_block(block, top_k, _depth(top_k, matching), index.row_file, index.lines, matching)
+                best = best_of_block(block, top_k, _depth(top_k, matching), index.row_file, matching)
             for row, found in zip(rows, best):
                 # A query ranked with its block needs its scores no more.
                 scored[keys[row]] = (scores[row] if found is None else None, found)
@@ -771,6 +757,31 @@ class BuiltinTarget(Target):
                 "(configure corpora under `builtin.corpora` in .punica/targets.yaml)"
             )
         return list(dict.fromkeys(names))
+
+
+class _Named:
+    """The path and id of each chunk a run has named so far, by row: 100,000
+    cases name the chunks of an index a million times, and looking up each
+    file and formatting each id every time cost a tenth of the run."""
+
+    __slots__ = ("paths", "ids")
+
+    def __init__(self) -> None:
+        self.paths: dict[int, str] = {}
+        self.ids: dict[int, str] = {}
+
+    def of(self, rows: list[int], state: _State, chunking: Chunking) -> tuple[list[str], list[str]]:
+        """The paths and ids of the chunks of ``rows`` of ``state``'s index."""
+        paths = list(map(self.paths.get, rows))
+        if None in paths:
+            new = [row for row, path in zip(rows, paths) if path is None]
+            index = state.index
+            spans = index.lines[new]
+            new_paths = list(map(state.paths.__getitem__, index.row_file[new].tolist()))
+            self.paths.update(zip(new, new_paths))
+            self.ids.update(zip(new, chunk_ids(new_paths, spans[:, 0].tolist(), spans[:, 1].tolist(), chunking)))
+            paths = list(map(self.paths.__getitem__, rows))
+        return paths, list(map(self.ids.__getitem__, rows))
 
 
 def _matching(state: _State, terms_of: Callable[[int], Any]) -> Callable[[int, Any], Any] | None:

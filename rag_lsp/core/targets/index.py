@@ -189,11 +189,12 @@ class IndexBuilder:
     no vectors); ``cache`` is where the index persists (None: in memory only).
     """
 
-    # New chunks embedded together: enough that the model's tokenizer cuts the
-    # next texts while the last are pooled (a call of several hundred texts, see
-    # StaticModel._vectors; a cold index of 20,000 files is built in 12-17% less
-    # time than with 128), and of at most EMBED_FILES files, so that progress
-    # moves every few hundred files.
+    # New chunks embedded together (a group, of at most EMBED_FILES files, so
+    # that progress moves every few hundred files). The next group is begun
+    # (the model's tokenizer thread cuts its texts, see
+    # StaticModel.embed_chunks_soon) before the last is finished (pooled on
+    # this thread), so the tokenizer, most of a build's time, never waits for
+    # the files to be read nor for the pooling.
     EMBED_BATCH = 1024
     EMBED_FILES = 256
 

@@ -59,24 +59,16 @@ def _best_positions(scores: numpy.ndarray, count: int) -> numpy.ndarray:
 
 class Ranked:
     """Chunks ranked best first, as parallel lists: per chunk its row, its score
-    (once the ranking is final, as a hit shows it: 6 decimals), its file, its
-    corpus, and (when known) its first and last lines."""
+    (once the ranking is final, as a hit shows it: 6 decimals), its file (None:
+    not looked up, the index says), and its corpus."""
 
-    __slots__ = ("rows", "scores", "files", "corpora", "lines")
+    __slots__ = ("rows", "scores", "files", "corpora")
 
-    def __init__(
-        self,
-        rows: list[int],
-        scores: list[float],
-        files: list[int],
-        corpora: list[str],
-        lines: tuple[list[int], list[int]] | None = None,
-    ) -> None:
+    def __init__(self, rows: list[int], scores: list[float], files: list[int] | None, corpora: list[str]) -> None:
         self.rows = rows
         self.scores = scores
         self.files = files
         self.corpora = corpora
-        self.lines = lines
 
     def file_first(self, count: int) -> Ranked:
         """The first ``count`` of these with each file's best chunk first, in their
@@ -135,13 +127,12 @@ def best_of_block(
     top_k: int,
     depth: int,
     row_file: numpy.ndarray,
-    lines: numpy.ndarray,
     matching: BlockMatching | None = None,
-) -> list[tuple[list[int], list[float], list[int], list[int], list[int]]]:
+) -> list[tuple[list[int], list[float]]]:
     """For each row of ``scores`` (one query's similarities to every chunk), what
     :func:`top_rows` and :meth:`Ranked.file_first` make of its ``depth`` best
-    chunks, cut to ``top_k``: their rows, shown scores, files, first lines and
-    last lines. All the block's queries at once, in C rather than one by one.
+    chunks, cut to ``top_k``: their rows and shown scores. All the block's
+    queries at once, in C rather than one by one.
 
     Reading ``depth`` chunks when the first ``top_k`` are of as many files gives
     those same ``top_k``: each is its file's first.
@@ -153,7 +144,7 @@ def best_of_block(
     queries, total = scores.shape
     depth = min(depth, total)
     if depth <= 0 or top_k <= 0:
-        return [([], [], [], [], []) for _ in range(queries)]
+        return [([], []) for _ in range(queries)]
     if depth < total:
         best = numpy.argpartition(-scores, depth - 1, axis=1)[:, :depth]
         # Equal scores across the boundary: the lowest rows, as top_rows takes them.
@@ -182,16 +173,7 @@ def best_of_block(
     chosen = numpy.argsort(~first, axis=1, kind="stable")[:, :top_k]
     best = numpy.take_along_axis(best, chosen, axis=1)
     shown = numpy.round(numpy.take_along_axis(values, chosen, axis=1).astype(numpy.float64), 6)
-    spans = lines[best]
-    return list(
-        zip(
-            best.tolist(),
-            shown.tolist(),
-            numpy.take_along_axis(files, chosen, axis=1).tolist(),
-            spans[:, :, 0].tolist(),
-            spans[:, :, 1].tolist(),
-        )
-    )
+    return list(zip(best.tolist(), shown.tolist()))
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[int]], count: int, k: int = RRF_K) -> list[tuple[int, float]]:
