@@ -518,11 +518,17 @@ class BuiltinTarget(Target):
         if best is not None:
             # By meaning alone over the whole index, as most cases are: ranked with
             # its block (see _ranked_with_its_block).
-            rows, shown = best
-            ranked = Ranked(rows, shown, None, [names[0]] * len(rows))
-        else:
-            ranked = self._ranked(query, names, top_k, state, semantic_scores)
-        return Answer(self._hits(ranked, top_k, state, with_text, shared, named), state.mode)
+            return self._answer_ranked(best, names[0], state, with_text, shared, named)
+        ranked = self._ranked(query, names, top_k, state, semantic_scores)
+        return Answer(self._hits(ranked.rows, ranked.scores, ranked.files, ranked.corpora, state, with_text, shared, named), state.mode)
+
+    def _answer_ranked(
+        self, best: tuple[list[int], list[float]], corpus: str, state: _State, with_text: bool, shared: bool, named: _Named | None
+    ) -> Answer:
+        """The answer of a case ranked with its block: its ``best`` rows and their
+        shown scores (see best_of_block), all of ``corpus``."""
+        rows, shown = best
+        return Answer(self._hits(rows, shown, None, [corpus] * len(rows), state, with_text, shared, named), state.mode)
 
     def _ranked(self, query: str, names: list[str], top_k: int, state: _State, semantic_scores: Any) -> Ranked:
         """The ``top_k`` best chunks of ``names`` for ``query``, file first, their
@@ -586,20 +592,30 @@ class BuiltinTarget(Target):
         ranked.scores = [round(float(score), 6) for score in ranked.scores]
         return ranked
 
-    def _hits(self, ranked: Ranked, top_k: int, state: _State, with_text: bool, shared: bool, named: _Named | None) -> list[Hit]:
+    def _hits(
+        self,
+        rows: list[int],
+        scores: list[float],
+        files: list[int] | None,
+        corpora: list[str],
+        state: _State,
+        with_text: bool,
+        shared: bool,
+        named: _Named | None,
+    ) -> list[Hit]:
+        """The hits of chunks ``rows`` (of ``files``, when known) with their scores
+        and corpora, in that order."""
         index = state.index
-        chosen = ranked.rows[:top_k]
         if named is not None:
-            paths, ids = named.of(chosen, state, self.options.chunking)
+            paths, ids = named.of(rows, state, self.options.chunking)
         else:
-            files = ranked.files[:top_k] if ranked.files is not None else index.row_file[chosen].tolist()
-            paths = list(map(state.paths.__getitem__, files))
-            spans = index.lines[chosen]
+            paths = list(map(state.paths.__getitem__, files if files is not None else index.row_file[rows].tolist()))
+            spans = index.lines[rows]
             ids = chunk_ids(paths, spans[:, 0].tolist(), spans[:, 1].tolist(), self.options.chunking)
         if not with_text:
-            return list(map(Hit, paths, ids, ranked.corpora, ranked.scores))
-        texts = [state.builder.chunk_text(index, row, cached=not shared) for row in chosen]
-        return list(map(Hit, paths, ids, ranked.corpora, ranked.scores, texts))
+            return list(map(Hit, paths, ids, corpora, scores))
+        texts = [state.builder.chunk_text(index, row, cached=not shared) for row in rows]
+        return list(map(Hit, paths, ids, corpora, scores, texts))
 
     def answer_many(self, requests, cancel=None, concurrency=1, fields=None):
         if cancel is not None and cancel.is_set():
@@ -637,14 +653,17 @@ class BuiltinTarget(Target):
             for start in range(0, len(group), per_block):
                 block = group[start : start + per_block]
                 scores = self._score_queries(block, state, queries, expanded)
-                answered = self._one_after_the_other(
-                    block,
-                    cancel,
-                    lambda request: self._answer(
-                        request, state, with_text, scored=scores.get(id(request), _NOT_SCORED), named=named, read=queries.inputs.get(id(request))
-                    ),
-                )
-                for position, result in answered:
+
+                def answer(request: Request) -> Answer:
+                    key = id(request)
+                    scored = scores.get(key, _NOT_SCORED)
+                    read = queries.inputs.get(key)
+                    if type(scored) is tuple and scored[1] is not None and read is not None:
+                        # Ranked with its block, as most cases are: its hits straight away.
+                        return self._answer_ranked(scored[1], read[1][0], state, with_text, False, named)
+                    return self._answer(request, state, with_text, scored=scored, named=named, read=read)
+
+                for position, result in self._one_after_the_other(block, cancel, answer):
                     yield group_start + start + position, result
                 if cancel is not None and cancel.is_set():
                     return
