@@ -33,41 +33,61 @@ Each figure is printed with its goal and their ratio.
 Measured (CPython 3.11, 2 cores whose speed drifts by a quarter within
 minutes), 20,000 files (84 MB of text, 53,870–54,030 chunks):
 
-* cold index 21–26 s (goal 30 s; 26–39 s before the two changes below, which
-  give the same token ids, bit for bit): the build is bound by the processors
-  (55 s of processor time in 33.5 s before them), and the tokenizer took most
-  of it, 38–45 s (about 1.2 µs a token, 32 million tokens). A quarter of that
-  was its normalizer keeping offsets nothing reads (``embedding.TokenIds``
+* cold index 20–22 s (goal 30 s; 21–31 s with chunks pooled text by text,
+  26–39 s before the tokenizer's two changes below): the build is bound by
+  the processors, and the tokenizer takes most of it (about 1.2 µs a token,
+  32 million tokens before repeated lines were tokenized once). A quarter of
+  that was its normalizer keeping offsets nothing reads (``embedding.TokenIds``
   marks the spaces itself: 0.87 × the build's time, 3 paired runs); and half
   the lines of a batch of chunks are repeats (windows share lines, files share
   blank lines and imports), so each distinct line is tokenized once (0.9 × the
-  time again, 3 paired runs). What is left is the tokenizer on both cores and
-  the pooling of token vectors on one. Tried and measured without gain:
-  embedding a group of files on a thread of its own while the next are read
-  (4 paired runs: 1.04 × the time); a whole file as one text (slower); summing
-  a chunk's distinct token vectors weighted by their counts rather than every
-  token's (no faster);
-* warm start 0.6–0.9 s (goal 1 s); the start after it 0.7–1.3 s;
+  time again, 3 paired runs). Then the pooling: a chunk's vector summed from
+  its gathered token vectors, text by text, cost 15 of 34 s of the main
+  thread (profiled); each chunk's distinct tokens counted by one sort for a
+  batch and the counts times the vectors summed by one sparse product
+  (``StaticModel._pool_counted``) take a third of that (28 → 27 s: the
+  tokenizer thread then waited on the files being read and on each group's
+  first batch). Since a group of chunks is begun (tokenized) before the last is
+  finished (pooled, ``IndexBuilder.refresh``), the tokenizer never waits:
+  21 s. Tried and measured without gain: embedding a group of files on a
+  thread of its own while the next are read (4 paired runs: 1.04 × the time);
+  a whole file as one text (slower); summing a chunk's distinct token vectors
+  weighted by their counts text by text (no faster: the per-text calls, not
+  the sums, were the cost);
+* warm start 0.6–0.9 s (goal 1 s); the start after it 0.7–1.1 s (the model's
+  table and tokenizer 0.15–0.35 s, the cache read and every file's size and
+  time looked at 0.3–0.5 s). Loading the model on a thread of its own while
+  the workspace is listed gained nothing: the listing's sort then waits for
+  the interpreter's lock;
 * one query 2.5 ms before its nearest chunks were ranked again token by token
-  (``ranking.reranked``), 3.4–4.7 ms since (goal 5 ms: the query embedded, a scan
-  of 14 MB of int8 codes by simsimd, then its tokens matched with the 128
-  terms of each of its 20 nearest chunks);
+  (``ranking.reranked``), 3.4–5.2 ms since, 3.6–4.4 ms since each distinct term
+  of its 20 nearest chunks is compared once (goal 5 ms: the query embedded, a
+  scan of 14 MB of int8 codes by simsimd, 1.7 ms, then its tokens matched with
+  the 128 terms of each of its 20 nearest chunks, which hold about 700
+  distinct ones of 2,560). A scan on both cores (simsimd's ``threads``) took
+  0.9 ms alone but 8–10 ms in the target's process, beside the threads of the
+  other libraries;
 * 100,000 queries 1.16 × the numpy floor before the reranking, 1.45–1.50 ×
-  since (118–121 s against 81 s), 1.41 × (98.5 s against 69.7 s) since a
-  block's queries are reranked at once (goal 1.5 ×): the floor is a matrix
-  product, and the reranking adds a smaller one per query;
+  since, 1.41–1.50 × (98.5 s against 69.7 s) since a block's queries are
+  reranked at once, 1.29–1.30 × (105 s against 81 s) since each distinct term
+  is compared once (goal 1.5 ×): the floor is a matrix product, and the
+  reranking adds a smaller one per query;
 * the index 38 MB per 100,000 chunks once freed memory is given back before the
-  chunks' terms were kept, 67 MB since (goal 100 MB; 114–119 MB when the
+  chunks' terms were kept, 62–67 MB since (goal 100 MB; 114–119 MB when the
   vectors were float32).
 
-bm25s over the same chunks: 17–28 s to index, 70–163 s for 100,000 queries.
-examples/: cold and warm 0.3–0.8 s; its 18 chunks make a run's cost the
+bm25s over the same chunks: 17–28 s to index, 67–163 s for 100,000 queries.
+examples/: cold and warm 0.3–0.9 s; its 18 chunks make a run's cost the
 per-case work (the floor does not make hits, nor rerank): 1.6–2 × the floor
 before the reranking, 15–16 × with it (the reranking's half a millisecond a
 case, where the floor spends 35 microseconds), 2.5 × once a small index kept
-each word's matches with its chunks (``embedding.TokenMatches``), 1.35–1.45 ×
-since a block of queries is matched and reranked at once (5.4 s against
-3.8 s for 100,000 distinct queries; one query 0.7–1.0 ms).
+each word's matches with its chunks (``embedding.TokenMatches``), 1.35–1.49 ×
+since a block of queries is matched and reranked at once (5.4–5.9 s against
+3.8–4.1 s for 100,000 distinct queries; one query 0.7–1.0 ms), 1.34 × (5.5 s
+against 4.1 s) since a case ranked with its block is answered straight from
+its rows and scores, each chunk's path and id looked up once a run, and the
+step runs with the collector off, as ``rag-lsp run`` does (the collector alone
+was 5% of a run).
 """
 
 from __future__ import annotations
