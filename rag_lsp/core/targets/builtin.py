@@ -520,7 +520,7 @@ class BuiltinTarget(Target):
             # its block (see _ranked_with_its_block).
             return self._answer_ranked(best, names[0], state, with_text, shared, named)
         ranked = self._ranked(query, names, top_k, state, semantic_scores)
-        return Answer(self._hits(ranked.rows, ranked.scores, ranked.files, ranked.corpora, state, with_text, shared, named), state.mode)
+        return Answer(self._hits(ranked.rows, ranked.scores, ranked.corpora, state, with_text, shared, named), state.mode)
 
     def _answer_ranked(
         self, best: tuple[list[int], list[float]], corpus: str, state: _State, with_text: bool, shared: bool, named: _Named | None
@@ -528,7 +528,7 @@ class BuiltinTarget(Target):
         """The answer of a case ranked with its block: its ``best`` rows and their
         shown scores (see best_of_block), all of ``corpus``."""
         rows, shown = best
-        return Answer(self._hits(rows, shown, None, [corpus] * len(rows), state, with_text, shared, named), state.mode)
+        return Answer(self._hits(rows, shown, [corpus] * len(rows), state, with_text, shared, named), state.mode)
 
     def _ranked(self, query: str, names: list[str], top_k: int, state: _State, semantic_scores: Any) -> Ranked:
         """The ``top_k`` best chunks of ``names`` for ``query``, file first, their
@@ -593,25 +593,12 @@ class BuiltinTarget(Target):
         return ranked
 
     def _hits(
-        self,
-        rows: list[int],
-        scores: list[float],
-        files: list[int] | None,
-        corpora: list[str],
-        state: _State,
-        with_text: bool,
-        shared: bool,
-        named: _Named | None,
+        self, rows: list[int], scores: list[float], corpora: list[str], state: _State, with_text: bool, shared: bool, named: _Named | None
     ) -> list[Hit]:
-        """The hits of chunks ``rows`` (of ``files``, when known) with their scores
-        and corpora, in that order."""
+        """The hits of chunks ``rows`` with their scores and corpora, in that order;
+        ``named``: what a run has named so far (see _Named)."""
         index = state.index
-        if named is not None:
-            paths, ids = named.of(rows, state, self.options.chunking)
-        else:
-            paths = list(map(state.paths.__getitem__, files if files is not None else index.row_file[rows].tolist()))
-            spans = index.lines[rows]
-            ids = chunk_ids(paths, spans[:, 0].tolist(), spans[:, 1].tolist(), self.options.chunking)
+        paths, ids = (named if named is not None else _Named()).of(rows, state, self.options.chunking)
         if not with_text:
             return list(map(Hit, paths, ids, corpora, scores))
         texts = [state.builder.chunk_text(index, row, cached=not shared) for row in rows]
@@ -779,9 +766,9 @@ class BuiltinTarget(Target):
 
 
 class _Named:
-    """The path and id of each chunk a run has named so far, by row: 100,000
-    cases name the chunks of an index a million times, and looking up each
-    file and formatting each id every time cost a tenth of the run."""
+    """The path and id of each chunk named so far, by row: a run keeps one, as
+    100,000 cases name the chunks of an index a million times, and looking up
+    each file and formatting each id every time cost a tenth of the run."""
 
     __slots__ = ("paths", "ids")
 

@@ -132,11 +132,16 @@ def _starts_of(lengths: Any) -> numpy.ndarray:
 def _distinct_sorted(values: numpy.ndarray) -> numpy.ndarray:
     """``values`` (an array this may reorder) ascending, each once: sorted in
     place and compared with their neighbours, several times faster than
-    numpy.unique for the few hundred values of a chunk or a block's queries."""
+    numpy.unique for the (query, token) pairs of a block's queries."""
     values.sort()
-    if values.size > 1:
-        values = values[numpy.concatenate(([True], values[1:] != values[:-1]))]
-    return values
+    return values[_run_starts(values)] if values.size > 1 else values
+
+
+def _run_starts(values: numpy.ndarray) -> numpy.ndarray:
+    """Where each run of equal values of sorted ``values`` starts."""
+    if values.size == 0:
+        return numpy.zeros(0, dtype=numpy.intp)
+    return numpy.flatnonzero(numpy.concatenate(([True], values[1:] != values[:-1])))
 
 
 class QueryTerms:
@@ -694,7 +699,7 @@ class StaticModel:
         # its heaviest tokens come first (its terms).
         pairs = owners * rows + self._weight_rank[tokens[keep]]
         pairs.sort()
-        firsts = numpy.flatnonzero(numpy.concatenate(([True], pairs[1:] != pairs[:-1]))) if pairs.size else pairs
+        firsts = _run_starts(pairs)
         counts = numpy.diff(numpy.append(firsts, pairs.size)).astype(numpy.float32)
         texts_of, places = numpy.divmod(pairs[firsts], rows)
         starts = numpy.searchsorted(texts_of, numpy.arange(count + 1, dtype=numpy.int64))
@@ -712,7 +717,8 @@ class StaticModel:
 
     def _pool(self, id_lists: TokenLists, out: numpy.ndarray, terms: numpy.ndarray | None = None) -> None:
         """Each row of ``out`` = the mean of its tokens' vectors (unknown tokens
-        left out); and of ``terms``, when given, its heaviest distinct tokens.
+        left out), for texts that give no terms (queries; an index's chunks and
+        their terms are pooled by _pool_counted): ``terms`` is never given.
 
         Text by text: gathering a text's few hundred token vectors and summing them
         stays in the processor's cache, where gathering a whole batch and summing
@@ -727,10 +733,6 @@ class StaticModel:
             tokens = tokens[keep] if not keep.all() else tokens
             if tokens.size == 0:
                 continue
-            if terms is not None:
-                # The distinct places in the weight order, lightest place first.
-                heaviest = _distinct_sorted(self._weight_rank[tokens])[:TERMS_PER_CHUNK]
-                terms[row, : heaviest.size] = self._by_weight[heaviest]
             if tokens.size > _TOKENS_PER_GATHER:
                 # One long text (a whole file): summed a slice at a time.
                 total = numpy.zeros(self.dim, dtype=numpy.float64)

@@ -59,12 +59,12 @@ def _best_positions(scores: numpy.ndarray, count: int) -> numpy.ndarray:
 
 class Ranked:
     """Chunks ranked best first, as parallel lists: per chunk its row, its score
-    (once the ranking is final, as a hit shows it: 6 decimals), its file (None:
-    not looked up, the index says), and its corpus."""
+    (once the ranking is final, as a hit shows it: 6 decimals), its file and
+    its corpus."""
 
     __slots__ = ("rows", "scores", "files", "corpora")
 
-    def __init__(self, rows: list[int], scores: list[float], files: list[int] | None, corpora: list[str]) -> None:
+    def __init__(self, rows: list[int], scores: list[float], files: list[int], corpora: list[str]) -> None:
         self.rows = rows
         self.scores = scores
         self.files = files
