@@ -54,11 +54,14 @@ minutes), 20,000 files (84 MB of text, 53,870–54,030 chunks):
   a whole file as one text (slower); summing a chunk's distinct token vectors
   weighted by their counts text by text (no faster: the per-text calls, not
   the sums, were the cost);
-* warm start 0.6–0.9 s (goal 1 s); the start after it 0.7–1.1 s (the model's
+* warm start 0.6–0.9 s (goal 1 s); the start after it 0.55–1.12 s: the model's
   table and tokenizer 0.15–0.35 s, the cache read and every file's size and
-  time looked at 0.3–0.5 s). Loading the model on a thread of its own while
-  the workspace is listed gained nothing: the listing's sort then waits for
-  the interpreter's lock;
+  time looked at 0.25–0.5 s, most of it listing the workspace's folders. A
+  start after a pause, once the system's file caches no longer hold those
+  files and folders, takes up to three times as long in every part (1.6 s:
+  imports 0.43, model 0.53, index 0.68 s; the same start repeated: 0.56–0.61 s).
+  Loading the model on a thread of its own while the workspace is listed
+  gained nothing: the listing's sort then waits for the interpreter's lock;
 * one query 2.5 ms before its nearest chunks were ranked again token by token
   (``ranking.reranked``), 3.4–5.2 ms since, 3.6–4.4 ms since each distinct term
   of its 20 nearest chunks is compared once (goal 5 ms: the query embedded, a
@@ -69,8 +72,8 @@ minutes), 20,000 files (84 MB of text, 53,870–54,030 chunks):
   other libraries;
 * 100,000 queries 1.16 × the numpy floor before the reranking, 1.45–1.50 ×
   since, 1.41–1.50 × (98.5 s against 69.7 s) since a block's queries are
-  reranked at once, 1.29–1.30 × (105 s against 81 s) since each distinct term
-  is compared once (goal 1.5 ×): the floor is a matrix product, and the
+  reranked at once, 1.21–1.30 × (105–109 s against 81–90 s) since each
+  distinct term is compared once (goal 1.5 ×): the floor is a matrix product, and the
   reranking adds a smaller one per query;
 * the index 38 MB per 100,000 chunks once freed memory is given back before the
   chunks' terms were kept, 62–67 MB since (goal 100 MB; 114–119 MB when the
@@ -83,8 +86,8 @@ before the reranking, 15–16 × with it (the reranking's half a millisecond a
 case, where the floor spends 35 microseconds), 2.5 × once a small index kept
 each word's matches with its chunks (``embedding.TokenMatches``), 1.35–1.49 ×
 since a block of queries is matched and reranked at once (5.4–5.9 s against
-3.8–4.1 s for 100,000 distinct queries; one query 0.7–1.0 ms), 1.34 × (5.5 s
-against 4.1 s) since a case ranked with its block is answered straight from
+3.8–4.1 s for 100,000 distinct queries; one query 0.7–1.0 ms), 1.19–1.34 ×
+(4.9–5.5 s against 3.8–4.1 s) since a case ranked with its block is answered straight from
 its rows and scores, each chunk's path and id looked up once a run, and the
 step runs with the collector off, as ``rag-lsp run`` does (the collector alone
 was 5% of a run).
