@@ -491,6 +491,32 @@ def test_the_command_line_reads_a_large_dataset_with_a_helper(tmp_path: Path, sh
     assert started and started[0].pid is None  # closed
 
 
+@pytest.mark.skipif(parallel.cores() < 2, reason="a check starts a helper only with a core to spare")
+def test_the_command_line_starts_a_helper_ahead_only_where_a_large_dataset_may_be(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A check of a folder starts a helper before listing it and stops it once no dataset there is
+    large, with the findings of a check in one process; a small file named alone starts none."""
+    from rag_lsp.cli import check
+
+    root = make_root(tmp_path, mixed_dataset(40))
+    started: list[Helper] = []
+    reading_helper = check.reading_helper
+
+    def noted() -> Helper | None:
+        helper = reading_helper()
+        started.append(helper)
+        return helper
+
+    monkeypatch.setattr(check, "reading_helper", noted)
+    found, _, _ = checked_by_the_command_line(root)
+    assert len(started) == 1 and started[0].pid is None
+    assert started[0].share(["{}"], 0, 1, [0]) is None  # stopped for good
+    assert found[DATASET] == analyze_file(Workspace.configured(root), DATASET)
+    assert check.check_paths([root / DATASET]).files
+    assert len(started) == 1  # none for the small file
+
+
 def test_the_command_line_reads_a_dataset_with_bytes_that_are_not_utf8_in_one_process(
     tmp_path: Path, small_batches: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,6 +11,7 @@ from .. import collector
 from ..core.analyze import analyze_file
 from ..core.incremental import SHARED_FROM_BYTES, check_shared, reading_helper
 from ..core.findings import Finding, Severity
+from ..core.parallel import Helper
 from ..core.rules import all_rules
 from ..core.workspace import DATASET_FILE, Workspace, find_root
 from .exits import EXIT_FINDINGS, EXIT_OK, UsageError
@@ -95,6 +96,33 @@ def check_workspace(folder: Path) -> Checked:
 def check_paths(paths: list[Path]) -> Checked:
     """Check files and folders; each is checked in the workspace it belongs to
     (files that are none of ours, as pre-commit passes them, are skipped)."""
+    # A helper for a large dataset's reading starts before the workspaces are
+    # listed: its start (an interpreter, the checks' modules, a fifth of a second)
+    # then overlaps the listing, and it is ready when the reading begins. A check
+    # that finds no large dataset stops it unused.
+    helper = reading_helper() if _may_hold_a_large_dataset(paths) else None
+    if helper is not None:
+        helper.start_soon()
+    try:
+        return _check_paths(paths, helper)
+    finally:
+        if helper is not None:
+            helper.close()
+
+
+def _may_hold_a_large_dataset(paths: list[Path]) -> bool:
+    """Whether checking ``paths`` may read a dataset large enough to share with a
+    helper: a folder may hold one; a file given by name is one only when large."""
+    for path in paths:
+        try:
+            if os.path.isdir(path) or os.path.getsize(path) >= SHARED_FROM_BYTES:
+                return True
+        except (OSError, ValueError):  # no such file: a usage error, which the check reports
+            pass
+    return False
+
+
+def _check_paths(paths: list[Path], helper: Helper | None) -> Checked:
     workspaces: dict[Path, Workspace] = {}
     selected: dict[tuple[Path, str], tuple[Workspace, str | None]] = {}
 
@@ -128,20 +156,18 @@ def check_paths(paths: list[Path]) -> Checked:
                 selected[(root, relative)] = (workspace, kind)
     ordered = sorted(selected.items(), key=lambda item: (str(item[0][0]), item[0][1]))
     large = [(workspace, relative) for (_, relative), (workspace, kind) in ordered if _is_large_dataset(workspace, relative, kind)]
-    helper = reading_helper() if large else None
+    if helper is not None and not large:
+        # Not needed: stopped without waiting for it to end, while the files are checked.
+        helper.close(wait=False)
+        helper = None
     findings: dict[tuple[Path, str], list[Finding]] = {}
-    try:
-        if helper is not None:
-            helper.start_soon()
-            # Large datasets first, each read on two cores: the suites that read
-            # them are then checked against what that reading found.
-            for workspace, relative in large:
-                found = check_shared(workspace, relative, helper)
-                if found is not None:
-                    findings[(workspace.root, relative)] = found
-    finally:
-        if helper is not None:
-            helper.close()
+    if helper is not None:
+        # Large datasets first, each read on two cores: the suites that read
+        # them are then checked against what that reading found.
+        for workspace, relative in large:
+            found = check_shared(workspace, relative, helper)
+            if found is not None:
+                findings[(workspace.root, relative)] = found
     checked = Checked()
     for (root, relative), (workspace, kind) in ordered:
         found = findings.get((root, relative))

@@ -348,18 +348,19 @@ class Helper:
             return
         threading.Thread(target=self.channel, name="rag-lsp-helper-start", daemon=True).start()
 
-    def stop(self) -> None:
-        """Stop the helper process (a later share starts a new one)."""
+    def stop(self, wait: bool = True) -> None:
+        """Stop the helper process (a later share starts a new one); ``wait``: until
+        it has ended, else it is reaped on a thread of its own."""
         with self._lock:
             channel, self._channel = self._channel, None
         if channel is not None:
-            channel.close()
+            channel.close(wait)
 
-    def close(self) -> None:
-        """Stop the helper process for good."""
+    def close(self, wait: bool = True) -> None:
+        """Stop the helper process for good (see stop)."""
         with self._lock:
             self._closed = True
-        self.stop()
+        self.stop(wait)
 
     @property
     def pid(self) -> int | None:
@@ -404,11 +405,18 @@ class _Channel:
     def receive(self) -> Any:
         return _read(self._in)
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         # The process goes first: a thread blocked reading its answer holds the
         # stream's lock, which closing the stream would wait for.
         if self.process.poll() is None:
             self.process.kill()
+        if wait:
+            self._reap()
+        else:
+            # A killed process takes a few milliseconds to end: the caller goes on meanwhile.
+            threading.Thread(target=self._reap, name="rag-lsp-helper-reap", daemon=True).start()
+
+    def _reap(self) -> None:
         try:
             self.process.wait(5)
         except subprocess.TimeoutExpired:
