@@ -51,6 +51,15 @@ def test_the_index_suggests_what_a_scan_of_every_file_suggests() -> None:
             assert index.closest(miss, 80) == full_scan(miss, files), miss
 
 
+def test_of_files_equally_alike_the_one_listed_first_is_suggested() -> None:
+    """Two files as alike to a missing path, one in its folder and one in the folder above (listed
+    first, as a walk lists a folder's files before its subfolders'), suggest the one listed first."""
+    files = ["docs/oldguide.md", "docs/old/gide.md"]
+    assert fuzz.ratio("docs/old/guide.md", files[0]) == fuzz.ratio("docs/old/guide.md", files[1])
+    assert PathIndex(files).closest("docs/old/guide.md", 80) == "docs/oldguide.md" == full_scan("docs/old/guide.md", files)
+    assert PathIndex(files[::-1]).closest("docs/old/guide.md", 80) == "docs/old/gide.md"
+
+
 def test_a_near_miss_is_compared_with_a_small_share_of_the_files() -> None:
     """Candidates are the files of the path's folder and those of its name, not the workspace."""
     files = tree(5000, seed=3) + [f"vendor/pkg{n}/module_{n}.py" for n in range(5000)]

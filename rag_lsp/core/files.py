@@ -226,6 +226,16 @@ def _list_folder(
             continue
         relative = prefix + name
         try:
+            # Nearly every entry: a regular file, told by its type alone (no
+            # system call); anything else is looked at below.
+            plain_file = entry.is_file(follow_symlinks=False)
+        except OSError:
+            plain_file = False
+        if plain_file:
+            if not (ignores and _ignored(ignores, relative)):
+                found.append(relative)
+            continue
+        try:
             is_folder = entry.is_dir()
         except OSError:
             is_folder = False

@@ -76,7 +76,7 @@ class PathIndex:
         # not at each look-up.
         from rapidfuzz import fuzz, process
 
-        self._extract, self._ratio = process.extract, fuzz.ratio
+        self._extract_one, self._ratio = process.extractOne, fuzz.ratio
         self.files = files
         count = len(files)
         # By folder (lower-cased): a walk lists a folder's files together, so a
@@ -113,44 +113,43 @@ class PathIndex:
         self._packed = packed
         self._shift = shift
 
-    def _choices(self, path: str) -> tuple[list[str], list[int]]:
-        """The files sharing a folder or a name with ``path`` (a file once per way
-        it shares one), and the place of each in the listing. Shared are: the
-        path's folder, the folder above it (a file moved into a new subfolder such
-        as `old/`), and its name reduced, with and without its extension."""
+    def _groups(self, path: str) -> list[tuple[list[str], Sequence[int]]]:
+        """The files sharing a folder or a name with ``path``, in groups: each a
+        list of files in listing order with their places in the listing (a range,
+        for a run of a folder's files). Shared are: the path's folder, the folder
+        above it (a file moved into a new subfolder such as `old/`), and its name
+        reduced, with and without its extension. A file may be in two groups."""
         files = self.files
         folder, _, name = path.rpartition("/")
         runs = self._runs.get(folder.lower(), [])
         if folder:
             runs = runs + self._runs.get(posixpath.dirname(folder).lower(), [])
-        choices: list[str] = []
-        places: list[int] = []
-        for run in runs:
-            choices += files[run.start : run.stop]
-            places += run
+        groups: list[tuple[list[str], Sequence[int]]] = [(files[run.start : run.stop], run) for run in runs]
         packed, shift = self._packed, self._shift
         mask = (1 << shift) - 1
         for key in set(_reduced_name(name)):
             wanted = hash(key)
             first = bisect_left(packed, wanted << shift)
             found = [each & mask for each in packed[first : bisect_left(packed, (wanted + 1) << shift, first)]]
-            choices += [files[index] for index in found]
-            places += found
-        return choices, places
+            if found:
+                groups.append(([files[index] for index in found], found))
+        return groups
 
     def candidates(self, path: str) -> list[str]:
         """The files sharing a folder or a name with ``path``, in listing order."""
-        return [self.files[index] for index in sorted(set(self._choices(path)[1]))]
+        return [self.files[index] for index in sorted({place for _, places in self._groups(path) for place in places})]
 
     def closest(self, path: str, cutoff: float) -> str | None:
         """The candidate most like ``path`` by rapidfuzz's ratio (0..100), if one
         reaches ``cutoff``; of equals, the one listed first."""
-        choices, places = self._choices(path)
-        if not choices:
-            return None
-        # A file shared two ways is scored twice: cheaper than a set, and harmless.
-        matches = self._extract(path, choices, scorer=self._ratio, score_cutoff=cutoff, limit=None)
-        if not matches:
-            return None
-        best = max(score for _, score, _ in matches)
-        return self.files[min(places[position] for _, score, position in matches if score == best)]
+        best: tuple[float, int] | None = None  # its score and place
+        # Each group is searched in C (the first of its best is the one listed
+        # first), needing at least the best score so far: a folder's hundreds of
+        # files cost no step in Python each.
+        for choices, places in self._groups(path):
+            match = self._extract_one(path, choices, scorer=self._ratio, score_cutoff=best[0] if best is not None else cutoff)
+            if match is not None:
+                score, place = match[1], places[match[2]]
+                if best is None or score > best[0] or place < best[1]:
+                    best = (score, place)
+        return self.files[best[1]] if best is not None else None
