@@ -202,6 +202,37 @@ class RowsContext:
         return PathTally(listed, absent), first_missing
 
     @cached_property
+    def path_tallies(self) -> list[tuple[int, int]]:
+        """:func:`case_path_tallies` of each row ((0, 0) for a row that is not a
+        rag case), as a dataset model counts its rows (see DatasetModel._tally),
+        from what the rules about expected paths found in the batch: the cases
+        listing only files a target searches, and the values off the files not
+        in normal form. Each value is then looked at once per batch: counted
+        apart, a dataset of a corpus elsewhere searched its hundreds of
+        thousands of values twice."""
+        if self.shape == GDI_TEXT:
+            # Not the cases of this batch (see _by_shape): the model counts rag
+            # cases in a file of gdi rows too, should the file turn to rag cases.
+            counted = [(index, context.row.value) for index, context in enumerate(self.rows) if type(context.row.value) is dict and context.row.shape in (None, RAG_CASE)]
+            tallies = [(0, 0)] * len(self.rows)
+            for (index, _), tally in zip(counted, case_path_tallies(self.workspace, [value for _, value in counted])):
+                tallies[index] = tally
+            return tallies
+        # A case listing only files a target searches lists only workspace files
+        # in normal form (see Workspace.searched_files): all found.
+        by_row = {id(context): (len(relevant), 0) for context, relevant in self.expected}
+        off = self.expected_off_the_files
+        if off:
+            workspace = self.workspace
+            files = workspace.normal_file_set()
+            not_normal = self.not_normal_expected
+            known = workspace.file_set() if not_normal else frozenset()
+            for context, relevant in off:
+                by_row[id(context)] = _tally_of([value for value in relevant if type(value) is str], files, not_normal, known)
+        none = (0, 0)
+        return [by_row.get(id(context), none) for context in self.rows]
+
+    @cached_property
     def gdi_rows(self) -> list[tuple[RowContext, dict[str, Any]]]:
         """gdi_text_v1 rows, with their objects."""
         return self._by_shape[GDI_TEXT]
@@ -305,12 +336,19 @@ def case_path_tallies(workspace: Workspace, cases: list[dict[str, Any]]) -> list
         not_normal = not_normal_among([value for _, strings in off for value in strings])
         known = workspace.file_set() if not_normal else frozenset()
         for place, strings in off:
-            found = sum(map(files.__contains__, strings))
-            if not_normal and not not_normal.isdisjoint(strings):
-                # A value not in normal form is no workspace file's path as written.
-                found += sum(1 for value in strings if value in not_normal and normalize_relative(value) in known)
-            tallies[place] = (len(strings), len(strings) - found)
+            tallies[place] = _tally_of(strings, files, not_normal, known)
     return tallies
+
+
+def _tally_of(strings: list[str], files: frozenset[str], not_normal: Container[str], known: frozenset[str]) -> tuple[int, int]:
+    """(values, those not workspace files) of a case's string values: ``files``
+    the normal file set, ``not_normal`` holds the values (of those not in it)
+    not in normal form, ``known`` every file (needed only when it holds some)."""
+    found = sum(map(files.__contains__, strings))
+    if not_normal and not not_normal.isdisjoint(strings):
+        # A value not in normal form is no workspace file's path as written.
+        found += sum(1 for value in strings if value in not_normal and normalize_relative(value) in known)
+    return len(strings), len(strings) - found
 
 
 def path_tally(

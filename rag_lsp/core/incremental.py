@@ -257,20 +257,27 @@ class DatasetModel:
 
     def _read_batch(self, first: int, lines: list[str]) -> None:
         """Read the rows of ``lines`` (from line ``first``) into the model, with their values."""
+        rows = self._read_rows(first, lines)
+        self._tally_many(rows)
+        self._index_many(rows)
+
+    def _read_rows(self, first: int, lines: list[str]) -> list[_Line]:
+        """The rows of ``lines`` (from line ``first``), placed in the model with
+        their values, neither counted nor indexed yet."""
         read = read_lines(_Line, lines, self.workspace.settings.max_line_bytes)
         for number, row in read:
             row.line = first + number
             self.rows[first + number] = row
-        rows = [row for _, row in read]
-        self._tally_many(rows)
-        self._index_many(rows)
+        return [row for _, row in read]
 
     def _read_and_check_batch(
         self, first: int, lines: list[str], use: Any, shape: str | None, found: dict[int, list[Finding]], front: Counter[str] | None = None
     ) -> None:
-        """Read and check ``lines``, from line ``first``."""
-        self._read_batch(first, lines)
-        self._check_batch(self._rows_from(first, len(lines)), use, shape, found, front)
+        """Read and check ``lines``, from line ``first``; their expected paths are
+        counted from what the check found (see RowsContext.path_tallies)."""
+        rows = self._read_rows(first, lines)
+        self._check_batch(self._rows_from(first, len(lines)), use, shape, found, front, tally=True)
+        self._index_many(rows)
 
     def _rows_from(self, first: int, count: int) -> list[tuple[int, _Line]]:
         return [(line, row) for line in range(first, first + count) if (row := self.rows[line]) is not None]
@@ -808,11 +815,13 @@ class DatasetModel:
         shape: str | None,
         found: dict[int, list[Finding]],
         front: Counter[str] | None = None,
+        tally: bool = False,
     ) -> None:
         """Add the row rules' findings on ``batch`` (rows holding their values) to
         ``found``, by line; the values are dropped after. ``front``: the batch
         continues the first reading's front (its batches in order, from the
-        first), and counts its findings of each code so far."""
+        first), and counts its findings of each code so far. ``tally``: count the
+        rows' expected paths too (see _tally), before their values go."""
         limit = self.workspace.settings.max_findings_shown
         try:
             # Asked for every finding (a check from the command line), the rules
@@ -833,6 +842,9 @@ class DatasetModel:
                 if finding.unfinished is not None and type(placed) is not _Unfinished:
                     placed = found[line] = _Unfinished(placed)
                 placed.append(finding)
+            if tally:
+                for (_, row), (listed, absent) in zip(batch, context.path_tallies):
+                    row.listed, row.absent = listed, absent
         finally:
             for _, row in batch:
                 row.drop()
@@ -1011,9 +1023,9 @@ def screen_batch(
     unfinished: dict[int, list[Finding]] = {}
     # By code: whether its rule finishes its findings (see _are_plain_findings).
     finishing = {code: rule.finisher is not None for code, rule in registry.all_rules().items()}
-    cases = [(number, row.value) for number, row in rows if type(row.value) is dict and row.shape in (None, RAG_CASE)]
-    for (number, _), (listed, absent) in zip(cases, case_path_tallies(workspace, [value for _, value in cases])):
-        counts[2 * number], counts[2 * number + 1] = listed, absent
+    for (number, _), (listed, absent) in zip(rows, context.path_tallies):
+        if listed:
+            counts[2 * number], counts[2 * number + 1] = listed, absent
     for number, row in rows:
         found = with_findings.get(number)
         plain = (
