@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rag_lsp.core.contexts import case_path_tallies, path_tally
-from rag_lsp.core.expected import Expected, ExpectedVerdict, judge_expected, without_a_list
+from rag_lsp.core.expected import Expected, ExpectedVerdict, judge_expected, split_by_list
 from rag_lsp.core.workspace import Workspace
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=4), lambda inner: st.lists(inner, max_size=3), max_leaves=6)
@@ -30,12 +30,16 @@ def test_each_kind_of_unusable_expected_values() -> None:
 
 
 @given(CASES)
-def test_the_cases_without_a_list_are_those_judge_expected_finds_so(cases: list[dict]) -> None:
-    """without_a_list, which passes over the usual case inline, gives exactly the cases judge_expected judges missing, empty or not a list, with its verdict."""
+def test_the_cases_split_by_their_list_are_those_judge_expected_finds_so(cases: list[dict]) -> None:
+    """split_by_list, which passes over the usual case inline, gives the cases whose expect.relevant is a
+    list with it, and exactly the cases judge_expected judges missing, empty or not a list, with its verdict."""
     numbered = list(enumerate(cases))
     kinds = (Expected.MISSING, Expected.EMPTY, Expected.NOT_A_LIST)
     expected = [(number, judge_expected(case)) for number, case in numbered if (verdict := judge_expected(case)) is not None and verdict.kind in kinds]
-    assert [(number, verdict) for number, _, verdict in without_a_list(numbered)] == expected
+    lists, without = split_by_list(numbered)
+    assert [(number, verdict) for number, _, verdict in without] == expected
+    holding = [(number, case["expect"]["relevant"]) for number, case in numbered if type(case.get("expect")) is dict and type(case["expect"].get("relevant")) is list]
+    assert lists == holding
 
 
 # Expected values as datasets write them: workspace files as written and in other

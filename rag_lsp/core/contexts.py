@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Callable, Collection, Container, Iterable
 
-from .expected import ExpectedVerdict, without_a_list
+from .expected import ExpectedVerdict, split_by_list
 from .files import BINARY, HIDDEN, IN_NO_CORPUS, NOT_UTF8, TOO_LARGE, globs_matcher, hidden, why_no_text
 from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE
@@ -115,35 +115,27 @@ class RowsContext:
         return cls(workspace, path, use, shape, [RowContext(path, row, line) for line, row in rows], finish_when_shown)
 
     @cached_property
-    def readable(self) -> list[RowContext]:
-        """Rows that decoded to a JSON object."""
-        # A row that failed to decode or was refused has no value.
-        return [context for context in self.rows if type(context.row.value) is dict]
-
-    @cached_property
     def cases(self) -> list[tuple[RowContext, dict[str, Any]]]:
         """Rag case rows, with their objects."""
         return self._by_shape[RAG_CASE]
 
-    @cached_property
+    @property
     def relevant_lists(self) -> list[tuple[RowContext, list[Any]]]:
         """Rag cases with their ``expect.relevant`` list (empty or not). The list
         is the row's own: a copy per case, or a pair per value, would cost more
         than the rules that read them."""
-        found = []
-        for context, case in self.cases:
-            expect = case.get("expect")
-            if type(expect) is dict:
-                relevant = expect.get("relevant")
-                if type(relevant) is list:
-                    found.append((context, relevant))
-        return found
+        return self._lists[0]
 
-    @cached_property
+    @property
     def without_a_list(self) -> list[tuple[RowContext, dict[str, Any], ExpectedVerdict]]:
         """Rag cases whose ``expect.relevant`` is not a non-empty list, with the
         verdict of :func:`~rag_lsp.core.expected.judge_expected` (RAG200, RAG201)."""
-        return without_a_list(self.cases)
+        return self._lists[1]
+
+    @cached_property
+    def _lists(self) -> tuple[list[tuple[RowContext, list[Any]]], list[tuple[RowContext, dict[str, Any], ExpectedVerdict]]]:
+        # relevant_lists and without_a_list, from one pass over the cases.
+        return split_by_list(self.cases)
 
     @cached_property
     def expected(self) -> list[tuple[RowContext, list[Any]]]:
@@ -159,7 +151,11 @@ class RowsContext:
         Workspace.searched_files): the only ones the rules about expected paths
         look into, as nearly every case lists such files exactly."""
         files = self.workspace.searched_files(self.use)
-        return [pair for pair in self.expected if not _all_among(files, pair[1])]
+        superset = files.issuperset
+        try:
+            return [pair for pair in self.expected if not superset(pair[1])]
+        except TypeError:  # a value that cannot be in a set (an object): looked at case by case
+            return [pair for pair in self.expected if not _all_among(files, pair[1])]
 
     @cached_property
     def not_normal_expected(self) -> set[str]:
@@ -243,11 +239,15 @@ class RowsContext:
         # shape, else its own), and only when its own keys do not say it is the
         # other shape: a gdi row among rag cases is reported once, by RAG004.
         found: dict[str, list[tuple[RowContext, dict[str, Any]]]] = {RAG_CASE: [], GDI_TEXT: []}
-        for context in self.readable:
-            value = context.row.value
-            own_shape = context.row.shape
-            checked_as = self.shape or own_shape or RAG_CASE
-            if own_shape in (None, checked_as):
+        shape = self.shape
+        for context in self.rows:
+            row = context.row
+            value = row.value
+            if type(value) is not dict:  # not an object (or not read: no value)
+                continue
+            own_shape = row.shape
+            checked_as = shape or own_shape or RAG_CASE
+            if own_shape is None or own_shape == checked_as:
                 found[checked_as].append((context, value))
         return found
 

@@ -100,26 +100,28 @@ def judge_expected(case: dict[str, Any]) -> ExpectedVerdict | None:
 
 Context = TypeVar("Context")
 
-# No `relevant` key (see without_a_list).
-_ABSENT = object()
-
-
-def without_a_list(cases: Iterable[tuple[Context, dict[str, Any]]]) -> list[tuple[Context, dict[str, Any], ExpectedVerdict]]:
-    """The cases whose ``expect.relevant`` is not a non-empty list, each with
-    :func:`judge_expected`'s verdict (MISSING, EMPTY or NOT_A_LIST). A large
-    dataset has a hundred thousand cases, nearly all with a non-empty list: those
-    are passed over in this one loop, without a call each."""
-    found = []
+def split_by_list(
+    cases: Iterable[tuple[Context, dict[str, Any]]],
+) -> tuple[list[tuple[Context, list[Any]]], list[tuple[Context, dict[str, Any], ExpectedVerdict]]]:
+    """The cases whose ``expect.relevant`` is a list (empty or not), with it;
+    and those whose is not a non-empty list, each with :func:`judge_expected`'s
+    verdict (MISSING, EMPTY or NOT_A_LIST). A large dataset has a hundred
+    thousand cases, nearly all with a non-empty list: those are passed over in
+    this one loop, without a call each."""
+    lists = []
+    without = []
     for context, case in cases:
         expect = case.get("expect")
         if type(expect) is dict:
-            relevant = expect.get("relevant", _ABSENT)
-            if type(relevant) is list and relevant:
-                continue
+            relevant = expect.get("relevant")
+            if type(relevant) is list:
+                lists.append((context, relevant))
+                if relevant:
+                    continue
         verdict = judge_expected(case)
         assert verdict is not None and verdict.kind is not Expected.NOT_A_STRING
-        found.append((context, case, verdict))
-    return found
+        without.append((context, case, verdict))
+    return lists, without
 
 
 _MISSING = ExpectedVerdict(Expected.MISSING)
