@@ -139,18 +139,22 @@ class DatasetModel:
         helper: Helper | None = None,
         lines: list[str] | None = None,
         every_finding: bool = False,
+        size: int | None = None,
     ) -> None:
         """``helper``: a second process that may take a share of the first reading
         of a large dataset (see rag_lsp.core.parallel). ``lines``: the text split
         at "\n", when the caller has it (the model keeps and changes that list);
         then ``text`` may be None: a large dataset's text is not joined for it.
+        ``size``: the text's UTF-8 size, when the caller has it.
         ``every_finding``: the caller will ask for every finding (a check from the
         command line), not only those an editor is shown: the helper finishes the
         findings of its lines itself, on its own core."""
         self._every_finding = every_finding
-        self._build(workspace, path, text, helper, lines)
+        self._build(workspace, path, text, helper, lines, size)
 
-    def _build(self, workspace: Workspace, path: str, text: str | None, helper: Helper | None, lines: list[str] | None) -> None:
+    def _build(
+        self, workspace: Workspace, path: str, text: str | None, helper: Helper | None, lines: list[str] | None, size: int | None = None
+    ) -> None:
         self.workspace = workspace
         self.path = path
         # Lines without their "\n" (a "\r" stays on the line, as in the text).
@@ -159,7 +163,9 @@ class DatasetModel:
             lines = text.split("\n")
         self.lines: list[str] = lines
         # The text's size in UTF-8 bytes (what size limits count), kept through edits.
-        self.size = utf8_size(text) if text is not None else lines_size(lines)
+        if size is None:
+            size = utf8_size(text) if text is not None else lines_size(lines)
+        self.size = size
         self.rows: list[_Line | None] = [None] * len(self.lines)
         # Per line: the row rules' findings, placed on that line; None: not checked.
         self._placed: list[Sequence[Finding] | None] = [None] * len(self.rows)

@@ -103,14 +103,6 @@ def lines_size(lines: Sequence[str]) -> int:
     return sum(map(utf8_size, lines)) + len(lines) - 1
 
 
-def lines_size_above(lines: Sequence[str], limit: int | None) -> int | None:
-    """:func:`size_above` for a text given as its lines."""
-    if limit is None or (sum(map(len, lines)) + len(lines)) * 4 <= limit:
-        return None
-    size = lines_size(lines)
-    return size if size > limit else None
-
-
 def size_above(text: str, limit: int | None) -> int | None:
     """The UTF-8 size of ``text`` when it is above ``limit``, else None (encoding
     only a text whose length alone does not decide)."""

@@ -26,7 +26,7 @@ from ..core.parallel import Helper
 from ..core.config import CONFIG_PATHS
 from ..core.settings import EditorSettings
 from ..core.text import LineIndex
-from ..core.sources import lines_size_above, OverlaySource, size_above
+from ..core.sources import OverlaySource, lines_size, utf8_size
 from .. import collector
 from ..core.workspace import DATASET_FILE, find_root, read_workspace_config, settings_source, Workspace
 from .convert import Positions, diagnostic_json, file_uri, json_text as _json_text, split_at_line_numbers, to_diagnostic, wire_json
@@ -389,16 +389,18 @@ _TOO_LARGE = object()
 _UNSEEN = object()
 
 
-def _above(document: OpenDocument, limit: int | None) -> bool:
-    """Whether a whole document is larger than ``limit`` UTF-8 bytes."""
+def _utf8_size(document: OpenDocument) -> int:
+    """The UTF-8 size of a whole document."""
     if document.text is not None:
-        return size_above(document.text, limit) is not None
-    return lines_size_above(document.lines or [""], limit) is not None
+        return utf8_size(document.text)
+    return lines_size(document.lines or [""])
 
 
-def _new_model(workspace: Workspace, relative: str, text: str | None, helper: Helper | None, lines: list[str] | None = None) -> DatasetModel:
+def _new_model(
+    workspace: Workspace, relative: str, text: str | None, helper: Helper | None, lines: list[str] | None = None, size: int | None = None
+) -> DatasetModel:
     """A dataset model, kept out of later collections once built (see rag_lsp.collector)."""
-    model = DatasetModel(workspace, relative, text, helper, lines)
+    model = DatasetModel(workspace, relative, text, helper, lines, size=size)
     collector.settle()
     return model
 
@@ -797,7 +799,10 @@ class Checker:
         None when it could not (the changes did not fit what the model holds)."""
         overlay = workspace.source
         model = self.models.get(path)
-        if document.whole and _above(document, overlay.max_bytes):
+        # Its size, once: a pass over a large dataset's lines costs milliseconds,
+        # before its reading can begin.
+        size = _utf8_size(document) if document.whole else 0
+        if document.whole and overlay.max_bytes is not None and size > overlay.max_bytes:
             return self._refuse(workspace, relative, path, document.joined())
         if document.whole:
             same = model is not None and (model.same_lines(document.lines) if document.lines is not None else model.text == document.text)
@@ -811,7 +816,7 @@ class Checker:
                 self._following.add(path)
                 overlay.texts[path] = model
                 return opened
-            model = _new_model(workspace, relative, document.text, self.helper, document.lines)
+            model = _new_model(workspace, relative, document.text, self.helper, document.lines, size)
         elif model is None or path not in self._following:
             return None  # changes to a text this checker does not hold
         else:
