@@ -135,12 +135,17 @@ def format_json(checked: Checked) -> str:
         }
         for workspace, finding in checked.each()
     ]
+    return _indented_json(items)
+
+
+def _indented_json(value: object) -> str:
+    """``value`` as json.dumps(indent=2, ensure_ascii=False) writes it, and a line
+    break: by orjson, fifteen times faster (thousands of findings of a large
+    dataset); a lone surrogate in a message is left to json to escape."""
     try:
-        # orjson writes what json.dumps(indent=2, ensure_ascii=False) does, fifteen
-        # times faster; a lone surrogate in a message is left to json to escape.
-        return orjson.dumps(items, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
     except orjson.JSONEncodeError:
-        return json.dumps(items, indent=2, ensure_ascii=False) + "\n"
+        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
 _SARIF_LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note", Severity.HINT: "note"}
@@ -171,11 +176,12 @@ def format_sarif(checked: Checked) -> str:
             found["message"] = {"text": message}
         return found
 
+    rule_index = {code: index for index, code in enumerate(rules)}
     results = []
     for workspace, finding in checked.each():
         result = {
             "ruleId": finding.code,
-            "ruleIndex": list(rules).index(finding.code) if finding.code in rules else -1,
+            "ruleIndex": rule_index.get(finding.code, -1),
             "level": _SARIF_LEVELS[finding.severity],
             "message": {"text": finding.message},
             "locations": [location(workspace, finding.path, finding.range)],
@@ -215,7 +221,7 @@ def format_sarif(checked: Checked) -> str:
             }
         ],
     }
-    return json.dumps(sarif, indent=2, ensure_ascii=False) + "\n"
+    return _indented_json(sarif)
 
 
 def _escape_data(text: str) -> str:
