@@ -461,8 +461,27 @@ def checked_by_the_command_line(root: Path) -> tuple[dict[str, list], Workspace,
     return {relative: findings for _, relative, findings in checked.files}, checked.files[0][0], format_json(checked)
 
 
+@pytest.fixture
+def started(monkeypatch: pytest.MonkeyPatch) -> list[Helper]:
+    """The helpers `rag-lsp check` makes, as it makes them."""
+    from rag_lsp.cli import check
+
+    made: list[Helper] = []
+    reading_helper = check.reading_helper
+
+    def noted() -> Helper | None:
+        helper = reading_helper()
+        made.append(helper)
+        return helper
+
+    monkeypatch.setattr(check, "reading_helper", noted)
+    return made
+
+
 @pytest.mark.skipif(parallel.cores() < 2, reason="a check starts a helper only with a core to spare")
-def test_the_command_line_reads_a_large_dataset_with_a_helper(tmp_path: Path, shared: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_command_line_reads_a_large_dataset_with_a_helper(
+    tmp_path: Path, shared: None, monkeypatch: pytest.MonkeyPatch, started: list[Helper]
+) -> None:
     """`rag-lsp check` reads a large dataset with a helper process and finds in it, and in the suite
     that reads it, what a check in one process finds; the helper ends with the check."""
     from rag_lsp.cli import check
@@ -470,15 +489,6 @@ def test_the_command_line_reads_a_large_dataset_with_a_helper(tmp_path: Path, sh
     # A character outside the BMP before a finding: its column differs in UTF-16.
     root = make_root(tmp_path, mixed_dataset(700) + case("party-🎉", []) + "\n")
     monkeypatch.setattr(check, "SHARED_FROM_BYTES", 1)
-    started: list[Helper] = []
-    reading_helper = check.reading_helper
-
-    def noted() -> Helper | None:
-        helper = reading_helper()
-        started.append(helper)
-        return helper
-
-    monkeypatch.setattr(check, "reading_helper", noted)
     found, workspace, printed = checked_by_the_command_line(root)
     assert workspace.live_datasets[DATASET].lines_from_helper > 0  # the helper did take a share
     one_process = Workspace.configured(root)
@@ -492,23 +502,12 @@ def test_the_command_line_reads_a_large_dataset_with_a_helper(tmp_path: Path, sh
 
 
 @pytest.mark.skipif(parallel.cores() < 2, reason="a check starts a helper only with a core to spare")
-def test_the_command_line_starts_a_helper_ahead_only_where_a_large_dataset_may_be(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_command_line_starts_a_helper_ahead_only_where_a_large_dataset_may_be(tmp_path: Path, started: list[Helper]) -> None:
     """A check of a folder starts a helper before listing it and stops it once no dataset there is
     large, with the findings of a check in one process; a small file named alone starts none."""
     from rag_lsp.cli import check
 
     root = make_root(tmp_path, mixed_dataset(40))
-    started: list[Helper] = []
-    reading_helper = check.reading_helper
-
-    def noted() -> Helper | None:
-        helper = reading_helper()
-        started.append(helper)
-        return helper
-
-    monkeypatch.setattr(check, "reading_helper", noted)
     found, _, _ = checked_by_the_command_line(root)
     assert len(started) == 1 and started[0].pid is None
     assert started[0].share(["{}"], 0, 1, [0]) is None  # stopped for good

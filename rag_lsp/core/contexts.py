@@ -341,9 +341,9 @@ def case_path_tallies(workspace: Workspace, cases: list[dict[str, Any]]) -> list
 
 
 def _tally_of(strings: list[str], files: frozenset[str], not_normal: Container[str], known: frozenset[str]) -> tuple[int, int]:
-    """(values, those not workspace files) of a case's string values: ``files``
-    the normal file set, ``not_normal`` holds the values (of those not in it)
-    not in normal form, ``known`` every file (needed only when it holds some)."""
+    """(values, those not workspace files) of a case's string values. ``files``:
+    the normal file set; ``not_normal``: the values outside it that are not in
+    normal form; ``known``: every file (looked at only for those)."""
     found = sum(map(files.__contains__, strings))
     if not_normal and not not_normal.isdisjoint(strings):
         # A value not in normal form is no workspace file's path as written.
