@@ -209,7 +209,7 @@ class RowsContext:
         if self.shape == GDI_TEXT:
             # Not the cases of this batch (see _by_shape): the model counts rag
             # cases in a file of gdi rows too, should the file turn to rag cases.
-            counted = [(index, context.row.value) for index, context in enumerate(self.rows) if type(context.row.value) is dict and context.row.shape in (None, RAG_CASE)]
+            counted = [(index, context.row.value) for index, context in enumerate(self.rows) if tallied_as_case(context.row)]
             tallies = [(0, 0)] * len(self.rows)
             for (index, _), tally in zip(counted, case_path_tallies(self.workspace, [value for _, value in counted])):
                 tallies[index] = tally
@@ -308,6 +308,13 @@ class DatasetContext:
 
 # The key that names a row, by the shape it is checked as.
 ID_KEYS = {RAG_CASE: "id", GDI_TEXT: "input_id"}
+
+
+def tallied_as_case(row: Any) -> bool:
+    """Whether a dataset model counts the expected paths of ``row`` (a dataset
+    row holding its value): an object of no other shape than a rag case's,
+    whatever the file's shape (see case_path_tallies)."""
+    return type(row.value) is dict and row.shape in (None, RAG_CASE)
 
 
 def case_path_tallies(workspace: Workspace, cases: list[dict[str, Any]]) -> list[tuple[int, int]]:

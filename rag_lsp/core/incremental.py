@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 from . import rules as registry
 from .analyze import check_rows, finish
-from .contexts import ID_KEYS, DatasetContext, PathTally, RowContext, RowsContext, case_id, case_path_tallies, first_missing_index
+from .contexts import ID_KEYS, DatasetContext, PathTally, RowContext, RowsContext, case_id, case_path_tallies, first_missing_index, tallied_as_case
 from .findings import SHOWN_PER_CODE, Finding, left_out_finding
 from .jsonrows import fine_row
 from .manifests import GDI_TEXT, RAG_CASE
@@ -551,7 +551,7 @@ class DatasetModel:
 
     def _tally_many(self, rows: list[_Line]) -> None:
         """:meth:`_tally` of each row, counted together (see case_path_tallies)."""
-        cases = [row for row in rows if type(row.value) is dict and row.shape in (None, RAG_CASE)]
+        cases = [row for row in rows if tallied_as_case(row)]
         for row, (listed, absent) in zip(cases, case_path_tallies(self.workspace, [row.value for row in cases])):
             row.listed, row.absent = listed, absent
 
