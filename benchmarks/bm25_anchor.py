@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import bm25s  # noqa: E402
 
-from rag_lsp.core.targets.builtin import Analyzer  # noqa: E402
+from rag_lsp.core.targets.keyword import Analyzer  # noqa: E402
 from rag_lsp.core.workspace import Workspace  # noqa: E402
 
 

@@ -314,7 +314,7 @@ def bm25s_baseline(target, index, queries: list[str]) -> tuple[float, float]:
     """bm25s over the same chunks, with the builtin's tokenization: (index s, retrieve s)."""
     import bm25s
 
-    from rag_lsp.core.targets.builtin import Analyzer
+    from rag_lsp.core.targets.keyword import Analyzer
 
     builder = target._state.builder
     texts = [builder.chunk_text(index, row) for row in range(index.size)]

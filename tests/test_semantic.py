@@ -17,7 +17,16 @@ from rag_lsp.core.targets import Answer, Request, TargetError, open_target
 from rag_lsp.core.targets import embedding
 from rag_lsp.core.targets.chunking import Chunking, ChunkingError, chunk_ids, line_ranges
 from rag_lsp.core.targets.index import contextual, path_words
-from rag_lsp.core.targets.ranking import COSINE_WEIGHT, RERANKED, Ranked, best_of_block, reciprocal_rank_fusion, reranked, top_rows
+from rag_lsp.core.targets.ranking import (
+    COSINE_WEIGHT,
+    RERANKED,
+    Ranked,
+    best_of_block,
+    best_of_each,
+    reciprocal_rank_fusion,
+    reranked,
+    top_rows,
+)
 from rag_lsp.core.suitefacts import target_info
 from rag_lsp.core.analyze import analyze_file
 from rag_lsp.core.workspace import Workspace
@@ -138,6 +147,58 @@ def test_a_block_of_queries_is_ranked_as_each_query_alone(case: tuple) -> None:
     block = best_of_block(scores, top_k, top_k * 5, row_file)
     for query, (rows, shown) in zip(scores, block):
         assert rows == one_query_at_a_time(query, top_k, row_file)
+        assert shown == [round(float(query[row]), 6) for row in rows]
+
+
+def wide_blocks() -> st.SearchStrategy:
+    """Blocks of one to five rows of up to 900 scores each, most of them equal (zeros among them), with a
+    count of best scores to take: as (scores, depth)."""
+    return st.integers(1, 900).flatmap(
+        lambda width: st.tuples(
+            st.lists(
+                st.lists(st.sampled_from([0.0, 0.0, 0.0, 0.125, 0.25, 0.5, 0.75, 1.0, 2.5]), min_size=width, max_size=width),
+                min_size=1,
+                max_size=5,
+            ).map(lambda rows: numpy.array(rows, dtype=numpy.float32)),
+            st.integers(1, min(width, 40)),
+        )
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(wide_blocks(), st.booleans())
+def test_the_best_scores_of_each_row_of_a_block_are_those_of_the_row_alone(case: tuple, positive: bool) -> None:
+    """The best scores of each row of a block, found at once, are those top_rows finds in the row alone, in its
+    order (ties to the lower position); only the scores above 0 when asked, the rest of the row filled out."""
+    scores, depth = case
+    positions, values = best_of_each(scores, depth, positive)
+    for row, row_positions, row_values in zip(scores, positions.tolist(), values.tolist()):
+        alone = top_rows(row, depth)
+        if positive:
+            alone = [(position, score) for position, score in alone if score > 0]
+            assert row_values[len(alone) :] == [float("-inf")] * (depth - len(alone))
+        assert list(zip(row_positions, row_values))[: len(alone)] == alone
+
+
+def keyword_alone(scores: numpy.ndarray, top_k: int, row_file: numpy.ndarray) -> list[int]:
+    """What a single case's keyword ranking makes of one query's scores: its top_k best scored above 0, deeper
+    when a file holds several of them, file first."""
+    found = top_rows(scores, top_k)
+    if len(found) == top_k and len(set(row_file[[row for row, _ in found]].tolist())) < top_k:
+        found = top_rows(scores, top_k * 5)
+    rows = [row for row, score in found if score > 0]
+    return Ranked(rows, [float(scores[row]) for row in rows], row_file[rows].tolist(), ["code"] * len(rows)).file_first(top_k).rows
+
+
+@settings(max_examples=200, deadline=None)
+@given(score_blocks(400, 40))
+def test_a_block_of_keyword_queries_is_ranked_as_each_query_alone(case: tuple) -> None:
+    """Ranking a block of keyword queries at once gives each query the hits ranking it alone gives: only
+    chunks scored above 0, ties included."""
+    scores, row_file, top_k = case
+    block = best_of_block(scores, top_k, top_k * 5, row_file, positive=True)
+    for query, (rows, shown) in zip(scores, block):
+        assert rows == keyword_alone(query, top_k, row_file)
         assert shown == [round(float(query[row]), 6) for row in rows]
 
 

@@ -13,10 +13,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Iterator
 
+import bm25s
 import pytest
 
 from rag_lsp.core.settings import Settings
 from rag_lsp.core.targets import Answer, Request, TargetError, TargetPool, open_target
+from rag_lsp.core.targets.keyword import Analyzer, KeywordIndex
 from rag_lsp.core.suitefacts import target_info
 from rag_lsp.core.workspace import Workspace
 from workspaces import write_files
@@ -119,6 +121,47 @@ def test_builtin_index_is_kept_while_files_do_not_change(code_workspace: Workspa
     built = target._state.index
     answers(target, ask("deploy"))
     assert target._state.index is built
+
+
+def test_keyword_scores_are_those_of_bm25s_to_the_last_bit() -> None:
+    """Each chunk's keyword score is the one bm25s gives it, bit for bit: for terms found in most chunks and in
+    few, a term said twice, and words no chunk holds."""
+    texts = [
+        f"token bucket refill {'tenant ' * (n % 3)}{'quorum approval ' if n % 4 == 0 else ''}rare{n} note{n % 7}"
+        for n in range(60)
+    ]
+    analyzer = Analyzer()
+    index = KeywordIndex(texts, analyzer)
+    retriever = bm25s.BM25()
+    retriever.index([analyzer.terms(text) for text in texts], show_progress=False)
+    for query in ["token bucket", "quorum tenant tenant rare7", "note3 approval refill", "rare12", "zeppelin airship"]:
+        expected = retriever.get_scores(analyzer.terms(query))
+        found = index.scores(index.query_terms(query))
+        assert found.dtype == expected.dtype and found.tobytes() == expected.tobytes(), query
+
+
+def test_a_keyword_run_ranks_its_cases_together_as_each_case_alone(code_workspace: Workspace) -> None:
+    """A keyword run ranks its cases a block at a time, and each case gets the hits, order and scores it gets
+    asked alone: over the whole index, over one corpus of part of it, with no known word, or no query."""
+    target = builtin(code_workspace, {"corpora": {"code": ["**"], "docs": ["docs/**"]}})
+    requests = [
+        ask("approval quorum", "a"),
+        ask("rate limits for a tenant", "b", topK=2),
+        ask("zeppelin", "c"),
+        ask("deploy probe approvers", "d", corpora=["docs"]),
+        ask("   ", "e"),
+        ask("approval deploy rate", "f", topK=1),
+        ask("approval deploy rate", "g", corpora=["docs", "code"]),
+    ]
+    ran = answers(target, *requests)
+    assert [len(answer.hits) for answer in ran if isinstance(answer, Answer)] == [2, 1, 0, 2, 1, 4]
+    for request, answer in zip(requests, ran):
+        if isinstance(answer, TargetError):
+            with pytest.raises(TargetError):
+                target.answer(request)
+            continue
+        alone = target.answer(request)
+        assert [(hit.id, hit.score, hit.corpus) for hit in answer.hits] == [(hit.id, hit.score, hit.corpus) for hit in alone.hits]
 
 
 # ---------------------------------------------------------------- command

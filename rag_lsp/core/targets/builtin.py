@@ -31,8 +31,9 @@ chunks (:mod:`.chunking`), and a hit is a chunk: ``path`` (workspace-relative,
   threshold exists to catch.
 * ``keyword``: chunks are split into words, code identifiers into their parts
   (``rateLimit``, ``rate_limit`` → ``rate``, ``limit``), English stop words
-  dropped and the rest stemmed (Snowball), then ranked with BM25 (``bm25s``);
-  chunks that share no word with the query are not hits; ``mode: keyword``.
+  dropped and the rest stemmed (Snowball), then ranked with BM25 (``bm25s``,
+  :mod:`.keyword`); chunks that share no word with the query are not hits;
+  ``mode: keyword``.
 * ``hybrid``: both rankings fused by reciprocal rank (:mod:`.ranking`);
   ``mode: semantic``.
 
@@ -40,9 +41,9 @@ Whatever the retrieval, the hits list each file's best chunk first, best first,
 then the files' further chunks (:meth:`.ranking.Ranked.file_first`, among the best
 ``5 × topK`` chunks): the first hits name as many files as match rather than
 several windows of the one file that matches best. A run embeds its queries
-thousands at a time, scores a block of them by one matrix product and ranks the
-block together (:func:`.ranking.best_of_block`), so each case is left only its
-hits to make.
+thousands at a time (or splits them into terms), scores a block of them together
+(by meaning, by one matrix product) and ranks the block together
+(:func:`.ranking.best_of_block`), so each case is left only its hits to make.
 
 A case's ``input`` is ``{"query": str, "corpora": [str, ...], "topK": int}``:
 ``corpora`` picks the corpora to search (default: all of them), ``topK`` the number
@@ -57,7 +58,6 @@ are looked at again, and new or changed files are indexed again.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -71,6 +71,7 @@ from ..suitefacts import BUILTIN_FIELDS, TargetInfo
 from ..workspace import Workspace
 from .base import Answer, Hit, Request, Target, TargetError
 from .chunking import Chunking, ChunkingError, chunk_ids
+from .keyword import Analyzer, KeywordIndex
 from .ranking import RERANKED, Ranked, best_of_block, reciprocal_rank_fusion, reranked, top_rows
 
 log = logging.getLogger(__name__)
@@ -95,44 +96,16 @@ _CANDIDATES_PER_HIT = 5
 _QUERIES_EMBEDDED_TOGETHER = 8192
 _QUERIES_PER_BLOCK = 512
 _SCORES_PER_BLOCK = 1 << 23
-# An answer whose query is not scored yet; the scores of a query with no token
-# the model knows.
+# The scores of a keyword search's block, at most (4 bytes each): a few
+# megabytes, written again from block to block (see KeywordIndex.block_scores).
+_KEYWORD_SCORES_PER_BLOCK = 1 << 20
+# An answer whose query is not scored yet; what is scored ahead of a query with
+# no token the model knows, or of a keyword query ranked on its own (see
+# _ranked): no similarities and no ranking.
 _NOT_SCORED = object()
-_UNKNOWN_WORDS = (None, None)
-
-_WORD = re.compile(r"[^\W_]+")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
+_NOTHING_AHEAD = (None, None)
 
 Building = Callable[[int, int], None]
-
-
-class Analyzer:
-    """Text to index terms: words, identifier parts, no stop words, Snowball stems."""
-
-    def __init__(self) -> None:
-        import snowballstemmer
-        from bm25s.stopwords import STOPWORDS_EN
-
-        self._stemmer = snowballstemmer.stemmer("english")
-        self._stop = frozenset(STOPWORDS_EN)
-        self._stems: dict[str, str] = {}
-
-    def terms(self, text: str) -> list[str]:
-        out: list[str] = []
-        stems = self._stems
-        for word in _WORD.findall(text):
-            parts = _CAMEL.findall(word) if not word.islower() and not word.isupper() else [word]
-            if len(parts) > 1:
-                parts.append(word)  # the whole identifier too: "ratelimit" finds `rateLimit`
-            for part in parts:
-                token = part.lower()
-                if len(token) < 2 or token in self._stop:
-                    continue
-                stem = stems.get(token)
-                if stem is None:
-                    stem = stems[token] = self._stemmer.stemWord(token)
-                out.append(stem)
-        return out
 
 
 @dataclass(frozen=True)
@@ -173,7 +146,8 @@ class BuiltinOptions:
 
 @dataclass
 class _Queries:
-    """The queries of a group of cases, embedded (see BuiltinTarget._embed_queries)."""
+    """The queries of a group of cases, embedded or split into terms (see
+    BuiltinTarget._embed_queries)."""
 
     # Request id() -> its query's row of ``vectors`` and its input as
     # _read_input reads it (for a request whose input it reads); and its topK,
@@ -183,7 +157,8 @@ class _Queries:
     top_ks: dict[int, int] = field(default_factory=dict)
     vectors: Any = None
     # Per row of ``vectors``: its query's tokens and their weights (an
-    # embedding.QueryTerms, see StaticModel.query_terms).
+    # embedding.QueryTerms, see StaticModel.query_terms); on a keyword search,
+    # per query, the ids of its terms (see KeywordIndex.query_terms).
     terms: Any = None
 
 
@@ -196,8 +171,8 @@ class _State:
     rows: dict[str, Any]
     # The model, when the search is by meaning; None on keyword search.
     model: Any = None
-    # bm25s.BM25 over every row, when keyword search is part of the answer.
-    keyword: Any = None
+    # BM25 over every row, when keyword search is part of the answer.
+    keyword: KeywordIndex | None = None
     checked_at: float = 0.0
     # The index.IndexBuilder that made the index (it reads the text of hits).
     builder: Any = None
@@ -398,11 +373,7 @@ class BuiltinTarget(Target):
                 rows[name] = numpy.flatnonzero(mask)
         retriever = None
         if keyword and index.size:
-            import bm25s
-
-            analyzer = self._terms()
-            retriever = bm25s.BM25()
-            retriever.index([analyzer.terms(text) or [""] for text in index.texts or []], show_progress=False)
+            retriever = KeywordIndex(index.texts or [], self._terms())
         paths = [entry.path for entry in index.files]
         matches = self._model.matching_over(index.terms) if self._model is not None and index.terms is not None else None
         self._state = _State(index, rows, self._model, retriever, checked_at, builder, paths, matches)
@@ -508,16 +479,15 @@ class BuiltinTarget(Target):
         if read is None:
             read = self._read_input(request.input)
         query, names, top_k = read
-        index = state.index
         semantic_scores = best = None
-        if state.model is not None and index.size:
-            if scored is _NOT_SCORED:
-                alone = self._embedded([(request, read)], state)
-                scored = self._score_queries([request], state, alone).get(id(request), _UNKNOWN_WORDS)
+        if scored is _NOT_SCORED and state.index.size and (state.model is not None or self._ranked_with_its_block(names, state)):
+            alone = self._embedded([(request, read)], state)
+            scored = self._score_queries([request], state, alone).get(id(request), _NOTHING_AHEAD)
+        if scored is not _NOT_SCORED:
             semantic_scores, best = scored
         if best is not None:
-            # By meaning alone over the whole index, as most cases are: ranked with
-            # its block (see _ranked_with_its_block).
+            # By one retrieval alone over the whole index, as most cases are:
+            # ranked with its block (see _ranked_with_its_block).
             return self._answer_ranked(best, names[0], state, with_text, shared, named)
         ranked = self._ranked(query, names, top_k, state, semantic_scores)
         return Answer(self._hits(ranked.rows, ranked.scores, ranked.corpora, state, with_text, shared, named), state.mode)
@@ -535,9 +505,7 @@ class BuiltinTarget(Target):
         scores as hits show them."""
         keyword_scores = None
         if state.keyword is not None:
-            terms = self._terms().terms(query)
-            if terms:
-                keyword_scores = state.keyword.get_scores(terms)
+            keyword_scores = state.keyword.scores(state.keyword.query_terms(query))
         query_terms = state.model.query_terms([query])[0] if semantic_scores is not None else None
         matching = _matching(state, lambda _: query_terms)
         depth = _depth(top_k, matching)
@@ -623,23 +591,28 @@ class BuiltinTarget(Target):
             # file again every few seconds would cost more than the run's own work.
             state = self._state
         with_text = fields is None or "text" in fields
-        if state.model is None or not state.index.size:
+        if not state.index.size:
             yield from self._one_after_the_other(requests, cancel, lambda request: self._answer(request, state, with_text))
             return
-        # The queries of a group of cases are embedded together, then scored
-        # against every chunk a block at a time (one matrix product) and ranked
+        # The queries of a group of cases are embedded (or split into terms)
+        # together, then scored against every chunk a block at a time and ranked
         # together; then each case's hits are made.
-        per_block = max(1, min(_QUERIES_PER_BLOCK, _SCORES_PER_BLOCK // state.index.size))
         named = _Named()
-        # The index's codes as floats, for the blocks' matrix products: made once
-        # for the run, and let go with it.
-        expanded = state.index.vectors.expanded()
+        expanded = room = None
+        if state.model is not None:
+            per_block = max(1, min(_QUERIES_PER_BLOCK, _SCORES_PER_BLOCK // state.index.size))
+            # The index's codes as floats, for the blocks' matrix products: made
+            # once for the run, and let go with it.
+            expanded = state.index.vectors.expanded()
+        else:
+            per_block = max(1, min(_QUERIES_PER_BLOCK, _KEYWORD_SCORES_PER_BLOCK // state.index.size))
+            room = numpy.empty((per_block, state.index.size), dtype=numpy.float32)
         for group_start in range(0, len(requests), _QUERIES_EMBEDDED_TOGETHER):
             group = requests[group_start : group_start + _QUERIES_EMBEDDED_TOGETHER]
             queries = self._embed_queries(group, state)
             for start in range(0, len(group), per_block):
                 block = group[start : start + per_block]
-                scores = self._score_queries(block, state, queries, expanded)
+                scores = self._score_queries(block, state, queries, expanded, room)
 
                 def answer(request: Request) -> Answer:
                     key = id(request)
@@ -657,8 +630,8 @@ class BuiltinTarget(Target):
 
     def _embed_queries(self, requests: list[Request], state: _State) -> _Queries:
         """The vectors of the requests' queries (of those whose input _read_input
-        reads), by one call of the model; and the topK of those ranked with their
-        block."""
+        reads), by one call of the model, or their terms on a keyword search; and
+        the topK of those ranked with their block."""
         read = []
         for request in requests:
             try:
@@ -678,31 +651,42 @@ class BuiltinTarget(Target):
             texts.append(read_input[0])
             if self._ranked_with_its_block(read_input[1], state):
                 queries.top_ks[key] = read_input[2]
-        if texts:
+        if not texts:
+            return queries
+        if state.model is not None:
             queries.vectors, queries.terms = state.model.embed_queries(texts)
+        elif state.keyword is not None:
+            queries.terms = list(map(state.keyword.query_terms, texts))
         return queries
 
     def _ranked_with_its_block(self, names: list[str], state: _State) -> bool:
         """Whether a case that searches ``names`` (as _read_input reads them)
-        searches by meaning alone over one corpus that holds every chunk of the
-        index, as most do: such a case is ranked with the other cases of its block
-        (see _score_queries); any other is ranked on its own, and ranking it ahead
-        would be wasted."""
-        return state.keyword is None and len(names) == 1 and names[0] in state.rows and state.rows[names[0]] is None
+        searches by one retrieval alone (by meaning, or by keyword) over one
+        corpus that holds every chunk of the index, as most do: such a case is
+        ranked with the other cases of its block (see _score_queries); any other
+        is ranked on its own, and ranking it ahead would be wasted."""
+        one_retrieval = state.model is None or state.keyword is None
+        return one_retrieval and len(names) == 1 and names[0] in state.rows and state.rows[names[0]] is None
 
     def _score_queries(
-        self, requests: list[Request], state: _State, queries: _Queries, expanded: Any = None
+        self, requests: list[Request], state: _State, queries: _Queries, expanded: Any = None, room: Any = None
     ) -> dict[int, tuple[Any, Any]]:
-        """Each request's similarities to every chunk and, when it is ranked with
-        its block (see _ranked_with_its_block), its ``topK`` best chunks over the
-        whole index, file first (see ranking.best_of_block; else None), by the
-        request's id(), for those whose input can be read; (None, None) for a query with
-        no token the model knows. The requests' queries are scored by one matrix
-        product and ranked together; ``queries`` holds them embedded. ``expanded``: the index's codes as floats (see
-        QuantizedVectors.similarities), when a run holds them."""
+        """Each request's similarities to every chunk (None on a keyword search)
+        and, when it is ranked with its block (see _ranked_with_its_block), its
+        ``topK`` best chunks over the whole index, file first (see
+        ranking.best_of_block; else None), by the request's id(), for those whose
+        input can be read; (None, None) for a query with no token the model knows.
+        The requests' queries are scored together (by one matrix product, when by
+        meaning) and ranked together; ``queries`` holds them embedded or split
+        into terms. ``expanded``: the index's codes as floats (see
+        QuantizedVectors.similarities), when a run holds them; ``room``: an array
+        of at least a row per request and a column per chunk, for a keyword
+        search's scores, when a run holds one."""
         keys = [key for request in requests if (key := id(request)) in queries.rows]
         if not keys:
             return {}
+        if state.model is None:
+            return self._score_keywords(keys, state, queries, room)
         index = state.index
         embedded = queries.vectors[[queries.rows[key] for key in keys]]
         scores = index.vectors.similarities(embedded, expanded)
@@ -715,7 +699,7 @@ class BuiltinTarget(Target):
             if known[row]:
                 by_top_k.setdefault(queries.top_ks.get(key), []).append(row)
             else:
-                scored[key] = _UNKNOWN_WORDS
+                scored[key] = _NOTHING_AHEAD
         for top_k, rows in by_top_k.items():
             if top_k is None:
                 best = [None] * len(rows)
@@ -726,6 +710,28 @@ class BuiltinTarget(Target):
             for row, found in zip(rows, best):
                 # A query ranked with its block needs its scores no more.
                 scored[keys[row]] = (scores[row] if found is None else None, found)
+        return scored
+
+    def _score_keywords(self, keys: list[int], state: _State, queries: _Queries, room: Any) -> dict[int, tuple[Any, Any]]:
+        """_score_queries on a keyword search: the queries ranked with their block
+        scored a row each and ranked together; the others (None, None), as each
+        is scored when it is ranked on its own (see _ranked)."""
+        assert state.keyword is not None
+        scored: dict[int, tuple[Any, Any]] = {}
+        by_top_k: dict[int, list[int]] = {}
+        for key in keys:
+            top_k = queries.top_ks.get(key)
+            if top_k is None:
+                scored[key] = _NOTHING_AHEAD
+            else:
+                by_top_k.setdefault(top_k, []).append(key)
+        index = state.index
+        for top_k, ranked in by_top_k.items():
+            if room is None or len(room) < len(ranked):
+                room = numpy.empty((len(ranked), index.size), dtype=numpy.float32)
+            block = state.keyword.block_scores([queries.terms[queries.rows[key]] for key in ranked], room)
+            best = best_of_block(block, top_k, _depth(top_k, None), index.row_file, positive=True)
+            scored.update((key, (None, found)) for key, found in zip(ranked, best))
         return scored
 
     def _read_input(self, value: Any) -> tuple[str, list[str], int]:

@@ -128,8 +128,9 @@ def best_of_block(
     depth: int,
     row_file: numpy.ndarray,
     matching: BlockMatching | None = None,
+    positive: bool = False,
 ) -> list[tuple[list[int], list[float]]]:
-    """For each row of ``scores`` (one query's similarities to every chunk), what
+    """For each row of ``scores`` (one query's scores of every chunk), what
     :func:`top_rows` and :meth:`Ranked.file_first` make of its ``depth`` best
     chunks, cut to ``top_k``: their rows and shown scores. All the block's
     queries at once, in C rather than one by one.
@@ -140,11 +141,87 @@ def best_of_block(
     ``matching(heads)``, when given, is how well the chunks of each row of
     ``heads`` match that query of the block token by token: each query's
     nearest chunks are then ranked again with it (see rerank_block), as
-    :func:`reranked` ranks what :func:`top_rows` gives."""
+    :func:`reranked` ranks what :func:`top_rows` gives. ``positive``: only
+    chunks scored above 0 are hits (a keyword search's chunks that share no word
+    with the query are not)."""
     queries, total = scores.shape
     depth = min(depth, total)
     if depth <= 0 or top_k <= 0:
         return [([], []) for _ in range(queries)]
+    best, values = best_of_each(scores, depth, positive)
+    if matching is not None:
+        # The nearest chunks of each query ranked again; ``depth`` holds RERANKED
+        # of them at least.
+        rerank_block(best, values, matching)
+    # Each file's best chunk first, in their order, then the others in theirs.
+    files = row_file[best]
+    by_file = numpy.argsort(files, axis=1, kind="stable")
+    grouped = numpy.take_along_axis(files, by_file, axis=1)
+    starts = numpy.ones(grouped.shape, dtype=bool)
+    starts[:, 1:] = grouped[:, 1:] != grouped[:, :-1]
+    first = numpy.empty_like(starts)
+    numpy.put_along_axis(first, by_file, starts, axis=1)
+    if positive:
+        # What is left of a row short of positive scores comes last, and is cut.
+        first &= values > 0
+    chosen = numpy.argsort(~first, axis=1, kind="stable")[:, :top_k]
+    best = numpy.take_along_axis(best, chosen, axis=1)
+    values = numpy.take_along_axis(values, chosen, axis=1)
+    shown = numpy.round(values.astype(numpy.float64), 6)
+    if not positive:
+        return list(zip(best.tolist(), shown.tolist()))
+    kept = numpy.count_nonzero(values > 0, axis=1).tolist()
+    return [(rows[:count], row_shown[:count]) for rows, row_shown, count in zip(best.tolist(), shown.tolist(), kept)]
+
+
+# Maxima read per best score asked for, to bound the scores a block's rows are
+# ranked among (see best_of_each): more maxima bound them more tightly, at the
+# cost of a pass over them.
+_MAXIMA_PER_BEST = 8
+
+
+def best_of_each(scores: numpy.ndarray, depth: int, positive: bool = False) -> tuple[numpy.ndarray, numpy.ndarray]:
+    """The positions and values of the ``depth`` best scores of each row of
+    ``scores`` (0 < depth <= its width), best first, equal scores by the lower
+    position, as :func:`top_rows` ranks one row. ``positive``: only scores above
+    0; a row short of them is filled out with position 0 and -inf."""
+    queries, total = scores.shape
+    segments = _MAXIMA_PER_BEST * depth
+    if total < 2 * segments:
+        return _best_of_each_by_partition(scores, depth, positive)
+    # The depth-th highest of the maxima of disjoint segments of a row is at most
+    # its depth-th highest score (there are depth distinct scores at least as
+    # high): every one of the row's depth best is at least that floor. Only the
+    # few scores above it are sorted, where a partition of each whole row
+    # would cost several times more.
+    size = total // segments
+    # Segment j holds every segments-th score from the j-th: the maxima are then
+    # taken a whole row of segments at a time, fast in C.
+    maxima = scores[:, : segments * size].reshape(queries, size, segments).max(axis=1)
+    floor = numpy.partition(maxima, segments - depth, axis=1)[:, segments - depth]
+    if positive:
+        floor = numpy.maximum(floor, numpy.nextafter(numpy.float32(0), numpy.float32(1)))
+    found = numpy.flatnonzero(scores >= floor[:, None])
+    rows, places = numpy.divmod(found, total)
+    values = scores.reshape(-1)[found]
+    # ``found`` is in the order of positions within each row, and the sort is
+    # stable: equal scores keep it.
+    order = numpy.lexsort((-values, rows))
+    rows, places, values = rows[order], places[order], values[order]
+    # Each score's rank in its row, to keep the first depth of each.
+    counts = numpy.bincount(rows, minlength=queries)
+    ranks = numpy.arange(len(rows)) - numpy.repeat(numpy.cumsum(counts) - counts, counts)
+    kept = ranks < depth
+    best = numpy.zeros((queries, depth), dtype=numpy.int64)
+    best_values = numpy.full((queries, depth), -numpy.inf, dtype=scores.dtype)
+    best[rows[kept], ranks[kept]] = places[kept]
+    best_values[rows[kept], ranks[kept]] = values[kept]
+    return best, best_values
+
+
+def _best_of_each_by_partition(scores: numpy.ndarray, depth: int, positive: bool) -> tuple[numpy.ndarray, numpy.ndarray]:
+    """:func:`best_of_each` by a partition of each row: for rows of few scores."""
+    queries, total = scores.shape
     if depth < total:
         best = numpy.argpartition(-scores, depth - 1, axis=1)[:, :depth]
         # Equal scores across the boundary: the lowest rows, as top_rows takes them.
@@ -158,22 +235,11 @@ def best_of_block(
     order = numpy.lexsort((best, -values), axis=1)
     best = numpy.take_along_axis(best, order, axis=1)
     values = numpy.take_along_axis(values, order, axis=1)
-    if matching is not None:
-        # The nearest chunks of each query ranked again; ``depth`` holds RERANKED
-        # of them at least.
-        rerank_block(best, values, matching)
-    # Each file's best chunk first, in their order, then the others in theirs.
-    files = row_file[best]
-    by_file = numpy.argsort(files, axis=1, kind="stable")
-    grouped = numpy.take_along_axis(files, by_file, axis=1)
-    starts = numpy.ones(grouped.shape, dtype=bool)
-    starts[:, 1:] = grouped[:, 1:] != grouped[:, :-1]
-    first = numpy.empty_like(starts)
-    numpy.put_along_axis(first, by_file, starts, axis=1)
-    chosen = numpy.argsort(~first, axis=1, kind="stable")[:, :top_k]
-    best = numpy.take_along_axis(best, chosen, axis=1)
-    shown = numpy.round(numpy.take_along_axis(values, chosen, axis=1).astype(numpy.float64), 6)
-    return list(zip(best.tolist(), shown.tolist()))
+    if positive:
+        below = values <= 0
+        best = numpy.where(below, 0, best)
+        values = numpy.where(below, -numpy.inf, values).astype(scores.dtype)
+    return best, values
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[int]], count: int, k: int = RRF_K) -> list[tuple[int, float]]:
