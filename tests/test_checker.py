@@ -13,6 +13,7 @@ from workspaces import GOOD_CASE, GOOD_SUITE, make_workspace
 
 from rag_lsp.core.settings import EditorSettings
 from rag_lsp.core.text import Position
+from rag_lsp.core.workspace import Workspace
 from rag_lsp.server.checker import Checker, OpenDocument, Snapshot
 from rag_lsp.server.transport import LARGE_MESSAGE_BYTES
 
@@ -88,27 +89,54 @@ def test_workspaces_read_before_the_first_pass_serve_it(tmp_path: Path) -> None:
 
 
 class _StartRecorder:
-    """A helper that notes when it is asked to start."""
+    """A helper that notes when it is asked to start and to stop."""
 
     def __init__(self) -> None:
         self.starts = 0
+        self.stops = 0
 
     def start_soon(self) -> None:
         self.starts += 1
+
+    def stop(self, wait: bool = True) -> None:
+        self.stops += 1
 
     def close(self) -> None:
         pass
 
 
-@pytest.mark.parametrize("lines, starts", [(10, 0), (LARGE_MESSAGE_BYTES // len(GOOD_CASE) + 1, 1)], ids=["small", "large"])
-def test_preparing_a_workspace_with_a_large_dataset_starts_the_helper(tmp_path: Path, lines: int, starts: int) -> None:
+@pytest.mark.parametrize(
+    "lines, starts, stops", [(10, 0, 1), (LARGE_MESSAGE_BYTES // len(GOOD_CASE) + 1, 1, 0)], ids=["small", "large"]
+)
+def test_preparing_a_workspace_with_a_large_dataset_starts_the_helper(tmp_path: Path, lines: int, starts: int, stops: int) -> None:
     """A workspace holding a dataset as large as a message that starts the helper gets the helper
-    started while it is prepared (the scan reads that dataset with it); small datasets do not."""
+    started while it is prepared (the scan reads that dataset with it); with small datasets only, the
+    helper (started ahead, with the server) is stopped."""
     root = make_workspace(tmp_path, suite=GOOD_SUITE, dataset=(GOOD_CASE + "\n") * lines)
-    checker = Checker()
-    checker.helper = recorder = _StartRecorder()
+    recorder = _StartRecorder()
+    checker = Checker(recorder)  # type: ignore[arg-type]
     checker.prepare((root,), EditorSettings())
-    assert recorder.starts == starts
+    assert (recorder.starts, recorder.stops) == (starts, stops)
+
+
+def test_a_large_document_arriving_keeps_the_helper_and_leaves_the_path_index_to_its_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a large document is announced, preparing a workspace keeps the helper (the document is most
+    likely a dataset it shares) and leaves the index of workspace paths to the reading that first needs
+    it; with none coming, the index is built ahead."""
+    indexed: list[Path] = []
+    index_of = Workspace.path_index
+    monkeypatch.setattr(Workspace, "path_index", lambda self: indexed.append(self.root) or index_of(self))
+    root = make_workspace(tmp_path, suite=GOOD_SUITE, dataset=(GOOD_CASE + "\n") * 10)
+    coming = _StartRecorder()
+    checker = Checker(coming)  # type: ignore[arg-type]
+    checker.large_document_coming.set()
+    checker.prepare((root,), EditorSettings())
+    assert indexed == [] and coming.stops == 0
+    calm = _StartRecorder()
+    Checker(calm).prepare((root,), EditorSettings())  # type: ignore[arg-type]
+    assert indexed == [root] and calm.stops == 1
 
 
 GDI_ROW = '{"input_id": "g1", "prompt": "p", "reference_contexts": ["a"], "sut_response": "r", "retrieved_context": ["a"]}'

@@ -45,10 +45,20 @@ def run_serve(arguments: argparse.Namespace) -> int:
     # within a millisecond instead of five, so requests are answered while a long
     # check holds the lock.
     sys.setswitchinterval(SWITCH_INTERVAL_S)
+    # The helper process that shares the reading of large datasets starts first:
+    # its interpreter and modules load while this process loads the server's
+    # (half a second), where an editor opening a large dataset right away would
+    # wait for it. The first check of the workspace stops it if no dataset
+    # there needs it.
+    from ..core.incremental import reading_helper
+
+    helper = reading_helper()
+    if helper is not None:
+        helper.start_soon()
     from ..server import create_server
     from ..server.transport import serve_stdio, serve_tcp
 
-    server = create_server()
+    server = create_server(helper)
     if address is not None:
         serve_tcp(server, *address, on_large=server.large_message_coming)
     else:

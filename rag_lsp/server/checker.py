@@ -9,6 +9,7 @@ It never talks to the client itself.
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple, Sequence
@@ -448,7 +449,9 @@ def _with_settings_files(root: Path, documents: dict[Path, OpenDocument]) -> Ove
 class Checker:
     """Core workspaces by root, with the open documents in front of the disk."""
 
-    def __init__(self) -> None:
+    def __init__(self, helper: Helper | None = None) -> None:
+        """``helper``: the helper process to share readings with, started
+        already or not (see below); by default one of its own."""
         self.settings: EditorSettings | None = None
         self.workspaces: dict[Path, Workspace] = {}
         # Roots that may be walked for discovery (marked, or an editor's folder).
@@ -464,7 +467,11 @@ class Checker:
         self._converted: dict[Path, _Conversions] = {}
         # A second process for the first reading of large datasets, on a machine
         # with a core to spare.
-        self.helper = reading_helper()
+        self.helper = helper if helper is not None else reading_helper()
+        # Set once a large message has been announced (see transport.on_large):
+        # most likely a dataset the editor opens, whose reading begins as soon
+        # as the message has arrived.
+        self.large_document_coming = threading.Event()
         # The settings the workspaces were prepared with before the first pass (see prepare).
         self._prepared_with: EditorSettings | None = None
 
@@ -515,6 +522,7 @@ class Checker:
         if self.settings is not None:
             return
         self._prepared_with = settings
+        large = False
         for folder in folders:
             workspace = self._workspace(_root_of_folder(folder), settings)
             try:
@@ -522,17 +530,25 @@ class Checker:
                 if self.helper is not None and _holds_a_large_dataset(workspace, discovered):
                     # The scan reads that dataset (open or not) with the helper:
                     # it starts now, while the editor sends its first documents.
+                    large = True
                     self.helper.start_soon()
                 workspace.manifests()
                 workspace.targets()
                 workspace.normal_file_set()
-                if DATASET_FILE in discovered.values():
+                if DATASET_FILE in discovered.values() and not self.large_document_coming.is_set():
                     # A dataset's first missing path asks for the closest workspace
-                    # file: the index of them by folder and name (a quarter of a
+                    # file: the index of them by folder and name (a tenth of a
                     # second for 50,000 files) is built before its first check.
+                    # Not while a large document arrives: this process alone would
+                    # build it while the reading waits, where the reading's first
+                    # missing path builds it while the helper reads on.
                     workspace.path_index()
             except Exception:  # the pass reads them again, and reports what fails
                 log.exception("reading the workspace at %s failed", workspace.root)
+        if self.helper is not None and not large and not self.large_document_coming.is_set():
+            # Started with the server, ahead of any need (see `rag-lsp serve`):
+            # no dataset here needs it, and a later one starts it again.
+            self.helper.stop(wait=False)
 
     # -------------------------------------------------- one pass
 

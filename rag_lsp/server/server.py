@@ -23,6 +23,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from ..core.parallel import Helper
 from ..core.settings import EditorSettings, editor_values
 from . import features, lenses
 from .actions import KINDS as CODE_ACTION_KINDS
@@ -45,12 +46,14 @@ DOCUMENT_TEXT = "ragLsp/documentText"
 class RagLanguageServer(LanguageServer):
     """A pygls server holding one diagnostics session."""
 
-    def __init__(self) -> None:
+    def __init__(self, helper: Helper | None = None) -> None:
+        """``helper``: the helper process its checks share large readings with
+        (see Checker); by default one of its own."""
         super().__init__(
             "rag-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental, protocol_cls=RagProtocol
         )
         # Each part is given what it uses (see roles), the server being the client.
-        self.session = Session(self)
+        self.session = Session(self, helper)
         self.runs = RunManager(self, self.session)
         self.lenses = Lenses(self.session, self.runs)
         self.actions = Actions(self, self.session, self.runs)
@@ -67,9 +70,10 @@ class RagLanguageServer(LanguageServer):
         the message arrives and decodes, rather than when the reading begins. A
         pass waits for the message (see Session.message_arriving): what to call
         once it has been handled."""
-        helper = self.session.checker.helper
-        if helper is not None:
-            helper.start_soon()
+        checker = self.session.checker
+        checker.large_document_coming.set()
+        if checker.helper is not None:
+            checker.helper.start_soon()
         return self.session.message_arriving()
 
     def warn(self, message: str) -> None:
@@ -145,9 +149,10 @@ async def _load_configuration(ls: RagLanguageServer, pushed: Any = None) -> None
         ls.runs.settings_changed()
 
 
-def create_server() -> RagLanguageServer:
-    """A new rag-lsp server with its handlers registered."""
-    server = RagLanguageServer()
+def create_server(helper: Helper | None = None) -> RagLanguageServer:
+    """A new rag-lsp server with its handlers registered; ``helper``: see
+    RagLanguageServer."""
+    server = RagLanguageServer(helper)
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: RagLanguageServer, params: types.InitializeParams) -> None:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from ..core.parallel import Helper
 from ..core.settings import EditorSettings
 from ..core.wording import counted
 from .checker import Checker, FileDiagnostics, OpenDocument, PassResult, Snapshot
@@ -104,10 +105,11 @@ def path_of(uri: str) -> Path | None:
 class Session:
     """The server's diagnostics state: what is scheduled, checked and published."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, helper: Helper | None = None) -> None:
+        """``helper``: see Checker."""
         self.client = client
         self.settings = EditorSettings()
-        self.checker = Checker()
+        self.checker = Checker(helper)
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-lsp-check")
         self.published: dict[Path, Published] = {}
         # Pull clients: files whose diagnostics went away since the last workspace
