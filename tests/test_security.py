@@ -547,12 +547,24 @@ async def test_files_above_the_size_limit_are_refused(client: LanguageClient, tm
     assert f"above the max-file-bytes limit of {LIMIT:,}" in opened[0].message
 
 
-async def test_an_open_dataset_above_the_size_limit_is_refused(client: LanguageClient, tmp_path: Path) -> None:
-    """An open dataset above maxFileBytes gets one RAG005, as the same file on disk does, and its rows are not checked."""
+@pytest.mark.parametrize(
+    "query, lines, refused",
+    [("app", 2 * LIMIT // len(GOOD_CASE), True), ("é" * 100, 500, True), ("é" * 20, 800, False)],
+    ids=["ascii", "bytes-above", "bytes-below"],
+)
+async def test_an_open_dataset_above_the_size_limit_is_refused(
+    client: LanguageClient, tmp_path: Path, query: str, lines: int, refused: bool
+) -> None:
+    """An open dataset above maxFileBytes gets one RAG005, as the same file on disk does, and its rows are not
+    checked; the limit counts the text's UTF-8 bytes, not its characters."""
     make_workspace(tmp_path)
     await start(client, tmp_path, options={"maxFileBytes": LIMIT})
-    uri = open_file(client, tmp_path / ".punica/evals/code.jsonl", f"{GOOD_CASE}\n" * (2 * LIMIT // len(GOOD_CASE)))
-    assert [d.code for d in await diagnostics(client, uri, 1)] == ["RAG005"]
+    text = GOOD_CASE.replace('"query": "app"', f'"query": "{query}"') + "\n"
+    text *= lines
+    assert (len(text) < LIMIT) == query.startswith("é") and (len(text.encode()) > LIMIT) == refused
+    uri = open_file(client, tmp_path / ".punica/evals/code.jsonl", text)
+    codes = [d.code for d in await diagnostics(client, uri, 1)]
+    assert (codes == ["RAG005"]) == refused
 
 
 async def test_an_open_dataset_edited_past_the_size_limit_is_refused_then_read_again(client: LanguageClient, tmp_path: Path) -> None:

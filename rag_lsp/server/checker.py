@@ -51,6 +51,9 @@ class OpenDocument:
     # The whole text split at "\n" (a list the checker may keep), when the
     # document has it at hand; with no ``text``, for a dataset: not joined for it.
     lines: list[str] | None = None
+    # The whole text's UTF-8 size, when the document knows it (see
+    # LineDocument.whole_size).
+    size: int | None = None
 
     @property
     def whole(self) -> bool:
@@ -392,6 +395,8 @@ _UNSEEN = object()
 
 def _utf8_size(document: OpenDocument) -> int:
     """The UTF-8 size of a whole document."""
+    if document.size is not None:
+        return document.size
     if document.text is not None:
         return utf8_size(document.text)
     return lines_size(document.lines or [""])

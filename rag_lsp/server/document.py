@@ -18,6 +18,7 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
 
+from ..core.sources import utf8_size
 from ..core.text import Position, line_of
 from .. import collector
 from .convert import code_point_character, encoding_name
@@ -37,6 +38,8 @@ class LineDocument(TextDocument):
         # A large document's lines are many small objects, none in a cycle.
         with collector.paused():
             self._rows: list[str] = (self._source or "").split("\n")
+        # The whole text's UTF-8 size while it is as it came (see whole_size).
+        self._size: int | None = utf8_size(self._source or "")
         # The text, once something asks for it whole (see source): a large
         # dataset's checker follows its lines, and the text as it came goes.
         self._joined: str | None = None
@@ -71,6 +74,13 @@ class LineDocument(TextDocument):
     def line_count(self) -> int:
         return len(self._rows)
 
+    @property
+    def whole_size(self) -> int | None:
+        """The text's UTF-8 size, when it is known without a pass over its
+        lines: as the client sent it whole (a large ASCII text's is its length,
+        which the string knows). None once edited."""
+        return self._size
+
     def copy_of_lines(self) -> list[str]:
         """The lines without their "\n" (``source.split("\n")``), in a list of
         their own: a copy of the list, the lines themselves shared."""
@@ -87,6 +97,7 @@ class LineDocument(TextDocument):
         return Position(position.line, min(code_point_character(text, position.character, self._encoding), len(text)))
 
     def _apply_incremental_change(self, change: types.TextDocumentContentChangePartial) -> None:
+        self._size = None
         start = self._code_points(change.range.start)
         end = self._code_points(change.range.end)
         if (end.line, end.character) < (start.line, start.character):
@@ -97,6 +108,7 @@ class LineDocument(TextDocument):
 
     def _apply_full_change(self, change: types.TextDocumentContentChangeEvent) -> None:
         self._rows = change.text.split("\n")
+        self._size = utf8_size(change.text)
         self._joined = None
         if self._followed:
             self._changes.append((None, None, change.text))

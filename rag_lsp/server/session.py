@@ -292,7 +292,8 @@ class Session:
                 # keeps a model of it and checks only the edited lines. The first
                 # time, its lines: a large dataset's text is not joined for it.
                 lines, changes = document.take_changes()
-                documents[path] = OpenDocument(document.uri, document.version, None, tuple(changes), lines)
+                size = document.whole_size if lines is not None else None
+                documents[path] = OpenDocument(document.uri, document.version, None, tuple(changes), lines, size)
             else:
                 documents[path] = OpenDocument(document.uri, document.version, document.source)
         changed_files = tuple(self._changed_files)
