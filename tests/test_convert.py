@@ -11,7 +11,7 @@ from rag_lsp.core.workspace import Workspace
 import json
 import re
 
-from rag_lsp.server.convert import Positions, diagnostic_json, json_text, split_at_line_numbers, to_diagnostic
+from rag_lsp.server.convert import Positions, diagnostic_json, finding_json, json_text, split_at_line_numbers, to_diagnostic
 
 
 def test_a_diagnostic_written_out_is_what_pygls_converter_writes() -> None:
@@ -38,6 +38,32 @@ def test_a_diagnostic_written_out_is_what_pygls_converter_writes() -> None:
                 written.append(expected)
     assert any("relatedInformation" in item for item in written)
     assert any("data" in item for item in written)
+
+
+def test_a_findings_json_written_straight_is_its_diagnostics() -> None:
+    """Every finding of every rule fixture, in UTF-16 and in UTF-8 columns, with and without related places,
+    is written straight as the JSON of its diagnostic, key order included."""
+    written = 0
+    for case in CASES:
+        workspace = Workspace(case)
+        for encoding in ("utf-16", "utf-8"):
+            positions: dict[str, Positions] = {}
+
+            def positions_of(relative: str, workspace: Workspace = workspace, positions: dict[str, Positions] = positions) -> Positions:
+                if relative not in positions:
+                    source = workspace.read(relative)
+                    positions[relative] = Positions(LineIndex(source.text if source is not None else ""), encoding)
+                return positions[relative]
+
+            for path, findings in analyze_workspace(workspace).items():
+                for finding in findings:
+                    for related in (True, False):
+                        uri_of = lambda relative: f"file:///ws/{relative}"  # noqa: E731
+                        expected = diagnostic_json(to_diagnostic(finding, positions_of(path), positions_of, uri_of, related))
+                        found = finding_json(finding, positions_of(path), positions_of, uri_of, related)
+                        assert json_text(found) == json_text(expected)
+                        written += 1
+    assert written > 100
 
 
 def _line_values(value: object) -> list[int]:

@@ -309,6 +309,7 @@ class Session:
             settings=self.settings,
             encoding=encoding_name(workspace.position_encoding),
             related_information=bool(publish and publish.related_information),
+            pull=self.pull,
             full=self._full,
             changed_files=changed_files,
             recheck=recheck,
