@@ -11,7 +11,31 @@ from rag_lsp.core.workspace import Workspace
 import json
 import re
 
-from rag_lsp.server.convert import Positions, diagnostic_json, finding_json, json_text, split_at_line_numbers, to_diagnostic
+from lsprotocol import types
+
+from rag_lsp.core.findings import SOURCE, Finding
+from rag_lsp.server.convert import Positions, diagnostic_json, finding_json, fix_json, json_text, split_at_line_numbers
+
+
+def reference_diagnostic(finding: Finding, positions: Positions, related_positions, uri_of, related_information: bool = True) -> types.Diagnostic:
+    """A finding as lsprotocol's diagnostic, built field by field from the LSP specification's names."""
+    related = None
+    if related_information and finding.related:
+        related = [
+            types.DiagnosticRelatedInformation(
+                location=types.Location(uri=uri_of(item.path), range=related_positions(item.path).range(item.range)), message=item.message
+            )
+            for item in finding.related
+        ]
+    return types.Diagnostic(
+        range=positions.range(finding.range),
+        message=finding.message,
+        severity=types.DiagnosticSeverity(int(finding.severity)),
+        code=finding.code,
+        source=SOURCE,
+        related_information=related,
+        data={"fixes": [fix_json(fix, positions) for fix in finding.fixes]} if finding.fixes else None,
+    )
 
 
 def test_a_diagnostic_written_out_is_what_pygls_converter_writes() -> None:
@@ -31,10 +55,13 @@ def test_a_diagnostic_written_out_is_what_pygls_converter_writes() -> None:
 
         for path, findings in analyze_workspace(workspace).items():
             for finding in findings:
-                diagnostic = to_diagnostic(finding, positions_of(path), positions_of, lambda relative: f"file:///ws/{relative}")
+                uri_of = lambda relative: f"file:///ws/{relative}"  # noqa: E731
+                diagnostic = reference_diagnostic(finding, positions_of(path), positions_of, uri_of)
                 expected = converter.unstructure(diagnostic)
                 assert diagnostic_json(diagnostic) == expected
                 assert list(diagnostic_json(diagnostic)) == list(expected)
+                found = finding_json(finding, positions_of(path), positions_of, uri_of)
+                assert json_text(found) == json_text(expected)
                 written.append(expected)
     assert any("relatedInformation" in item for item in written)
     assert any("data" in item for item in written)
@@ -42,7 +69,7 @@ def test_a_diagnostic_written_out_is_what_pygls_converter_writes() -> None:
 
 def test_a_findings_json_written_straight_is_its_diagnostics() -> None:
     """Every finding of every rule fixture, in UTF-16 and in UTF-8 columns, with and without related places,
-    is written straight as the JSON of its diagnostic, key order included."""
+    is written straight as the JSON of its diagnostic built field by field, key order included."""
     written = 0
     for case in CASES:
         workspace = Workspace(case)
@@ -59,7 +86,7 @@ def test_a_findings_json_written_straight_is_its_diagnostics() -> None:
                 for finding in findings:
                     for related in (True, False):
                         uri_of = lambda relative: f"file:///ws/{relative}"  # noqa: E731
-                        expected = diagnostic_json(to_diagnostic(finding, positions_of(path), positions_of, uri_of, related))
+                        expected = diagnostic_json(reference_diagnostic(finding, positions_of(path), positions_of, uri_of, related))
                         found = finding_json(finding, positions_of(path), positions_of, uri_of, related)
                         assert json_text(found) == json_text(expected)
                         written += 1
@@ -86,8 +113,7 @@ def test_a_diagnostics_json_cut_at_its_line_numbers_is_whole_again_with_them() -
             source = workspace.read(path)
             positions = Positions(LineIndex(source.text if source is not None else ""), "utf-16")
             for finding in findings:
-                diagnostic = to_diagnostic(finding, positions, lambda relative: positions, lambda relative: f"file:///ws/{relative}")
-                item = diagnostic_json(diagnostic)
+                item = finding_json(finding, positions, lambda relative: positions, lambda relative: f"file:///ws/{relative}")
                 for text in (json_text(item), json.dumps(item)):
                     pieces = split_at_line_numbers(text)
                     numbers = _line_values(json.loads(text))

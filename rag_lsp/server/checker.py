@@ -30,16 +30,7 @@ from ..core.text import LineIndex
 from ..core.sources import OverlaySource, lines_size, utf8_size
 from .. import collector
 from ..core.workspace import DATASET_FILE, find_root, read_workspace_config, settings_source, Workspace
-from .convert import (
-    Positions,
-    diagnostic_json,
-    file_uri,
-    finding_json,
-    json_text as _json_text,
-    split_at_line_numbers,
-    to_diagnostic,
-    wire_json,
-)
+from .convert import Positions, file_uri, finding_json, json_text as _json_text, split_at_line_numbers, wire_json
 from .document import Change
 from .transport import LARGE_MESSAGE_BYTES
 
@@ -85,10 +76,6 @@ class Snapshot:
     settings: EditorSettings
     encoding: str
     related_information: bool = True
-    # Whether the client pulls its diagnostics: their reports are made of the
-    # diagnostics' objects, built with their JSON (a pushed diagnostic is sent as
-    # its JSON alone, and its objects are built only when read: see _Converted).
-    pull: bool = False
     # Re-check every known workspace (start-up scan, new settings).
     full: bool = False
     # Files created, changed or deleted on disk (watched files) since the last pass.
@@ -294,7 +281,7 @@ def _common_ends(old: list[Finding], new: list[Finding], old_lines: list[int] | 
 
 def _json_lines(finding: Finding, related_information: bool) -> list[int]:
     """The line numbers of a finding's places in the order its diagnostic's JSON
-    holds them (see diagnostic_json): its range, its related places (when the
+    holds them (see finding_json): its range, its related places (when the
     client takes them), the edits of its fixes."""
     start, end = finding.range.start.line, finding.range.end.line
     lines = [start, end]
@@ -678,9 +665,7 @@ class Checker:
                 document = documents.get(path)
                 try:
                     findings = self._findings(workspace, relative, path)
-                    diagnostics, as_json = self._diagnostics(
-                        path, findings, relative, positions, uri_of, snapshot.related_information, snapshot.pull
-                    )
+                    diagnostics, as_json = self._diagnostics(path, findings, relative, positions, uri_of, snapshot.related_information)
                 except Exception:  # one file failing must not hide the others
                     log.exception("checking %s failed", path)
                     diagnostics, as_json = [], []
@@ -727,15 +712,15 @@ class Checker:
         collector.settle()
         return shown
 
-    def _diagnostics(
-        self, path, shown, relative, positions, uri_of, related_information, pull=False
-    ) -> tuple[Sequence[types.Diagnostic], list[str]]:
+    def _diagnostics(self, path, shown, relative, positions, uri_of, related_information) -> tuple[Sequence[types.Diagnostic], list[str]]:
         """Findings as diagnostics (and as JSON), reusing those converted before for
         the same finding object on the same lines: an edit leaves most findings of a
         dataset as they were, and reusing them keeps an edit's cost to its lines.
         A dataset's findings come as placed on their lines (see ShownFindings): one
         whose line moved is the earlier conversion with its line numbers shifted.
-        ``pull``: the client pulls its diagnostics (see Snapshot.pull)."""
+        A new conversion is written straight as JSON (see finding_json): pushed
+        and pulled diagnostics are sent as it, and its objects are built only
+        when read (see _Converted)."""
         findings, lines = (shown.placed, shown.lines) if isinstance(shown, ShownFindings) else (shown, None)
         last = self._converted.get(path)
         converter = positions(relative)
@@ -782,12 +767,8 @@ class Checker:
                     # Converted where its line is now.
                     current = finding.moved(moved_by) if moved_by else finding
                     texts = _line_texts(current, converter) if texts is None else texts
-                    if pull:
-                        diagnostic = to_diagnostic(current, converter, positions, uri_of, related_information)
-                        entry = _Converted(finding, texts, diagnostic, _json_text(diagnostic_json(diagnostic)), moved_by=moved_by)
-                    else:
-                        as_json = finding_json(current, converter, positions, uri_of, related_information)
-                        entry = _Converted(finding, texts, None, _json_text(as_json), moved_by=moved_by)
+                    as_json = finding_json(current, converter, positions, uri_of, related_information)
+                    entry = _Converted(finding, texts, None, _json_text(as_json), moved_by=moved_by)
             converted.append(entry)
         if last is None or not (head or tail):
             entries = converted

@@ -121,39 +121,6 @@ def fix_json(fix: Fix, positions: Positions) -> dict[str, Any]:
     return item
 
 
-def to_diagnostic(
-    finding: Finding,
-    positions: Positions,
-    related_positions: Callable[[str], Positions],
-    uri_of: Callable[[str], str],
-    related_information: bool = True,
-) -> types.Diagnostic:
-    """One finding as an LSP diagnostic.
-
-    ``related_positions`` and ``uri_of`` map a workspace-relative path to the
-    converter of its text and to its URI (related places may be in other files).
-    """
-    related = None
-    if related_information and finding.related:
-        related = [
-            types.DiagnosticRelatedInformation(
-                location=types.Location(uri=uri_of(item.path), range=related_positions(item.path).range(item.range)),
-                message=item.message,
-            )
-            for item in finding.related
-        ]
-    data = {"fixes": [fix_json(fix, positions) for fix in finding.fixes]} if finding.fixes else None
-    return types.Diagnostic(
-        range=positions.range(finding.range),
-        message=finding.message,
-        severity=types.DiagnosticSeverity(int(finding.severity)),
-        code=finding.code,
-        source=SOURCE,
-        related_information=related,
-        data=data,
-    )
-
-
 def finding_json(
     finding: Finding,
     positions: Positions,
@@ -161,10 +128,14 @@ def finding_json(
     uri_of: Callable[[str], str],
     related_information: bool = True,
 ) -> dict[str, Any]:
-    """``diagnostic_json(to_diagnostic(...))``, written straight from the finding:
-    a client that is pushed diagnostics is sent only their JSON, and building
-    each diagnostic's objects first took as long again (the thousands of
-    findings of a large dataset, as it opens)."""
+    """One finding as an LSP diagnostic's JSON, as pygls's converter writes that
+    diagnostic (the fields in its order), written straight from the finding:
+    clients are sent only the JSON, and building each diagnostic's objects
+    first took as long again (the thousands of findings of a large dataset, as
+    it opens); the objects are read back from it when needed.
+
+    ``related_positions`` and ``uri_of`` map a workspace-relative path to the
+    converter of its text and to its URI (related places may be in other files)."""
     item: dict[str, Any] = {
         "range": positions.range_json(finding.range),
         "message": finding.message,
@@ -239,10 +210,10 @@ def json_text(value: object) -> str:
 
 
 def diagnostic_json(diagnostic: types.Diagnostic) -> dict[str, Any]:
-    """A diagnostic of :func:`to_diagnostic` as the JSON pygls's converter makes
-    of it (a field that is None left out, the fields in its order), written out: the converter's generic
-    walk costs more than building the diagnostic, for every finding of a large
-    dataset. The fields to_diagnostic never sets are not written."""
+    """A diagnostic as the JSON pygls's converter makes of it (a field that is
+    None left out, the fields in its order), written out: the converter's
+    generic walk costs more than building the diagnostic. The fields a
+    diagnostic of this server never has (tags, codeDescription) are not written."""
     item: dict[str, Any] = {"range": range_json(diagnostic.range), "message": diagnostic.message}
     if diagnostic.severity is not None:
         item["severity"] = int(diagnostic.severity)
@@ -261,7 +232,7 @@ def diagnostic_json(diagnostic: types.Diagnostic) -> dict[str, Any]:
 
 
 def wire_json(text: str) -> str:
-    """A diagnostic's JSON (of :func:`diagnostic_json`) as the client is sent it:
+    """A diagnostic's JSON (of :func:`finding_json`) as the client is sent it:
     without its ``data``, the fixes it carries. Quick fixes are looked up in the
     server's own diagnostics (see rag_lsp.server.actions), never read back from
     the client, and on a large dataset the fixes are a third of what every

@@ -40,6 +40,7 @@ from ..core.wording import counted
 from .checker import Checker, FileDiagnostics, OpenDocument, PassResult, Snapshot
 from .convert import encoding_name
 from .document import LineDocument
+from .protocol import RawJson
 
 if TYPE_CHECKING:
     from .roles import Client
@@ -84,6 +85,15 @@ def _same_diagnostics(last: Published, file: FileDiagnostics) -> bool:
     if last.json is not None and json is not None:
         return last.json == json
     return last.diagnostics == file.diagnostics
+
+
+def _full_report(last: Published, with_uri: bool = False) -> str:
+    """A full diagnostic report of ``last`` as JSON, its diagnostics as they are
+    pushed (see FileDiagnostics.json); with its URI and version for a workspace
+    report."""
+    head: dict[str, object] = {"uri": last.uri, "version": last.version} if with_uri else {}
+    head.update(kind="full", resultId=last.result_id)
+    return json.dumps(head)[:-1] + ', "items": [' + ", ".join(last.json or ()) + "]}"
 
 
 def path_of(uri: str) -> Path | None:
@@ -309,7 +319,6 @@ class Session:
             settings=self.settings,
             encoding=encoding_name(workspace.position_encoding),
             related_information=bool(publish and publish.related_information),
-            pull=self.pull,
             full=self._full,
             changed_files=changed_files,
             recheck=recheck,
@@ -411,20 +420,35 @@ class Session:
 
     # -------------------------------------------------- pull diagnostics
 
-    def document_report(self, uri: str, previous_result_id: str | None) -> types.DocumentDiagnosticReport:
-        """The ``textDocument/diagnostic`` answer for ``uri``, as of the last pass."""
+    def document_report(self, uri: str, previous_result_id: str | None) -> types.DocumentDiagnosticReport | RawJson:
+        """The ``textDocument/diagnostic`` answer for ``uri``, as of the last pass:
+        a full report written from the diagnostics' JSON, as a push is."""
         path = path_of(uri)
         last = self.published.get(path) if path is not None else None
         if last is None:
             return types.RelatedFullDocumentDiagnosticReport(items=[])
         if previous_result_id is not None and previous_result_id == last.result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=last.result_id)
+        if last.json is not None:
+            return RawJson(_full_report(last))
         return types.RelatedFullDocumentDiagnosticReport(items=list(last.diagnostics), result_id=last.result_id)
 
-    def workspace_report(self, previous: dict[str, str]) -> types.WorkspaceDiagnosticReport:
+    def workspace_report(self, previous: dict[str, str]) -> types.WorkspaceDiagnosticReport | RawJson:
         """The ``workspace/diagnostic`` answer: every checked file, open or not;
         "unchanged" for those whose ``previous`` result id is still current, and an
         empty report for files whose findings went away (deleted, closed)."""
+        if all(last.json is not None for last in self.published.values()):
+            # Written from the diagnostics' JSON, as a push is: converting the
+            # diagnostics of every file again would cost more than checking them.
+            reports = [
+                json.dumps({"uri": last.uri, "version": last.version, "kind": "unchanged", "resultId": last.result_id})
+                if previous.get(last.uri) == last.result_id
+                else _full_report(last, with_uri=True)
+                for last in self.published.values()
+            ]
+            reports += [json.dumps({"uri": uri, "version": None, "kind": "full", "items": []}) for uri in self.dropped.values()]
+            self.dropped.clear()
+            return RawJson('{"items": [' + ", ".join(reports) + "]}")
         items: list[types.WorkspaceDocumentDiagnosticReport] = []
         for last in self.published.values():
             if previous.get(last.uri) == last.result_id:
