@@ -128,8 +128,8 @@ def _on_one_line(finding: Finding) -> bool:
 
 class _Converted:
     """A finding converted for the client, kept from pass to pass: its JSON, and
-    its diagnostic object, built only when something reads it (a code action, a
-    pull client): a push needs the JSON alone. A finding of a dataset line is
+    its diagnostic object, built only when something reads it (a code action):
+    clients are sent the JSON alone. A finding of a dataset line is
     kept as it was placed on its line, which may have moved since: its
     conversion is on the line it is on now, ``moved_by`` lines below its own."""
 
@@ -139,7 +139,6 @@ class _Converted:
         self,
         finding: Finding,
         line_texts: str | list[str],
-        diagnostic: types.Diagnostic | None,
         json: str,
         json_parts: list[str] | None = None,
         moved_from: types.Diagnostic | None = None,
@@ -154,7 +153,7 @@ class _Converted:
         self.json = json
         # What the client is sent (see wire_json).
         self.wire = wire_json(json)
-        self._diagnostic = diagnostic
+        self._diagnostic: types.Diagnostic | None = None
         # The diagnostic this one is, moved to the finding's line (see moved_to).
         self._moved_from = moved_from
         # ``json`` split where its line number is (see moved_to), once it is moved.
@@ -242,7 +241,7 @@ class _Converted:
         else:
             text = parts[0] + "".join(str(line) + part for line, part in zip(lines, parts[1:]))
         source = self._diagnostic if self._diagnostic is not None else self._moved_from
-        return _Converted(finding, self.line_texts, None, text, parts, source, moved_by)
+        return _Converted(finding, self.line_texts, text, parts, source, moved_by)
 
 
 _STRUCTURE = default_converter()
@@ -768,7 +767,7 @@ class Checker:
                     current = finding.moved(moved_by) if moved_by else finding
                     texts = _line_texts(current, converter) if texts is None else texts
                     as_json = finding_json(current, converter, positions, uri_of, related_information)
-                    entry = _Converted(finding, texts, None, _json_text(as_json), moved_by=moved_by)
+                    entry = _Converted(finding, texts, _json_text(as_json), moved_by=moved_by)
             converted.append(entry)
         if last is None or not (head or tail):
             entries = converted

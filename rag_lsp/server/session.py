@@ -87,13 +87,21 @@ def _same_diagnostics(last: Published, file: FileDiagnostics) -> bool:
     return last.diagnostics == file.diagnostics
 
 
+def _object_with_list(fields: dict[str, object], key: str, items: Sequence[str]) -> str:
+    """A JSON object of ``fields`` and, last, ``key`` holding ``items`` (each a JSON
+    text already): a file's thousands of diagnostics are joined as they are kept,
+    not converted again."""
+    head = json.dumps(fields)[:-1] + ", " if fields else "{"
+    return head + json.dumps(key) + ": [" + ", ".join(items) + "]}"
+
+
 def _full_report(last: Published, with_uri: bool = False) -> str:
     """A full diagnostic report of ``last`` as JSON, its diagnostics as they are
     pushed (see FileDiagnostics.json); with its URI and version for a workspace
     report."""
     head: dict[str, object] = {"uri": last.uri, "version": last.version} if with_uri else {}
     head.update(kind="full", resultId=last.result_id)
-    return json.dumps(head)[:-1] + ', "items": [' + ", ".join(last.json or ()) + "]}"
+    return _object_with_list(head, "items", last.json or ())
 
 
 def path_of(uri: str) -> Path | None:
@@ -411,7 +419,7 @@ class Session:
         # The message is written from the diagnostics' JSON, kept from pass to pass:
         # converting a thousand diagnostics again for every version would cost more
         # than checking the edit (the same bytes pygls would write).
-        params = json.dumps({"uri": uri, "version": version})[:-1] + ', "diagnostics": [' + ", ".join(as_json) + "]}"
+        params = _object_with_list({"uri": uri, "version": version}, "diagnostics", as_json)
         body = '{"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics", "params": ' + params + "}"
         data = body.encode("utf-8")
         written = writer.write(b"Content-Length: %d\r\n\r\n" % len(data) + data)
@@ -448,7 +456,7 @@ class Session:
             ]
             reports += [json.dumps({"uri": uri, "version": None, "kind": "full", "items": []}) for uri in self.dropped.values()]
             self.dropped.clear()
-            return RawJson('{"items": [' + ", ".join(reports) + "]}")
+            return RawJson(_object_with_list({}, "items", reports))
         items: list[types.WorkspaceDocumentDiagnosticReport] = []
         for last in self.published.values():
             if previous.get(last.uri) == last.result_id:
