@@ -34,6 +34,7 @@ from rag_lsp.core.incremental import DatasetModel
 from rag_lsp.core.parallel import Helper
 from rag_lsp.core.settings import Settings
 from rag_lsp.core.workspace import Workspace
+from rag_lsp.server.transport import LARGE_MESSAGE_BYTES
 
 # Slow (starts helper processes): `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -85,6 +86,9 @@ def row_kinds(number: int) -> list[str]:
         "[1, 2, 3]",
         "7",
         case(f"long-{n}", ["src/app.py"], note="x" * 300),
+        # As a tool that writes ASCII writes it: an accent and an emoji as \\u escapes, and a quoted
+        # Windows path, before a path not in normal form (its finding's columns count them).
+        json.dumps({"id": f"escaped-é-{n}", "input": {"query": 'où est "C:\\\\src" 😀'}, "expect": {"relevant": ["src/app.py", "./docs/guide.md"]}}),
     ]
 
 
@@ -548,10 +552,12 @@ def helpers_below(pid: int) -> list[int]:
 
 @pytest.mark.skipif(parallel.cores() < 2, reason="the server starts a helper only with a core to spare")
 async def test_server_reads_a_large_dataset_with_a_helper(client: LanguageClient, tmp_path: Path) -> None:
-    """A large dataset opened in the server is read with a helper process, gives the diagnostics of
-    `rag-lsp check`, and its helper ends when the server shuts down."""
+    """A large dataset opened in the server (its didOpen large enough to be read straight into its
+    lines, escapes, accents and emoji included) is read with a helper process, gives the diagnostics
+    of `rag-lsp check`, and its helper ends when the server shuts down."""
     lines = incremental._CHECK_BATCH * (incremental.SHARED_FROM_BATCHES + 1)
     root = make_root(tmp_path, mixed_dataset(lines))
+    assert (root / DATASET).stat().st_size >= LARGE_MESSAGE_BYTES
     await start(client, root)
     uri = open_file(client, root / DATASET)
     published = await diagnostics(client, uri, 1)

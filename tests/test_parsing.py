@@ -224,7 +224,7 @@ def _object_texts(draw, depth: int = 2) -> str:
             value = draw(_object_texts(depth - 1))
         else:
             # JSON texts too: a colon or a quote written as an escape.
-            raw = st.sampled_from(["1", "null", "[1, {}]", '["a:b"]', '"\\u003a"', '"a\\u0022:"'])
+            raw = st.sampled_from(["1", "null", "[1, {}]", '["a:b"]', '"\\u003a"', '"\\u003A"', '"a\\u0022:"', '"caf\\u00e9"'])
             value = draw(st.one_of(_TRICKY_STRINGS.map(json.dumps), raw))
         escaped = draw(st.booleans())
         written = json.dumps(key, ensure_ascii=escaped) if "\\" not in key else json.dumps(key)
@@ -248,6 +248,8 @@ def _repeats_a_key(line: str) -> bool:
 @settings(max_examples=500, deadline=None)
 @given(lines=st.lists(_object_texts(), min_size=1, max_size=6))
 @example(lines=['{"a": 1, "a": 2, "b": "\\u0022:"}'])  # an escaped quote and colon cannot hide the repeat
+@example(lines=['{"a": 1, "a": "\\u003A"}'])  # nor can a colon written as an escape, in either case
+@example(lines=['{"caf\\u00e9": 1, "café": 2}'])  # a key repeated, written once as an escape
 def test_a_row_repeats_a_key_exactly_when_its_line_does(lines: list[str]) -> None:
     """Whether a row repeats a key is what the standard decoder's pairs say, whatever the colons in
     its strings, the escapes and the spacing, read alone or with other rows."""

@@ -11,10 +11,13 @@ import threading
 
 import orjson
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from lsprotocol import types
 
 from rag_lsp.server import create_server
-from rag_lsp.server.transport import LARGE_MESSAGE_BYTES, decode, read_messages, widen_pipe
+from rag_lsp.server.document import LineDocument
+from rag_lsp.server.transport import LARGE_MESSAGE_BYTES, decode, lines_of_json_string, read_messages, widen_pipe
 
 # Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -62,6 +65,80 @@ def test_a_message_decodes_as_pygls_decodes_it(text: str) -> None:
     assert isinstance(ours, types.DidOpenTextDocumentNotification)
     assert ours == theirs
     assert ours.params.text_document.text == json.loads(body)["params"]["textDocument"]["text"]
+
+
+# Characters that each take another path through a JSON string: escapes of one
+# character, escaped backslashes before an "n", accents and letters of other
+# scripts (written as themselves or as \u escapes), an emoji (a surrogate pair
+# when escaped), line breaks of both kinds.
+_STRING_CHARACTERS = st.sampled_from(['a', 'n', 'u', '0', '\\', '"', '/', '\n', '\r', '\t', '\u2028', 'é', 'ж', '日', '😀', ' '])
+
+
+def _written(text: str, ascii: bool, breaks_as_escapes: bool) -> bytes:
+    """``text`` as a JSON string, as a client may write it: non-ASCII as itself or
+    escaped, a line break as ``\\n`` or ``\\u000a``."""
+    written = json.dumps(text, ensure_ascii=ascii)
+    if breaks_as_escapes:
+        written = json.dumps(text.replace("\n", "\x00"), ensure_ascii=ascii).replace("\\u0000", "\\u000a")
+    return written.encode("utf-8")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.lists(_STRING_CHARACTERS, max_size=80).map("".join),
+    ascii=st.booleans(),
+    breaks_as_escapes=st.booleans(),
+    piece_bytes=st.integers(1, 40),
+)
+@example(text='a\\\nb\\n', ascii=True, breaks_as_escapes=False, piece_bytes=1)  # an escaped backslash, then a line break
+def test_a_json_string_is_read_into_the_lines_of_its_text(text: str, ascii: bool, breaks_as_escapes: bool, piece_bytes: int) -> None:
+    """A JSON string read a piece at a time, each piece cut at a line break, gives the lines of the
+    text decoded whole and its UTF-8 size, whatever the escapes, the characters and the pieces' size."""
+    written = _written(text, ascii, breaks_as_escapes)
+    assert json.loads(written) == text
+    assert lines_of_json_string(memoryview(written), piece_bytes) == (text.split("\n"), len(text.encode("utf-8")))
+
+
+@pytest.mark.parametrize("written", [b"12", b'"lone \\ud800 surrogate"', b'"unterminated', b'"a\x01b"'], ids=["number", "surrogate", "cut", "control"])
+def test_what_is_no_string_orjson_reads_is_not_read_into_lines(written: bytes) -> None:
+    """A value that is no JSON string orjson reads is left to the decoding of the whole message."""
+    assert lines_of_json_string(memoryview(written), 4) is None
+
+
+def _large_text(line: str) -> str:
+    """Lines of ``line`` (with a CRLF line among them) past the size of a large message."""
+    count = LARGE_MESSAGE_BYTES // len(line) + 1
+    return "\n".join([line] * (count // 2) + [line + "\r"] + [line] * (count // 2)) + "\n"
+
+
+@pytest.mark.parametrize("ascii", [True, False], ids=["escaped", "as-written"])
+def test_a_large_document_opens_into_its_lines(ascii: bool) -> None:
+    """A didOpen past the size of a large message is the message pygls reads, and its document holds
+    the text's lines and knows its UTF-8 size, accents, emoji and escapes included."""
+    text = _large_text('{"id": "é-😀", "input": {"query": "a \\"quoted\\" C:\\\\path ж 日本"}}')
+    body = json.dumps(did_open(text), ensure_ascii=ascii).encode("utf-8")
+    assert len(body) >= LARGE_MESSAGE_BYTES
+    protocol = Recorder()
+    ours = decode(body, protocol)  # type: ignore[arg-type]
+    theirs = json.loads(body, object_hook=protocol.structure_message)
+    assert isinstance(ours, types.DidOpenTextDocumentNotification)
+    opened, expected = ours.params.text_document, theirs.params.text_document
+    assert (opened.uri, opened.language_id, opened.version) == (expected.uri, expected.language_id, expected.version)
+    document = LineDocument(opened.uri, source=opened.text, version=opened.version)
+    assert document.source == text
+    assert document.line_text(0) == text.split("\n")[0]
+    assert document.whole_size == len(text.encode("utf-8"))
+
+
+def test_a_large_document_holding_a_lone_surrogate_is_decoded_whole() -> None:
+    """A large didOpen whose text orjson refuses (a lone surrogate) is decoded as any such message
+    is, by the standard decoder, and its text is kept whole."""
+    text = _large_text('{"id": "lone \ud800 surrogate"}')
+    body = json.dumps(did_open(text)).encode("utf-8")
+    protocol = Recorder()
+    ours = decode(body, protocol)  # type: ignore[arg-type]
+    assert ours == json.loads(body, object_hook=protocol.structure_message)
+    assert ours.params.text_document.text == text
 
 
 def test_only_the_message_itself_is_typed() -> None:
@@ -117,7 +194,8 @@ def test_a_failing_announcement_loses_no_message() -> None:
         raise RuntimeError("preparing failed")
 
     read_all(framed(did_open("y" * LARGE_MESSAGE_BYTES)), protocol, on_large)
-    assert [message.params.text_document.text[:3] for message in protocol.handled] == ["yyy"]
+    opened = [message.params.text_document for message in protocol.handled]
+    assert [LineDocument(item.uri, source=item.text).source[:3] for item in opened] == ["yyy"]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are Linux's")

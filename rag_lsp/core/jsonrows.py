@@ -49,7 +49,17 @@ def _reject_constant(name: str) -> Any:
 # The fast decoder, and what it refuses that the standard one may yet read or
 # explain: NaN, a lone surrogate, a float beyond range, an integer past the
 # interpreter's digit limit, deep nesting.
-_fast_decode = msgspec.json.Decoder().decode
+_decode_utf8 = msgspec.json.Decoder().decode
+
+
+def _fast_decode(text: str) -> Any:
+    """``text`` read by msgspec. A str that is not ASCII is given as its UTF-8
+    bytes: msgspec reads a str through its UTF-8, which CPython then keeps with
+    the str for as long as it lives, and a row keeps its line's text (a dataset
+    of non-English questions would be held twice over)."""
+    return _decode_utf8(text if text.isascii() else text.encode())
+
+
 _REFUSED = (msgspec.DecodeError, UnicodeEncodeError, RecursionError)
 
 # The value of a line the fast decoder refused (see read_many).
@@ -102,8 +112,8 @@ class Row:
         colons in the line are counted against those of what the value kept, see
         _no_repeats_possible_in) costs as much as decoding it. Here it is done
         for a few hundred rows at once: when the counts agree over them all, they
-        agree for each row (a line without ``\\u`` escapes never has fewer
-        colons than its compact form). Anything else a row needs (an error, a
+        agree for each row (a line that writes no colon as ``\\u003a`` never has
+        fewer colons than its compact form). Anything else a row needs (an error, a
         wide integer, an escape) sends its group down the usual path.
         """
         rows: list[R] = []
@@ -112,7 +122,7 @@ class Row:
             values = []
             for text in group:
                 try:
-                    values.append(_fast_decode(text))
+                    values.append(_decode_utf8(text if text.isascii() else text.encode()))  # see _fast_decode
                 except _REFUSED:
                     values.append(UNREAD)
             containers = [(text, value) for text, value in zip(group, values) if type(value) is dict or type(value) is list]
@@ -628,11 +638,13 @@ def _no_repeats_possible_in(text: str, compact: bytes) -> bool:
     no repeated key.
 
     Each key is followed by one colon, in the line and in the compact form, and
-    a colon inside a string is one colon in both, unless the line writes it (or
-    anything) as a ``\\u`` escape. A repeated key's first pair is dropped from
-    the value with its colon (and any inside it), so the line then has more
-    colons than the compact form: equal counts mean no key repeats."""
-    return "\\u" not in text and compact.count(b":") == text.count(":")
+    a colon inside a string is one colon in both, unless the line writes it as
+    the escape ``\\u003a``. (Other ``\\u`` escapes, an accent or a letter of
+    another script written by a tool that writes ASCII, are no colon either
+    way.) A repeated key's first pair is dropped from the value with its colon
+    (and any inside it), so the line then has more colons than the compact
+    form: equal counts mean no key repeats."""
+    return "\\u003a" not in text and "\\u003A" not in text and compact.count(b":") == text.count(":")
 
 
 def _no_repeats_possible(texts: list[str], values: list[Any]) -> bool:

@@ -30,16 +30,40 @@ log = logging.getLogger(__name__)
 Change = tuple[Position | None, Position | None, str]
 
 
+class TextInLines(str):
+    """The text of an opened document, read from the client's message straight
+    into its lines (see transport.decode), with its UTF-8 size: a
+    :class:`LineDocument` takes them as they are. As a str it is empty: the
+    text is never joined whole for it (tens of megabytes, four bytes a
+    character once a line holds an emoji), and nothing but the document reads
+    it."""
+
+    lines: list[str]
+    size: int
+
+    @classmethod
+    def of(cls, lines: list[str], size: int) -> TextInLines:
+        text = cls()
+        text.lines, text.size = lines, size
+        return text
+
+
 class LineDocument(TextDocument):
     """A pygls text document stored as a list of lines."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # A large document's lines are many small objects, none in a cycle.
-        with collector.paused():
-            self._rows: list[str] = (self._source or "").split("\n")
+        source = self._source
         # The whole text's UTF-8 size while it is as it came (see whole_size).
-        self._size: int | None = utf8_size(self._source or "")
+        self._size: int | None
+        if isinstance(source, TextInLines):
+            self._rows: list[str] = source.lines
+            self._size = source.size
+        else:
+            # A large document's lines are many small objects, none in a cycle.
+            with collector.paused():
+                self._rows = (source or "").split("\n")
+            self._size = utf8_size(source or "")
         # The text, once something asks for it whole (see source): a large
         # dataset's checker follows its lines, and the text as it came goes.
         self._joined: str | None = None

@@ -4,13 +4,19 @@ Opening a 100,000-line dataset is one ``didOpen`` of about 20 MB. pygls's loop
 (``pygls.io_.run_async``) decodes each message with the standard library, on
 the event loop: a tenth of a second for such a message, in which no other
 message is read. This loop is the same (headers, then a body of the length
-they give, then ``protocol.handle_message``) with three differences:
+they give, then ``protocol.handle_message``) with four differences:
 
 * **Bodies are decoded by orjson**, about three times faster. A body orjson
   refuses (a lone surrogate escaped in a string, say) is decoded by the standard
   library as pygls does, so nothing it reads is lost. Only the message itself is
   turned into pygls's typed message (its ``structure_message``), not objects
   inside its parameters that happen to hold a ``jsonrpc`` key.
+* **A large document is opened straight into its lines**: a ``didOpen`` of
+  2 MB or more is read with its text left as JSON (msgspec), and the text read
+  into lines a piece at a time (orjson), never as one string: decoded whole,
+  a 25 MB text is that string and a copy, twice or four times the size once a
+  line holds an accent or an emoji, then copied again into lines. What this
+  reading cannot take (a lone surrogate, say) is decoded as any message is.
 * **A large message is announced by its header**, before its body has arrived:
   ``on_large`` lets the server prepare what checking a large document needs
   while the body arrives and decodes, and may give back what to call once the
@@ -31,6 +37,7 @@ import sys
 from threading import Event
 from typing import Any, Callable
 
+import msgspec
 import orjson
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -38,6 +45,8 @@ from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import JsonRPCProtocol
 
 from ..core.parallel import widen_pipe
+from ..core.sources import utf8_size
+from .document import TextInLines
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +61,45 @@ _CONTENT_LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$")
 OnLarge = Callable[[int], Callable[[], None] | None]
 
 
+# An opened document's text is read into its lines a piece of about this many
+# bytes at a time (see lines_of_json_string): below the size from which glibc's
+# allocator maps fresh memory for each request and unmaps it when freed.
+PIECE_BYTES = 1 << 16
+
+
+# What a large didOpen is read as first: its text left as the JSON it is written
+# in, to be read into lines a piece at a time.
+class _OpenedItem(msgspec.Struct):
+    uri: str
+    languageId: str
+    version: int
+    text: msgspec.Raw
+
+
+class _OpenedParams(msgspec.Struct):
+    textDocument: _OpenedItem
+
+
+class _Opened(msgspec.Struct):
+    jsonrpc: str
+    method: str
+    params: _OpenedParams
+    id: Any = msgspec.UNSET
+
+
+_read_opened = msgspec.json.Decoder(_Opened).decode
+_DID_OPEN = types.TEXT_DOCUMENT_DID_OPEN.encode()
+# A line break in a JSON string: an escaped "n" after any number of escaped
+# backslashes, which follow no other backslash (the end of the match is past the "n").
+_LINE_BREAK = re.compile(rb"(?<!\\)(?:\\\\)*\\n")
+
+
 def decode(body: bytes, protocol: JsonRPCProtocol) -> Any:
     """The message in ``body``, as pygls's typed message."""
+    if len(body) >= LARGE_MESSAGE_BYTES and _DID_OPEN in body:
+        opened = _opened_in_lines(body, protocol)
+        if opened is not None:
+            return opened
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -62,6 +108,63 @@ def decode(body: bytes, protocol: JsonRPCProtocol) -> Any:
     if type(data) is not dict or not ("method" in data or "result" in data or "error" in data):
         return data  # no message pygls knows (see _refuse_non_message)
     return protocol.structure_message(data)
+
+
+def _opened_in_lines(body: bytes, protocol: JsonRPCProtocol) -> Any:
+    """A large didOpen's typed message, its text read into lines (a
+    :class:`TextInLines`) without the whole text ever being one string: decoded
+    whole, a 25 MB text is that string and a copy of it at once, and four bytes
+    a character when a line holds an emoji; its lines are copies of it again.
+    None for any other message, or one this reading cannot take (a string that
+    is not JSON, a lone surrogate): it is then decoded as any message is."""
+    try:
+        opened = _read_opened(body)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if opened.method != types.TEXT_DOCUMENT_DID_OPEN or opened.id is not msgspec.UNSET:
+        return None
+    item = opened.params.textDocument
+    read = lines_of_json_string(memoryview(item.text))
+    if read is None:
+        return None
+    message = protocol.structure_message(
+        {
+            "jsonrpc": opened.jsonrpc,
+            "method": opened.method,
+            "params": {"textDocument": {"uri": item.uri, "languageId": item.languageId, "version": item.version, "text": ""}},
+        }
+    )
+    message.params.text_document.text = TextInLines.of(*read)
+    return message
+
+
+def lines_of_json_string(string: memoryview, piece_bytes: int = PIECE_BYTES) -> tuple[list[str], int] | None:
+    """The lines of the JSON string ``string`` (its quotes included) and its
+    text's UTF-8 size, or None when it is no string orjson reads. It is read a
+    piece of about ``piece_bytes`` at a time, each cut at a line break (see
+    _LINE_BREAK): the memory a piece takes while it is read and split (its
+    text, orjson's buffer) is small enough for the allocator to keep for the
+    next piece, where a whole text's would be fresh memory from the system,
+    page by page."""
+    if len(string) < 2 or string[0] != ord('"') or string[-1] != ord('"'):
+        return None
+    lines: list[str] = []
+    size = 0
+    start, end = 1, len(string) - 1
+    while start <= end:
+        cut = _LINE_BREAK.search(string, min(start + piece_bytes, end), end)
+        stop = cut.end() - 2 if cut is not None else end
+        try:
+            text = orjson.loads(b"".join((b'"', string[start:stop], b'"')))
+        except orjson.JSONDecodeError:
+            return None
+        lines.extend(text.split("\n"))
+        size += utf8_size(text)
+        if cut is None:
+            break
+        size += 1  # the line break between two pieces
+        start = cut.end()
+    return lines, size
 
 
 def _refused_request(body: bytes, protocol: JsonRPCProtocol, error: Exception) -> bool:
