@@ -1,7 +1,7 @@
 """Time rag-lsp on workspaces shaped like users' own, beside the happy path and
 check-jsonschema.
 
-    python benchmarks/realistic.py [--cases 100000] [--workloads happy,tree-20k,elsewhere,tree-50k,lists]
+    python benchmarks/realistic.py [--cases 100000] [--workloads happy,tree-20k,elsewhere,tree-50k,lists,languages]
                                    [--repeat 3] [--edits 40] [--server-runs 3] [--skip-server] [--run-cases 100000]
 
 For each workload of benchmarks/workloads.py (100,000 cases each by default;

@@ -11,11 +11,16 @@ arguments write the same bytes.
   each case lists 1–4 paths drawn from it with Zipf-like reuse (a few files are
   expected by thousands of cases, most by a handful), and 3% of the listed paths
   are near-miss typos of real ones (`_` for `-`, a dropped dot, a stale `old/`
-  folder, a changed extension, a dropped letter). ``tree(20_000)`` is the
-  workload R of the issue that introduced these; ``tree(50_000)`` the large one.
+  folder, a changed extension, a dropped letter): ``tree-20k``, and the large
+  workspace ``tree-50k``.
 * ``elsewhere``: a small repository whose dataset describes a corpus that a
   search service indexes elsewhere: about 2.3 distinct expected paths per case,
   none of them a workspace file.
+* ``languages``: ``tree-20k`` with 35% of its questions asked in other languages
+  (French, German, Spanish, Russian, Japanese, Chinese, an emoji now and then),
+  each line written as json.dumps writes it (``\\u`` escapes) or as UTF-8, as
+  a dataset merged from two tools is: text that is not ASCII costs a reader
+  more than its length says.
 * ``lists``: long lists. A 5,000-file tree and a twentieth of the cases, most
   listing a few paths and a tail listing hundreds to thousands (a question whose
   answer is a whole folder, a list pasted from a search's export), 3% typos, some
@@ -168,6 +173,21 @@ def _query_for(paths: list[str], rng: random.Random) -> str:
     return "how does the " + " ".join(chosen) + " work"
 
 
+# Questions asked in other languages than English (an eval set gathered from a
+# team's users), around the code's own words; an emoji now and then.
+QUESTIONS_ELSEWHERE = [
+    "où se trouve {} dans le code ?", "comment fonctionne {} ?", "wie funktioniert {} genau?",
+    "wo wird {} konfiguriert?", "¿dónde está {}?", "как работает {}?", "где настраивается {}?",
+    "{} はどこで設定されますか？", "{} の仕組みは？", "{} 在哪里配置？", "{} 是如何工作的？",
+    "{} 🔍 where is it", "{} broke again 😅 how does it work",
+]
+
+
+def _question_elsewhere(paths: list[str], rng: random.Random) -> str:
+    words = [w for p in paths if isinstance(p, str) for w in p.replace(".", "/").replace("_", "/").split("/") if w.isalpha() and len(w) > 2]
+    return rng.choice(QUESTIONS_ELSEWHERE).format(" ".join(rng.sample(words, min(len(words), rng.randint(1, 3)))) or "code")
+
+
 def _other_defect(case: dict, index: int, rng: random.Random) -> str | None:
     """About 1% of cases: another finding users make; the line, or None."""
     roll = rng.random()
@@ -185,14 +205,18 @@ def _other_defect(case: dict, index: int, rng: random.Random) -> str | None:
     return None
 
 
-def _case_line(index: int, relevant: list[str], rng: random.Random) -> str:
+def _case_line(index: int, relevant: list[str], rng: random.Random, other_languages: float = 0.0) -> str:
+    """A case's line; with ``other_languages``, the share of questions asked in
+    another language, written as json.dumps writes them (``\\u`` escapes) or as
+    UTF-8 (a dataset merged from two tools)."""
+    elsewhere = rng.random() < other_languages
     case = {
         "id": f"case-{index}",
-        "input": {"query": _query_for(relevant, rng), "corpora": ["code"], "topK": 10},
+        "input": {"query": _question_elsewhere(relevant, rng) if elsewhere else _query_for(relevant, rng), "corpora": ["code"], "topK": 10},
         "expect": {"relevant": relevant},
     }
     broken = _other_defect(case, index, rng)
-    return broken if broken is not None else json.dumps(case)
+    return broken if broken is not None else json.dumps(case, ensure_ascii=not elsewhere or rng.random() < 0.5)
 
 
 def _write_tree(root: Path, files: int, rng: random.Random) -> list[str]:
@@ -209,8 +233,11 @@ def _write_dataset(root: Path, lines: list[str]) -> None:
     (root / DATASET).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def tree(root: Path, files: int = 20_000, cases: int = 100_000, seed: int = 15, typo_share: float = 0.03) -> Workload:
-    """Workload R (``files=20_000``) and the large workspace (``files=50_000``)."""
+def tree(
+    root: Path, files: int = 20_000, cases: int = 100_000, seed: int = 15, typo_share: float = 0.03, other_languages: float = 0.0, name: str = ""
+) -> Workload:
+    """A tree of ``files`` files (tree-20k, tree-50k), with a share of its
+    questions in other languages (``languages``, see _case_line)."""
     rng = random.Random(seed)
     _write_suite(root)
     paths = _write_tree(root, files, rng)
@@ -222,11 +249,12 @@ def tree(root: Path, files: int = 20_000, cases: int = 100_000, seed: int = 15, 
         relevant = list(dict.fromkeys(paths[pick()] for _ in range(rng.randint(1, 4))))
         relevant = [typo_of(path, rng) if rng.random() < typo_share else path for path in relevant]
         expected.update(relevant)
-        lines.append(_case_line(index, relevant, rng))
+        lines.append(_case_line(index, relevant, rng, other_languages))
     _write_dataset(root, lines)
     missing = sum(1 for value in expected if value not in known)
+    languages = f", {other_languages:.0%} of the questions in other languages (accents, Cyrillic, CJK, emoji)" if other_languages else ""
     return Workload(
-        f"tree-{files // 1000}k", root, f"{files:,} files 1–4 folders deep, Zipf reuse, {typo_share:.0%} typos",
+        name or f"tree-{files // 1000}k", root, f"{files:,} files 1–4 folders deep, Zipf reuse, {typo_share:.0%} typos{languages}",
         cases, files, len(expected), missing, lines,
     )
 
@@ -310,4 +338,5 @@ GENERATORS = {
     "elsewhere": lambda root, cases: elsewhere(root, cases),
     "tree-50k": lambda root, cases: tree(root, 50_000, cases, seed=50),
     "lists": lambda root, cases: lists(root, cases),
+    "languages": lambda root, cases: tree(root, 20_000, cases, seed=21, other_languages=0.35, name="languages"),
 }
