@@ -19,6 +19,7 @@ import logging
 import queue
 import threading
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -294,12 +295,8 @@ class RunThread:
                 break
             suite, key = chosen.suite, chosen.key
             name = suite.id or "?"
-            building = None
-            if indexing is not None:
-
-                def building(done: int, total: int, target: str = suite.target or "?") -> None:
-                    indexing(target, done, total)
-
+            # The index's progress, said of this suite's target.
+            building = partial(indexing, suite.target or "?") if indexing is not None else None
             if request.command == RUN_CASE:
                 self._run_case(outcome, runner, suite, key, request, line_text_of, workspace, cancel, baseline, building)
                 continue
