@@ -209,7 +209,8 @@ def _case_line(index: int, relevant: list[str], rng: random.Random, other_langua
     """A case's line; with ``other_languages``, the share of questions asked in
     another language, written as json.dumps writes them (``\\u`` escapes) or as
     UTF-8 (a dataset merged from two tools)."""
-    elsewhere = rng.random() < other_languages
+    # Drawn only for such a workload: the other workloads write the bytes they always wrote.
+    elsewhere = other_languages > 0 and rng.random() < other_languages
     case = {
         "id": f"case-{index}",
         "input": {"query": _question_elsewhere(relevant, rng) if elsewhere else _query_for(relevant, rng), "corpora": ["code"], "topK": 10},
