@@ -62,8 +62,11 @@ OnLarge = Callable[[int], Callable[[], None] | None]
 
 
 # An opened document's text is read into its lines a piece of about this many
-# bytes at a time (see lines_of_json_string): below the size from which glibc's
-# allocator maps fresh memory for each request and unmaps it when freed.
+# bytes at a time (see lines_of_json_string): the memory a piece takes is then
+# small enough for the allocator to give to the next piece, where pieces of a
+# megabyte each got fresh pages from the system (measured over a 25 MB text:
+# 64 KB pieces took two thirds of the page faults of 1 MB ones, and a third
+# where lines hold emoji).
 PIECE_BYTES = 1 << 16
 
 
