@@ -167,8 +167,13 @@ def file_text(path: str, rng: random.Random) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _words_of(paths: list[str]) -> list[str]:
+    """The words of the expected paths' folders and names, for a question about them."""
+    return [w for p in paths if isinstance(p, str) for w in p.replace(".", "/").replace("_", "/").split("/") if w.isalpha() and len(w) > 2]
+
+
 def _query_for(paths: list[str], rng: random.Random) -> str:
-    words = [w for p in paths if isinstance(p, str) for w in p.replace(".", "/").replace("_", "/").split("/") if w.isalpha() and len(w) > 2]
+    words = _words_of(paths)
     chosen = rng.sample(words, min(len(words), rng.randint(2, 5))) or ["code"]
     return "how does the " + " ".join(chosen) + " work"
 
@@ -184,7 +189,7 @@ QUESTIONS_ELSEWHERE = [
 
 
 def _question_elsewhere(paths: list[str], rng: random.Random) -> str:
-    words = [w for p in paths if isinstance(p, str) for w in p.replace(".", "/").replace("_", "/").split("/") if w.isalpha() and len(w) > 2]
+    words = _words_of(paths)
     return rng.choice(QUESTIONS_ELSEWHERE).format(" ".join(rng.sample(words, min(len(words), rng.randint(1, 3)))) or "code")
 
 

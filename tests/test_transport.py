@@ -77,10 +77,9 @@ _STRING_CHARACTERS = st.sampled_from(['a', 'n', 'u', '0', '\\', '"', '/', '\n', 
 def _written(text: str, ascii: bool, breaks_as_escapes: bool) -> bytes:
     """``text`` as a JSON string, as a client may write it: non-ASCII as itself or
     escaped, a line break as ``\\n`` or ``\\u000a``."""
-    written = json.dumps(text, ensure_ascii=ascii)
-    if breaks_as_escapes:
-        written = json.dumps(text.replace("\n", "\x00"), ensure_ascii=ascii).replace("\\u0000", "\\u000a")
-    return written.encode("utf-8")
+    if breaks_as_escapes:  # each line break written as a NUL would be, then named as a line break
+        return json.dumps(text.replace("\n", "\x00"), ensure_ascii=ascii).replace("\\u0000", "\\u000a").encode("utf-8")
+    return json.dumps(text, ensure_ascii=ascii).encode("utf-8")
 
 
 @settings(max_examples=300, deadline=None)
