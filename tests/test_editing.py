@@ -121,7 +121,7 @@ def test_dataset_key_completion_leaves_out_the_keys_the_row_has(tmp_path: Path) 
     make_workspace(tmp_path)
     text, line, column = cursor_at('{"id": "a", "input": {"query": "q"}, "|')
     result = complete(Workspace(tmp_path), ".punica/evals/code.jsonl", DATASET_FILE, text, line, column)
-    assert result is not None and [item.label for item in result.items] == ["expect"]
+    assert result is not None and [item.label for item in result.items] == ["expect", "metadata"]
 
 
 def test_corpus_completion_offers_what_every_target_of_the_dataset_serves(tmp_path: Path) -> None:

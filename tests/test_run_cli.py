@@ -25,9 +25,9 @@ CASE_KEYS = {"id", "scores", "broken", "missed", "first_relevant_rank", "mode"}
 # Keys written beside SPEC §6's (README): why a suite was not run, the scoring
 # metadata of its metrics' configs, the ranks of the relevant hits a case found
 # (what --baseline compares), why each missed value was missed, and every rank of
-# each expected value in the target's whole answer.
+# each expected value in the target's whole answer, and the case's own metadata.
 EXTRA_SUITE_KEYS = {"error", "metrics"}
-EXTRA_CASE_KEYS = {"ranks", "why_missed", "answer"}
+EXTRA_CASE_KEYS = {"ranks", "why_missed", "answer", "metadata"}
 
 
 
@@ -104,6 +104,21 @@ def test_examples_json_follows_the_spec(tmp_path: Path) -> None:
     assert case["broken"] is None
     assert case["first_relevant_rank"] == 1
     assert set(case["scores"]) == {"rag.recall", "rag.precision", "rag.mrr", "rag.hit@1", "rag.retrieved", "rag.mode.semantic"}
+
+
+def test_case_metadata_is_carried_into_the_json_report(tmp_path: Path) -> None:
+    """A case's `metadata` object is written beside its figures in --format json (null for a case without
+    one), and the check finds nothing wrong with it."""
+    cases = [
+        {"id": "tagged", "input": {"query": "app"}, "expect": {"relevant": ["src/app.py"]},
+         "metadata": {"tags": ["billing"], "source": "tickets", "difficulty": 2}},
+        {"id": "plain", "input": {"query": "app"}, "expect": {"relevant": ["src/app.py"]}},
+    ]
+    make_workspace(tmp_path, dataset="".join(json.dumps(case) + "\n" for case in cases))
+    assert rag_lsp("check", cwd=tmp_path).returncode == 0
+    _, document = run_json(cwd=tmp_path)
+    metadata = {case["id"]: case["metadata"] for case in document["suites"][0]["cases"]}
+    assert metadata == {"tagged": {"tags": ["billing"], "source": "tickets", "difficulty": 2}, "plain": None}
 
 
 def test_examples_junit_is_xml_with_failures(tmp_path: Path) -> None:

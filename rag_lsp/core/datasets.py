@@ -79,6 +79,8 @@ class CaseRow(msgspec.Struct, gc=False):
     # The case's input as JSON text: a recorded target never needs it decoded.
     input: msgspec.Raw
     expect: _Expect
+    # The team's own data about the case, carried into the run's report.
+    metadata: Any = UNSET
     # Present only on gdi_text_v1 rows: such a line is read as plain JSON instead.
     input_id: Any = UNSET
     reference_contexts: Any = UNSET

@@ -201,6 +201,7 @@ def suite_json(result: SuiteResult, shared: bool = True) -> dict:
                 "why_missed": why_missed(case),
                 "answer": answer(case),
                 "at_k": at_k(case),
+                "metadata": case.metadata,
             }
             for case in result.cases
         ]
@@ -216,6 +217,7 @@ def suite_json(result: SuiteResult, shared: bool = True) -> dict:
             "ranks": case.ranks,
             "why_missed": why_missed(case),
             "answer": answer(case),
+            "metadata": case.metadata,
         }
         for case in result.cases
     ]

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Sequence
 
 import msgspec
+from msgspec import UNSET
 
 from .analyze import analyze_file
 from .contexts import unreachable_paths
@@ -148,6 +149,8 @@ class CaseResult:
     # What the target's whole answer held, before the cut at k (every rank of
     # each expected value): None when the target gave no answer to score.
     answer: AnswerRanks | None = None
+    # The case's `metadata` object in the dataset (the team's own data), if any.
+    metadata: dict[str, Any] | None = None
 
     @classmethod
     def scored_case(cls, case_id: str, line: int, outcome: CaseScore, mode: str | None, hits: tuple[Hit, ...]) -> CaseResult:
@@ -589,6 +592,7 @@ class Runner:
         result.notes = tuple(target.take_notes())
         result.cancelled = any(case is None for case in cases)
         result.cases = [case for case in cases if case is not None]
+        _carry_metadata(result.cases, dataset.rows)
         return self._finish(result, thresholds)
 
     # -------------------------------------------------- metric suites
@@ -648,6 +652,7 @@ class Runner:
         report.many(len(planned) - len(runnable))
         report.done()
         result.cases = cases
+        _carry_metadata(result.cases, dataset.rows)
         return self._finish(result, thresholds)
 
 
@@ -738,7 +743,25 @@ def _repeated(case_id: str, first: int) -> Flaw:
 
 
 def _encode(case: CaseRow) -> bytes:
-    return msgspec.json.encode({"id": case.id, "input": case.input, "expect": {"relevant": case.expect.relevant}})
+    row = {"id": case.id, "input": case.input, "expect": {"relevant": case.expect.relevant}}
+    if case.metadata is not UNSET:
+        row["metadata"] = case.metadata
+    return msgspec.json.encode(row)
+
+
+def _metadata_of(value: Any) -> Any:
+    if type(value) is CaseRow:
+        return value.metadata
+    return value.get("metadata", UNSET) if type(value) is dict else UNSET
+
+
+def _carry_metadata(cases: list[CaseResult], rows: list[tuple[int, Any]]) -> None:
+    """Give each case the `metadata` object of its row (a value of another type
+    is RAG004's and is not carried)."""
+    by_line = {line: metadata for line, value in rows if type(metadata := _metadata_of(value)) is dict}
+    if by_line:
+        for case in cases:
+            case.metadata = by_line.get(case.line)
 
 
 def _decode_input(plan: _Plan) -> None:
