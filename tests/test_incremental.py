@@ -203,6 +203,9 @@ VARIANTS = {
     # More findings of one code on one line than a limit shows.
     "listed-six-times": '"relevant": [' + ", ".join(['"src/a.py"'] * 6) + "]",
     "not-normal": '"relevant": ["./src/a.py"]',
+    "backslash": '"relevant": ["src\\\\a.py"]',
+    "extra-key": '"relevant": ["src/a.py"], "graded": 1',
+    "not-normal-extra-key": '"relevant": ["./src/a.py"], "graded": 1',
     "listed-twice": '"relevant": ["src/a.py", "src/a.py"]',
     "empty": '"relevant": []',
 }
@@ -419,3 +422,77 @@ def test_repeated_input_ids_follow_edits_as_a_fresh_check(tmp_path_factory, edit
         end_offset = min(len(model.text), start_offset + length % 30)
         model.edit(lines.position(start_offset), lines.position(end_offset), piece)
         assert model.findings() == fresh(model.text)
+
+
+fold_edits = st.lists(
+    st.tuples(
+        st.integers(0, 10_000),
+        st.sampled_from(["fine", "not-normal", "not-normal-extra-key", "backslash", "extra-key", "extra-key", "missing"]),
+        st.sampled_from(["replace"] * 6 + ["insert", "delete", "query"]),
+        st.booleans(),
+    ),
+    min_size=1,
+    max_size=15,
+)
+
+
+@pytest.mark.slow
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(edits=fold_edits, limit=st.integers(1, 4), start=st.integers(18, 22))
+def test_findings_of_one_cause_fold_and_unfold_with_edits_as_a_fresh_check(tmp_path_factory, edits, limit: int, start: int) -> None:
+    """Edits that make a cause stand on most rows (an unnormalized path, an unknown key) or no longer
+    do fold and unfold its findings exactly as a fresh check of the text does, in every finding and in
+    what an editor is shown."""
+    workspace, source, _ = elsewhere_workspace(tmp_path_factory.mktemp("ws"))
+    # About as many rows share each cause as fold it (20 of 32): edits fold and unfold it.
+    names = ["not-normal-extra-key"] * start + ["fine", "missing", "backslash", "extra-key"] * 3
+    model = DatasetModel(workspace, ELSEWHERE_DATASET, "\n".join(variant_line(name, n) for n, name in enumerate(names)) + "\n")
+
+    def fresh(text: str):
+        source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
+        workspace.invalidate(ELSEWHERE_DATASET, files_changed=False)
+        return analyze_file(workspace, ELSEWHERE_DATASET)
+
+    for number, (line_seed, name, kind, everything_first) in enumerate(edits, start=100):
+        line = line_seed % (len(model.lines) - 1)
+        text = model.lines[line]
+        if kind == "query" and '"query": "' in text:
+            column = text.index('"query": "') + len('"query": "')
+            model.edit(Position(line, column), Position(line, column), "x")
+        elif kind == "insert":
+            model.edit(Position(line, 0), Position(line, 0), variant_line(name, number) + "\n")
+        elif kind == "delete":
+            model.edit(Position(line, 0), Position(line + 1, 0), "")
+        else:
+            model.edit(Position(line, 0), Position(line, len(text)), variant_line(name, number))
+        expected = fresh(model.text)
+        if everything_first:
+            assert model.findings() == expected
+            assert model.shown(limit) == shown_in_editor(expected, limit)
+        else:
+            assert model.shown(limit) == shown_in_editor(expected, limit)
+            assert model.findings() == expected
+
+
+def test_a_cause_on_most_rows_is_one_finding_with_a_fix_for_every_occurrence(tmp_path: Path) -> None:
+    """When most rows write their expected path from `./`, one RAG206 stands for them all: it names how many
+    rows and which lines, covers each occurrence, and its one fix normalizes every path; the rows that break
+    the pattern keep their own findings, and `unfold` lists each occurrence."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    names = ["not-normal"] * 24 + ["backslash", "fine", "missing"]
+    text = "\n".join(variant_line(name, n) for n, name in enumerate(names)) + "\n"
+    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
+    found = analyze_file(workspace, ELSEWHERE_DATASET)
+    rag206 = [finding for finding in found if finding.code == "RAG206"]
+    assert len(rag206) == 2
+    folded, own = rag206
+    assert folded.message.startswith("24 of the 27 rows (lines 1, 2, 3, …) share this finding: './src/a.py' is not a normalized path")
+    assert "written from `./`" in folded.message and "--unfold" in folded.message
+    assert [place.start.line for place in folded.covers] == list(range(24))
+    (fix,) = folded.fixes
+    assert fix.title == "Normalize every such path (24 places)"
+    assert [(edit.range.start.line, edit.new_text) for edit in fix.edits] == [(line, '"src/a.py"') for line in range(24)]
+    assert own.range.start.line == 24 and not own.covers and "src\\\\a.py" in own.message
+    assert DatasetModel(workspace, ELSEWHERE_DATASET, text).findings() == found
+    workspace.folds_findings = False
+    assert [finding.code for finding in analyze_file(workspace, ELSEWHERE_DATASET)].count("RAG206") == 25

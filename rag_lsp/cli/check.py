@@ -43,6 +43,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="print the settings in force in the workspace of each PATH (or of the current folder), each with "
         "where it comes from, and exit",
     )
+    parser.add_argument(
+        "--unfold",
+        action="store_true",
+        help="list every occurrence of a finding that most rows of a dataset share for one cause, instead of one "
+        "finding that stands for them all",
+    )
     # A check holds no process, file or connection to close: see cli._end_now.
     parser.set_defaults(handler=run_check, ends_at_once=True)
 
@@ -53,10 +59,11 @@ def run_check(arguments: argparse.Namespace) -> int:
     if arguments.show_settings:
         return show_settings([Path(path) for path in arguments.paths] or [Path.cwd()])
     collector.one_shot()
+    unfold = arguments.unfold
     if arguments.paths:
-        checked = check_paths([Path(path) for path in arguments.paths])
+        checked = check_paths([Path(path) for path in arguments.paths], unfold)
     else:
-        checked = check_workspace(Path.cwd())
+        checked = check_workspace(Path.cwd(), unfold)
     sys.stdout.write(FORMATS[arguments.format](checked))
     return EXIT_FINDINGS if fails(checked.findings, arguments.fail_on) else EXIT_OK
 
@@ -78,12 +85,12 @@ def fails(findings: list[Finding], level: str) -> bool:
     return any(finding.severity <= threshold for finding in findings)
 
 
-def check_workspace(folder: Path) -> Checked:
+def check_workspace(folder: Path, unfold: bool = False) -> Checked:
     """Check the whole workspace holding ``folder`` (a CI job started in a
     subfolder checks what one started at the root would); a workspace with
     nothing to check is a usage error: the job most likely runs in the wrong place."""
     root = find_root(folder)
-    checked = check_paths([root])
+    checked = check_paths([root], unfold)
     if not checked.files:
         raise UsageError(
             f"nothing to check in the workspace at {root}: no suite, dataset, manifest or settings file "
@@ -93,9 +100,10 @@ def check_workspace(folder: Path) -> Checked:
     return checked
 
 
-def check_paths(paths: list[Path]) -> Checked:
+def check_paths(paths: list[Path], unfold: bool = False) -> Checked:
     """Check files and folders; each is checked in the workspace it belongs to
-    (files that are none of ours, as pre-commit passes them, are skipped)."""
+    (files that are none of ours, as pre-commit passes them, are skipped).
+    ``unfold``: list every occurrence of a folded finding (see core.folding)."""
     # A helper for a large dataset's reading starts before the workspaces are
     # listed: its start (an interpreter, the checks' modules, a fifth of a second)
     # then overlaps the listing, and it is ready when the reading begins. A check
@@ -104,7 +112,7 @@ def check_paths(paths: list[Path]) -> Checked:
     if helper is not None:
         helper.start_soon()
     try:
-        return _check_paths(paths, helper)
+        return _check_paths(paths, helper, unfold)
     finally:
         if helper is not None:
             helper.close()
@@ -122,12 +130,16 @@ def _may_hold_a_large_dataset(paths: list[Path]) -> bool:
     return False
 
 
-def _check_paths(paths: list[Path], helper: Helper | None) -> Checked:
+def _check_paths(paths: list[Path], helper: Helper | None, unfold: bool = False) -> Checked:
     workspaces: dict[Path, Workspace] = {}
     selected: dict[tuple[Path, str], tuple[Workspace, str | None]] = {}
 
     def workspace_at(root: Path) -> Workspace:
-        return workspaces.get(root) or workspaces.setdefault(root, Workspace.configured(root))
+        workspace = workspaces.get(root)
+        if workspace is None:
+            workspace = workspaces[root] = Workspace.configured(root)
+            workspace.folds_findings = not unfold
+        return workspace
 
     def select_folder(workspace: Workspace, prefix: str) -> None:
         for relative, kind in workspace.discover().items():

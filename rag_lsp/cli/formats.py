@@ -125,16 +125,19 @@ def format_text(checked: Checked) -> str:
 
 
 def format_json(checked: Checked) -> str:
-    items = [
-        {
+    items = []
+    for workspace, finding in checked.each():
+        item = {
             "path": finding.path,
             "range": checked.utf16(workspace, finding.path, finding.range),
             "severity": finding.severity.label,
             "code": finding.code,
             "message": finding.message,
         }
-        for workspace, finding in checked.each()
-    ]
+        if finding.covers:
+            # A folded finding (one cause on most rows): every place it stands for.
+            item["covers"] = [checked.utf16(workspace, finding.path, place) for place in finding.covers]
+        items.append(item)
     return _indented_json(items)
 
 
@@ -186,11 +189,13 @@ def format_sarif(checked: Checked) -> str:
             "message": {"text": finding.message},
             "locations": [location(workspace, finding.path, finding.range)],
         }
-        if finding.related:
-            result["relatedLocations"] = [
-                {"id": index, **location(workspace, item.path, item.range, item.message)}
-                for index, item in enumerate(finding.related)
-            ]
+        related = [location(workspace, item.path, item.range, item.message) for item in finding.related]
+        if finding.covers:
+            # A folded finding (one cause on most rows): every place it stands for.
+            related += [location(workspace, finding.path, place, f"{finding.code} here too") for place in finding.covers]
+            result["properties"] = {"covers": len(finding.covers)}
+        if related:
+            result["relatedLocations"] = [{"id": index, **place} for index, place in enumerate(related)]
         results.append(result)
     sarif = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",

@@ -15,6 +15,7 @@ from typing import Any, Iterable
 from . import rules as registry
 from .contexts import DatasetContext, RowsContext, SuiteContext, YamlContext
 from .findings import Finding
+from .folding import fold
 from .text import Range
 from .config import read_config
 from .sources import SourceText
@@ -40,12 +41,23 @@ def analyze_file(workspace: Workspace, path: str, kind: str | None = None, sourc
     if source.refused:
         findings = [_refused(source.refused)]
     elif kind == DATASET_FILE:
-        findings = analyze_dataset(workspace, path, source)
+        findings = finish(workspace, path, analyze_dataset(workspace, path, source))
+        parsed = workspace.parsed_dataset(path, source)
+        return fold_dataset(workspace, findings, len(parsed.rows) if parsed is not None else 0)
     elif kind == CONFIG_FILE:
         findings = list(read_config(path, source.text).findings)
     else:
         findings = _analyze_yaml(workspace, path, kind, source)
     return finish(workspace, path, findings)
+
+
+def fold_dataset(workspace: Workspace, findings: list[Finding], rows: int) -> list[Finding]:
+    """A dataset's findings (finished, in position order) with the causes most of
+    its ``rows`` rows share folded, one finding each (see core.folding), unless
+    the settings ask for every occurrence."""
+    if not workspace.folds_findings:
+        return findings
+    return fold(findings, rows, registry.explain_fold)
 
 
 def analyze_workspace(workspace: Workspace, paths: Iterable[str] | None = None) -> dict[str, list[Finding]]:

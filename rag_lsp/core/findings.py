@@ -83,23 +83,34 @@ class Finding(NamedTuple):
     # for its rule to finish it with once it is to be shown (see
     # rules.finished). A finding given out never has it set.
     unfinished: str | None = None
+    # Why a finding of a dataset row is there, where rows of one dataset may share
+    # it (an unknown key, the form of a path, a corpus): findings of one code and
+    # one cause on most rows are reported once (see folding). None: never folded.
+    cause: str | None = None
+    # A folded finding's places: every occurrence it stands for, in order (see folding).
+    covers: tuple[Range, ...] = ()
 
     def at(self, path: str) -> Finding:
         # Built directly: _replace costs twice as much, and every
         # finding of a check is placed at its file.
-        return Finding(self.code, self.severity, self.range, self.message, path, self.fixes, self.related, self.unfinished)
+        return Finding(
+            self.code, self.severity, self.range, self.message, path, self.fixes, self.related, self.unfinished, self.cause, self.covers
+        )
 
     def moved(self, lines: int, below: int = 0) -> Finding:
         """The same finding with each of its places (its range, related places and
         fix edits) on line ``below`` or further down moved by ``lines`` lines."""
-        if not self.fixes and not self.related:  # most findings: their range alone
+        if not self.fixes and not self.related and not self.covers:  # most findings: their range alone
             if lines == 0 or self.range.start.line < below:
                 return self  # the same object: whoever converted it may keep that
-            return Finding(self.code, self.severity, self.range.shifted(lines), self.message, self.path, unfinished=self.unfinished)
+            return Finding(
+                self.code, self.severity, self.range.shifted(lines), self.message, self.path,
+                unfinished=self.unfinished, cause=self.cause, covers=self.covers,
+            )
         if lines == 0 or (below and not self._reaches(below)):
             return self
         fixes = self.fixes
-        if not self.related and len(fixes) == 1 and len(fixes[0].edits) == 1:
+        if not self.related and not self.covers and len(fixes) == 1 and len(fixes[0].edits) == 1:
             # One fix of one edit, most often of the finding's own range (RAG203's
             # did-you-mean, RAG206's normal form): a line inserted above a thousand
             # findings moves them all, and this costs half the general way.
@@ -119,6 +130,8 @@ class Finding(NamedTuple):
                 (Fix(fix.title, (TextEdit(edit_range, edit.new_text),), fix.create_file),),
                 (),
                 self.unfinished,
+                self.cause,
+                self.covers,
             )
 
         def move(range: Range) -> Range:
@@ -135,6 +148,8 @@ class Finding(NamedTuple):
             tuple(Fix(fix.title, tuple(TextEdit(move(edit.range), edit.new_text) for edit in fix.edits), fix.create_file) for fix in self.fixes),
             tuple(Related(item.path, move(item.range), item.message) for item in self.related),
             self.unfinished,
+            self.cause,
+            tuple(map(move, self.covers)),
         )
 
     def _reaches(self, line: int) -> bool:
@@ -142,6 +157,7 @@ class Finding(NamedTuple):
         return (
             self.range.start.line >= line
             or any(item.range.start.line >= line for item in self.related)
+            or any(place.start.line >= line for place in self.covers)
             or any(edit.range.start.line >= line for fix in self.fixes for edit in fix.edits)
         )
 

@@ -32,7 +32,8 @@ from typing import Any, Callable, Iterable, NamedTuple, Sequence
 from . import rules as registry
 from .analyze import check_rows, finish
 from .contexts import ID_KEYS, DatasetContext, PathTally, RowContext, RowsContext, case_id, case_path_tallies, first_missing_index, tallied_as_case
-from .findings import SHOWN_PER_CODE, Finding, left_out_finding
+from .findings import SHOWN_PER_CODE, Finding, left_out_finding, shown_in_editor
+from .folding import fold, folded_groups
 from .jsonrows import fine_row
 from .manifests import GDI_TEXT, RAG_CASE
 from .parallel import Helper, TwoEnds, cores
@@ -176,6 +177,11 @@ class DatasetModel:
         # looking at the lines of the first findings of each code only.
         self._lines_by_code: dict[str, list[int]] = {}
         self._placed_counts: Counter[str] = Counter()
+        # How many lines hold findings of each (code, cause) (see Finding.cause),
+        # and how many lines are rows: what tells, without looking at the
+        # findings, whether any cause stands on most rows (see core.folding).
+        self._cause_lines: Counter[tuple[str, str]] = Counter()
+        self._row_count = 0
         self._stale: set[int] | None = None  # None: every line
         # Case id -> its row, or its rows (in no order) when it repeats.
         self._ids: dict[str, _Line | list[_Line]] = {}
@@ -258,6 +264,7 @@ class DatasetModel:
         if share is not None:
             self._take_answers(share.remaining(), starts, batches, use, shape, found)
         self._place_every_line(found)
+        self._row_count = sum(1 for row in self.rows if row is not None)
         self._facts = (use, shape, workspace.files_version, workspace.settings)
         self._stale = set()
 
@@ -397,6 +404,7 @@ class DatasetModel:
         self._index_many([row for row in new_rows if row is not None])
         for row in new_rows:
             self._touch_id(row)
+        self._row_count += sum(1 for row in new_rows if row is not None) - sum(1 for row in self.rows[start:stop] if row is not None)
         self.lines[start:stop] = lines
         self.rows[start:stop] = new_rows
         last_shown = self._last_shown
@@ -409,6 +417,7 @@ class DatasetModel:
         for placed in self._placed[start:stop]:
             if placed:
                 self._placed_counts.subtract(finding.code for finding in placed)
+                self._cause_lines.subtract(_causes_of(placed))
         self._placed[start:stop] = [None] * added
         delta = added - removed
         self._move_lines(start, stop, delta)
@@ -587,7 +596,10 @@ class DatasetModel:
 
     def findings(self) -> list[Finding]:
         """Every finding of the dataset as it is now (as ``analyze_file`` gives)."""
-        return self._given_out(self._refresh(), None).findings()
+        findings = self._given_out(self._refresh(), None).findings()
+        if not self.workspace.folds_findings:
+            return findings
+        return fold(findings, self._row_count, registry.explain_fold)
 
     def shown(self, limit: int = SHOWN_PER_CODE) -> list[Finding]:
         """The findings an editor is shown, as ``shown_in_editor(findings())``
@@ -599,7 +611,20 @@ class DatasetModel:
         its line with the line it is on now: the findings of the lines below an
         edit are many, and only the first ``limit`` of each code are looked at;
         those of lines that only moved are the same objects as before."""
-        return self._given_out(self._refresh(), limit)
+        across = self._refresh()
+        if self._folds():
+            # A cause on most rows is one finding: what an editor is shown is made
+            # from every finding, folded, as analyze_file's are.
+            self._last_shown = None
+            shown = shown_in_editor(fold(self._given_out(across, None).findings(), self._row_count, registry.explain_fold), limit)
+            return ShownFindings(shown, [finding.range.start.line for finding in shown])
+        return self._given_out(across, limit)
+
+    def _folds(self) -> bool:
+        """Whether findings of one cause stand on most rows (see core.folding)."""
+        if not self.workspace.folds_findings or not self._cause_lines:
+            return False
+        return bool(folded_groups(self._cause_lines.items(), self._row_count))
 
     def _refresh(self) -> list[Finding]:
         """Check what changed since the last call; the findings across lines (in
@@ -802,6 +827,7 @@ class DatasetModel:
             self._lines_with_findings = []
             self._lines_by_code = {}
             self._placed_counts = Counter()
+            self._cause_lines = Counter()
         else:
             stale = sorted(self._stale)
         self._stale = set()
@@ -861,14 +887,17 @@ class DatasetModel:
         self._placed = [_NO_FINDINGS] * len(self.rows)
         by_code: dict[str, list[int]] = {}
         counts: Counter[str] = Counter()
+        causes: Counter[tuple[str, str]] = Counter()
         for line, placed in found.items():
             self._placed[line] = placed
             counts.update(finding.code for finding in placed)
+            causes.update(_causes_of(placed))
             for code in {finding.code for finding in placed}:
                 by_code.setdefault(code, []).append(line)
         self._lines_with_findings = sorted(found)
         self._lines_by_code = {code: sorted(lines) for code, lines in by_code.items()}
         self._placed_counts = counts
+        self._cause_lines = causes
 
     def _place(self, lines: Sequence[int], found: dict[int, list[Finding]]) -> None:
         """Keep the findings of checked ``lines`` (ascending) on them."""
@@ -880,6 +909,7 @@ class DatasetModel:
             if placed:
                 bisect.insort(self._lines_with_findings, line)
                 self._placed_counts.update(finding.code for finding in placed)
+                self._cause_lines.update(_causes_of(placed))
                 for code in {finding.code for finding in placed}:
                     bisect.insort(by_code.setdefault(code, []), line)
 
@@ -1128,6 +1158,11 @@ def _are_plain_findings(number: Any, found: Any, codes: bytes, lines: int, path:
             for finding in found
         )
     )
+
+
+def _causes_of(placed: Iterable[Finding]) -> set[tuple[str, str]]:
+    """The (code, cause) pairs of one line's findings, each once (see Finding.cause)."""
+    return {(finding.code, finding.cause) for finding in placed if finding.cause is not None}
 
 
 def _batch_starts(lines: list[str]) -> list[int]:

@@ -145,6 +145,9 @@ class Workspace:
         # Counts the times the index of workspace files was dropped: what was
         # checked against an older index is checked again.
         self.files_version = 0
+        # Whether the findings most rows of a dataset share for one cause are
+        # reported once (see core.folding); `rag-lsp check --unfold` lists each.
+        self.folds_findings = True
 
     @classmethod
     def configured(cls, root: Path, editor: Mapping[str, Any] | None = None, source: FileSource | None = None) -> Workspace:

@@ -31,6 +31,10 @@ SCOPES = (YAML, SUITE_FILE, SUITE, TARGETS, MANIFEST, ROW, DATASET)
 Check = Callable[[Any], Iterable[Finding]]
 # Finishes an unfinished finding of the rule (see Finding.unfinished), given the workspace.
 Finisher = Callable[[Any, Finding], Finding]
+# Says, for a cause of the rule's findings that most rows of a dataset share (see
+# core.folding), its likely origin in words, and the title of the quick fix that
+# repairs every occurrence (None: the occurrences have no fix to join).
+FoldExplainer = Callable[[str], "tuple[str | None, str | None]"]
 
 
 @dataclass
@@ -41,6 +45,7 @@ class Rule:
     doc: str
     checks: dict[str, Check] = field(default_factory=dict)
     finisher: Finisher | None = None
+    fold_explainer: FoldExplainer | None = None
 
     @property
     def summary(self) -> str:
@@ -65,6 +70,12 @@ class Rule:
         self.finisher = function
         return function
 
+    def folds(self, function: FoldExplainer) -> FoldExplainer:
+        """Register the decorated function as what explains a cause of this
+        rule's findings once they are folded (see core.folding)."""
+        self.fold_explainer = function
+        return function
+
     def finding(
         self,
         range: Range,
@@ -72,8 +83,11 @@ class Rule:
         fixes: Iterable[Fix] = (),
         related: Iterable[Related] = (),
         unfinished: str | None = None,
+        cause: str | None = None,
     ) -> Finding:
-        return Finding(self.code, self.severity, range, message, fixes=tuple(fixes), related=tuple(related), unfinished=unfinished)
+        return Finding(
+            self.code, self.severity, range, message, fixes=tuple(fixes), related=tuple(related), unfinished=unfinished, cause=cause
+        )
 
 
 def finished(workspace: Any, finding: Finding) -> Finding:
@@ -84,6 +98,15 @@ def finished(workspace: Any, finding: Finding) -> Finding:
     finisher = all_rules()[finding.code].finisher
     assert finisher is not None, f"{finding.code} made an unfinished finding it cannot finish"
     return finisher(workspace, finding)
+
+
+def explain_fold(code: str, cause: str) -> tuple[str | None, str | None]:
+    """The likely origin of ``cause`` of ``code``'s findings, and the title of
+    the fix of every occurrence (see Rule.folds)."""
+    rule = all_rules().get(code)
+    if rule is None or rule.fold_explainer is None:
+        return None, None
+    return rule.fold_explainer(cause)
 
 
 @lru_cache(maxsize=1)

@@ -217,7 +217,7 @@ def _unserved_corpora(context, served, said: dict[str, str], builtins: tuple[str
             message = said.get(corpus)
             if message is None:
                 message = said[corpus] = _unserved_message(served, corpus)
-            yield RULE.finding(context.value_range("input", "corpora", index), message)
+            yield RULE.finding(context.value_range("input", "corpora", index), message, cause=f"corpus {corpus}")
 
 
 def _not_serving(served, corpus: str) -> list[str]:
@@ -252,11 +252,40 @@ def _row_schema(context, file_shape):
         )
         return
     for issue in row_issues(row.value, shape, row.exact):
+        cause = issue_cause(issue)
         if issue.anchor == "key":
-            yield RULE.finding(context.key_range(*issue.path), issue.message)
+            yield RULE.finding(context.key_range(*issue.path), issue.message, cause=cause)
         elif issue.keyword == "finite":
             where = context.value_range(*issue.path)
             written = row.text[where.start.character : where.end.character]
-            yield RULE.finding(where, non_finite_message(issue.path, written))
+            yield RULE.finding(where, non_finite_message(issue.path, written), cause=cause)
         else:
-            yield RULE.finding(context.value_range(*issue.path), issue.message)
+            yield RULE.finding(context.value_range(*issue.path), issue.message, cause=cause)
+
+
+def issue_cause(issue) -> str:
+    """What a row's schema issue shares with the same issue of other rows: the
+    check that failed, at the same key (list positions aside), for the same
+    value's type. An unknown key is its name; a wrong type, the type written."""
+    where = ".".join(str(part) for part in issue.path if type(part) is not int) or "the row"
+    return f"{issue.keyword} at {where}"
+
+
+@RULE.folds
+def every_row_alike(cause):
+    keyword, _, where = cause.partition(" at ")
+    if cause.startswith("corpus "):
+        return (
+            f"these cases ask for {cause}, which the suite's target does not serve: most likely the dataset was "
+            "written for a search service of the team's own while its suites name another target. Name that service "
+            "in .punica/targets.yaml (a command or http target serving the corpus) and make it the suites' target, "
+            "or add the corpus to the builtin target's `corpora`",
+            None,
+        )
+    if keyword == "additionalProperties":
+        return (
+            f"every such row carries the key `{where.rsplit('.', 1)[-1]}`, most likely written by the tool that exported "
+            "the dataset: move the team's own data into `metadata`, where any key is welcome, or remove it",
+            None,
+        )
+    return f"the rows were most likely written this way by the tool that wrote the dataset ({keyword} at `{where}`)", None

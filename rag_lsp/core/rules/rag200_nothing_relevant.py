@@ -34,4 +34,5 @@ def nothing_relevant(rows):
             context.value_range("expect", "relevant"),
             "the case declares nothing relevant: list what a good retrieval must return "
             "(an empty list makes the case broken, not zero)",
+            cause="empty",
         )

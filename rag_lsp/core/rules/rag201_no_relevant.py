@@ -44,8 +44,8 @@ def no_relevant(rows):
                 message = 'expect has no "relevant": add "relevant": [...] listing what a good retrieval must return'
             else:
                 message = f'expect must be an object holding "relevant": {_ADD_EXPECT}'
-            yield RULE.finding(context.key_range("expect"), message)
+            yield RULE.finding(context.key_range("expect"), message, cause="no-relevant")
             continue
         anchor = "id" if "id" in case else next(iter(case), None)
         where = context.key_range(anchor) if anchor is not None else context.line_range()
-        yield RULE.finding(where, f"the case has no expect, so it cannot be scored: {_ADD_EXPECT}")
+        yield RULE.finding(where, f"the case has no expect, so it cannot be scored: {_ADD_EXPECT}", cause="no-expect")

@@ -51,4 +51,35 @@ def unnormalized_path(rows):
                 f"{value!r} is not a normalized path and hits carry {normal!r}: matching is exact, "
                 f"so write {normal!r}",
                 fixes=[fix],
+                cause=path_form(value),
             )
+
+
+# How a path is written that is not in normal form, by what gives it away first.
+_FORMS = {
+    "backslash": "written with `\\` between folders, as Windows writes paths",
+    "dot-slash": "written from `./`, as a shell completes paths",
+    "trailing-slash": "written with a trailing `/`",
+    "other": "written with `//`, `/./` or `..`",
+}
+
+
+def path_form(value: str) -> str:
+    """The form a path not in normal form is written in: the cause its finding
+    shares with those of paths written alike (see core.folding)."""
+    if "\\" in value:
+        return "backslash"
+    if value.startswith("./"):
+        return "dot-slash"
+    if value.endswith("/"):
+        return "trailing-slash"
+    return "other"
+
+
+@RULE.folds
+def every_path_of_a_form(cause):
+    return (
+        f"the expected paths of this dataset are {_FORMS.get(cause, _FORMS['other'])}, most likely by the tool that "
+        "wrote it, while hits carry workspace paths with `/` between folders",
+        "Normalize every such path",
+    )

@@ -45,4 +45,15 @@ def k_above_top_k(rows):
             yield RULE.finding(
                 context.value_range("input", "topK"),
                 f"the suite scores the first {k} hits (k: {k}) but this case asks for topK {top_k}: raise topK or lower k",
+                cause=f"{k}>{top_k}",
             )
+
+
+@RULE.folds
+def every_case_asks_fewer(cause):
+    k, top_k = cause.split(">")
+    return (
+        f"the suite's option `k: {k}` (in the suite file, under `options: {{rag: ...}}`) is above the `topK: {top_k}` "
+        f"these cases ask for: lower `k` to {top_k} there, or raise every case's topK to {k}",
+        None,
+    )
