@@ -228,7 +228,9 @@ class Row:
             elif self.error is None and self.refused is None:
                 if len(path) == 1:
                     span = _leading_string_span(self.text, path[0])
-                elif path and self.value is not None:
+                # A key of the row's own (an exporting tool's on every row), or an
+                # id written as a number, is found without a parse too.
+                if span is None and path and self.value is not None:
                     span = _plain_path_span(self.text, self.value, path)
             if span is None:
                 span = _span_at(self.text, path)

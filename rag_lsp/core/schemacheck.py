@@ -134,7 +134,7 @@ class SchemaChecker:
             return []
         known = self._explained.get(signature) if signature is not None else None
         if known is not None:
-            return list(known)
+            return _with_values_of(known, instance)
         issues = self._explain(instance)
         if signature is not None:
             if len(self._explained) >= _EXPLANATIONS_KEPT:
@@ -153,7 +153,7 @@ class SchemaChecker:
             return None
         try:
             return tuple(
-                (tuple(error.instance_path), tuple(error.schema_path), _canonical(error.instance))
+                (tuple(error.instance_path), tuple(error.schema_path), _what_explains(error))
                 for error in self.fast.iter_errors(instance)
             )
         except (ValueError, TypeError, OverflowError):  # values jsonschema-rs or JSON cannot take
@@ -189,6 +189,44 @@ class SchemaChecker:
 # Explanations a checker keeps (see SchemaChecker._signature); past this many
 # distinct ones, it starts again.
 _EXPLANATIONS_KEPT = 4096
+
+
+# Errors whose explanation says of an object its keys alone, of a list that it
+# is one, and of any other value its type (see _issues_at): rows that differ in
+# nothing else are explained alike. A wrong type names the value it found, which
+# _with_values_of writes again for each instance.
+_SAYS_KEYS = frozenset({"AdditionalProperties", "UnevaluatedProperties", "Required", "Type", "MinProperties", "DependentRequired"})
+_SAYS_LIST = frozenset({"Type", "MinItems", "MaxItems", "UniqueItems"})
+
+
+def _what_explains(error: Any) -> Any:
+    """What the explanation of a jsonschema-rs ``error`` depends on, of the value
+    it is about (see _SAYS_KEYS)."""
+    kind = type(error.kind).__name__
+    value = error.instance
+    if "propertyNames" not in error.schema_path:
+        if type(value) is dict and kind in _SAYS_KEYS:
+            return ("object", *map(_canonical, value))
+        if type(value) is list and kind in _SAYS_LIST:
+            return ("list",)
+        if kind == "Type":
+            return ("type", type(value).__name__)
+    return _canonical(value)
+
+
+def _with_values_of(explained: tuple[SchemaIssue, ...], instance: Any) -> list[SchemaIssue]:
+    """The issues of an explanation given for another instance that failed alike
+    (see _what_explains), each wrong type naming the value ``instance`` holds."""
+    issues = list(explained)
+    for index, issue in enumerate(issues):
+        if issue.keyword != "type" or issue.anchor != "value":
+            continue
+        value = instance
+        for part in issue.path:
+            value = value[part]
+        head, said, _ = issue.message.rpartition(", got ")
+        issues[index] = SchemaIssue(issue.path, f"{head}{said}{_describe(value)}", issue.anchor, issue.keyword)
+    return issues
 
 
 def _canonical(value: Any) -> str:
