@@ -15,7 +15,7 @@ defect written on every row; the clean dataset is the anchor.
 
 For each variant it prints, beside the clean dataset's figures: the findings of
 the defect's code that `rag-lsp check --format json` reports (a folded finding
-counts once; its `covers` says how many places it stands for), the findings of
+counts once; its `covers` says how many findings it stands for), the findings of
 the other codes (which the defect must leave as they are), `check` as a whole
 process (best of --repeat) and its ratio to the clean dataset's, and the
 server over stdio: `didOpen` to the first diagnostics, edit latency (median and
@@ -121,7 +121,7 @@ def check_figures(root: Path, code: str, repeat: int) -> dict[str, float]:
         times.append(elapsed)
     findings = json.loads(output)
     codes = Counter(finding["code"] for finding in findings)
-    covered = sum(len(finding.get("covers", ())) or 1 for finding in findings if finding["code"] == code)
+    covered = sum(finding.get("covers", {}).get("findings", 1) for finding in findings if finding["code"] == code)
     return {
         "check_s": min(times),
         "cause": codes.get(code, 0) if code else 0,

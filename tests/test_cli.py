@@ -223,3 +223,45 @@ def test_pre_commit_hook_runs_check() -> None:
     assert re.search(hook["files"], ".punica/rag-lsp.toml")
     assert re.search(hook["files"], "pyproject.toml")
     assert not re.search(hook["files"], "other.toml")
+
+
+def _dot_slash_case(n: int) -> str:
+    return json.dumps({"id": f"c{n}", "input": {"query": f"q{n}"}, "expect": {"relevant": ["./src/app.py"]}})
+
+
+def test_a_cause_on_most_rows_is_one_finding_that_every_output_can_unfold(tmp_path: Path) -> None:
+    """A dataset whose 30 rows write their path from `./` gives one RAG206: the text names the rows and
+    the likely cause, JSON gives the count and every line it covers, SARIF every line as properties
+    and related places, and `--unfold` prints each occurrence; the one row that breaks the pattern
+    (an empty list) keeps its own finding."""
+    rows = [_dot_slash_case(n) for n in range(30)] + [EMPTY_CASE.replace('"a"', '"empty"')]
+    make_workspace(tmp_path, dataset="\n".join(rows) + "\n")
+    text = rag_lsp("check", cwd=tmp_path)
+    assert text.returncode == 1, text.stderr
+    (folded_line,) = [line for line in text.stdout.splitlines() if "RAG206" in line]
+    assert "30 of the 31 rows (lines 1, 2, 3, …) share this finding" in folded_line
+    assert "written from `./`" in folded_line and "--unfold" in folded_line
+    assert "RAG200" in text.stdout
+
+    findings = json.loads(rag_lsp("check", "--format", "json", cwd=tmp_path).stdout)
+    (folded,) = [finding for finding in findings if finding["code"] == "RAG206"]
+    assert folded["covers"] == {"findings": 30, "lines": list(range(30))}
+    assert folded["range"]["start"]["line"] == 0
+    assert [finding["code"] for finding in findings if finding["code"] != "RAG206"] == ["RAG200"]
+
+    sarif = json.loads(rag_lsp("check", "--format", "sarif", cwd=tmp_path).stdout)
+    (result,) = [result for result in sarif["runs"][0]["results"] if result["ruleId"] == "RAG206"]
+    assert result["properties"] == {"covers": 30, "coveredLines": list(range(1, 31))}
+    assert [place["physicalLocation"]["region"]["startLine"] for place in result["relatedLocations"]] == list(range(1, 31))
+
+    unfolded = json.loads(rag_lsp("check", "--unfold", "--format", "json", cwd=tmp_path).stdout)
+    each = [finding for finding in unfolded if finding["code"] == "RAG206"]
+    assert [finding["range"]["start"]["line"] for finding in each] == list(range(30))
+    assert all("covers" not in finding and "./src/app.py" in finding["message"] for finding in each)
+
+
+def test_the_explanation_of_a_rule_says_what_folding_is(tmp_path: Path) -> None:
+    """`--explain` of a rule whose findings fold says when they are reported once and how to list each."""
+    result = rag_lsp("check", "--explain", "RAG206", cwd=tmp_path)
+    assert result.returncode == 0
+    assert "most rows" in result.stdout and "--unfold" in result.stdout

@@ -488,7 +488,8 @@ def test_a_cause_on_most_rows_is_one_finding_with_a_fix_for_every_occurrence(tmp
     folded, own = rag206
     assert folded.message.startswith("24 of the 27 rows (lines 1, 2, 3, …) share this finding: './src/a.py' is not a normalized path")
     assert "written from `./`" in folded.message and "--unfold" in folded.message
-    assert [place.start.line for place in folded.covers] == list(range(24))
+    assert [member.range.start.line for member in folded.covers] == list(range(24))
+    assert all(member.code == "RAG206" and member.cause == "dot-slash" and not member.covers for member in folded.covers)
     (fix,) = folded.fixes
     assert fix.title == "Normalize every such path (24 places)"
     assert [(edit.range.start.line, edit.new_text) for edit in fix.edits] == [(line, '"src/a.py"') for line in range(24)]

@@ -372,6 +372,8 @@ def _case_texts(draw):
 @example(case=('{"expect": {"relevant": []}}', 0))
 @example(case=(json.dumps({"expect": {"relevant": [f"src/{n}.py" for n in range(300)] + [1, "x"]}}), 302))
 @example(case=(json.dumps({"expect": {"relevant": ["é\\b", 3, None, "😀", {"a": 1}] * 60}}, ensure_ascii=False), 300))
+@example(case=(json.dumps({"id": "c\u00e9", "expect": {"relevant": ["src\\app.py", "docs\\a b.md"]}}), 2))
+@example(case=(json.dumps({"id": "c", "expect": {"relevant": ["src\\", 'q"', "x"]}}), 3))
 def test_an_expected_value_found_without_a_parse_has_the_parsed_span(case) -> None:
     """The span of `expect.relevant` and of each of its values found without tree-sitter (a plainly
     written list of strings) is the span tree-sitter gives, for repeated keys, escapes, spacing,

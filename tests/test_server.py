@@ -345,3 +345,24 @@ def test_serve_rejects_a_malformed_tcp_address(capsys: pytest.CaptureFixture[str
     """`rag-lsp serve --tcp` without HOST:PORT is a usage error (exit 2), not a crash."""
     assert cli_main(["serve", "--tcp", "localhost"]) == 2
     assert "HOST:PORT" in capsys.readouterr().err
+
+
+async def test_a_cause_on_most_rows_is_one_diagnostic_whose_fix_repairs_every_occurrence(client: LanguageClient, tmp_path: Path) -> None:
+    """A dataset whose 30 rows write their path from `./` shows one RAG206 saying so; its quick fix of every
+    occurrence normalizes the 30 paths in one edit, and typing in a query keeps the one diagnostic."""
+    rows = [json.dumps({"id": f"c{n}", "input": {"query": f"q{n}"}, "expect": {"relevant": ["./src/app.py"]}}) for n in range(30)]
+    _, dataset_path = make_workspace(tmp_path, dataset="\n".join(rows) + "\n")
+    await start(client, tmp_path)
+    uri = open_file(client, dataset_path)
+    (folded,) = [d for d in await diagnostics(client, uri, 1) if d.code == "RAG206"]
+    assert folded.message.startswith("30 of the 30 rows (lines 1, 2, 3, …) share this finding")
+    assert folded.range.start.line == 0
+    fixes = await quick_fixes(client, uri, folded)
+    every = next(fix for fix in fixes if fix.title == "Normalize every such path (30 places)")
+    (change,) = every.edit.document_changes
+    assert [(edit.range.start.line, edit.new_text) for edit in change.edits] == [(line, '"src/app.py"') for line in range(30)]
+    assert all(edit.range.start.character == rows[edit.range.start.line].index('"./src') for edit in change.edits)
+
+    column = rows[12].index('"q12"') + 1
+    edit(client, uri, 2, 12, column, column, "more ")
+    assert [d.code for d in await diagnostics(client, uri, 2)] == ["RAG206"]

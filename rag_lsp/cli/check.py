@@ -74,7 +74,7 @@ def explain(code: str) -> int:
         known = ", ".join(all_rules())
         raise UsageError(f"unknown code {code!r}; known codes: {known}")
     print(f"{rule.code} ({rule.name}, {rule.severity.label})\n")
-    print(rule.doc)
+    print(rule.documentation)
     return EXIT_OK
 
 

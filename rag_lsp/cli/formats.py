@@ -19,6 +19,7 @@ import orjson
 
 from .. import __version__
 from ..core.findings import Finding, Severity
+from ..core.folding import covered_lines
 from ..core.rules import all_rules
 from ..core.text import Lines, Range, utf16_character
 from ..core.wording import counted
@@ -135,8 +136,9 @@ def format_json(checked: Checked) -> str:
             "message": finding.message,
         }
         if finding.covers:
-            # A folded finding (one cause on most rows): every place it stands for.
-            item["covers"] = [checked.utf16(workspace, finding.path, place) for place in finding.covers]
+            # A folded finding (one cause on most rows): how many findings it stands
+            # for, and every line they are on (0-based, as ranges are).
+            item["covers"] = {"findings": len(finding.covers), "lines": covered_lines(finding.covers)}
         items.append(item)
     return _indented_json(items)
 
@@ -150,6 +152,10 @@ def _indented_json(value: object) -> str:
     except orjson.JSONEncodeError:
         return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
+
+# The lines of a folded finding given as SARIF related places: GitHub code
+# scanning, for one, takes at most a thousand related locations per result.
+SARIF_RELATED_LINES = 1000
 
 _SARIF_LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note", Severity.HINT: "note"}
 
@@ -179,6 +185,15 @@ def format_sarif(checked: Checked) -> str:
             found["message"] = {"text": message}
         return found
 
+    def line_location(workspace: Workspace, path: str, line: int, message: str) -> dict:
+        return {
+            "physicalLocation": {
+                "artifactLocation": {"uri": _uri_reference(path), "uriBaseId": base_ids[str(workspace.root)]},
+                "region": {"startLine": line + 1},
+            },
+            "message": {"text": message},
+        }
+
     rule_index = {code: index for index, code in enumerate(rules)}
     results = []
     for workspace, finding in checked.each():
@@ -191,9 +206,12 @@ def format_sarif(checked: Checked) -> str:
         }
         related = [location(workspace, item.path, item.range, item.message) for item in finding.related]
         if finding.covers:
-            # A folded finding (one cause on most rows): every place it stands for.
-            related += [location(workspace, finding.path, place, f"{finding.code} here too") for place in finding.covers]
-            result["properties"] = {"covers": len(finding.covers)}
+            # A folded finding (one cause on most rows): every line it stands on, in
+            # its properties; the first of them as related places too (viewers
+            # show a few, and some refuse a result with more).
+            lines = covered_lines(finding.covers)
+            related += [line_location(workspace, finding.path, line, f"{finding.code} here too") for line in lines[:SARIF_RELATED_LINES]]
+            result["properties"] = {"covers": len(finding.covers), "coveredLines": [line + 1 for line in lines]}
         if related:
             result["relatedLocations"] = [{"id": index, **place} for index, place in enumerate(related)]
         results.append(result)
@@ -213,7 +231,7 @@ def format_sarif(checked: Checked) -> str:
                                 "name": rule.name,
                                 "shortDescription": {"text": rule.summary},
                                 "fullDescription": {"text": rule.summary},
-                                "help": {"text": rule.doc, "markdown": rule.doc},
+                                "help": {"text": rule.documentation, "markdown": rule.documentation},
                                 "defaultConfiguration": {"level": _SARIF_LEVELS[rule.severity]},
                             }
                             for rule in rules.values()

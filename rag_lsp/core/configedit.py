@@ -109,7 +109,15 @@ def hover_config(relative: str, text: str, line: int, character: int) -> HoverTe
     code = word.upper()
     if re.fullmatch(r"RAG\d{3}", code) and code in all_rules():
         rule = all_rules()[code]
-        return HoverText(f"**{rule.code}** ({rule.name}, {rule.severity.label}): {rule.summary}.\n\n`rag-lsp check --explain {rule.code}`", where)
+        folds = (
+            " When most rows of a dataset carry one of its findings for one cause, it is reported once for the file"
+            " (`rag-lsp check --unfold` lists every occurrence)."
+            if rule.fold_explainer is not None
+            else ""
+        )
+        return HoverText(
+            f"**{rule.code}** ({rule.name}, {rule.severity.label}): {rule.summary}.{folds}\n\n`rag-lsp check --explain {rule.code}`", where
+        )
     before = line_text[: match.start()]
     if "=" in before:
         return None

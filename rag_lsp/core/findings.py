@@ -57,6 +57,10 @@ class Fix(NamedTuple):
     edits: tuple[TextEdit, ...] = ()
     # A workspace-relative path to create (empty), e.g. a missing dataset.
     create_file: str | None = None
+    # The fix of every occurrence of a folded finding (see core.folding). What an
+    # editor is shown of it has no edits (see shown_in_editor): they are made
+    # from the dataset when the fix is asked for.
+    every: bool = False
 
 
 class Related(NamedTuple):
@@ -87,8 +91,9 @@ class Finding(NamedTuple):
     # it (an unknown key, the form of a path, a corpus): findings of one code and
     # one cause on most rows are reported once (see folding). None: never folded.
     cause: str | None = None
-    # A folded finding's places: every occurrence it stands for, in order (see folding).
-    covers: tuple[Range, ...] = ()
+    # A folded finding's members: every occurrence it stands for, each the finding
+    # it would be unfolded, in position order (see folding).
+    covers: tuple[Finding, ...] = ()
 
     def at(self, path: str) -> Finding:
         # Built directly: _replace costs twice as much, and every
@@ -127,7 +132,7 @@ class Finding(NamedTuple):
                 range,
                 self.message,
                 self.path,
-                (Fix(fix.title, (TextEdit(edit_range, edit.new_text),), fix.create_file),),
+                (Fix(fix.title, (TextEdit(edit_range, edit.new_text),), fix.create_file, fix.every),),
                 (),
                 self.unfinished,
                 self.cause,
@@ -145,11 +150,11 @@ class Finding(NamedTuple):
             move(self.range),
             self.message,
             self.path,
-            tuple(Fix(fix.title, tuple(TextEdit(move(edit.range), edit.new_text) for edit in fix.edits), fix.create_file) for fix in self.fixes),
+            tuple(Fix(fix.title, tuple(TextEdit(move(edit.range), edit.new_text) for edit in fix.edits), fix.create_file, fix.every) for fix in self.fixes),
             tuple(Related(item.path, move(item.range), item.message) for item in self.related),
             self.unfinished,
             self.cause,
-            tuple(map(move, self.covers)),
+            tuple(member.moved(lines, below) for member in self.covers),
         )
 
     def _reaches(self, line: int) -> bool:
@@ -157,7 +162,7 @@ class Finding(NamedTuple):
         return (
             self.range.start.line >= line
             or any(item.range.start.line >= line for item in self.related)
-            or any(place.start.line >= line for place in self.covers)
+            or any(member._reaches(line) for member in self.covers)
             or any(edit.range.start.line >= line for fix in self.fixes for edit in fix.edits)
         )
 
@@ -174,7 +179,11 @@ SHOWN_PER_CODE = 1000
 def shown_in_editor(findings: list[Finding], limit: int = SHOWN_PER_CODE) -> list[Finding]:
     """The findings of one file (in position order) an editor is shown: the first
     ``limit`` of each code, and for a code with more, one finding of that code at
-    the first one left out that says how many are left out (see left_out_finding)."""
+    the first one left out that says how many are left out (see left_out_finding).
+    A folded finding is shown without the findings it stands for, and its fix of
+    every occurrence without its edits (see for_editor)."""
+    if any(finding.covers for finding in findings):
+        findings = [for_editor(finding) if finding.covers else finding for finding in findings]
     if len(findings) <= limit:
         return findings
     codes = [finding.code for finding in findings]
@@ -209,3 +218,12 @@ def left_out_finding(first: Finding, left_out: int, limit: int) -> Finding:
         f"{limit:,} are): `rag-lsp check {first.path or '<file>'}` lists them all",
         first.path,
     )
+
+
+def for_editor(folded: Finding) -> Finding:
+    """A folded finding (see core.folding) as an editor is shown it: without the
+    findings it stands for, and its fix of every occurrence without its edits.
+    Tens of thousands of edits would be converted for every version an editor
+    is sent; the server makes them from the dataset when the fix is asked for."""
+    fixes = tuple(Fix(fix.title, (), fix.create_file, True) if fix.every else fix for fix in folded.fixes)
+    return Finding(folded.code, folded.severity, folded.range, folded.message, folded.path, fixes, folded.related, folded.unfinished, folded.cause)

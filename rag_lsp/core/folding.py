@@ -8,9 +8,9 @@ findings of one code and one cause (see ``Finding.cause``) stand on most rows of
 a dataset, they are reported once: at the first of them, saying how many rows
 and lines they cover and the first few, the likely cause, and with one quick
 fix that repairs every occurrence (where each has its fix). The folded finding
-keeps every place it stands for (``Finding.covers``): machine outputs list
-them, and ``rag-lsp check --unfold`` prints each occurrence instead. Rows that
-break the pattern keep their own findings.
+keeps every finding it stands for (``Finding.covers``): machine outputs list
+their lines, and ``rag-lsp check --unfold`` prints each occurrence instead.
+Rows that break the pattern keep their own findings.
 
 Folding is a pure function of a file's findings and its row count, so a fresh
 check and an edited dataset model fold alike.
@@ -76,7 +76,7 @@ def folded(members: list[Finding], lines: int, rows: int, explain=None) -> Findi
     first = members[0]
     assert first.cause is not None
     why, fix_title = explain(first.code, first.cause) if explain is not None else (None, None)
-    named = sorted({member.range.start.line for member in members})[:LINES_NAMED]
+    named = covered_lines(members[: LINES_NAMED * 8])[:LINES_NAMED]
     where = ", ".join(str(line + 1) for line in named) + (", …" if lines > len(named) else "")
     count = f"{len(members):,} findings on " if len(members) != lines else ""
     message = (
@@ -86,23 +86,35 @@ def folded(members: list[Finding], lines: int, rows: int, explain=None) -> Findi
     fixes: tuple[Fix, ...] = ()
     edits = [fix.edits for member in members for fix in member.fixes[:1]]
     if fix_title and len(edits) == len(members) and all(edits):
-        fixes = (Fix(f"{fix_title} ({len(members):,} places)", _without_overlaps(edit for each in edits for edit in each)),)
+        fixes = (Fix(f"{fix_title} ({len(members):,} places)", _without_overlaps([edit for each in edits for edit in each]), every=True),)
     elif first.fixes:
         fixes = first.fixes[:1]
-    return Finding(
-        first.code, first.severity, first.range, message, first.path, fixes, first.related, None, first.cause,
-        tuple(member.range for member in members),
-    )
+    return Finding(first.code, first.severity, first.range, message, first.path, fixes, first.related, None, first.cause, tuple(members))
 
 
-def _without_overlaps(edits: Iterable[TextEdit]) -> tuple[TextEdit, ...]:
+def _without_overlaps(edits: list[TextEdit]) -> tuple[TextEdit, ...]:
     """The edits in position order, each once, none overlapping the one before
-    (a client refuses a workspace edit whose edits overlap)."""
+    (a client refuses a workspace edit whose edits overlap). The members' edits
+    nearly always come in order already (each on its own finding's place): they
+    are sorted only when they do not."""
+    in_order = all(before.range.start <= after.range.start for before, after in zip(edits, edits[1:]))
+    if not in_order:
+        edits = sorted(set(edits), key=lambda edit: (edit.range.start, edit.range.end))
     result: list[TextEdit] = []
     end: Range | None = None
-    for edit in sorted(set(edits), key=lambda edit: (edit.range.start, edit.range.end)):
-        if end is not None and edit.range.start < end.end:
+    for edit in edits:
+        if end is not None and (edit.range.start < end.end or edit == result[-1]):
             continue
         result.append(edit)
         end = edit.range
     return tuple(result)
+
+
+def covered_lines(members: Iterable[Finding]) -> list[int]:
+    """The lines ``members`` (in position order) stand on, each once, in order."""
+    lines: list[int] = []
+    for member in members:
+        line = member.range.start.line
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines

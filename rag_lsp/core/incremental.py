@@ -33,7 +33,7 @@ from . import rules as registry
 from .analyze import check_rows, finish
 from .contexts import ID_KEYS, DatasetContext, PathTally, RowContext, RowsContext, case_id, case_path_tallies, first_missing_index, tallied_as_case
 from .findings import SHOWN_PER_CODE, Finding, left_out_finding, shown_in_editor
-from .folding import fold, folded_groups
+from .folding import LINES_NAMED, covered_lines, fold, folded_groups
 from .jsonrows import fine_row
 from .manifests import GDI_TEXT, RAG_CASE
 from .parallel import Helper, TwoEnds, cores
@@ -249,6 +249,7 @@ class DatasetModel:
                         use,
                         shape,
                         self._every_finding,
+                        tuple(starts),
                     )
                 )
             front: Counter[str] = Counter()
@@ -312,7 +313,7 @@ class DatasetModel:
         for index, answer in answers:
             first = starts[index]
             lines = batches[index]
-            if not _is_answer(answer, len(lines), self.path):
+            if not _is_answer(answer, len(lines), self.path, first):
                 self._read_and_check_batch(first, lines, use, shape, found)
                 continue
             self.lines_from_helper += len(lines)
@@ -330,9 +331,9 @@ class DatasetModel:
                 row = plain(text.removesuffix("\r"), line_shape, key, exact, line, counts[number], counts[number + 1])
                 rows[line] = row
                 taken.append(row)
-            for number, unfinished_here in unfinished.items():
-                # Found on the line's number in the batch: moved to its line in the file.
-                found[first + number] = _Unfinished(finding.moved(first) for finding in unfinished_here)
+            for number, found_here in unfinished.items():
+                # By the line's number in the batch, made on its line of the file.
+                found[first + number] = _Unfinished(found_here) if any(finding.unfinished is not None for finding in found_here) else found_here
             if looks:
                 read = read_lines(_Line, [lines[line - first] for line in looks], self.workspace.settings.max_line_bytes)
                 for number, row in read:
@@ -413,7 +414,7 @@ class DatasetModel:
                 self._last_shown = None
             else:
                 for line in range(start, stop):
-                    last_shown.edited.setdefault(line, [finding.code for finding in self._placed[line] or ()])
+                    last_shown.edited.setdefault(line, list(self._placed[line] or ()))
         for placed in self._placed[start:stop]:
             if placed:
                 self._placed_counts.subtract(finding.code for finding in placed)
@@ -614,11 +615,47 @@ class DatasetModel:
         across = self._refresh()
         if self._folds():
             # A cause on most rows is one finding: what an editor is shown is made
-            # from every finding, folded, as analyze_file's are.
-            self._last_shown = None
-            shown = shown_in_editor(fold(self._given_out(across, None).findings(), self._row_count, registry.explain_fold), limit)
-            return ShownFindings(shown, [finding.range.start.line for finding in shown])
+            # from every finding, folded, as analyze_file's are; a keystroke that
+            # changes nothing shown keeps it (see _spliced_fold).
+            kept = self._spliced_fold(across, limit)
+            if kept is not None:
+                return kept
+            folded = fold(self._given_out(across, None).findings(), self._row_count, registry.explain_fold)
+            groups = frozenset((finding.code, finding.cause) for finding in folded if finding.covers)
+            named = max((line for finding in folded if finding.covers for line in covered_lines(finding.covers[: LINES_NAMED * 8])[:LINES_NAMED]), default=-1)
+            shown_list = shown_in_editor(folded, limit)
+            shown = ShownFindings(shown_list, [finding.range.start.line for finding in shown_list])
+            self._last_shown = _LastShown(limit, across, shown, {}, {}, groups, named)
+            return shown
         return self._given_out(across, limit)
+
+    def _spliced_fold(self, across: list[Finding], limit: int) -> ShownFindings | None:
+        """What an editor was last shown of a folded dataset, when only edits
+        within lines came since that change nothing it shows: on each edited
+        line, the same findings of each folded cause (in number) and the same
+        other findings, on none of the lines a folded finding names. Typing in
+        a query of a dataset with a cause on every row then costs its line, not
+        a fold of every finding. None otherwise."""
+        last = self._last_shown
+        if last is None or last.folded is None or last.limit != limit or len(across) != len(last.across):
+            return None
+        if any(mine is not theirs for mine, theirs in zip(across, last.across)):
+            return None
+        groups = last.folded
+        for line, found_before in last.edited.items():
+            if line <= last.named_up_to:
+                return None
+            now = self._placed[line] or ()
+            members_before = Counter(key for finding in found_before if (key := (finding.code, finding.cause)) in groups)
+            members_now = Counter(key for finding in now if (key := (finding.code, finding.cause)) in groups)
+            if members_before != members_now:
+                return None
+            others_before = [finding for finding in found_before if (finding.code, finding.cause) not in groups]
+            others_now = [finding for finding in now if (finding.code, finding.cause) not in groups]
+            if others_before != others_now:
+                return None
+        last.edited.clear()
+        return last.shown
 
     def _folds(self) -> bool:
         """Whether findings of one cause stand on most rows (see core.folding)."""
@@ -742,7 +779,7 @@ class DatasetModel:
         None when an edited line's findings change which of a code's findings
         are shown, or the findings across lines changed: then all are looked at."""
         last = self._last_shown
-        if last is None or last.limit != limit or len(across) != len(last.across):
+        if last is None or last.folded is not None or last.limit != limit or len(across) != len(last.across):
             return None
         if any(mine is not theirs for mine, theirs in zip(across, last.across)):
             return None
@@ -752,10 +789,10 @@ class DatasetModel:
         across_lines = {finding.range.start.line for finding in across}
         given, given_lines = last.shown
         recounted: set[str] = set()
-        for line, codes_before in sorted(last.edited.items()):
+        for line, found_before in sorted(last.edited.items()):
             if line in across_lines:
                 return None
-            before = Counter(codes_before)
+            before = Counter(finding.code for finding in found_before)
             now = Counter(finding.code for finding in self._placed[line] or ())
             shown_codes: set[str] = set()
             for code in before.keys() | now.keys():
@@ -969,8 +1006,12 @@ class _LastShown:
     shown: ShownFindings
     # Per code with more findings than the limit (see _Over).
     over: dict[str, _Over]
-    # The lines edited since (all within lines), with the codes of their findings then.
-    edited: dict[int, list[str]]
+    # The lines edited since (all within lines), with their findings then.
+    edited: dict[int, list[Finding]]
+    # Shown folded (see core.folding): the (code, cause) pairs folded, and the
+    # last line a folded finding names (its lines, where the first stands).
+    folded: frozenset[tuple[str, str]] | None = None
+    named_up_to: int = -1
 
 
 class ShownFindings(NamedTuple):
@@ -1014,6 +1055,10 @@ class _Screening:
     shape: str | None
     # Whether the helper finishes the findings of plain lines (see screen_batch).
     finish: bool = False
+    # The first line of each batch: the findings of a batch are made on the lines
+    # of the file, not moved there by the caller one by one (a dataset written by
+    # another tool has one on every row). Without it, on the batch's own lines.
+    batch_starts: tuple[int, ...] = ()
 
     def start(self) -> Callable[[int, memoryview], tuple[bytes, list[str | None], bytes, dict[int, list[Finding]]]]:
         workspace = Workspace(self.root, self.settings)
@@ -1021,7 +1066,8 @@ class _Screening:
 
         def screen(index: int, text: memoryview) -> tuple[bytes, list[str | None], bytes, dict[int, list[Finding]]]:
             batch = str(text, "utf-8", "surrogatepass").split("\n")
-            codes, keys, counts, unfinished = screen_batch(workspace, self.path, self.use, self.shape, batch)
+            first = self.batch_starts[index] if index < len(self.batch_starts) else 0
+            codes, keys, counts, unfinished = screen_batch(workspace, self.path, self.use, self.shape, batch, first)
             if self.finish:
                 unfinished = {number: [registry.finished(workspace, finding) for finding in found] for number, found in unfinished.items()}
             return codes, keys, counts, unfinished
@@ -1030,35 +1076,36 @@ class _Screening:
 
 
 def screen_batch(
-    workspace: Workspace, path: str, use: DatasetUse, shape: str | None, lines: list[str]
+    workspace: Workspace, path: str, use: DatasetUse, shape: str | None, lines: list[str], first: int = 0
 ) -> tuple[bytes, list[str | None], bytes, dict[int, list[Finding]]]:
     """For each line of a batch, a code, a case id and a count of expected paths,
     and the findings of plain lines.
-    The code is BLANK; for a plain line (an object or array read with no error,
-    no repeated key, and no findings but those of rules that finish their
-    findings) one of _PLAIN's, its row's shape and whether it was read exactly,
-    with its case id; else LOOK: the model reads and checks it. The counts are
-    two unsigned 32-bit integers per line, its expected paths and those not
-    workspace files (see DatasetModel._tally). A byte per line, a list of ids and
-    an array cost little to send and to check (see _is_answer). A plain line's
-    findings (a path that is not a workspace file, say) come by its number in
-    the batch: unfinished (see Finding.unfinished), they say only what a check
-    of the line found, and the model's rules finish them when they are shown, as
-    they do their own (a screening for every finding finishes them: see
-    _Screening.finish). A finding of such a rule may be finished already (a
-    screening for every finding remembers the paths it looked into): a line
-    that repeats a missing path is plain all the same."""
+    The code is BLANK; for a plain line (an object or array read with no error
+    and no repeated key) one of _PLAIN's, its row's shape and whether it was
+    read exactly, with its case id; else LOOK: the model reads and checks it.
+    The counts are two unsigned 32-bit integers per line, its expected paths
+    and those not workspace files (see DatasetModel._tally). A byte per line, a
+    list of ids and an array cost little to send and to check (see _is_answer).
+    A plain line's findings come by its number in the batch, made on its line
+    of the file (the batch's ``first`` line and on). A row rule's
+    findings depend on the line alone (and the facts the screening shares), so
+    a line with findings is plain all the same: a dataset written by another
+    tool holds one finding on every row, and its lines are screened here as
+    cheaply as clean ones. Findings of a rule that finishes its findings may
+    come unfinished (see Finding.unfinished), saying only what a check of the
+    line found: the model's rules finish them when they are shown, as they do
+    their own (a screening for every finding finishes them: see
+    _Screening.finish)."""
     rows = read_lines(_Line, lines, workspace.settings.max_line_bytes)
-    context = RowsContext.of(workspace, path, use, shape, rows, finish_when_shown=True)
+    numbered = [(first + number, row) for number, row in rows] if first else rows
+    context = RowsContext.of(workspace, path, use, shape, numbered, finish_when_shown=True)
     with_findings: dict[int, list[Finding]] = {}
     for finding in finish(workspace, path, check_rows(context)):
-        with_findings.setdefault(finding.range.start.line, []).append(finding)
+        with_findings.setdefault(finding.range.start.line - first, []).append(finding)
     codes = bytearray(len(lines))  # BLANK
     keys: list[str | None] = [None] * len(lines)
     counts = array("I", bytes(8 * len(lines)))
     unfinished: dict[int, list[Finding]] = {}
-    # By code: whether its rule finishes its findings (see _are_plain_findings).
-    finishing = {code: rule.finisher is not None for code, rule in registry.all_rules().items()}
     for (number, _), (listed, absent) in zip(rows, context.path_tallies):
         if listed:
             counts[2 * number], counts[2 * number + 1] = listed, absent
@@ -1069,7 +1116,6 @@ def screen_batch(
             and row.refused is None
             and not row.has_duplicate_keys
             and type(row.value) in (dict, list)  # a value the model drops
-            and (found is None or all(finding.unfinished is not None or finishing[finding.code] for finding in found))
         )
         if plain:
             codes[number] = _PLAIN_CODE[row.shape, row.exact]
@@ -1117,9 +1163,9 @@ def warm_up() -> None:
         screen_batch(workspace, "warm-up.jsonl", DatasetUse(), RAG_CASE, lines)
 
 
-def _is_answer(answer: Any, lines: int, path: str) -> bool:
+def _is_answer(answer: Any, lines: int, path: str, first: int) -> bool:
     """Whether ``answer`` is what screen_batch gives for a batch of ``lines`` of
-    the dataset at ``path``."""
+    the dataset at ``path``, from its line ``first``."""
     if type(answer) is not tuple or len(answer) != 4:
         return False
     codes, keys, counts, unfinished = answer
@@ -1133,14 +1179,14 @@ def _is_answer(answer: Any, lines: int, path: str) -> bool:
         and type(counts) is bytes
         and len(counts) == 8 * lines
         and type(unfinished) is dict
-        and all(_are_plain_findings(number, found, codes, lines, path) for number, found in unfinished.items())
+        and all(_are_plain_findings(number, found, codes, lines, path, first) for number, found in unfinished.items())
     )
 
 
-def _are_plain_findings(number: Any, found: Any, codes: bytes, lines: int, path: str) -> bool:
+def _are_plain_findings(number: Any, found: Any, codes: bytes, lines: int, path: str, first: int) -> bool:
     """Whether ``found`` are findings a plain line ``number`` of a batch may carry
-    (see screen_batch): each of a rule that finishes its findings, unfinished or
-    finished."""
+    (see screen_batch): of known rules, on that line, unfinished only where
+    their rule finishes its findings."""
     rules = registry.all_rules()
     return (
         type(number) is int
@@ -1152,9 +1198,9 @@ def _are_plain_findings(number: Any, found: Any, codes: bytes, lines: int, path:
             type(finding) is Finding
             and type(finding.unfinished) in (str, type(None))
             and finding.path == path
-            and finding.range.start.line == number
+            and finding.range.start.line == first + number
             and finding.code in rules
-            and rules[finding.code].finisher is not None
+            and (finding.unfinished is None or rules[finding.code].finisher is not None)
             for finding in found
         )
     )

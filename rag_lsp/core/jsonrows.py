@@ -425,17 +425,22 @@ def _walk_values(text: str):
     return data, out
 
 
+# What makes a line not plainly written: a quote inside a string. Other escapes
+# (a Windows path's `\\`, `\\u00e9`) leave every quote beginning or ending a string,
+# which is all the plain readings below rely on.
+_ESCAPED_QUOTE = '\\"'
+
 # The first key of a line's object and its string value, both written plainly.
 _LEADING_STRING = re.compile(r'[ \t\r\n]*\{[ \t\r\n]*"([^"]*)"[ \t\r\n]*:[ \t\r\n]*("[^"]*")')
 
 
 def _leading_string_span(text: str, key: Any) -> Span | None:
     """The span of ``key`` and its value when, in a line of valid JSON, ``key``
-    is its object's first key, its value a string, the line has no escape (every
+    is its object's first key, its value a string, the line has no escaped quote (every
     quote begins or ends a string) and the key is written nowhere else (so it is
     not repeated): found without a parse. A case's id is nearly always so placed.
     None for any other line."""
-    if "\\" in text:
+    if _ESCAPED_QUOTE in text:
         return None
     match = _LEADING_STRING.match(text)
     if match is None or match.group(1) != key or text.count(f'"{key}"') != 1:
@@ -462,7 +467,7 @@ def _plain_path_span(text: str, value: Any, keys: Path) -> Span | None:
         return None
     written, key_start, key_end, start = found
     if type(written) is str:
-        # No escape in the line: the next quote closes the string.
+        # No escaped quote in the line: the next quote closes the string.
         end = text.find('"', start + 1) if text[start : start + 1] == '"' else -1
         return Span(start, end + 1, key_start, key_end) if end >= 0 else None
     if written is None or type(written) in (bool, int, float):
@@ -505,7 +510,7 @@ def _plain_element_columns(text: str, value: Any, keys: Path) -> list[tuple[int,
         return []
     strings, _, _, start = found
     if all(type(string) is str for string in strings):
-        # No escape in the line and nothing but strings in the list: its n-th
+        # No escaped quote in the line and nothing but strings in the list: its n-th
         # quoted run from its "[" is its n-th element.
         return [quoted.span() for quoted, _ in zip(_QUOTED.finditer(text, start + 1), strings)]
     columns = []
@@ -536,10 +541,10 @@ def _plain_list(text: str, value: Any, keys: Path) -> tuple[list, int, int, int]
 def _plain_key(text: str, value: Any, keys: Path) -> tuple[Any, int, int, int] | None:
     """The value at ``keys`` = (key, ..., key) in ``value``, decoded from ``text``,
     with where its key starts and ends in the text and where the value begins,
-    when the line is plainly written: no escape (so every quote begins or ends a
+    when the line is plainly written: no escaped quote (so every quote begins or ends a
     string), and the last key written once in the line (so, as ``value`` holds
     it, it is that key, and not repeated). None otherwise."""
-    if not keys or "\\" in text:
+    if not keys or _ESCAPED_QUOTE in text or any(type(key) is str and "\\" in key for key in keys):
         return None
     found = value
     for key in keys:

@@ -206,7 +206,8 @@ def _what_explains(error: Any) -> Any:
     value = error.instance
     if "propertyNames" not in error.schema_path:
         if type(value) is dict and kind in _SAYS_KEYS:
-            return ("object", *map(_canonical, value))
+            # A JSON object's keys are strings: themselves, without a rendering.
+            return ("object", *value)
         if type(value) is list and kind in _SAYS_LIST:
             return ("list",)
         if kind == "Type":

@@ -32,13 +32,15 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.protocol import default_converter
 
+from ..core.analyze import analyze_file
 from ..core.documents import document_relative
 from ..core.findings import SOURCE
 from ..core.suggest import add_relevant, top_hit
+from ..core.text import LineIndex
 from ..core.workspace import DATASET_FILE
 from ..core.wording import counted
 from .checker import Checker, ConvertedDiagnostics
-from .convert import client_column, encoding_name
+from .convert import Positions, client_column, encoding_name, fix_json
 from .document import LineDocument
 from .lenses import CASE_LENS, DocumentSuites, document_suites
 from .run_commands import RUN_CASE, RUN_SUITE, RunCaseArguments, RunSuiteArguments
@@ -99,7 +101,7 @@ class Actions:
             # run yet would give the last version's fixes, at the old places.
             await self.session.settled()
             try:
-                actions.extend(self._quick_fixes(params, path))
+                actions.extend(await self._quick_fixes(params, path))
             except Exception:  # one failing feature is logged and never stops the others
                 log.exception("quick fixes for %s failed", uri)
         if _wanted(only, ADD_RELEVANT_KIND):
@@ -165,7 +167,7 @@ class Actions:
 
     # -------------------------------------------------- quick fixes
 
-    def _quick_fixes(self, params: types.CodeActionParams, path: Path) -> list[types.CodeAction]:
+    async def _quick_fixes(self, params: types.CodeActionParams, path: Path) -> list[types.CodeAction]:
         ls = self.client
         uri = params.text_document.uri
         published = self.session.published.get(path)
@@ -191,6 +193,8 @@ class Actions:
             if not fixes:
                 continue
             for index, fix in enumerate(fixes):
+                if fix.get("every") and not fix.get("edits"):
+                    fix = await self._every_occurrence(path, diagnostic, fix)
                 edit = self._edit(uri, path, fix, published.version if published else None, document_changes, operations)
                 if edit is None:
                     continue
@@ -204,6 +208,33 @@ class Actions:
                     )
                 )
         return actions
+
+    async def _every_occurrence(self, path: Path, diagnostic: types.Diagnostic, fix: dict[str, Any]) -> dict[str, Any]:
+        """The fix of every occurrence of a folded finding with its edits: an
+        editor is shown it without them (see core.findings.for_editor), and they
+        are taken here from the dataset's findings, folded, when it is asked for."""
+        session = self.session
+        folders, settings = session.folders(), session.settings
+        encoding = encoding_name(self.client.workspace.position_encoding)
+        line, title = diagnostic.range.start.line, fix.get("title")
+
+        def job(checker: Checker) -> dict[str, Any]:
+            workspace = checker.workspace_for(path, folders, settings)
+            relative = document_relative(workspace, path)
+            model = checker.models.get(path)
+            if model is not None:
+                findings, lines = model.findings(), model
+            else:
+                source = workspace.read(relative)
+                findings, lines = analyze_file(workspace, relative), LineIndex(source.text if source is not None else "")
+            for finding in findings:
+                if finding.covers and finding.code == diagnostic.code and finding.range.start.line == line:
+                    for every in finding.fixes:
+                        if every.every and every.title == title:
+                            return fix_json(every, Positions(lines, encoding))
+            return fix
+
+        return await session.on_worker(job)
 
     def _edit(
         self, uri: str, path: Path, fix: dict[str, Any], version: int | None, document_changes: bool, operations: list

@@ -118,6 +118,8 @@ def fix_json(fix: Fix, positions: Positions) -> dict[str, Any]:
     }
     if fix.create_file is not None:
         item["createFile"] = fix.create_file
+    if fix.every:
+        item["every"] = True
     return item
 
 

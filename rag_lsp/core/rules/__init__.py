@@ -37,6 +37,20 @@ Finisher = Callable[[Any, Finding], Finding]
 FoldExplainer = Callable[[str], "tuple[str | None, str | None]"]
 
 
+# What a rule whose findings fold says of it (see core.folding).
+FOLDING_DOC = """## When its findings fold
+A dataset written by another tool often carries one defect on every row, for
+one cause (every path written alike, one key on every row, one corpus, one
+option). When the findings of this rule for one cause stand on most rows of a
+dataset (more than half, and at least 20), they are reported once, at the first
+of them: how many rows and lines they cover and the first few, the likely
+cause, and a fix, either one quick fix that repairs every occurrence or where
+the cause lives (a suite's option, a target's corpora). Rows that break the
+pattern keep their own findings. `rag-lsp check --unfold` prints every
+occurrence; `--format json` gives the lines a folded finding covers
+(`covers`), SARIF gives them as `coveredLines`."""
+
+
 @dataclass
 class Rule:
     code: str
@@ -46,6 +60,14 @@ class Rule:
     checks: dict[str, Check] = field(default_factory=dict)
     finisher: Finisher | None = None
     fold_explainer: FoldExplainer | None = None
+
+    @property
+    def documentation(self) -> str:
+        """The rule's documentation, with what folding does to its findings when
+        they fold (see core.folding): what --explain, hovers and SARIF show."""
+        if self.fold_explainer is None:
+            return self.doc
+        return f"{self.doc}\n\n{FOLDING_DOC}"
 
     @property
     def summary(self) -> str:

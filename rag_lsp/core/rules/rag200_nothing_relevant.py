@@ -36,3 +36,12 @@ def nothing_relevant(rows):
             "(an empty list makes the case broken, not zero)",
             cause="empty",
         )
+
+
+@RULE.folds
+def every_list_empty(cause):
+    return (
+        "the dataset was most likely written before its judgments (questions first, relevant documents to come): "
+        "every case is broken until its list names what a good retrieval must return",
+        None,
+    )

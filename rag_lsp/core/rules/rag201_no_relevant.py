@@ -49,3 +49,12 @@ def no_relevant(rows):
         anchor = "id" if "id" in case else next(iter(case), None)
         where = context.key_range(anchor) if anchor is not None else context.line_range()
         yield RULE.finding(where, f"the case has no expect, so it cannot be scored: {_ADD_EXPECT}", cause="no-expect")
+
+
+@RULE.folds
+def every_case_without_relevant(cause):
+    if cause == "no-expect":
+        why = "the dataset holds questions alone (an export of queries without their judgments)"
+    else:
+        why = "the tool that wrote the dataset keeps its judgments under another key of `expect`"
+    return f"{why}: no case can be scored until each says what is relevant", None

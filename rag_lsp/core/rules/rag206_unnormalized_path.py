@@ -35,24 +35,36 @@ def unnormalized_path(rows):
     not_normal = rows.not_normal_expected
     if not not_normal:
         return
+    # What is said of a value is said once: a dataset written by another tool
+    # lists each of its paths in many cases, all of them in the same form.
+    said = rows.workspace.memo(RULE.code)
     for context, relevant in rows.expected_off_the_files:
         for index, value in enumerate(relevant):
             if type(value) is not str or value not in not_normal:
                 continue
-            normal = normalize_relative(value)
-            # A path leaving the workspace (or naming its root) is RAG203's.
-            if not normal or normal == value:
+            told = said.get(value)
+            if told is None:
+                told = said[value] = _told(value)
+            if told is _NOTHING:
                 continue
+            message, title, new_text, cause = told
             where = context.value_range("expect", "relevant", index)
             # Replace the whole JSON string token, so escapes in the old text cannot survive.
-            fix = Fix(f"Normalize to {normal!r}", edits=(TextEdit(where, json.dumps(normal, ensure_ascii=False)),))
-            yield RULE.finding(
-                where,
-                f"{value!r} is not a normalized path and hits carry {normal!r}: matching is exact, "
-                f"so write {normal!r}",
-                fixes=[fix],
-                cause=path_form(value),
-            )
+            yield RULE.finding(where, message, fixes=[Fix(title, edits=(TextEdit(where, new_text),))], cause=cause)
+
+
+_NOTHING = ()
+
+
+def _told(value: str) -> tuple[str, str, str, str] | tuple[()]:
+    """The message, fix title, fix text and cause of a finding on ``value``;
+    nothing for a path that leaves the workspace (or names its root), which is
+    RAG203's."""
+    normal = normalize_relative(value)
+    if not normal or normal == value:
+        return _NOTHING
+    message = f"{value!r} is not a normalized path and hits carry {normal!r}: matching is exact, so write {normal!r}"
+    return message, f"Normalize to {normal!r}", json.dumps(normal, ensure_ascii=False), path_form(value)
 
 
 # How a path is written that is not in normal form, by what gives it away first.
