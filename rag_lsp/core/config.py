@@ -85,7 +85,7 @@ def holds_settings(path: str, text: str) -> bool:
         return False
     try:
         data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
         # Broken TOML that mentions rag-lsp: ours to report where it breaks.
         return bool(re.search(r"^\s*\[\s*tool\s*\.\s*[\"']?rag-lsp", text, re.MULTILINE))
     tool = data.get("tool")
@@ -93,7 +93,26 @@ def holds_settings(path: str, text: str) -> bool:
 
 
 def read_config(path: str, text: str) -> ConfigFile:
-    """The settings and the problems of the settings file ``path`` (workspace-relative)."""
+    """The settings and the problems of the settings file ``path`` (workspace-relative).
+    A file nested too deep to read is one RAG005, and none of its settings apply."""
+    try:
+        return _read_config(path, text)
+    except RecursionError:
+        return ConfigFile(path, findings=(too_deep_finding(),))
+
+
+def too_deep_finding() -> Finding:
+    """RAG005 on a settings file nested too deep to be read."""
+    from .rules import all_rules
+
+    return all_rules()["RAG005"].finding(
+        Range.of(0, 0, 0, 0),
+        "input refused: the TOML is nested too deep to be read (no setting nests more than two levels); "
+        "the file's settings are not used until it is fixed",
+    )
+
+
+def _read_config(path: str, text: str) -> ConfigFile:
     lines = LineIndex(text)
     try:
         data = tomllib.loads(text)

@@ -17,6 +17,7 @@ from operator import itemgetter, methodcaller
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from .settings import MAX_YAML_DEPTH
 from .config import CONFIG_PATH, CONFIG_PATHS, PYPROJECT_PATH, ConfigFile, find_config, holds_settings, layered
 from .files import glob_match, globs_matcher, list_files, named_like_binary
 from .jsonrows import Row
@@ -188,7 +189,9 @@ class Workspace:
 
     @property
     def yaml_limits(self) -> YamlLimits:
-        return YamlLimits(self.settings.max_yaml_depth, self.settings.max_yaml_nodes)
+        # Clamped whatever set it: deeper YAML is read by recursion past what
+        # the interpreter allows.
+        return YamlLimits(min(self.settings.max_yaml_depth, MAX_YAML_DEPTH), self.settings.max_yaml_nodes)
 
     # -------------------------------------------------- invalidation
 
