@@ -49,6 +49,20 @@ def make_deep_folders(root: Path, depth: int) -> Path:
     return Path(path)
 
 
+def remove_deep_folders(root: Path) -> None:
+    """Remove what make_deep_folders made under ``root`` (and the files in it),
+    deepest first: the temporary folders' own clean-up recurses."""
+    path = str(root / "d")
+    while os.path.isdir(path + "/d"):
+        path += "/d"
+    while path != str(root):
+        for name in os.listdir(path):
+            if name != "d":
+                os.unlink(os.path.join(path, name))
+        os.rmdir(path)
+        path = os.path.dirname(path)
+
+
 def deep_toml(depth: int = 500) -> str:
     return "x = " + "[" * depth + "]" * depth + "\n"
 
@@ -119,9 +133,12 @@ def test_folders_nested_990_deep(tmp_path: Path) -> None:
     """Folders nested 990 deep are walked by check and run without a crash."""
     root = make_workspace(tmp_path)
     deep = make_deep_folders(root, 990)
-    (deep / "x.txt").write_text("x\n", encoding="utf-8")
-    assert_clean(cli("check", cwd=root), 0, 1)
-    assert_clean(cli("run", cwd=root), 0, 1)
+    try:
+        (deep / "x.txt").write_text("x\n", encoding="utf-8")
+        assert_clean(cli("check", cwd=root), 0, 1)
+        assert_clean(cli("run", cwd=root), 0, 1)
+    finally:
+        remove_deep_folders(root)
 
 
 def test_damaged_meta_json_is_a_cache_miss(tmp_path: Path) -> None:
@@ -235,3 +252,87 @@ def test_cache_dir_of_no_user(tmp_path: Path) -> None:
     result = cli("run", cwd=root, env={"RAG_LSP_CACHE_DIR": "~nosuchuserhere/x"})
     assert_clean(result, 0)
     assert "RAG_LSP_CACHE_DIR" in result.stderr
+
+
+def test_settings_file_linked_from_outside_is_refused_and_checked(tmp_path: Path) -> None:
+    """A settings file that is a link out of the workspace is RAG005 in check (named or not), and its values do not apply to run."""
+    root = make_workspace(tmp_path / "w")
+    (tmp_path / "outside.toml").write_text("run-concurrency = 0\n", encoding="utf-8")
+    (root / ".punica" / "rag-lsp.toml").symlink_to(tmp_path / "outside.toml")
+    for args in (("check",), ("check", ".punica/rag-lsp.toml")):
+        result = cli(*args, "--format", "json", cwd=root)
+        assert_clean(result, 1)
+        found = [item for item in json.loads(result.stdout) if item["path"] == ".punica/rag-lsp.toml"]
+        assert [item["code"] for item in found] == ["RAG005"], found
+        assert "outside the workspace" in found[0]["message"]
+    result = cli("run", cwd=root)
+    assert_clean(result, 0)
+    assert "out of range" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [("run-timeout", "1e10"), ("run-concurrency", "100000000"), ("max-yaml-depth", "100000")],
+)
+def test_numeric_settings_past_their_cap_are_findings(tmp_path: Path, setting: str, value: str) -> None:
+    """A timeout, a concurrency or a YAML depth past its cap is RAG004 in check; run uses the default and answers."""
+    root = make_workspace(tmp_path)
+    settings(root, f"{setting} = {value}\n")
+    result = cli("check", "--format", "json", cwd=root)
+    assert_clean(result, 1)
+    assert [(item["path"], item["code"]) for item in json.loads(result.stdout) if item["severity"] == "error"] == [
+        (".punica/rag-lsp.toml", "RAG004")
+    ]
+    assert_clean(cli("run", cwd=root), 0)
+
+
+def test_target_timeout_past_its_cap_is_a_finding(tmp_path: Path) -> None:
+    """An http target's timeout_s of 1e10 is RAG004 in check, not an OverflowError in run."""
+    root = make_workspace(tmp_path)
+    (root / ".punica" / "targets.yaml").write_text(
+        "targets:\n  vectors.query:\n    http: {url: 'http://127.0.0.1:9/q', timeout_s: 1.0e+10}\n", encoding="utf-8"
+    )
+    result = cli("check", "--format", "json", cwd=root)
+    assert_clean(result, 1)
+    assert (".punica/targets.yaml", "RAG004") in {(item["path"], item["code"]) for item in json.loads(result.stdout)}
+    assert_clean(cli("run", cwd=root), 1, 2)
+
+
+def test_chunking_overlap_that_reads_each_line_thousands_of_times_is_refused(tmp_path: Path) -> None:
+    """chunking {size: 10000, overlap: 9999} is RAG004 in check, and run refuses the suite at once."""
+    root = make_workspace(tmp_path)
+    (root / ".punica" / "targets.yaml").write_text(
+        "targets:\n  vectors.query:\n    builtin: {chunking: {unit: lines, size: 10000, overlap: 9999}}\n", encoding="utf-8"
+    )
+    (root / "src" / "big.txt").write_text("line\n" * 12_000, encoding="utf-8")
+    result = cli("check", "--format", "json", cwd=root)
+    assert_clean(result, 1)
+    (finding,) = [item for item in json.loads(result.stdout) if item["code"] == "RAG004"]
+    assert "at most 9,000" in finding["message"]
+    run = cli("run", cwd=root)
+    assert_clean(run, 1)
+    assert "at most 9,000" in run.stdout + run.stderr
+
+
+def test_glob_that_would_backtrack_is_matched_at_once(tmp_path: Path) -> None:
+    """suite-globs = ["**a**a**a**a**a**a**b"] against a name of 100 a's: check ends in seconds."""
+    root = make_workspace(tmp_path)
+    settings(root, 'suite-globs = ["**a**a**a**a**a**a**b", ".punica/**/*.yaml"]\n')
+    (root / ("a" * 100)).write_text("x\n", encoding="utf-8")
+    (root / ".punica" / ("a" * 100)).write_text("x\n", encoding="utf-8")
+    assert_clean(cli("check", cwd=root), 0, 1)
+
+
+def test_failed_cache_save_leaves_no_arrays_behind(tmp_path: Path) -> None:
+    """When the index cannot be saved (its meta.json is a folder), no chunks-*.npy is left in the cache."""
+    cache = tmp_path / "cache"
+    env = {"RAG_LSP_CACHE_DIR": str(cache)}
+    root = make_workspace(tmp_path / "w")
+    assert_clean(cli("run", cwd=root, env=env), 0)
+    (meta,) = cache.glob("index-v*/*/meta.json")
+    for path in meta.parent.iterdir():
+        path.unlink()
+    meta.mkdir()
+    for _ in range(2):
+        assert_clean(cli("run", cwd=root, env=env), 0)
+    assert not list(meta.parent.glob("*.npy"))

@@ -101,6 +101,19 @@ def read_config(path: str, text: str) -> ConfigFile:
         return ConfigFile(path, findings=(too_deep_finding(),))
 
 
+def outside_config(path: str, target: str) -> ConfigFile:
+    """The settings file ``path``, a link that leads out of the workspace (to
+    ``target``): not read, and none of its settings apply."""
+    from .rules import all_rules
+
+    finding = all_rules()["RAG005"].finding(
+        Range.of(0, 0, 0, 0),
+        f"input refused: {path} is a link to {target}, outside the workspace; settings are read only from "
+        "the workspace's own files, so none of these apply: copy the file into the workspace instead of linking it",
+    )
+    return ConfigFile(path, findings=(finding,))
+
+
 def too_deep_finding() -> Finding:
     """RAG005 on a settings file nested too deep to be read."""
     from .rules import all_rules
