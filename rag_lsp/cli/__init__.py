@@ -65,6 +65,15 @@ def entry() -> None:
 
 def _handle(arguments: argparse.Namespace) -> int:
     try:
+        os.getcwd()
+    except OSError as error:
+        print(
+            f"rag-lsp: the current folder cannot be used ({error.strerror or error}: was it deleted?); "
+            "run rag-lsp from a folder that exists",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    try:
         return arguments.handler(arguments)
     except UsageError as error:
         print(f"rag-lsp: {error}", file=sys.stderr)

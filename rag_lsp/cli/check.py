@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .. import collector
 from ..core.analyze import analyze_file
+from ..core.config import CONFIG_PATHS
 from ..core.incremental import SHARED_FROM_BYTES, check_shared, reading_helper
 from ..core.findings import Finding, Severity
 from ..core.parallel import Helper
@@ -163,7 +164,8 @@ def _check_paths(paths: list[Path], helper: Helper | None, unfold: bool = False)
             # Files that are none of ours (pre-commit passes every YAML file) are
             # skipped, and so is a link that leads out of the workspace: nothing
             # outside is read (the suite naming it is told so, RAG106).
-            kind = workspace.kind_of(relative) if workspace.contains(path) else None
+            # The settings file is the exception: one that leads out is reported, not read.
+            kind = workspace.kind_of(relative) if workspace.contains(path) or relative in CONFIG_PATHS else None
             if kind is not None:
                 selected[(root, relative)] = (workspace, kind)
     ordered = sorted(selected.items(), key=lambda item: (str(item[0][0]), item[0][1]))

@@ -114,10 +114,13 @@ def parse_ks(text: str | None) -> tuple[int, ...]:
     for part in text.replace(" ", "").split(","):
         if not part:
             continue
-        try:
-            k = int(part)
-        except ValueError:
-            raise UsageError(f"--k {text!r}: {part!r} is not an integer; give k values like 1,3,5,10") from None
+        # Digits 0-9 only: int() would also take "1_0" and digits of other scripts ("٣").
+        if not (part.isascii() and part.isdigit()) or len(part) > 9:
+            if part.startswith("-") and part[1:].isascii() and part[1:].isdigit():
+                raise UsageError(f"--k {text!r}: k must be at least 1, not {part}")
+            reason = "is not an integer of at most 9 digits 0-9" if part.isascii() and part.isdigit() else "is not an integer written in the digits 0-9"
+            raise UsageError(f"--k {text!r}: {part!r} {reason}; give k values like 1,3,5,10")
+        k = int(part)
         if k < 1:
             raise UsageError(f"--k {text!r}: k must be at least 1, not {k}")
         ks.add(k)
@@ -253,11 +256,11 @@ def _configured_baseline(selected: list[tuple[Workspace, SuiteInfo | str]]):
         raise UsageError("the workspaces of this run name different baselines: run them one at a time, or give --baseline")
     ((root, name),) = named
     path = root / Path(name).expanduser()
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         print(f"rag-lsp: baseline {name} (from the workspace settings) does not exist yet: nothing to compare with", file=sys.stderr)
         return None, None
     try:
-        return load_baseline(path), name
+        return load_baseline(path, root), name
     except BaselineError as error:
         raise UsageError(f"{error} (baseline from the workspace settings)") from None
 

@@ -17,9 +17,9 @@ from .contexts import DatasetContext, RowsContext, SuiteContext, YamlContext
 from .findings import Finding
 from .folding import fold
 from .text import Range
-from .config import read_config
+from .config import CONFIG_PATHS, read_config
 from .sources import SourceText
-from .workspace import CONFIG_FILE, DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
+from .workspace import config_outside, CONFIG_FILE, DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,8 @@ def analyze_file(workspace: Workspace, path: str, kind: str | None = None, sourc
     """Every finding of one workspace file (``path`` relative to the root)."""
     source = source or workspace.read(path)
     if source is None:
-        return []
+        refused = config_outside(workspace.root, path) if path in CONFIG_PATHS else None
+        return finish(workspace, path, list(refused.findings)) if refused is not None else []
     kind = kind or workspace.kind_of(path)
     if kind is None:
         return []

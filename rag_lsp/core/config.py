@@ -85,7 +85,7 @@ def holds_settings(path: str, text: str) -> bool:
         return False
     try:
         data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
         # Broken TOML that mentions rag-lsp: ours to report where it breaks.
         return bool(re.search(r"^\s*\[\s*tool\s*\.\s*[\"']?rag-lsp", text, re.MULTILINE))
     tool = data.get("tool")
@@ -93,7 +93,39 @@ def holds_settings(path: str, text: str) -> bool:
 
 
 def read_config(path: str, text: str) -> ConfigFile:
-    """The settings and the problems of the settings file ``path`` (workspace-relative)."""
+    """The settings and the problems of the settings file ``path`` (workspace-relative).
+    A file nested too deep to read is one RAG005, and none of its settings apply."""
+    try:
+        return _read_config(path, text)
+    except RecursionError:
+        return ConfigFile(path, findings=(too_deep_finding(),))
+
+
+def outside_config(path: str, target: str) -> ConfigFile:
+    """The settings file ``path``, a link that leads out of the workspace (to
+    ``target``): not read, and none of its settings apply."""
+    from .rules import all_rules
+
+    finding = all_rules()["RAG005"].finding(
+        Range.of(0, 0, 0, 0),
+        f"input refused: {path} is a link to {target}, outside the workspace; settings are read only from "
+        "the workspace's own files, so none of these apply: copy the file into the workspace instead of linking it",
+    )
+    return ConfigFile(path, findings=(finding,))
+
+
+def too_deep_finding() -> Finding:
+    """RAG005 on a settings file nested too deep to be read."""
+    from .rules import all_rules
+
+    return all_rules()["RAG005"].finding(
+        Range.of(0, 0, 0, 0),
+        "input refused: the TOML is nested too deep to be read (no setting nests more than two levels); "
+        "the file's settings are not used until it is fixed",
+    )
+
+
+def _read_config(path: str, text: str) -> ConfigFile:
     lines = LineIndex(text)
     try:
         data = tomllib.loads(text)

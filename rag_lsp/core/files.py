@@ -85,6 +85,144 @@ def _globs_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{_glob_regex(pattern).pattern})" for pattern in globs) or "(?!)")
 
 
+# A glob with more wildcards than this (``*``, ``**``) is not matched by a regex:
+# a backtracking regex takes time that grows as the path's length to the power
+# of their count (``**a**a**a**a**a**a**b`` against a name of 100 a's took over a
+# minute). Such globs are matched by an automaton, in time linear in the path.
+_MOST_WILDCARDS_FOR_REGEX = 2
+_WILDCARDS = re.compile(r"\*\*/|\*\*|\*")
+
+
+def _wildcards(pattern: str) -> int:
+    return len(_WILDCARDS.findall(pattern))
+
+
+@lru_cache(maxsize=64)
+def _matcher(globs: tuple[str, ...]) -> Callable[[str], Any]:
+    """Whether a path matches one of ``globs`` (a truthy value), in time at most
+    linear in the path's length whatever the globs."""
+    plain = tuple(glob for glob in globs if _wildcards(glob) <= _MOST_WILDCARDS_FOR_REGEX)
+    if len(plain) == len(globs):
+        return _globs_regex(globs).fullmatch
+    regex = _globs_regex(plain).fullmatch if plain else None
+    automata = [_GlobAutomaton(glob) for glob in globs if glob not in plain]
+
+    def matches(path: str) -> bool:
+        return bool((regex is not None and regex(path)) or any(automaton.matches(path) for automaton in automata))
+
+    return matches
+
+
+# The instructions of a glob's automaton (see _GlobAutomaton).
+_CHAR, _NOT_SLASH, _ANY, _SPLIT, _MATCH = range(5)
+
+
+class _GlobAutomaton:
+    """A glob matched as the regex :func:`_glob_regex` makes of it would match,
+    by following every way through the glob at once (a Thompson automaton, its
+    sets of states remembered as they are met): each character of a path is
+    looked at once."""
+
+    # States remembered at most, per glob: then forgotten and met again.
+    _MOST_REMEMBERED = 4096
+
+    def __init__(self, pattern: str) -> None:
+        while pattern.startswith("./"):
+            pattern = pattern[2:]
+        program: list[tuple[int, Any]] = []
+
+        def loop(kind: int) -> None:
+            # kind*: split to the step or past it; the step jumps back.
+            split = len(program)
+            program.append((_SPLIT, (split + 1, split + 3)))
+            program.append((kind, None))
+            program.append((_SPLIT, (split,)))
+
+        index = 0
+        while index < len(pattern):
+            char = pattern[index]
+            if pattern.startswith("**/", index):
+                # (?:.*/)?: past it, or any characters then "/".
+                split = len(program)
+                program.append((_SPLIT, None))  # patched below
+                loop(_ANY)
+                program.append((_CHAR, "/"))
+                program[split] = (_SPLIT, (split + 1, len(program)))
+                index += 3
+                continue
+            if pattern.startswith("**", index):
+                loop(_ANY)
+                index += 2
+                continue
+            if char == "{" and "}" in pattern[index:]:
+                close = pattern.index("}", index)
+                options = pattern[index + 1 : close].split(",")
+                split = len(program)
+                program.append((_SPLIT, None))
+                starts, ends = [], []
+                for option in options:
+                    starts.append(len(program))
+                    program.extend((_CHAR, letter) for letter in option)
+                    ends.append(len(program))
+                    program.append((_SPLIT, None))  # jump to the end, patched below
+                program[split] = (_SPLIT, tuple(starts))
+                for end in ends:
+                    program[end] = (_SPLIT, (len(program),))
+                index = close + 1
+                continue
+            if char == "*":
+                loop(_NOT_SLASH)
+            elif char == "?":
+                program.append((_NOT_SLASH, None))
+            else:
+                program.append((_CHAR, char))
+            index += 1
+        program.append((_MATCH, None))
+        self.program = program
+        self.start = self._closure((0,))
+        self.steps: dict[tuple[frozenset[int], str], frozenset[int]] = {}
+
+    def _closure(self, pcs: Iterable[int]) -> frozenset[int]:
+        """The states reached from ``pcs`` without reading a character."""
+        program = self.program
+        seen: set[int] = set()
+        stack = list(pcs)
+        while stack:
+            pc = stack.pop()
+            if pc in seen:
+                continue
+            seen.add(pc)
+            kind, argument = program[pc]
+            if kind == _SPLIT:
+                stack.extend(argument)
+        return frozenset(pc for pc in seen if program[pc][0] != _SPLIT)
+
+    def _step(self, states: frozenset[int], char: str) -> frozenset[int]:
+        program = self.program
+        following = []
+        for pc in states:
+            kind, argument = program[pc]
+            if kind == _ANY or (kind == _NOT_SLASH and char != "/") or (kind == _CHAR and argument == char):
+                following.append(pc + 1)
+        return self._closure(following)
+
+    def matches(self, path: str) -> bool:
+        steps = self.steps
+        if len(steps) > self._MOST_REMEMBERED:
+            steps.clear()
+        states = self.start
+        for char in path:
+            key = (states, char)
+            found = steps.get(key)
+            if found is None:
+                found = steps[key] = self._step(states, char)
+            states = found
+            if not states:
+                return False
+        match = len(self.program) - 1
+        return match in states
+
+
 _HIDDEN = re.compile(r"(?:^|/)\.")
 
 
@@ -96,12 +234,12 @@ def hidden(relative: str) -> bool:
 
 def glob_match(relative: str, globs: Iterable[str]) -> bool:
     """Whether a workspace-relative path matches one of the workspace globs."""
-    return _globs_regex(tuple(globs)).fullmatch(relative) is not None
+    return bool(_matcher(tuple(globs))(relative))
 
 
 def globs_matcher(globs: Iterable[str]) -> Callable[[str], Any]:
     """:func:`glob_match` for many paths: whether each matches (a truthy value)."""
-    return _globs_regex(tuple(globs)).fullmatch
+    return _matcher(tuple(globs))
 
 
 # The endings of file formats that hold no text: images, archives, compiled
@@ -179,7 +317,12 @@ def list_files(root: Path, inside: Callable[[Path], bool]) -> list[str]:
     folder in name order, as a walk from the top lists them; ``inside`` says
     whether a path a link leads to is in the workspace."""
     found: list[str] = []
-    _list_folder(str(root), "", [], found, inside)
+    # Folders still to list, the next on top: a stack, not recursion, so a tree
+    # nested a thousand folders deep is listed as any other.
+    pending: list[tuple[str, str, list[tuple[str, pathspec.PathSpec]]]] = [(str(root), "", [])]
+    while pending:
+        folder, prefix, ignores = pending.pop()
+        pending.extend(reversed(_list_folder(folder, prefix, ignores, found, inside)))
     return found
 
 
@@ -202,15 +345,15 @@ def _regular_file(entry: os.DirEntry) -> bool:
 
 def _list_folder(
     folder: str, prefix: str, ignores: list[tuple[str, pathspec.PathSpec]], found: list[str], inside: Callable[[Path], bool]
-) -> None:
-    """Add the files of ``folder`` (``prefix`` from the root), then those of its
-    folders. A folder entry tells whether it is a link without another system
+) -> list[tuple[str, str, list[tuple[str, pathspec.PathSpec]]]]:
+    """Add the files of ``folder`` (``prefix`` from the root); its folders to
+    list next, in order, with the ignore files in force there. A folder entry tells whether it is a link without another system
     call: a tree of 50,000 files is listed in a fraction of a second."""
     try:
         with os.scandir(folder) as listing:
             entries = sorted(listing, key=_NAME)
     except OSError:
-        return
+        return []
     # As git does, a .gitignore that is a link is not followed: it may
     # point anywhere, and nothing outside the workspace is read.
     for entry in entries:
@@ -255,5 +398,4 @@ def _list_folder(
         if entry.is_symlink() and not inside(Path(entry.path)):
             continue
         found.append(relative)
-    for entry in folders:
-        _list_folder(entry.path, prefix + entry.name + "/", ignores, found, inside)
+    return [(entry.path, prefix + entry.name + "/", ignores) for entry in folders]

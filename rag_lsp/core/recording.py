@@ -27,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from .safefiles import Refused, writable_target
 from .targets import Answer, TargetError
 
 # Flush the line buffer to the file past this many bytes.
@@ -52,9 +53,12 @@ class Recorder:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        # Only a regular file (or nothing) is replaced: a link, a pipe, a device
+        # or a folder there is the user's, and is refused before the run.
+        _replaceable(path)
         # Opened at once: a path that cannot be written fails before the run.
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: Any = open(self._partial, "wb")  # noqa: SIM115 - closed in close()
+        self._file: Any = _create(self._partial)
         self._buffer = bytearray()
         self._encoder = msgspec.json.Encoder()
         self._ids: set[str] = set()
@@ -109,6 +113,8 @@ class Recorder:
                 self._file.close()
                 self._file = None
             if keep:
+                # Asked again: the path may have become something else during the run.
+                _replaceable(self.path)
                 os.replace(self._partial, self.path)
                 moved = True
         finally:
@@ -184,6 +190,25 @@ class Recordings:
                 )
             notes.append(line)
         return notes
+
+
+def _replaceable(path: Path) -> None:
+    """OSError, saying why, unless ``path`` is a regular file or absent."""
+    try:
+        writable_target(path)
+    except Refused as error:
+        raise OSError(str(error)) from None
+
+
+def _create(path: Path) -> Any:
+    """A new file at ``path`` (a leftover of an earlier run there is removed
+    first), never written through a link."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    return os.fdopen(os.open(path, flags, 0o666), "wb")
 
 
 def _safe(name: str) -> str:

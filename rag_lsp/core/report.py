@@ -103,7 +103,7 @@ def parse_report(data: bytes | str, name: str = "the baseline") -> RunFigures:
         hint = ""
         try:
             value = msgspec.json.decode(data)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             value = None
         if isinstance(value, list):
             hint = " (a JSON array: is it `rag-lsp check --format json` output?)"
@@ -112,6 +112,8 @@ def parse_report(data: bytes | str, name: str = "the baseline") -> RunFigures:
         ) from None
     except msgspec.DecodeError as error:
         raise BaselineError(f"{name} is not valid JSON: {error}") from None
+    except RecursionError:
+        raise BaselineError(f"{name} is nested too deep to be a run report") from None
 
 
 def _decode_report(data: bytes | str) -> RunFigures:
@@ -127,18 +129,29 @@ def _decode_report(data: bytes | str) -> RunFigures:
         return msgspec.convert(value, RunFigures)
 
 
-def load_baseline(path: Path) -> RunFigures:
-    """Read a baseline report; BaselineError when missing, unreadable or not a report."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise BaselineError(f"the baseline {path} does not exist") from None
-    except IsADirectoryError:
-        raise BaselineError(f"the baseline {path} is a folder, not a run report") from None
-    except OSError as error:
-        raise BaselineError(f"cannot read the baseline {path}: {error.strerror or error}") from None
-    return parse_report(data, f"the baseline {path}")
+# A baseline report larger than this is not read (100,000 cases take about 60 MB).
+BASELINE_MAX_BYTES = 512 * 1024 * 1024
 
+
+def load_baseline(path: Path, root: Path | None = None) -> RunFigures:
+    """Read a baseline report; BaselineError when missing, unreadable, not a
+    regular file (a pipe, a device, a folder), too large or not a report. With
+    ``root`` (a baseline a workspace's settings name), a path that leads out of
+    that workspace, through a link or ``..``, is not read."""
+    from .safefiles import Refused, inside, read_regular
+
+    if root is not None and not inside(root, path):
+        raise BaselineError(f"the baseline {path} is outside the workspace {root}: a setting reads only workspace files")
+    try:
+        data = read_regular(path, BASELINE_MAX_BYTES)
+    except Refused as error:
+        message = str(error)
+        if message.endswith("does not exist"):
+            raise BaselineError(f"the baseline {path} does not exist") from None
+        if "is a folder" in message:
+            raise BaselineError(f"the baseline {path} is a folder, not a run report") from None
+        raise BaselineError(f"cannot read the baseline: {message}") from None
+    return parse_report(data, f"the baseline {path}")
 
 
 # ---------------------------------------------------------------- written

@@ -95,6 +95,25 @@ def _positive_int(value: Any) -> int:
     return value
 
 
+# The highest values a setting takes. A YAML file nested deeper than MAX_YAML_DEPTH
+# is read by recursion past what the interpreter allows; a timeout past a day
+# overflows the clocks the targets wait with; more requests in flight than
+# MAX_RUN_CONCURRENCY would start that many threads against one service.
+MAX_YAML_DEPTH = 200
+MAX_RUN_TIMEOUT_S = 86_400.0
+MAX_RUN_CONCURRENCY = 256
+
+
+def _at_most(parse: Any, highest: float) -> Any:
+    def parse_bounded(value: Any) -> Any:
+        parsed = parse(value)
+        if parsed > highest:
+            raise ValueError(f"expected at most {highest:,g}, got {value!r}")
+        return parsed
+
+    return parse_bounded
+
+
 def _positive_number(value: Any) -> float:
     # NaN compares with nothing and infinity never times out: neither is a number here.
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
@@ -150,11 +169,11 @@ PARSERS = {
     "max_file_bytes": _positive_int,
     "max_yaml_bytes": _positive_int,
     "max_line_bytes": _positive_int,
-    "max_yaml_depth": _positive_int,
+    "max_yaml_depth": _at_most(_positive_int, MAX_YAML_DEPTH),
     "max_yaml_nodes": _positive_int,
     "trusted": _boolean,
-    "run_timeout_s": _positive_number,
-    "run_concurrency": _positive_int,
+    "run_timeout_s": _at_most(_positive_number, MAX_RUN_TIMEOUT_S),
+    "run_concurrency": _at_most(_positive_int, MAX_RUN_CONCURRENCY),
     "baseline": _optional_text,
     "max_findings_shown": _positive_int,
 }

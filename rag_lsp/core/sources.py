@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence
 
+from .safefiles import Refused, read_regular
+
 
 @dataclass(frozen=True)
 class SourceText:
@@ -45,8 +47,10 @@ class DiskSource:
                 return None
             if size > self.max_bytes:
                 return SourceText("", refused=f"file is {size:,} bytes, above the max-file-bytes limit of {self.max_bytes:,}")
-            data = path.read_bytes()
-        except OSError:
+            # Opened without blocking and asked again what it is: a file that
+            # became a pipe or a device since is not read.
+            data = read_regular(path, self.max_bytes)
+        except (OSError, Refused):
             return None
         return decode(data)
 

@@ -17,7 +17,9 @@ from operator import itemgetter, methodcaller
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .config import CONFIG_PATH, CONFIG_PATHS, PYPROJECT_PATH, ConfigFile, find_config, holds_settings, layered
+from .settings import MAX_YAML_DEPTH
+from .config import CONFIG_PATH, CONFIG_PATHS, PYPROJECT_PATH, ConfigFile, find_config, holds_settings, layered, outside_config
+from .safefiles import inside
 from .files import glob_match, globs_matcher, list_files, named_like_binary
 from .jsonrows import Row
 from .manifests import ManifestRegistry, manifest_from, unreadable_manifest
@@ -50,12 +52,30 @@ _KEYS_OF_ROWS = ('"expect"', '"input_id"', '"retrieved_context"', '"reference_co
 def read_workspace_config(root: Path, source: FileSource | None = None) -> ConfigFile | None:
     """The settings file in force at ``root``, read (None when there is none)."""
     reader = source or DiskSource(Settings().max_file_bytes)
+    refused = config_outside(root, CONFIG_PATH)
+    if refused is not None:
+        return refused
 
     def text_of(relative: str) -> str | None:
+        if not inside(root, root / relative):
+            return None  # a link out of the workspace is not read
         found = reader.read(root / relative)
         return found.text if found is not None and not found.refused else None
 
     return find_config(text_of)
+
+
+def config_outside(root: Path, relative: str) -> ConfigFile | None:
+    """The settings file ``relative`` refused, when it is a link that leads out
+    of the workspace at ``root`` (see config.outside_config); else None."""
+    path = root / relative
+    if not os.path.islink(path) or inside(root, path):
+        return None
+    try:
+        target = str(path.resolve())
+    except (OSError, RuntimeError):
+        target = os.readlink(path)
+    return outside_config(relative, target)
 
 
 def settings_source(root: Path, texts: Mapping[Path, str]) -> OverlaySource:
@@ -188,7 +208,9 @@ class Workspace:
 
     @property
     def yaml_limits(self) -> YamlLimits:
-        return YamlLimits(self.settings.max_yaml_depth, self.settings.max_yaml_nodes)
+        # Clamped whatever set it: deeper YAML is read by recursion past what
+        # the interpreter allows.
+        return YamlLimits(min(self.settings.max_yaml_depth, MAX_YAML_DEPTH), self.settings.max_yaml_nodes)
 
     # -------------------------------------------------- invalidation
 
@@ -368,6 +390,8 @@ class Workspace:
         table of pyproject.toml is read only when .punica/rag-lsp.toml is absent)."""
         if relative == PYPROJECT_PATH and self.absolute(CONFIG_PATH).is_file():
             return False
+        if relative == CONFIG_PATH and config_outside(self.root, relative) is not None:
+            return True  # refused, and reported
         source = self.read(relative)
         return source is not None and not source.refused and holds_settings(relative, source.text)
 

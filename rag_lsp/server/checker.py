@@ -476,6 +476,8 @@ class Checker:
         # most likely a dataset the editor opens, whose reading begins as soon
         # as the message has arrived.
         self.large_document_coming = threading.Event()
+        # The settings files open in the editor at the last pass, by root.
+        self._settings_open: dict[Path, frozenset[Path]] = {}
         # The settings the workspaces were prepared with before the first pass (see prepare).
         self._prepared_with: EditorSettings | None = None
 
@@ -512,7 +514,11 @@ class Checker:
         """Whether the settings file of ``root``'s workspace says something other
         than when the workspace was made (as the editor has it, else on disk)."""
         paths = [root / relative for relative in CONFIG_PATHS]
-        if not snapshot.full and not any(path in snapshot.changed_files or path in snapshot.documents for path in paths):
+        # A settings file closed since (its unsaved text gone) is read from disk again.
+        open_now = frozenset(path for path in paths if path in snapshot.documents)
+        closed = bool(self._settings_open.get(root, frozenset()) - open_now)
+        self._settings_open[root] = open_now
+        if not snapshot.full and not closed and not any(path in snapshot.changed_files or path in snapshot.documents for path in paths):
             return False
         return read_workspace_config(root, _with_settings_files(root, snapshot.documents)) != self.workspaces[root].config
 

@@ -121,7 +121,7 @@ class RunRoot:
         stamp = (status.st_mtime_ns, status.st_size) if status is not None else (0, -1)
         if self._baseline is None or self._baseline[0] != stamp:
             self._baseline = None
-            self._baseline = (stamp, load_baseline(path))
+            self._baseline = (stamp, load_baseline(path, self.workspace.root))
         # Directions from the manifests as they are now (they may have changed).
         return Baseline(self._baseline[1], direction_from(self.workspace.manifests()))
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import sys
 from threading import Event
@@ -54,6 +55,12 @@ log = logging.getLogger(__name__)
 # enough for a helper process to take a share is about this size or more.
 LARGE_MESSAGE_BYTES = 2 << 20
 
+# A message announced as longer than this is skipped, not read: no document the
+# server reads comes near it (max-file-bytes is 64 MiB by default), and reading it
+# would take that much memory at once.
+# ``RAG_LSP_MAX_MESSAGE_BYTES`` sets another limit.
+MAX_MESSAGE_BYTES = 1 << 30
+SKIP_PIECE_BYTES = 1 << 20
 _CONTENT_LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$")
 
 # Told a large message's length as its header arrives; may give back what to
@@ -234,6 +241,14 @@ def _handle(body: bytes, protocol: JsonRPCProtocol, error_handler: Callable[[Exc
             error_handler(exc, JsonRpcException)
 
 
+def max_message_bytes() -> int:
+    """The longest message read: ``$RAG_LSP_MAX_MESSAGE_BYTES``, else MAX_MESSAGE_BYTES."""
+    written = os.environ.get("RAG_LSP_MAX_MESSAGE_BYTES", "")
+    if written.isascii() and written.isdigit() and 0 < len(written) <= 15 and int(written) > 0:
+        return int(written)
+    return MAX_MESSAGE_BYTES
+
+
 async def read_messages(
     stop_event: Event,
     reader: Any,
@@ -247,6 +262,7 @@ async def read_messages(
     stdin reader, or an asyncio stream)."""
     content_length = 0
     handled: Callable[[], None] | None = None  # what the announcement asked to call
+    limit = max_message_bytes()
     while not stop_event.is_set():
         header = await reader.readline()
         if not header:
@@ -254,13 +270,35 @@ async def read_messages(
         if not content_length:
             match = _CONTENT_LENGTH.fullmatch(header)
             if match:
-                content_length = int(match.group(1))
-                if on_large is not None and content_length >= LARGE_MESSAGE_BYTES:
+                digits = match.group(1)
+                # More digits than any length could have: the rest of the stream.
+                content_length = int(digits) if len(digits) <= 15 else 10**15
+                if on_large is not None and LARGE_MESSAGE_BYTES <= content_length <= limit:
                     try:
                         handled = on_large(content_length)
                     except Exception:  # a preparation only: the message is read regardless
                         log.exception("preparing for a large message failed")
         # The headers end with an empty line.
+        if content_length and not header.strip() and content_length > limit:
+            # Past any document the server would read: skipped a piece at a time,
+            # never held, and the next message is read as usual.
+            log.error(
+                "a message of %s bytes was announced, above the limit of %s: it is skipped", f"{content_length:,}", f"{limit:,}"
+            )
+            left, content_length = content_length, 0
+            try:
+                while left:
+                    piece = await reader.readexactly(min(left, SKIP_PIECE_BYTES))
+                    if not piece:
+                        return
+                    left -= len(piece)
+            except (asyncio.IncompleteReadError, EOFError):
+                return
+            finally:
+                if handled is not None:
+                    handled, done = None, handled
+                    done()
+            continue
         if content_length and not header.strip():
             try:
                 body = await reader.readexactly(content_length)

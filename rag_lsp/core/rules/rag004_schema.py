@@ -132,6 +132,12 @@ def _chunking(context, node):
             f"`overlap` ({overlap.scalar()}) must be less than `size` ({size_value}): a chunk shares part of its "
             f"lines with the next, not all of them",
         )
+        return
+    from ..targets.chunking import overlap_problem
+
+    problem = overlap_problem(size_value, overlap.scalar())
+    if problem is not None:
+        yield RULE.finding(context.node_range(overlap), problem)
 
 
 def _model(context, node):

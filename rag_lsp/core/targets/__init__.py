@@ -60,6 +60,9 @@ KINDS = ("builtin", "command", "http", "recorded")
 TRUSTED_KINDS = frozenset({"command", "http"})
 
 
+from ..settings import MAX_RUN_TIMEOUT_S
+
+
 def timeout_of(info: TargetInfo, default: float) -> float:
     """The target's ``timeout_s`` (or ``http.timeout_s``), else the run timeout.
     TargetError for one that is not a positive, finite number of seconds, as
@@ -74,8 +77,14 @@ def timeout_of(info: TargetInfo, default: float) -> float:
                 f"target {info.id!r}: `timeout_s` is {value!r}, not a number of seconds above 0: "
                 "write one in the targets config (e.g. 10), or leave it out for the run timeout"
             )
+        if value > MAX_RUN_TIMEOUT_S:
+            raise TargetError(
+                f"target {info.id!r}: `timeout_s` is {value!r}, above the most a target may take, "
+                f"{MAX_RUN_TIMEOUT_S:,g} s (a day): write a smaller number of seconds"
+            )
         return float(value)
-    return default
+    # The run timeout, whatever set it, never past what the clocks can wait.
+    return min(default, MAX_RUN_TIMEOUT_S)
 
 
 def open_target(info: TargetInfo, workspace: Workspace, timeout_s: float) -> Target:

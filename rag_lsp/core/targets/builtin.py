@@ -236,7 +236,7 @@ class BuiltinTarget(Target):
             return self._builder
         # First use, or the model's files changed (a model fetched after a fallback,
         # or replaced): the index is the new model's.
-        from .index import IndexBuilder, IndexCache
+        from .index import CacheDirError, IndexBuilder, IndexCache
 
         self._stamp = stamp
         self._fallback = None
@@ -249,7 +249,11 @@ class BuiltinTarget(Target):
         if model is None:
             self._builder = IndexBuilder(root, options.chunking, limit)
         else:
-            cache = IndexCache.for_key(self._cache_key(model.identity))
+            try:
+                cache = IndexCache.for_key(self._cache_key(model.identity))
+            except CacheDirError as error:
+                log.warning("%s: the index is built without a cache", error)
+                cache = None
             self._builder = IndexBuilder(
                 root,
                 options.chunking,
@@ -391,13 +395,16 @@ class BuiltinTarget(Target):
             if self.options.retrieval != SEMANTIC:
                 return False
             from . import embedding
-            from .index import IndexCache
+            from .index import CacheDirError, IndexCache
 
             try:
                 identity = self._model_files().identity
             except (embedding.ModelError, OSError):
                 return False
-            if not IndexCache.for_key(self._cache_key(identity)).meta_path.is_file():
+            try:
+                if not IndexCache.for_key(self._cache_key(identity)).meta_path.is_file():
+                    return False
+            except CacheDirError:
                 return False
             if loading is not None:
                 loading()

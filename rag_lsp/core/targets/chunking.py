@@ -47,6 +47,9 @@ DEFAULT_OVERLAP = 12
 # A window larger than this is a whole file in all but name, and its vector an
 # average over so many words that it finds nothing in particular.
 MAX_SIZE = 10_000
+# The most windows one line may fall in: an overlap close to the size would make
+# windows start every line or so, and a file be read size / (size - overlap) times.
+MAX_WINDOWS_PER_LINE = 10
 
 
 class ChunkingError(ValueError):
@@ -84,6 +87,9 @@ class Chunking:
         overlap = _whole(written)
         if overlap is None or not 0 <= overlap < size:
             raise ChunkingError(f"`chunking.overlap` must be a whole number of lines from 0 to size − 1 ({size - 1}), not {written!r}")
+        problem = overlap_problem(size, overlap)
+        if problem is not None:
+            raise ChunkingError(problem)
         return cls(LINES, size, overlap)
 
     def describe(self) -> str:
@@ -91,6 +97,22 @@ class Chunking:
 
     def as_config(self) -> dict[str, Any]:
         return {"unit": FILE} if self.unit == FILE else {"unit": LINES, "size": self.size, "overlap": self.overlap}
+
+
+def max_overlap(size: int) -> int:
+    """The largest overlap windows of ``size`` lines may have (see MAX_WINDOWS_PER_LINE)."""
+    return size - -(-size // MAX_WINDOWS_PER_LINE)
+
+
+def overlap_problem(size: int, overlap: int) -> str | None:
+    """Why windows of ``size`` lines sharing ``overlap`` would cost too much, or None."""
+    if 0 <= overlap < size and overlap > max_overlap(size):
+        return (
+            f"`overlap` ({overlap:,}) leaves windows of {size:,} lines starting every {size - overlap:,} lines: each line "
+            f"would be read in {-(-size // (size - overlap)):,} chunks; keep `overlap` at most {max_overlap(size):,} "
+            f"(a line in at most {MAX_WINDOWS_PER_LINE} chunks)"
+        )
+    return None
 
 
 def _whole(value: Any) -> int | None:

@@ -873,6 +873,8 @@ def _unknown_token(tokenizer: Any) -> int | None:
 def _check_config(path: Path) -> None:
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise ModelError(f"{_shown(path)} is nested too deep to be a model's config") from None
     except (OSError, ValueError) as error:
         raise ModelError(f"{_shown(path)} is not JSON: {error}") from None
     if not isinstance(value, dict):
@@ -895,7 +897,7 @@ def read_tensor(path: Path, name: str, shown: str | None = None) -> numpy.ndarra
                 raise ModelError(f"{shown} is not a safetensors file{_pointer_hint(head)}")
             try:
                 header = json.loads(file.read(length))
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise ModelError(f"{shown} is not a safetensors file: its header is not JSON") from None
             entry = header.get(name) if isinstance(header, dict) else None
             if not isinstance(entry, dict):

@@ -25,6 +25,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Iterator, Sequence
 
 
+from ..settings import MAX_RUN_CONCURRENCY
 from ..suitefacts import TargetInfo
 from ..workspace import Workspace
 from .base import Answer, Request, Target, TargetError, decode_answer, excerpt, input_json
@@ -48,7 +49,7 @@ class HttpTarget(Target):
         self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
         self.headers.update({str(name): str(value) for name, value in headers.items()})
         self.max_bytes = workspace.settings.max_file_bytes
-        self.concurrency = workspace.settings.run_concurrency
+        self.concurrency = max(1, min(workspace.settings.run_concurrency, MAX_RUN_CONCURRENCY))
         # Local endpoints must not go through a proxy from the environment.
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         # Cases not answered in time since the last answer (requests run on
@@ -121,7 +122,7 @@ class HttpTarget(Target):
         # A new run gives a service that kept hanging another chance.
         with self._lock:
             self._timeouts = 0
-        workers = max(1, concurrency or self.concurrency)
+        workers = max(1, min(concurrency or self.concurrency, MAX_RUN_CONCURRENCY))
         if workers == 1 or len(requests) <= 1:
             yield from super().answer_many(requests, cancel)
             return

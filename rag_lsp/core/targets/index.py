@@ -54,12 +54,15 @@ from typing import Any, Callable, Iterable
 import numpy
 
 from ..files import text_of
+from ..safefiles import Refused, open_regular, read_regular
 from .chunking import Chunking, line_ranges
 from .vectors import QuantizedVectors, levels, normalize_rows
 
 log = logging.getLogger(__name__)
 
 CACHE_ENV = "RAG_LSP_CACHE_DIR"
+# A meta.json larger than this is no index's (50,000 files take about 8 MB).
+_META_MAX_BYTES = 256 * 1024 * 1024
 FORMAT = 3
 # A file modified this close to (or after) the moment it was looked at may change
 # again within its modification time's granularity: its content is hashed again.
@@ -82,11 +85,21 @@ TermsShape = tuple[numpy.dtype, int, int]
 Embedded = numpy.ndarray | tuple[numpy.ndarray, numpy.ndarray]
 
 
+class CacheDirError(ValueError):
+    """``$RAG_LSP_CACHE_DIR`` names no folder that can be used; the message says why."""
+
+
 def cache_root() -> Path:
-    """Where indexes are cached: ``$RAG_LSP_CACHE_DIR``, else the user's cache folder."""
+    """Where indexes are cached: ``$RAG_LSP_CACHE_DIR``, else the user's cache
+    folder. CacheDirError when the variable's ``~user`` names no user."""
     configured = os.environ.get(CACHE_ENV)
     if configured:
-        return Path(configured).expanduser()
+        try:
+            return Path(configured).expanduser()
+        except RuntimeError:
+            raise CacheDirError(
+                f"{CACHE_ENV}={configured!r} cannot be used: its {configured.split('/')[0]} names no user with a home folder"
+            ) from None
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("rag-lsp", appauthor=False))
@@ -547,14 +560,19 @@ class IndexCache:
         trusted (why is None when there simply is none). ``terms_shape``: what
         the chunks' terms must be, when the model gives them."""
         try:
-            raw = self.meta_path.read_bytes()
-        except FileNotFoundError:
-            return None, None
-        except OSError as error:
-            return None, f"the index cache cannot be read: {error.strerror or error}"
+            raw = read_regular(self.meta_path, _META_MAX_BYTES)
+        except Refused as error:
+            if not os.path.lexists(self.meta_path):
+                return None, None
+            return None, f"the index cache cannot be read ({error}) and is built again"
         try:
             return self._read(raw, dim, terms_shape), None
-        except (ValueError, KeyError, TypeError, OSError) as error:
+        except RecursionError:
+            self._meta = None
+            log.info("the index cache %s is not used: its meta.json is nested too deep", self.folder)
+            return None, "the index cache was damaged (its meta.json is nested too deep) and is built again"
+        except Exception as error:  # noqa: BLE001 - whatever is wrong with a cache, it is a cache miss
+            self._meta = None
             log.info("the index cache %s is not used: %s", self.folder, error)
             return None, f"the index cache was damaged ({error}) and is built again"
 
@@ -617,7 +635,7 @@ class IndexCache:
             raise ValueError(f"it names no {name} file")
         # Hashed a block at a time, then read into its array from the same open
         # file: the index's memory holds the array, never a second copy of it.
-        with open(self.folder / file_name, "rb") as file:
+        with open_regular(self.folder / file_name) as file:
             digest = hashlib.sha256()
             for block in iter(lambda: file.read(1 << 20), b""):
                 digest.update(block)
@@ -633,9 +651,10 @@ class IndexCache:
         """Write ``index``; why it could not be written, or None."""
         generation = uuid.uuid4().hex[:12]
         vectors = index.vectors if index.vectors is not None else QuantizedVectors.of(numpy.zeros((index.size, dim), dtype=numpy.float32))
+        arrays: dict[str, str] = {}
+        digests: dict[str, str] = {}
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            arrays, digests = {}, {}
             saved = [("chunks", index.lines), ("vectors", vectors.codes), ("scales", vectors.scales)]
             if index.terms is not None:
                 saved.append(("terms", index.terms))
@@ -659,6 +678,12 @@ class IndexCache:
             _write(self.meta_path, json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
         except OSError as error:
             self._meta = None
+            # The arrays written before the failure are of no index: not left behind.
+            for file_name in arrays.values():
+                try:
+                    (self.folder / file_name).unlink()
+                except OSError:
+                    pass
             return f"the index could not be saved in {self.folder} ({error.strerror or error}): it is built again next time"
         self._meta = meta
         _forget_older_formats(self.folder.parent.parent)
