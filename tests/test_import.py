@@ -207,3 +207,30 @@ def test_bad_input_is_a_clear_message_and_exit_2(workspace: Path, args: list[str
     assert result.returncode == 2
     assert said in result.stderr
     assert not (workspace / ".punica" / "evals").exists()
+
+
+def test_ir_measures_reads_the_trec_run_and_qrels_as_the_run_scores_them(workspace: Path, tmp_path: Path) -> None:
+    """`run --format trec` and `--qrels-out` give ir-measures the same recall (R@k), precision (SetP: the share
+    of the hits within k that are relevant) and reciprocal rank (RR@k) per case as `run --format json` reports."""
+    ir_measures = pytest.importorskip("ir_measures")
+    assert _import(str(BEIR), "--name", "gateway", "--k", "3", cwd=workspace).returncode == 0
+    run = rag_lsp("run", "--format", "trec", "--qrels-out", str(tmp_path / "qrels.txt"), cwd=workspace)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines and all(len(line.split()) == 6 and line.split()[1] == "Q0" and line.endswith(" gateway") for line in lines)
+    (tmp_path / "run.txt").write_text(run.stdout, encoding="utf-8")
+    report = json.loads(rag_lsp("run", "--format", "json", cwd=workspace).stdout)["suites"][0]
+    ours = {case["id"]: case["scores"] for case in report["cases"]}
+    qrels = list(ir_measures.read_trec_qrels(str(tmp_path / "qrels.txt")))
+    assert {(q.query_id, q.doc_id, q.relevance) for q in qrels} >= {("q-throttle", "doc-buckets", 2), ("7", "42", 1)}
+    recall, precision, reciprocal = ir_measures.parse_measure("R@3"), ir_measures.parse_measure("SetP"), ir_measures.parse_measure("RR@3")
+    theirs: dict[str, dict] = {}
+    for metric in ir_measures.iter_calc([recall, precision, reciprocal], qrels, list(ir_measures.read_trec_run(str(tmp_path / "run.txt")))):
+        theirs.setdefault(metric.query_id, {})[metric.measure] = metric.value
+    assert set(theirs) == set(ours)
+    for case, scores in ours.items():
+        assert theirs[case][recall] == pytest.approx(scores["rag.recall"], abs=1e-9)
+        assert theirs[case][precision] == pytest.approx(scores["rag.precision"], abs=1e-9)
+        assert theirs[case][reciprocal] == pytest.approx(scores["rag.mrr"], abs=1e-9)
+    # Not every case is perfect at k = 3, or the comparison would say little.
+    assert any(scores["rag.recall"] < 1 for scores in ours.values())
