@@ -18,6 +18,8 @@ class Run:
 
     results: list[tuple[Workspace, SuiteResult]] = field(default_factory=list)
     seconds: float = 0.0
+    # The match field and k of each suite run, by id() of its result (the TREC format reads them).
+    scoring: dict[int, tuple[str, int | None]] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:

@@ -1,6 +1,7 @@
 """``rag-lsp run``: suites through their targets and the scorer, for CI.
 
-    rag-lsp run [PATH ...] [--suite ID] [--case ID] [--format text|json|junit] [--no-exec]
+    rag-lsp run [PATH ...] [--suite ID] [--case ID] [--format text|json|junit|trec] [--no-exec]
+                [--qrels-out FILE]
                 [--k 1,3,5,10] [--record FILE]
                 [--baseline RUN.json [--fail-on-regression] [--tolerance T] [--compare-json FILE]]
                 [--summary-md FILE]
@@ -18,6 +19,9 @@ is explicit, so ``command`` and ``http`` targets run; ``--no-exec`` refuses them
 * ``--record FILE``: every answer the targets gave, as a ``recorded`` target's file.
 * ``--baseline RUN.json``: a previous ``--format json`` report; prints what moved.
 * ``--summary-md FILE``: a Markdown summary appended to FILE ($GITHUB_STEP_SUMMARY).
+* ``--format trec``: the run as TREC run lines (see run_formats.format_trec);
+  ``--qrels-out FILE``: the judgments of the suites' datasets as TREC qrels, so
+  trec_eval, ir-measures and ranx read the run as this run scores it.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from .outcome import Run
 if TYPE_CHECKING:  # imported where a run starts: `rag-lsp check` need not load them
     from ..core.recording import Recordings
 
-FORMATS = ("text", "json", "junit")
+FORMATS = ("text", "json", "junit", "trec")
 
 # A run longer than this shows a progress bar (on a terminal's stderr).
 PROGRESS_AFTER_S = 0.3
@@ -97,6 +101,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--compare-json", metavar="FILE", help="with --baseline: write the comparison as JSON to FILE"
+    )
+    parser.add_argument(
+        "--qrels-out",
+        metavar="FILE",
+        help="write the judgments of the datasets run as TREC qrels (`qid 0 docid grade`) to FILE: with "
+        "--format trec, what trec_eval, ir-measures and ranx read",
     )
     parser.add_argument(
         "--summary-md",
@@ -156,6 +166,7 @@ def run_command(arguments: argparse.Namespace) -> int:
         show_progress=arguments.format == "text" or None,
         ks=ks,
         recordings=recordings,
+        keep_hits=arguments.format == "trec",
     )
     if not run.results and all(isinstance(suite, str) for _, suite in selected):
         # Only suite files that hold no suite, and no error either (an empty file).
@@ -204,6 +215,10 @@ def run_command(arguments: argparse.Namespace) -> int:
 
         report = json_bytes(report_json(comparison))
         _write_file(arguments.compare_json, report, "--compare-json")
+    if arguments.qrels_out:
+        from . import run_formats as formats
+
+        _write_file(arguments.qrels_out, formats.format_qrels(run).encode("utf-8"), "--qrels-out")
     if arguments.summary_md:
         from . import compare_formats
 
@@ -371,6 +386,7 @@ def execute(
     show_progress: bool | None = None,
     ks: tuple[int, ...] = (),
     recordings: Recordings | None = None,
+    keep_hits: bool = False,
 ) -> Run:
     """Run the selected suites; the CLI's run is explicit, so it may execute targets.
 
@@ -392,8 +408,9 @@ def execute(
                     workspace,
                     allow_exec=not no_exec,
                     exec_refusal="--no-exec forbids running commands and calling services",
-                    # No output format shows hits: targets may read only the match field.
-                    keep_hits=False,
+                    # Only the TREC format shows hits (their match field); else targets
+                    # may read only the match field.
+                    keep_hits=keep_hits,
                 )
             if isinstance(suite, str):
                 unread = runner.unread_suite_file(suite)
@@ -417,6 +434,7 @@ def execute(
                     progress.finish()
             found_cases.update(case.id for case in result.cases)
             run.results.append((workspace, result))
+            run.scoring[id(result)] = (suite.match, suite.k)
         # A suite that was not run has no cases to look the ids up in: it is
         # reported with why, and the ids may well be its own.
         if case_ids and all(result.reason is None for _, result in run.results):

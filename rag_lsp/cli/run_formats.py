@@ -1,4 +1,4 @@
-"""Output formats of ``rag-lsp run``: text, json, junit.
+"""Output formats of ``rag-lsp run``: text, json, junit, trec.
 
 * ``text``: per suite, a table of its cases (recall, precision, MRR, hit@1, what
   was missed) and its means against its thresholds, coloured on a terminal (rich;
@@ -19,6 +19,15 @@
   target gave no answer, see :class:`~..core.scorer.AnswerRanks`); with ``--k``,
   ``at_k`` per suite (``{"5": {metric: mean}}``) and per case (``{"5": {metric:
   value} | null}``, written on one line).
+* ``trec``: the run in TREC run format, a line per hit within the suite's k:
+  ``qid Q0 docid rank score tag``; ``qid`` is the case id, ``docid`` the hit's
+  ``match`` field (a value named twice is written at its first rank: a TREC run
+  holds a document once), ``score`` descends with the rank (k, k − 1, …), so every
+  tool ranks as the run did, and ``tag`` is the suite id. Cases that are broken
+  or whose target failed have no lines. With the qrels of :func:`format_qrels`,
+  trec_eval's ``set_recall``, ``set_P`` and ``recip_rank`` (ir-measures'
+  ``R@k``, ``SetP`` over the run and ``RR@k``) equal ``rag.recall``,
+  ``rag.precision`` and ``rag.mrr``.
 * ``junit``: JUnit XML for CI test reports: a test suite per suite, a test case
   per case (a failure when it is broken or its target failed), a test case per
   threshold (a failure when it is not met), and one for a suite that did not run.
@@ -58,6 +67,75 @@ TABLE_ROWS = 50
 
 def format_json(run: Run) -> bytes:
     return report_bytes([result for _, result in run.results])
+
+
+# ---------------------------------------------------------------- trec
+
+
+_SPACE = re.compile(r"\s")
+
+
+def _trec_id(value: object) -> str:
+    """An id as a TREC file can hold it: whitespace would split it, so it is
+    written as "_"."""
+    return _SPACE.sub("_", str(value)) or "_"
+
+
+def format_trec(run: Run) -> str:
+    out = io.StringIO()
+    for _, result in run.results:
+        match, k = run.scoring.get(id(result), ("path", None))
+        tag = _trec_id(result.id)
+        for case in result.cases:
+            if case.scores is None:
+                continue
+            considered = case.hits[:k] if k is not None else case.hits
+            written: list[str] = []
+            seen: set[str] = set()
+            for hit in considered:
+                value = getattr(hit, match, None)
+                if value is None or value in seen:
+                    continue
+                seen.add(value)
+                written.append(_trec_id(value))
+            qid = _trec_id(case.id)
+            for rank, docid in enumerate(written, 1):
+                out.write(f"{qid} Q0 {docid} {rank} {len(written) - rank + 1} {tag}\n")
+    return out.getvalue()
+
+
+def format_qrels(run: Run) -> str:
+    """The judgments of the datasets of the suites run, as TREC qrels: ``qid 0
+    docid grade`` for each expected value of each case (its grade from
+    ``expect.grades``, else 1); each dataset once."""
+    import orjson
+
+    out = io.StringIO()
+    done: set[tuple[str, str]] = set()
+    for workspace, result in run.results:
+        if not result.dataset or (str(workspace.root), result.dataset) in done:
+            continue
+        done.add((str(workspace.root), result.dataset))
+        try:
+            data = workspace.absolute(result.dataset).read_bytes()
+        except OSError:
+            continue
+        for line in data.split(b"\n"):
+            try:
+                row = orjson.loads(line) if line.strip() else None
+            except orjson.JSONDecodeError:
+                continue
+            expect = row.get("expect") if isinstance(row, dict) else None
+            relevant = expect.get("relevant") if isinstance(expect, dict) else None
+            if not isinstance(relevant, list) or not isinstance(row.get("id"), (str, int)):
+                continue
+            grades = expect.get("grades") if isinstance(expect.get("grades"), dict) else {}
+            qid = _trec_id(row["id"])
+            for value in dict.fromkeys(v for v in relevant if isinstance(v, str)):
+                grade = grades.get(value, 1)
+                grade = grade if isinstance(grade, int) and not isinstance(grade, bool) else 1
+                out.write(f"{qid} 0 {_trec_id(value)} {grade}\n")
+    return out.getvalue()
 
 
 # ---------------------------------------------------------------- junit
@@ -331,4 +409,9 @@ def _print_means(console, result: SuiteResult) -> None:
         )
 
 
-FORMATS: dict[str, Callable[[Run], str | bytes]] = {"text": format_text, "json": format_json, "junit": format_junit}
+FORMATS: dict[str, Callable[[Run], str | bytes]] = {
+    "text": format_text,
+    "json": format_json,
+    "junit": format_junit,
+    "trec": format_trec,
+}

@@ -122,10 +122,30 @@ def builtin_corpora(info: TargetInfo) -> Corpora | None:
         return None
     corpora = []
     for name, globs in configured.items():
+        if isinstance(name, str) and _documents_of(globs):
+            # A documents file: the corpus holds that one file.
+            corpora.append((name, (_documents_of(globs),)))
+            continue
         if not isinstance(name, str) or not isinstance(globs, list) or not all(isinstance(glob, str) for glob in globs):
             return None
         corpora.append((name, tuple(globs)))
     return tuple(corpora)
+
+
+def _documents_of(value: Any) -> str | None:
+    """The workspace-relative documents file a corpus written ``{documents: FILE}`` names."""
+    if not isinstance(value, dict) or set(value) != {"documents"} or not isinstance(value["documents"], str):
+        return None
+    return normalize_relative(value["documents"]) or None
+
+
+def documents_files(info: TargetInfo) -> tuple[str, ...]:
+    """The documents files of a builtin target's corpora (see targets.builtin)."""
+    builtin = info.config.get("builtin")
+    configured = builtin.get("corpora") if isinstance(builtin, dict) else None
+    if info.kind != "builtin" or not isinstance(configured, dict):
+        return ()
+    return tuple(file for value in configured.values() if (file := _documents_of(value)))
 
 
 def match_node(node: YNode) -> YNode | None:

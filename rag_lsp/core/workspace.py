@@ -325,7 +325,7 @@ class Workspace:
         if relative in CONFIG_PATHS:
             return CONFIG_FILE if self._holds_config(relative) else None
         if name.endswith(".jsonl"):
-            if relative in self.recordings():
+            if relative in self.recordings() or relative in self.documents_files():
                 return None
             if relative in self.live_datasets or glob_match(relative, self.settings.dataset_globs) or relative in self.suite_datasets():
                 return DATASET_FILE
@@ -565,7 +565,7 @@ class Workspace:
             if suite.dataset is not None and suite.dataset in self.file_set() and not (nested and suite.dataset.startswith(nested)):
                 found.setdefault(suite.dataset, DATASET_FILE)
         for relative in datasets:
-            if relative not in self.recordings():
+            if relative not in self.recordings() and relative not in self.documents_files():
                 found.setdefault(relative, DATASET_FILE)
         return dict(sorted(found.items()))
 
@@ -681,6 +681,14 @@ class Workspace:
             return frozenset(found)
 
         return self._fact("recordings", collect)
+
+    def documents_files(self) -> frozenset[str]:
+        """The documents files of builtin targets' corpora: JSON Lines, but not datasets."""
+        from .suitefacts import documents_files
+
+        return self._fact(
+            "documents files", lambda: frozenset(file for target in self.targets().values() for file in documents_files(target))
+        )
 
     def dataset_use(self, relative: str) -> DatasetUse:
         """The matches, ks and accepted shapes of the suites that use ``relative``."""

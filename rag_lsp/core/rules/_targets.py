@@ -52,6 +52,37 @@ def recording_problem(workspace, written: str) -> tuple[str, str | None] | None:
     )
 
 
+def documents_problem(workspace, written: str) -> str | None:
+    """What is wrong with the documents file a builtin corpus names
+    (``{documents: FILE}``), if anything."""
+    relative = normalize_relative(written)
+    if relative is None:
+        return (
+            f"the documents file {written!r} is outside the workspace, and is never read: keep it inside "
+            "the workspace and name it relative to the workspace root (e.g. .punica/corpora/docs.jsonl)"
+        )
+    path = workspace.absolute(relative)
+    if relative and not workspace.contains(path):
+        return f"the documents file {written!r} is a link to a location outside the workspace, which is never read: copy it into the workspace"
+    if relative and os.path.isfile(path):
+        return None
+    if not relative or os.path.exists(path):
+        return f"the documents file {written!r} is not a file: name a JSON Lines file of {{\"_id\", \"title\", \"text\"}} documents"
+    return (
+        f"the documents file {written!r} does not exist: the corpus would hold nothing; fix the path (relative "
+        "to the workspace root), or write the file (`rag-lsp import` writes one from a BEIR folder)"
+    )
+
+
+def corpus_documents(corpora: YNode | None) -> Iterator[tuple[str, YNode]]:
+    """(corpus name, path node) of each corpus written ``{documents: FILE}`` in ``corpora``."""
+    for name, _, value in string_keys(corpora):
+        if value.is_map:
+            node = value.get("documents")
+            if node is not None and isinstance(node.scalar(), str) and node.text():
+                yield name, node
+
+
 def _similar_recording(workspace, relative: str) -> str | None:
     """A JSON Lines file that no suite reads which the path probably meant (see meant_file)."""
     datasets = {suite.dataset for suite in workspace.suites()}

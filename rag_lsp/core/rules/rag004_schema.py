@@ -15,8 +15,9 @@ In the targets config it also finds what a run would trip on: a builtin target's
 chunking or model that cannot be used, a recording that does not exist or lies
 outside the workspace, and a corpus glob that matches no file the builtin target
 searches (a misspelled folder, a folder named without `/**`, a hidden folder,
-a path outside the workspace); the quick fix offers the glob or recording it
-probably meant. In a rag case, a corpus of `input.corpora` must be one that
+a path outside the workspace), and a corpus's documents file (`{documents: FILE}`)
+that does not exist or lies outside the workspace; the quick fix offers the
+glob or recording it probably meant. In a rag case, a corpus of `input.corpora` must be one that
 each target its suites send it to serves, where the target declares its corpora
 (the builtin always does: the names under `builtin.corpora`).
 
@@ -44,7 +45,7 @@ from ..rowschema import case_checker_serving, non_finite_message, row_checker, r
 from ..schemacheck import non_finite_issues, schema_issues, validator_for
 from . import ROW, SUITE_FILE, TARGETS, YAML, rule_of
 from ._suite import closest, did_you_mean, rename_fixes
-from ._targets import CorpusFiles, corpus_globs, glob_problem, recording_problem
+from ._targets import CorpusFiles, corpus_documents, corpus_globs, documents_problem, glob_problem, recording_problem
 
 RULE = rule_of(__doc__, "RAG004", "schema", Severity.ERROR)
 
@@ -101,6 +102,10 @@ def _recording(context, node):
 
 
 def _corpora(context, node, files):
+    for _, documents in corpus_documents(node):
+        problem = documents_problem(context.workspace, documents.text())
+        if problem is not None:
+            yield RULE.finding(context.node_range(documents), problem)
     for corpus, glob in corpus_globs(node):
         problem = glob_problem(files, corpus, glob.text())
         if problem is not None:

@@ -12,7 +12,19 @@ targets:
 ```
 
 With no config, ``vectors.query`` is this target over the whole workspace as
-corpus ``code``. A corpus holds the workspace's text files its globs match,
+corpus ``code``.
+
+A corpus may instead be a JSON Lines file of documents, one ``{"_id", "title",
+"text"}`` object per line (a BEIR ``corpus.jsonl``, what ``rag-lsp import``
+writes):
+
+```yaml
+      corpora: {scifact: {documents: .punica/corpora/scifact.jsonl}}
+```
+
+Each document is one chunk and one hit: ``id`` is its ``_id``, ``path`` the
+documents file, ``text`` its title and text; so suites with ``match: id`` run
+against it with no service. ``chunking`` applies to files, not to documents. A corpus holds the workspace's text files its globs match,
 leaving out ``.punica/`` and every hidden file or folder, VCS folders,
 virtualenvs, dependencies, git-ignored files (the workspace's file list already
 skips those) and binary files (a NUL byte, or not UTF-8). Files are cut into
@@ -67,6 +79,7 @@ import numpy
 
 from ..files import globs_matcher, hidden
 from ..modelfiles import files_outside
+from ..paths import normalize_relative
 from ..suitefacts import BUILTIN_FIELDS, TargetInfo
 from ..workspace import Workspace
 from .base import Answer, Hit, Request, Target, TargetError
@@ -114,6 +127,9 @@ class BuiltinOptions:
     retrieval: str = SEMANTIC
     model: str = "wordllama"
     chunking: Chunking = field(default_factory=Chunking)
+    # Corpus name -> the documents file it is (see the module's docstring); such
+    # a corpus is also in ``corpora``, its one "glob" the file's path.
+    documents: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_config(cls, info: TargetInfo) -> BuiltinOptions:
@@ -122,13 +138,28 @@ class BuiltinOptions:
         options = builtin if isinstance(builtin, dict) else {}
         where = f"target {info.id!r}"
         configured = options.get("corpora")
+        documents: dict[str, str] = {}
         if configured is None:
             corpora = {"code": ["**"]}
-        elif isinstance(configured, dict) and all(
-            isinstance(name, str) and isinstance(globs, list) and all(isinstance(g, str) for g in globs)
-            for name, globs in configured.items()
-        ):
-            corpora = {name: list(globs) for name, globs in configured.items()}
+        elif isinstance(configured, dict):
+            corpora = {}
+            for name, value in configured.items():
+                if isinstance(name, str) and isinstance(value, list) and all(isinstance(g, str) for g in value):
+                    corpora[name] = list(value)
+                    continue
+                file = documents_file(value)
+                if not isinstance(name, str) or file is None:
+                    raise TargetError(
+                        f"{where}: `builtin.corpora` must map corpus names to lists of globs, or to "
+                        "`{documents: FILE}` (a workspace JSON Lines file of documents)"
+                    )
+                if not file:
+                    raise TargetError(
+                        f"{where}: corpus {name!r}: the documents file {value['documents']!r} is outside the workspace, "
+                        "and is never read: name a file relative to the workspace root"
+                    )
+                corpora[name] = [file]
+                documents[name] = file
         else:
             raise TargetError(f"{where}: `builtin.corpora` must map corpus names to lists of globs")
         retrieval = options.get("retrieval", SEMANTIC)
@@ -141,7 +172,15 @@ class BuiltinOptions:
             chunking = Chunking.from_config(options.get("chunking"))
         except ChunkingError as error:
             raise TargetError(f"{where}: {error}") from None
-        return cls(corpora, retrieval, model, chunking)
+        return cls(corpora, retrieval, model, chunking, documents)
+
+
+def documents_file(value: Any) -> str | None:
+    """The workspace-relative path a corpus written ``{documents: FILE}`` names
+    ("" when it leaves the workspace); None when it is not written so."""
+    if not isinstance(value, dict) or set(value) != {"documents"} or not isinstance(value["documents"], str):
+        return None
+    return normalize_relative(value["documents"]) or ""
 
 
 @dataclass
@@ -181,6 +220,12 @@ class _State:
     # How well chunks match a query's tokens (see StaticModel.matching_over); None
     # when the index holds no terms of its chunks.
     matches: Any = None
+    # Per row, what ranking counts as its file (see Ranked.file_first): the
+    # index's row_file, except that each document of a documents file counts
+    # as a file of its own.
+    groups: Any = None
+    # The documents files of the index.
+    documents: frozenset[str] = frozenset()
 
     @property
     def mode(self) -> str:
@@ -246,8 +291,9 @@ class BuiltinTarget(Target):
             model = self._load_model()
         root = self.workspace.root
         limit = self.workspace.settings.max_file_bytes
+        documents = frozenset(options.documents.values())
         if model is None:
-            self._builder = IndexBuilder(root, options.chunking, limit)
+            self._builder = IndexBuilder(root, options.chunking, limit, documents=documents)
         else:
             try:
                 cache = IndexCache.for_key(self._cache_key(model.identity))
@@ -264,6 +310,7 @@ class BuiltinTarget(Target):
                 model.embed_paths,
                 model.terms_shape,
                 model.embed_chunks_soon,
+                documents,
             )
         self._model = model
         return self._builder
@@ -275,7 +322,10 @@ class BuiltinTarget(Target):
         options = self.options
         return {
             "root": self.workspace.root.as_posix(),
-            "corpora": {name: sorted(globs) for name, globs in sorted(options.corpora.items())},
+            "corpora": {
+                name: {"documents": options.documents[name]} if name in options.documents else sorted(globs)
+                for name, globs in sorted(options.corpora.items())
+            },
             "chunking": options.chunking.as_config(),
             "model": model_identity,
             "vectors": VECTORS,
@@ -343,8 +393,12 @@ class BuiltinTarget(Target):
             return
         builder = self._ensure_builder()
         candidates = self._candidates()
-        matches = globs_matcher(pattern for patterns in self.corpora.values() for pattern in patterns)
-        paths = [relative for relative in candidates if matches(relative)]
+        documents = self.options.documents
+        matches = globs_matcher(pattern for name, patterns in self.corpora.items() if name not in documents for pattern in patterns)
+        files = set(documents.values())
+        paths = [relative for relative in candidates if relative not in files and matches(relative)]
+        # A documents file is read where it is (.punica/ included), but only inside the workspace.
+        paths += sorted(file for file in files if self.workspace.contains(self.workspace.absolute(file)))
         keyword = self._model is None or self.options.retrieval == HYBRID
         outcome = builder.refresh(paths, progress, with_texts=keyword, cancel=cancel)
         if outcome.cache_problem:
@@ -361,10 +415,24 @@ class BuiltinTarget(Target):
         rows: dict[str, Any] = {}
         import numpy
 
+        documents = frozenset(self.options.documents.values())
         for name, patterns in self.corpora.items():
-            matches = globs_matcher(patterns)
-            held = [position for position, entry in enumerate(index.files) if entry.rows and matches(entry.path)]
-            if not held:
+            file = self.options.documents.get(name)
+            if file is not None:
+                held = [position for position, entry in enumerate(index.files) if entry.rows and entry.path == file]
+                if not held:
+                    self._note(
+                        f"target {self.id!r}: corpus {name!r} holds no document: {file} is not a file of the workspace, "
+                        'or none of its lines is a document ({"_id", "title", "text"})'
+                    )
+            else:
+                matches = globs_matcher(patterns)
+                held = [
+                    position
+                    for position, entry in enumerate(index.files)
+                    if entry.rows and entry.path not in documents and matches(entry.path)
+                ]
+            if not held and file is None:
                 # Its cases find nothing: a recall of 0 that says nothing of the search.
                 self._note(
                     f"target {self.id!r}: corpus {name!r} holds no file: its globs ({', '.join(patterns)}) match no "
@@ -380,7 +448,14 @@ class BuiltinTarget(Target):
             retriever = KeywordIndex(index.texts or [], self._terms())
         paths = [entry.path for entry in index.files]
         matches = self._model.matching_over(index.terms) if self._model is not None and index.terms is not None else None
-        self._state = _State(index, rows, self._model, retriever, checked_at, builder, paths, matches)
+        groups = index.row_file
+        in_documents = [position for position, entry in enumerate(index.files) if entry.rows and entry.path in documents]
+        if in_documents:
+            groups = index.row_file.copy()
+            mask = numpy.isin(groups, numpy.array(in_documents, dtype=numpy.int32))
+            groups[mask] = len(index.files) + numpy.arange(int(mask.sum()), dtype=numpy.int32)
+        held_documents = frozenset(paths[position] for position in in_documents)
+        self._state = _State(index, rows, self._model, retriever, checked_at, builder, paths, matches, groups, held_documents)
 
     def load_cached(self, loading: Callable[[], None] | None = None) -> bool:
         """Hold the index the cache keeps for these options and this model, as it
@@ -516,7 +591,7 @@ class BuiltinTarget(Target):
         query_terms = state.model.query_terms([query])[0] if semantic_scores is not None else None
         matching = _matching(state, lambda _: query_terms)
         depth = _depth(top_k, matching)
-        row_file = state.index.row_file
+        row_file = state.groups
 
         def best(scores: Any, rows: Any, positive: bool) -> list[tuple[int, float]]:
             # The top_k first (and those reranked); deeper only when a file holds
@@ -713,7 +788,7 @@ class BuiltinTarget(Target):
             else:
                 block = scores if len(rows) == len(keys) else scores[rows]
                 matching = _block_matching(state, queries.terms.take([queries.rows[keys[row]] for row in rows]))
-                best = best_of_block(block, top_k, _depth(top_k, matching), index.row_file, matching)
+                best = best_of_block(block, top_k, _depth(top_k, matching), state.groups, matching)
             for row, found in zip(rows, best):
                 # A query ranked with its block needs its scores no more.
                 scored[keys[row]] = (scores[row] if found is None else None, found)
@@ -737,7 +812,7 @@ class BuiltinTarget(Target):
             if room is None or len(room) < len(ranked):
                 room = numpy.empty((len(ranked), index.size), dtype=numpy.float32)
             block = state.keyword.block_scores([queries.terms[queries.rows[key]] for key in ranked], room)
-            best = best_of_block(block, top_k, _depth(top_k, None), index.row_file, positive=True)
+            best = best_of_block(block, top_k, _depth(top_k, None), state.groups, positive=True)
             scored.update((key, (None, found)) for key, found in zip(ranked, best))
         return scored
 
@@ -798,7 +873,14 @@ class _Named:
             spans = index.lines[new]
             new_paths = list(map(state.paths.__getitem__, index.row_file[new].tolist()))
             self.paths.update(zip(new, new_paths))
-            self.ids.update(zip(new, chunk_ids(new_paths, spans[:, 0].tolist(), spans[:, 1].tolist(), chunking)))
+            firsts = spans[:, 0].tolist()
+            ids = chunk_ids(new_paths, firsts, spans[:, 1].tolist(), chunking)
+            if state.documents:
+                # A document's hit is named by its own id.
+                for at, (row, path) in enumerate(zip(new, new_paths)):
+                    if path in state.documents:
+                        ids[at] = state.builder.document_id(index.files[int(index.row_file[row])], firsts[at])
+            self.ids.update(zip(new, ids))
             paths = list(map(self.paths.__getitem__, rows))
         return paths, list(map(self.ids.__getitem__, rows))
 

@@ -34,6 +34,15 @@ rebuilt: it is never trusted.
 A file is trusted by its size and modification time only when it was last
 modified well before the index looked at it; a file written in the same moment
 as the index (a filesystem that keeps whole seconds) is hashed again.
+
+**Documents files.** A corpus given as a JSON Lines file of documents (one
+``{"_id", "title", "text"}`` object per line, see :func:`read_document`) is
+indexed as one file whose chunks are its documents: a document is the chunk of
+its one line, its text the title and the text (never the JSON around them), its
+vector its own (no context of a path or of the other documents). The index and
+its cache need nothing else: the file's content hash keys its chunks as any
+file's does, and a document's ``_id`` is read back from its line when a hit
+names it (:meth:`IndexBuilder.document_id`).
 """
 
 from __future__ import annotations
@@ -175,6 +184,57 @@ class FileReader:
         return data, text_of(data)
 
 
+def document_lines(text: str) -> list[str]:
+    """The lines of a documents file: split at "\\n" only (a JSON string may
+    hold U+2028 or a form feed, which ``str.splitlines`` would cut at)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def read_document(line: str) -> tuple[str, str] | None:
+    """A line of a documents file as (its ``_id``, the text searched: its
+    ``title`` and ``text``), or None when it is not a document: not a JSON
+    object, no ``_id`` (a string, or an integer written as one), or neither
+    title nor text holds a word."""
+    if not line.strip():
+        return None
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    identifier = value.get("_id")
+    if isinstance(identifier, int) and not isinstance(identifier, bool):
+        identifier = str(identifier)
+    if not isinstance(identifier, str) or not identifier:
+        return None
+    title, body = value.get("title"), value.get("text")
+    parts = [part for part in (title, body) if isinstance(part, str) and part.strip()]
+    if not parts:
+        return None
+    return identifier, "\n".join(parts)
+
+
+def document_chunks(lines: list[str]) -> tuple[list[tuple[int, int]], list[str], dict[int, str]]:
+    """The chunks of a documents file given as its lines (see document_lines):
+    one per document, the range of its line, its text; and each document's id
+    by its line."""
+    ranges: list[tuple[int, int]] = []
+    texts: list[str] = []
+    ids: dict[int, str] = {}
+    for number, line in enumerate(lines, 1):
+        document = read_document(line)
+        if document is None:
+            continue
+        ranges.append((number, number))
+        texts.append(document[1])
+        ids[number] = document[0]
+    return ranges, texts, ids
+
+
 def digest_of(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
@@ -222,8 +282,14 @@ class IndexBuilder:
         embed_paths: Callable[[list[str]], numpy.ndarray] | None = None,
         terms_shape: TermsShape | None = None,
         embed_soon: Callable[[list[str]], Callable[[], Embedded]] | None = None,
+        documents: frozenset[str] = frozenset(),
     ) -> None:
         self.root = root
+        # The paths read as documents files (see the module's docstring).
+        self.documents = documents
+        # Per documents file: the content hash it was read with, and its
+        # documents' ids by line.
+        self._ids: dict[str, tuple[str, dict[int, str]]] = {}
         self.chunking = chunking
         self.reader = FileReader(root, max_bytes)
         self.embed = embed
@@ -319,9 +385,15 @@ class IndexBuilder:
                     progress(done, to_read)
                 continue
             changed += 1
-            file_lines = text.splitlines()
-            ranges = line_ranges(file_lines, self.chunking) if text else []
-            segment = _Segment(relative, size, mtime_ns, digest, None, ranges, ["\n".join(file_lines[a - 1 : b]) for a, b in ranges])
+            if relative in self.documents:
+                file_lines = document_lines(text)
+                ranges, chunk_texts, ids = document_chunks(file_lines)
+                self._ids[relative] = (digest, ids)
+            else:
+                file_lines = text.splitlines()
+                ranges = line_ranges(file_lines, self.chunking) if text else []
+                chunk_texts = ["\n".join(file_lines[a - 1 : b]) for a, b in ranges]
+            segment = _Segment(relative, size, mtime_ns, digest, None, ranges, chunk_texts)
             segments.append(segment)
             if ranges and len(self._lines) < _LINES_KEPT:
                 self._lines[relative] = file_lines
@@ -389,7 +461,9 @@ class IndexBuilder:
             at = 0
             for number, segment in enumerate(segments):
                 own = vectors[at : at + len(segment.texts)]
-                segment.vectors = QuantizedVectors.of(contextual(own, paths[number]) if paths is not None else own)
+                # A document is a passage of its own: no file around it gives it context.
+                in_context = paths is not None and segment.path not in self.documents
+                segment.vectors = QuantizedVectors.of(contextual(own, paths[number]) if in_context else own)
                 if terms is not None:
                     segment.terms = terms[at : at + len(segment.texts)]
                 at += len(segment.texts)
@@ -449,14 +523,29 @@ class IndexBuilder:
 
     def _texts_of(self, relative: str, spans: numpy.ndarray) -> list[str]:
         lines = self.file_lines(relative)
+        if relative in self.documents:
+            return [_document_text(lines, first) for first, _ in spans.tolist()]
         return ["\n".join(lines[first - 1 : last]) for first, last in spans.tolist()]
+
+    def document_id(self, entry: FileEntry, line: int) -> str:
+        """The ``_id`` of the document on ``line`` of a documents file (read
+        once per content; "" when the line holds no document any more)."""
+        held = self._ids.get(entry.path)
+        if held is None or held[0] != entry.digest:
+            read = self.reader.read(entry.path)
+            lines = document_lines(read[1]) if read is not None else []
+            held = self._ids[entry.path] = (entry.digest, document_chunks(lines)[2])
+        return held[1].get(line, "")
+
+    def _split(self, relative: str, text: str) -> list[str]:
+        return document_lines(text) if relative in self.documents else text.splitlines()
 
     def file_lines(self, relative: str) -> list[str]:
         """A file's lines as they are on disk now (for the text of its hits)."""
         held = self._lines.get(relative)
         if held is None:
             read = self.reader.read(relative)
-            held = read[1].splitlines() if read is not None else []
+            held = self._split(relative, read[1]) if read is not None else []
             if len(self._lines) >= _LINES_KEPT:
                 self._lines.pop(next(iter(self._lines)))
             self._lines[relative] = held
@@ -475,8 +564,11 @@ class IndexBuilder:
                 lines = self.file_lines(entry.path)
             else:
                 read = self.reader.read(entry.path)
-                lines = read[1].splitlines() if read is not None else []
-            text = "\n".join(lines[first - 1 : last])
+                lines = self._split(entry.path, read[1]) if read is not None else []
+            if entry.path in self.documents:
+                text = _document_text(lines, first)
+            else:
+                text = "\n".join(lines[first - 1 : last])
         return text if len(text) <= HIT_TEXT_CHARS else text[: HIT_TEXT_CHARS - 1] + "…"
 
 
@@ -519,6 +611,12 @@ def contextual(vectors: numpy.ndarray, path: numpy.ndarray) -> numpy.ndarray:
         mixed += (FILE_WEIGHT / norm) * whole
         normalize_rows(mixed)
     return mixed.astype(numpy.float32, copy=False)
+
+
+def _document_text(lines: list[str], line: int) -> str:
+    """The text searched of the document on ``line`` (1-based) of a documents file's lines."""
+    document = read_document(lines[line - 1]) if 0 < line <= len(lines) else None
+    return document[1] if document is not None else ""
 
 
 def _signature(files: list[FileEntry] | None) -> tuple | None:
