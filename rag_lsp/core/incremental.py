@@ -657,16 +657,6 @@ class DatasetModel:
         last.edited.clear()
         return last.shown
 
-    def top_ks_asked(self) -> tuple[Counter[int], int]:
-        """How many rows ask each ``input.topK`` below the largest ``k`` of the
-        dataset's suites (the causes of RAG207's findings, see Workspace.top_ks_asked),
-        and how many rows there are, as of the last check."""
-        asked: Counter[int] = Counter()
-        for (code, cause), lines in self._cause_lines.items():
-            if code == "RAG207" and lines > 0:
-                asked[int(cause.partition(">")[2])] += lines
-        return asked, self._row_count
-
     def _folds(self) -> bool:
         """Whether findings of one cause stand on most rows (see core.folding)."""
         if not self.workspace.folds_findings or not self._cause_lines:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from itertools import filterfalse
 from operator import itemgetter, methodcaller
 from pathlib import Path
-from collections import Counter
 from typing import Any, Iterable, Mapping
 
 from .settings import MAX_YAML_DEPTH
@@ -729,20 +728,6 @@ class Workspace:
             builtin_corpora=tuple((target, corpora) for target, corpora in builtins if corpora is not None),
         )
 
-    def top_ks_asked(self, relative: str) -> tuple[Counter[int], int]:
-        """How many rows of a dataset ask each ``input.topK`` (a positive integer)
-        below the largest ``k`` of its suites, at least, and how many rows it has:
-        what tells whether a suite's ``k`` stands above what most of its cases
-        ask (RAG207). A dataset read through its model (see live_datasets)
-        counts them there, from RAG207's findings."""
-        live = self.live_datasets.get(relative)
-        if live is not None:
-            return live.top_ks_asked()
-        parsed = self.parsed_dataset(relative)
-        if parsed is None:
-            return Counter(), 0
-        return top_ks_of(row.value for _, row in parsed.rows), len(parsed.rows)
-
     def dataset_shape(self, relative: str) -> str | None:
         """The shape most parseable rows of the dataset have: rag case or gdi_text_v1."""
         live = self.live_datasets.get(relative)
@@ -757,17 +742,5 @@ class Workspace:
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def top_ks_of(values: Iterable[Any]) -> Counter[int]:
-    """How many of ``values`` (decoded rows) ask each ``input.topK`` that is a
-    positive integer."""
-    asked: Counter[int] = Counter()
-    for value in values:
-        case_input = value.get("input") if type(value) is dict else None
-        top_k = case_input.get("topK") if type(case_input) is dict else None
-        if type(top_k) is int and top_k > 0:
-            asked[top_k] += 1
-    return asked
 
 
