@@ -116,9 +116,15 @@ def _at_most(parse: Any, highest: float) -> Any:
 
 def _positive_number(value: Any) -> float:
     # NaN compares with nothing and infinity never times out: neither is a number here.
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"expected a positive number, got {value!r}")
-    return float(value)
+    try:
+        number = float(value)  # an integer past a double's range raises OverflowError
+    except OverflowError:
+        raise ValueError(f"expected a number within a double's range, got {value!r}") from None
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError(f"expected a positive number, got {value!r}")
+    return number
 
 
 def _boolean(value: Any) -> bool:
