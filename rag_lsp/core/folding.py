@@ -76,7 +76,7 @@ def folded(members: list[Finding], lines: int, rows: int, explain=None) -> Findi
     first = members[0]
     assert first.cause is not None
     why, fix_title = explain(first.code, first.cause) if explain is not None else (None, None)
-    named = covered_lines(members[: LINES_NAMED * 8])[:LINES_NAMED]
+    named = covered_lines(members, LINES_NAMED)
     where = ", ".join(str(line + 1) for line in named) + (", …" if lines > len(named) else "")
     count = f"{len(members):,} findings on " if len(members) != lines else ""
     message = (
@@ -110,11 +110,15 @@ def _without_overlaps(edits: list[TextEdit]) -> tuple[TextEdit, ...]:
     return tuple(result)
 
 
-def covered_lines(members: Iterable[Finding]) -> list[int]:
-    """The lines ``members`` (in position order) stand on, each once, in order."""
+def covered_lines(members: Iterable[Finding], limit: int | None = None) -> list[int]:
+    """The lines ``members`` (in position order) stand on, each once, in order;
+    only the first ``limit`` of them, when given (the members are not all
+    looked at: a folded finding names its first few lines)."""
     lines: list[int] = []
     for member in members:
         line = member.range.start.line
         if not lines or lines[-1] != line:
+            if limit is not None and len(lines) == limit:
+                break
             lines.append(line)
     return lines

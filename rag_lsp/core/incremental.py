@@ -622,7 +622,7 @@ class DatasetModel:
                 return kept
             folded = fold(self._given_out(across, None).findings(), self._row_count, registry.explain_fold)
             groups = frozenset((finding.code, finding.cause) for finding in folded if finding.covers)
-            named = max((line for finding in folded if finding.covers for line in covered_lines(finding.covers[: LINES_NAMED * 8])[:LINES_NAMED]), default=-1)
+            named = max((line for finding in folded if finding.covers for line in covered_lines(finding.covers, LINES_NAMED)), default=-1)
             shown_list = shown_in_editor(folded, limit)
             shown = ShownFindings(shown_list, [finding.range.start.line for finding in shown_list])
             self._last_shown = _LastShown(limit, across, shown, {}, {}, groups, named)
