@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from rag_lsp.core.analyze import analyze_file
 from rag_lsp.core.findings import shown_in_editor
+from rag_lsp.core.folding import every_occurrence_fix
+from rag_lsp.core import incremental
 from rag_lsp.core.incremental import DatasetModel
 from rag_lsp.core.rules import rag203_missing_expected_path as rag203
 from rag_lsp.core.settings import Settings
@@ -438,15 +440,21 @@ fold_edits = st.lists(
 
 @pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(edits=fold_edits, limit=st.integers(1, 4), start=st.integers(18, 22))
-def test_findings_of_one_cause_fold_and_unfold_with_edits_as_a_fresh_check(tmp_path_factory, edits, limit: int, start: int) -> None:
+@given(edits=fold_edits, limit=st.integers(1, 4), start=st.integers(18, 22), batch=st.sampled_from([2048, 20]))
+def test_findings_of_one_cause_fold_and_unfold_with_edits_as_a_fresh_check(tmp_path_factory, edits, limit: int, start: int, batch: int) -> None:
     """Edits that make a cause stand on most rows (an unnormalized path, an unknown key) or no longer
     do fold and unfold its findings exactly as a fresh check of the text does, in every finding and in
-    what an editor is shown."""
+    what an editor is shown. Read in batches of 20 lines, a cause on every row of the first is presumed
+    to fold and only counted on the others (see DatasetModel._presumed), until the file says otherwise."""
     workspace, source, _ = elsewhere_workspace(tmp_path_factory.mktemp("ws"))
     # About as many rows share each cause as fold it (20 of 32): edits fold and unfold it.
     names = ["not-normal-extra-key"] * start + ["fine", "missing", "backslash", "extra-key"] * 3
-    model = DatasetModel(workspace, ELSEWHERE_DATASET, "\n".join(variant_line(name, n) for n, name in enumerate(names)) + "\n")
+    batch_before = incremental._CHECK_BATCH
+    incremental._CHECK_BATCH = batch
+    try:
+        model = DatasetModel(workspace, ELSEWHERE_DATASET, "\n".join(variant_line(name, n) for n, name in enumerate(names)) + "\n")
+    finally:
+        incremental._CHECK_BATCH = batch_before
 
     def fresh(text: str):
         source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
@@ -492,8 +500,26 @@ def test_a_cause_on_most_rows_is_one_finding_with_a_fix_for_every_occurrence(tmp
     assert all(member.code == "RAG206" and member.cause == "dot-slash" and not member.covers for member in folded.covers)
     (fix,) = folded.fixes
     assert fix.title == "Normalize every such path (24 places)"
-    assert [(edit.range.start.line, edit.new_text) for edit in fix.edits] == [(line, '"src/a.py"') for line in range(24)]
+    assert fix.every and not fix.edits  # made when asked for
+    edits = every_occurrence_fix(folded, fix).edits
+    assert [(edit.range.start.line, edit.new_text) for edit in edits] == [(line, '"src/a.py"') for line in range(24)]
     assert own.range.start.line == 24 and not own.covers and "src\\\\a.py" in own.message
     assert DatasetModel(workspace, ELSEWHERE_DATASET, text).findings() == found
     workspace.folds_findings = False
     assert [finding.code for finding in analyze_file(workspace, ELSEWHERE_DATASET)].count("RAG206") == 25
+
+
+def test_a_cause_the_first_batch_alone_carries_is_made_on_every_row_as_a_fresh_check(tmp_path: Path, monkeypatch) -> None:
+    """A cause on every row of the first batch is presumed to stand on most rows; when the rest of the file
+    proves otherwise, every line is checked again and each occurrence is its own finding, as a fresh check has it."""
+    monkeypatch.setattr(incremental, "_CHECK_BATCH", 24)
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    names = ["not-normal"] * 24 + ["fine", "missing"] * 30
+    text = "\n".join(variant_line(name, n) for n, name in enumerate(names)) + "\n"
+    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
+    model = DatasetModel(workspace, ELSEWHERE_DATASET, text)
+    assert model._systemic  # presumed from the first batch
+    found = model.findings()
+    assert not model._systemic
+    assert found == analyze_file(workspace, ELSEWHERE_DATASET)
+    assert sum(1 for finding in found if finding.code == "RAG206") == 24 and not any(finding.covers for finding in found)

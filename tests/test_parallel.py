@@ -30,6 +30,7 @@ from test_equivalence import SEVERITIES, finding, fresh_check
 from rag_lsp.core import incremental, parallel
 from rag_lsp.core.analyze import analyze_file
 from rag_lsp.core.findings import SHOWN_PER_CODE, Finding
+from rag_lsp.core.folding import Occurrences, covered_lines, every_occurrence_fix
 from rag_lsp.core.incremental import DatasetModel
 from rag_lsp.core.parallel import Helper
 from rag_lsp.core.settings import Settings
@@ -325,9 +326,9 @@ MISBEHAVING = {
     # Answers every batch it takes with something that is no screening, then a batch it never took.
     "nonsense": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, [('rag_case', 5, 'x')] * 3))\nwrite((0, None)); write('done'); read()",
     # Answers each batch with the right number of lines, with codes no line has.
-    "wrong": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([200]) * 16, ['fake'] * 16, bytes(128), {})))\nwrite('done'); read()",
+    "wrong": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([200]) * 16, ['fake'] * 16, bytes(128), {}, {})))\nwrite('done'); read()",
     # Answers each batch with the right number of lines as plain cases, with ids that are no strings.
-    "wrong-ids": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, [5] * 16, bytes(128), {})))\nwrite('done'); read()",
+    "wrong-ids": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, [5] * 16, bytes(128), {}, {})))\nwrite('done'); read()",
     # Answers each batch as plain cases, with counts of expected paths for fewer lines than it has.
     "wrong-counts": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, ['x'] * 16, bytes(64), {})))\nwrite('done'); read()",
     # Answers each batch as plain cases, with a line's "unfinished findings" that are no findings.
@@ -365,7 +366,7 @@ share()
 taken = [i for i in (take() for _ in range(4)) if i is not None]
 for i in taken:
     time.sleep(0.4)
-    write((i, (bytes([1]) * 16, [None] * 16, bytes(128), {})))
+    write((i, (bytes([1]) * 16, [None] * 16, bytes(128), {}, {})))
 write("done"); read(); write("ended")
 """
 
@@ -384,7 +385,7 @@ def test_a_slow_helper_is_waited_for_while_it_answers(tmp_path: Path, shared: No
 ANSWERS_THE_CALLERS_BATCH = FRAMING + """
 share()
 i = take()
-write((1, (bytes([1]) * 16, [None] * 16, bytes(128), {}))); write((i, (bytes([1]) * 16, [None] * 16, bytes(128), {})))
+write((1, (bytes([1]) * 16, [None] * 16, bytes(128), {}, {}))); write((i, (bytes([1]) * 16, [None] * 16, bytes(128), {}, {})))
 write("done"); read(); write("ended")
 """
 
@@ -592,7 +593,7 @@ def test_a_screening_leaves_the_did_you_mean_to_the_model(tmp_path: Path, monkey
     job = incremental._Screening(
         root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     )
-    codes, _, _, unfinished = job.start()(0, first_lines(root / DATASET, 16))
+    codes, _, _, unfinished, _ = job.start()(0, first_lines(root / DATASET, 16))
     assert unfinished
     assert {finding.unfinished for found in unfinished.values() for finding in found if finding.code == "RAG203"} == {"docs/missing.md"}
     assert all(codes[number] not in (incremental.BLANK, incremental.LOOK) for number in unfinished)
@@ -609,7 +610,7 @@ def test_a_screening_for_every_finding_finishes_them(tmp_path: Path) -> None:
     workspace = Workspace(root)
     use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     job = incremental._Screening(root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True)
-    codes, _, _, found = job.start()(0, first_lines(root / DATASET, 16))
+    codes, _, _, found, _ = job.start()(0, first_lines(root / DATASET, 16))
     assert found and all(codes[number] not in (incremental.BLANK, incremental.LOOK) for number in found)
     finished = [finding for findings in found.values() for finding in findings if finding.code == "RAG203"]
     assert finished and {finding.unfinished for finding in finished} == {None}
@@ -627,7 +628,7 @@ def test_a_screening_for_every_finding_passes_lines_that_repeat_a_missing_path(t
     use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     screen = incremental._Screening(root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True).start()
     screen(0, memoryview("\n".join(lines[:4]).encode()))
-    codes, _, _, found = screen(1, memoryview("\n".join(lines[4:]).encode()))
+    codes, _, _, found, _ = screen(1, memoryview("\n".join(lines[4:]).encode()))
     assert incremental.LOOK not in codes
     assert sorted(found) == [0, 1, 2, 3]
     expected = {finding.range.start.line: finding for finding in analyze_file(Workspace(root), DATASET) if finding.code == "RAG203"}
@@ -646,7 +647,7 @@ def test_a_screening_passes_lines_with_findings_made_on_the_lines_of_the_file(tm
     screen = incremental._Screening(
         root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True, batch_starts=(0, 4)
     ).start()
-    codes, _, _, found = screen(1, memoryview("\n".join(lines[4:]).encode()))
+    codes, _, _, found, _ = screen(1, memoryview("\n".join(lines[4:]).encode()))
     assert incremental.LOOK not in codes and sorted(found) == [0, 1, 2, 3]
     expected = [finding for finding in analyze_file(Workspace(root), DATASET) if finding.range.start.line >= 4]
     assert {finding.code for finding in expected} == {"RAG004", "RAG206"}
@@ -677,3 +678,37 @@ def test_a_model_asked_for_every_finding_leaves_the_helpers_lines_to_the_helper(
     # Every line the helper did not read, and no other, had its missing path looked for here (the
     # helper's share, at the end of the file, holds its last line, which is blank).
     assert 0 < len(looked_for) == len(model.lines) - model.lines_from_helper
+
+
+SYSTEMIC_DEFECTS = {
+    # Every expected path written from `./` (one RAG206 per path, two on some rows).
+    "dot-slash": lambda n: case(f"dot-{n}", ["./src/app.py"] + (["./docs/guide.md"] if n % 3 else [])),
+    # A key of the exporting tool on every row (RAG004, one per row).
+    "extra-key": lambda n: case(f"key-{n}", ["src/app.py"], source="export"),
+    # Both at once, on a row with more to say (a missing path).
+    "both": lambda n: case(f"both-{n}", ["./src/app.py", "docs/missing.md"], source="export"),
+}
+
+
+@pytest.mark.parametrize("defect", sorted(SYSTEMIC_DEFECTS))
+def test_a_cause_on_most_rows_is_counted_past_the_first_batch_and_made_when_read(
+    tmp_path: Path, shared: None, helper: Helper, monkeypatch: pytest.MonkeyPatch, defect: str
+) -> None:
+    """A cause standing on most rows of the first batch is presumed to stand on most rows of the file:
+    past that batch, on the helper's lines and the model's, its occurrences are only counted. The folded
+    finding then covers them all, made when read, and equals a check in one process, members, lines and
+    the edits of its fix of every occurrence included; the rows that break the pattern keep their own."""
+    monkeypatch.setattr(incremental, "_CHECK_BATCH", 32)  # a first batch large enough to fold in
+    write = SYSTEMIC_DEFECTS[defect]
+    lines = [write(n) if n % 10 else case(f"fine-{n}", ["src/app.py"]) for n in range(640)]
+    lines[500:510] = mixed_dataset(10).splitlines()
+    root = make_root(tmp_path, "\n".join(lines) + "\n")
+    model, found, expected = read_with(root, helper)
+    assert model.lines_from_helper > 0
+    assert model._systemic  # the occurrences past the first batch were counted, not made
+    folded = [finding for finding in found if finding.covers]
+    assert folded and all(isinstance(finding.covers, Occurrences) for finding in folded)
+    assert found == expected
+    for mine, theirs in zip(folded, [finding for finding in expected if finding.covers]):
+        assert covered_lines(mine.covers) == covered_lines(theirs.covers)
+        assert [every_occurrence_fix(mine, fix) for fix in mine.fixes] == [every_occurrence_fix(theirs, fix) for fix in theirs.fixes]

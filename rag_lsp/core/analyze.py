@@ -158,7 +158,7 @@ def check_rows(batch: RowsContext) -> list[Finding]:
             # others: retry line by line, so only the offending line goes without.
             log.exception("rule %s failed on %s; checking line by line", rule.code, batch.path)
             for row in batch.rows:
-                single = RowsContext(batch.workspace, batch.path, batch.use, batch.shape, [row], batch.finish_when_shown)
+                single = RowsContext(batch.workspace, batch.path, batch.use, batch.shape, [row], batch.finish_when_shown, batch.systemic, batch.passed_over)
                 try:
                     findings.extend(check(single))
                 except Exception:

@@ -6,7 +6,7 @@ document's line index, built once per version.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Collection, Container, Iterable
 
@@ -64,6 +64,10 @@ class SuiteContext(YamlContext):
         return self.suite.node
 
 
+# A value not looked up yet (None is a normal form: a path out of the workspace).
+_UNSEEN = object()
+
+
 class RowContext:
     """One dataset line, at ``line`` of its file."""
 
@@ -107,12 +111,46 @@ class RowsContext:
     # is shown (see Finding.unfinished): set where not every finding is, an
     # editor's dataset model and the helper process screening lines for it.
     finish_when_shown: bool = False
+    # The (code, cause) pairs a dataset model presumes to stand on most rows, to be
+    # folded into one finding (see core.folding): their occurrences are only
+    # counted, in ``passed_over``: the (code, cause) pair of each, by line (see passes_over).
+    systemic: frozenset[tuple[str, str]] = frozenset()
+    passed_over: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
 
     @classmethod
     def of(
-        cls, workspace: Workspace, path: str, use: DatasetUse, shape: str | None, rows: Iterable[tuple[int, Row]], finish_when_shown: bool = False
+        cls,
+        workspace: Workspace,
+        path: str,
+        use: DatasetUse,
+        shape: str | None,
+        rows: Iterable[tuple[int, Row]],
+        finish_when_shown: bool = False,
+        systemic: frozenset[tuple[str, str]] = frozenset(),
     ) -> RowsContext:
-        return cls(workspace, path, use, shape, [RowContext(path, row, line) for line, row in rows], finish_when_shown)
+        return cls(workspace, path, use, shape, [RowContext(path, row, line) for line, row in rows], finish_when_shown, systemic)
+
+    def passes_over(self, code: str, cause: str, line: int) -> bool:
+        """Whether a finding of ``code`` for ``cause`` on ``line`` is one of a cause
+        presumed to stand on most rows: then it is counted here, and its rule makes
+        neither it nor its range and fix (it is made if it is ever read, see
+        folding.Occurrences). A rule asks before the costly part of a finding."""
+        pair = (code, cause)
+        if pair in self.systemic:
+            self.passed_over.setdefault(line, []).append(pair)
+            return True
+        return False
+
+    def presumed(self, code: str) -> dict[str, tuple[str, str]]:
+        """The causes of ``code`` presumed to stand on most rows (see passes_over),
+        each with its (code, cause) pair: for a rule that counts many occurrences
+        on a row at once (see pass_over)."""
+        return {cause: pair for pair in self.systemic if (cause := pair[1]) and pair[0] == code}
+
+    def pass_over(self, pairs: list[tuple[str, str]], line: int) -> None:
+        """Count occurrences of presumed causes (their pairs, see presumed) on
+        ``line``, as passes_over does one by one."""
+        self.passed_over.setdefault(line, []).extend(pairs)
 
     @cached_property
     def cases(self) -> list[tuple[RowContext, dict[str, Any]]]:
@@ -158,13 +196,53 @@ class RowsContext:
             return [pair for pair in self.expected if not _all_among(files, pair[1])]
 
     @cached_property
+    def written_otherwise(self) -> list[tuple[RowContext, list[Any]]]:
+        """The cases of :attr:`expected_off_the_files` whose every value, in normal
+        form, is a file the targets may return: written in another form only
+        (``./a.md``, ``a\\b.md``), which is RAG206's alone. A dataset written by
+        another tool has every case so: each is looked into once here, not by
+        every rule about expected paths (see missing_expected, path_tallies)."""
+        return self._off_by_form[0]
+
+    @cached_property
+    def missing_expected(self) -> list[tuple[RowContext, list[Any]]]:
+        """The other cases of :attr:`expected_off_the_files`: those listing a path
+        that is no file the targets may return, in any form (RAG203's)."""
+        return self._off_by_form[1]
+
+    @cached_property
+    def _off_by_form(self) -> tuple[list[tuple[RowContext, list[Any]]], list[tuple[RowContext, list[Any]]]]:
+        searched = self.workspace.searched_files(self.use)
+        # A value's normal form, once per workspace: a dataset lists each path many times.
+        normal_forms = self.workspace.memo("normal forms")
+        otherwise: list[tuple[RowContext, list[Any]]] = []
+        missing: list[tuple[RowContext, list[Any]]] = []
+        for pair in self.expected_off_the_files:
+            for value in pair[1]:
+                if type(value) is not str:
+                    missing.append(pair)
+                    break
+                normal = normal_forms.get(value, _UNSEEN)
+                if normal is _UNSEEN:
+                    normal = normal_forms[value] = normalize_relative(value)
+                if normal not in searched:
+                    missing.append(pair)
+                    break
+            else:
+                otherwise.append(pair)
+        return otherwise, missing
+
+    @cached_property
     def not_normal_expected(self) -> set[str]:
         """The values of :attr:`expected_off_the_files` that are not in normal form
         (``./a.md``), found in one search: a dataset can list hundreds of thousands
-        of distinct paths, nearly all in normal form."""
+        of distinct paths, nearly all in normal form. A value of a case written
+        otherwise (see written_otherwise) that is no file as written is not in
+        normal form (its normal form is one), so only the other cases are searched."""
         files = self.workspace.normal_file_set()
-        values = [value for _, relevant in self.expected_off_the_files for value in relevant if type(value) is str and value not in files]
-        return not_normal_among(values)
+        values = [value for _, relevant in self.missing_expected for value in relevant if type(value) is str and value not in files]
+        otherwise = {value for _, relevant in self.written_otherwise for value in relevant if value not in files}
+        return not_normal_among(values) | otherwise if otherwise else not_normal_among(values)
 
     @cached_property
     def paths(self) -> tuple[PathTally, tuple[RowContext, int] | None]:
@@ -216,8 +294,9 @@ class RowsContext:
             return tallies
         # A case listing only files a target searches lists only workspace files
         # in normal form (see Workspace.searched_files): all found.
+        # So do those written otherwise: in normal form, each value is such a file.
         by_row = {id(context): (len(relevant), 0) for context, relevant in self.expected}
-        off = self.expected_off_the_files
+        off = self.missing_expected
         if off:
             workspace = self.workspace
             files = workspace.normal_file_set()

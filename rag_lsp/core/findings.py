@@ -57,9 +57,9 @@ class Fix(NamedTuple):
     edits: tuple[TextEdit, ...] = ()
     # A workspace-relative path to create (empty), e.g. a missing dataset.
     create_file: str | None = None
-    # The fix of every occurrence of a folded finding (see core.folding). What an
-    # editor is shown of it has no edits (see shown_in_editor): they are made
-    # from the dataset when the fix is asked for.
+    # The fix of every occurrence of a folded finding (see core.folding). It comes
+    # without edits: they are made from the findings it stands for when the fix
+    # is asked for (see folding.every_occurrence_fix).
     every: bool = False
 
 
@@ -92,7 +92,8 @@ class Finding(NamedTuple):
     # one cause on most rows are reported once (see folding). None: never folded.
     cause: str | None = None
     # A folded finding's members: every occurrence it stands for, each the finding
-    # it would be unfolded, in position order (see folding).
+    # it would be unfolded, in position order (see folding); a folding.Occurrences
+    # where a dataset model passed over some of them, made when read.
     covers: tuple[Finding, ...] = ()
 
     def at(self, path: str) -> Finding:
@@ -154,7 +155,8 @@ class Finding(NamedTuple):
             tuple(Related(item.path, move(item.range), item.message) for item in self.related),
             self.unfinished,
             self.cause,
-            tuple(member.moved(lines, below) for member in self.covers),
+            # Members passed over (see folding.Occurrences) are moved when made.
+            self.covers.moved(lines, below) if type(self.covers) is not tuple else tuple(member.moved(lines, below) for member in self.covers),  # type: ignore[attr-defined]
         )
 
     def _reaches(self, line: int) -> bool:
@@ -162,7 +164,11 @@ class Finding(NamedTuple):
         return (
             self.range.start.line >= line
             or any(item.range.start.line >= line for item in self.related)
-            or any(member._reaches(line) for member in self.covers)
+            or (
+                any(member._reaches(line) for member in self.covers)
+                if type(self.covers) is tuple
+                else any(at >= line for at in self.covers.lines)  # type: ignore[attr-defined]
+            )
             or any(edit.range.start.line >= line for fix in self.fixes for edit in fix.edits)
         )
 
@@ -222,8 +228,8 @@ def left_out_finding(first: Finding, left_out: int, limit: int) -> Finding:
 
 def for_editor(folded: Finding) -> Finding:
     """A folded finding (see core.folding) as an editor is shown it: without the
-    findings it stands for, and its fix of every occurrence without its edits.
-    Tens of thousands of edits would be converted for every version an editor
-    is sent; the server makes them from the dataset when the fix is asked for."""
-    fixes = tuple(Fix(fix.title, (), fix.create_file, True) if fix.every else fix for fix in folded.fixes)
-    return Finding(folded.code, folded.severity, folded.range, folded.message, folded.path, fixes, folded.related, folded.unfinished, folded.cause)
+    findings it stands for (its fix of every occurrence has no edits either: the
+    server makes them from the dataset when the fix is asked for)."""
+    return Finding(
+        folded.code, folded.severity, folded.range, folded.message, folded.path, folded.fixes, folded.related, folded.unfinished, folded.cause
+    )

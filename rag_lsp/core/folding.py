@@ -14,12 +14,20 @@ Rows that break the pattern keep their own findings.
 
 Folding is a pure function of a file's findings and its row count, so a fresh
 check and an edited dataset model fold alike.
+
+A dataset model goes one step further (see DatasetModel): a cause that stands on
+most rows of the file's first batch is presumed to fold, and the rules only count
+its occurrences on the other rows (see RowsContext.passes_over) instead of making
+a finding, a range and a fix for each: a hundred thousand rows with one defect
+each then cost what clean rows do. Such occurrences are :class:`Passed` lines,
+and the folded finding's members are :class:`Occurrences`, made when read.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
-from typing import Iterable
+from typing import Callable, Iterable, Iterator, Mapping, NamedTuple
 
 from .findings import Finding, Fix, TextEdit
 from .text import Range
@@ -38,20 +46,110 @@ def folded_groups(counts: Iterable[tuple[tuple[str, str], int]], rows: int) -> s
     return {key for key, lines in counts if lines >= least}
 
 
-def fold(findings: list[Finding], rows: int, explain=None) -> list[Finding]:
+class Passed(NamedTuple):
+    """Occurrences of one (code, cause) a dataset model counted without making
+    their findings (see RowsContext.passes_over)."""
+
+    # The lines they are on, ascending, each once.
+    lines: list[int]
+    # How many findings they are (a row may list a path form many times).
+    findings: int
+
+
+# The findings of one (code, cause) on some lines, made by checking those lines
+# again without passing over any cause: given the key and the lines (ascending).
+Make = Callable[[tuple[str, str], list[int]], list[Finding]]
+
+
+class Occurrences:
+    """The findings a folded finding stands for (its ``covers``) when some were
+    passed over (see Passed): their count and lines are known, the findings
+    themselves are made when first read (every occurrence listed, their fixes
+    asked for). Compares equal to the tuple of the same findings."""
+
+    __slots__ = ("count", "_lines", "_findings", "_make")
+
+    def __init__(self, count: int, lines: Callable[[], list[int]], make: Callable[[], list[Finding]]) -> None:
+        self.count = count
+        self._lines: Callable[[], list[int]] | list[int] = lines
+        self._findings: tuple[Finding, ...] | None = None
+        self._make = make
+
+    @property
+    def lines(self) -> list[int]:
+        """The lines the findings are on, ascending, each once."""
+        if callable(self._lines):
+            self._lines = self._lines()
+        return self._lines
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        if self._findings is None:
+            self._findings = tuple(self._make())
+        return self._findings
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def __iter__(self) -> Iterator[Finding]:
+        return iter(self.findings)
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+        return self.findings[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (tuple, Occurrences)):
+            return self.findings == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.findings)
+
+    def __repr__(self) -> str:
+        return f"Occurrences({self.count} findings)"
+
+    def moved(self, lines: int, below: int = 0) -> Occurrences:
+        """The same occurrences with those on line ``below`` or further down moved by ``lines``."""
+        return Occurrences(
+            self.count,
+            lambda: [line + lines if line >= below else line for line in self.lines],
+            lambda: [finding.moved(lines, below) for finding in self.findings],
+        )
+
+
+def fold(
+    findings: list[Finding],
+    rows: int,
+    explain=None,
+    passed: Mapping[tuple[str, str], Passed] | None = None,
+    make: Make | None = None,
+) -> list[Finding]:
     """``findings`` of one dataset (in position order) with those of each cause
     that stands on most of its ``rows`` rows folded into one finding, placed
     where the first of them is. ``explain(code, cause)`` gives the likely cause
-    in words and the title of the fix of every occurrence (see Rule.folds)."""
-    if rows < FOLD_FROM_ROWS or len(findings) < FOLD_FROM_ROWS:
+    in words and the title of the fix of every occurrence (see Rule.folds).
+    ``passed``: occurrences a dataset model counted without making them, by
+    (code, cause), which ``make`` makes when they are read (see Passed)."""
+    passed = passed or {}
+    if rows < FOLD_FROM_ROWS or (len(findings) < FOLD_FROM_ROWS and not passed):
         return findings
     lines: dict[tuple[str, str], set[int]] = defaultdict(set)
     for finding in findings:
         if finding.cause is not None:
             lines[(finding.code, finding.cause)].add(finding.range.start.line)
-    folding = folded_groups(((key, len(held)) for key, held in lines.items()), rows)
+    counts = {key: len(held) for key, held in lines.items()}
+    for key, occurrences in passed.items():
+        # A line is checked either passing over a cause or not: never both.
+        counts[key] = counts.get(key, 0) + len(occurrences.lines)
+    folding = folded_groups(counts.items(), rows)
     if not folding:
         return findings
+    if any(key in passed for key in folding):
+        assert make is not None
+        return _fold_passed(findings, rows, explain, folding, counts, passed, make)
     members: dict[tuple[str, str], list[Finding]] = {key: [] for key in folding}
     kept: list[Finding] = []
     first_at: dict[tuple[str, str], int] = {}
@@ -77,19 +175,96 @@ def folded(members: list[Finding], lines: int, rows: int, explain=None) -> Findi
     assert first.cause is not None
     why, fix_title = explain(first.code, first.cause) if explain is not None else (None, None)
     named = covered_lines(members, LINES_NAMED)
+    fixes: tuple[Fix, ...] = ()
+    if fix_title and all(member.fixes and member.fixes[0].edits for member in members):
+        # Its edits are made when the fix is asked for (see every_occurrence_fix).
+        fixes = (Fix(f"{fix_title} ({len(members):,} places)", (), every=True),)
+    elif first.fixes:
+        fixes = first.fixes[:1]
+    return _message_of(first, tuple(members), named, lines, rows, why, fixes)
+
+
+def _folded_at(first: Finding, members: Occurrences, lines_of: list[int], lines: int, rows: int, explain) -> Finding:
+    """folded, for members some of which were passed over: its fix of every
+    occurrence is made when asked for (see every_occurrence_fix)."""
+    assert first.cause is not None
+    why, fix_title = explain(first.code, first.cause) if explain is not None else (None, None)
+    fixes: tuple[Fix, ...] = ()
+    if fix_title and first.fixes and first.fixes[0].edits:
+        fixes = (Fix(f"{fix_title} ({len(members):,} places)", (), every=True),)
+    elif first.fixes:
+        fixes = first.fixes[:1]
+    return _message_of(first, members, lines_of[:LINES_NAMED], lines, rows, why, fixes)
+
+
+def _message_of(first: Finding, members, named: list[int], lines: int, rows: int, why: str | None, fixes: tuple[Fix, ...]) -> Finding:
+    """The folded finding of ``members`` at ``first``, naming lines ``named``."""
     where = ", ".join(str(line + 1) for line in named) + (", …" if lines > len(named) else "")
     count = f"{len(members):,} findings on " if len(members) != lines else ""
     message = (
         f"{count}{lines:,} of the {rows:,} rows (lines {where}) share this finding: {first.message}. "
         f"{'Likely cause: ' + why + '. ' if why else ''}Reported once for the file; `rag-lsp check --unfold` lists every occurrence"
     )
-    fixes: tuple[Fix, ...] = ()
-    edits = [fix.edits for member in members for fix in member.fixes[:1]]
-    if fix_title and len(edits) == len(members) and all(edits):
-        fixes = (Fix(f"{fix_title} ({len(members):,} places)", _without_overlaps([edit for each in edits for edit in each]), every=True),)
-    elif first.fixes:
-        fixes = first.fixes[:1]
-    return Finding(first.code, first.severity, first.range, message, first.path, fixes, first.related, None, first.cause, tuple(members))
+    return Finding(first.code, first.severity, first.range, message, first.path, fixes, first.related, None, first.cause, members)
+
+
+def _fold_passed(
+    findings: list[Finding],
+    rows: int,
+    explain,
+    folding: set[tuple[str, str]],
+    counts: dict[tuple[str, str], int],
+    passed: Mapping[tuple[str, str], Passed],
+    make: Make,
+) -> list[Finding]:
+    """fold, where some causes that fold were passed over on some lines: each
+    such cause's folded finding stands for its findings made and those passed
+    over, which are made when read (see Occurrences)."""
+    made: dict[tuple[str, str], list[Finding]] = {key: [] for key in folding}
+    kept: list[Finding] = []
+    for finding in findings:
+        group = made.get((finding.code, finding.cause)) if finding.cause is not None else None  # type: ignore[arg-type]
+        if group is None:
+            kept.append(finding)
+        else:
+            group.append(finding)
+    placed: list[tuple[tuple, Finding]] = []
+    for key, group in made.items():
+        over = passed.get(key)
+        if over is None or not over.lines:
+            folded_finding = folded(group, counts[key], rows, explain)
+            placed.append((group[0].sort_key(), folded_finding))
+            continue
+        if group and group[0].range.start.line < over.lines[0]:
+            first = group[0]
+        else:
+            first = make(key, over.lines[:1])[0]
+
+        def every_line(group: list[Finding] = group, over: Passed = over) -> list[int]:
+            return list(heapq.merge(covered_lines(group), over.lines))
+
+        def every_finding(group: list[Finding] = group, over: Passed = over, key: tuple[str, str] = key) -> list[Finding]:
+            return list(heapq.merge(group, make(key, over.lines), key=lambda finding: finding.range.start))
+
+        members = Occurrences(len(group) + over.findings, every_line, every_finding)
+        folded_finding = _folded_at(first, members, members.lines, counts[key], rows, explain)
+        placed.append((first.sort_key(), folded_finding))
+    # Each folded finding goes where its first occurrence would be, as fold places it.
+    placed.sort(key=lambda pair: pair[0])
+    first_keys = {id(finding): key for key, finding in placed}
+    return list(
+        heapq.merge(kept, [finding for _, finding in placed], key=lambda finding: first_keys.get(id(finding)) or finding.sort_key())
+    )
+
+
+def every_occurrence_fix(finding: Finding, fix: Fix) -> Fix:
+    """``fix``, a folded finding's fix of every occurrence (see Fix.every), with
+    its edits, made from the findings it stands for: tens of thousands of edits
+    are made only for the editor that asks for the fix."""
+    if fix.edits or not fix.every:
+        return fix
+    edits = [edit for member in finding.covers for each in member.fixes[:1] for edit in each.edits]
+    return Fix(fix.title, _without_overlaps(edits), fix.create_file, True)
 
 
 def _without_overlaps(edits: list[TextEdit]) -> tuple[TextEdit, ...]:
@@ -114,6 +289,8 @@ def covered_lines(members: Iterable[Finding], limit: int | None = None) -> list[
     """The lines ``members`` (in position order) stand on, each once, in order;
     only the first ``limit`` of them, when given (the members are not all
     looked at: a folded finding names its first few lines)."""
+    if isinstance(members, Occurrences):
+        return members.lines[:limit] if limit is not None else members.lines
     lines: list[int] = []
     for member in members:
         line = member.range.start.line

@@ -25,7 +25,7 @@ import itertools
 import operator
 import tempfile
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
@@ -33,7 +33,7 @@ from . import rules as registry
 from .analyze import check_rows, finish
 from .contexts import ID_KEYS, DatasetContext, PathTally, RowContext, RowsContext, case_id, case_path_tallies, first_missing_index, tallied_as_case
 from .findings import SHOWN_PER_CODE, Finding, left_out_finding, shown_in_editor
-from .folding import LINES_NAMED, covered_lines, fold, folded_groups
+from .folding import LINES_NAMED, Passed, covered_lines, fold, folded_groups
 from .jsonrows import fine_row
 from .manifests import GDI_TEXT, RAG_CASE
 from .parallel import Helper, TwoEnds, cores
@@ -181,6 +181,15 @@ class DatasetModel:
         # and how many lines are rows: what tells, without looking at the
         # findings, whether any cause stands on most rows (see core.folding).
         self._cause_lines: Counter[tuple[str, str]] = Counter()
+        # The (code, cause) pairs presumed to stand on most rows, from the first
+        # batch: the rules only count their occurrences (see
+        # RowsContext.passes_over), kept per line: the pairs of each occurrence
+        # passed over on it (one tuple object for lines alike), or None.
+        self._systemic: frozenset[tuple[str, str]] = frozenset()
+        self._passed: list[tuple[tuple[str, str], ...] | None] = [None] * len(self.rows)
+        self._pairs: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
+        # _passed_by_cause, until _passed changes.
+        self._passed_view: dict[tuple[str, str], Passed] | None = None
         self._row_count = 0
         self._stale: set[int] | None = None  # None: every line
         # Case id -> its row, or its rows (in no order) when it repeats.
@@ -238,6 +247,9 @@ class DatasetModel:
             # Whether the paths are elsewhere is known once every row is counted:
             # the first batch's count stands in for it (see the docstring).
             use = self._use(workspace.dataset_use(self.path), shape)
+            front: Counter[str] = Counter()
+            self._check_batch(self._rows_from(0, len(batches[0])), use, shape, found, front)
+            self._systemic = self._presumed(found, len(batches[0]))
             if share is not None:
                 share.begin(
                     _Screening(
@@ -250,10 +262,9 @@ class DatasetModel:
                         shape,
                         self._every_finding,
                         tuple(starts),
+                        self._systemic,
                     )
                 )
-            front: Counter[str] = Counter()
-            self._check_batch(self._rows_from(0, len(batches[0])), use, shape, found, front)
             while (index := ends.take_front()) is not None:
                 self._read_and_check_batch(starts[index], batches[index], use, shape, found, front)
                 if share is not None:  # what the helper did meanwhile
@@ -268,6 +279,20 @@ class DatasetModel:
         self._row_count = sum(1 for row in self.rows if row is not None)
         self._facts = (use, shape, workspace.files_version, workspace.settings)
         self._stale = set()
+
+    def _presumed(self, found: dict[int, list[Finding]], lines: int) -> frozenset[tuple[str, str]]:
+        """The (code, cause) pairs that stand on most rows of the first batch (its
+        ``lines`` lines, with their findings ``found``): presumed to stand on most
+        rows of the file, their occurrences on later lines are only counted (see
+        RowsContext.passes_over). Should the file prove otherwise, every line is
+        checked again without presuming (see _refresh)."""
+        if not self.workspace.folds_findings:
+            return frozenset()
+        rows = sum(1 for row in self.rows[:lines] if row is not None)
+        causes: Counter[tuple[str, str]] = Counter()
+        for placed in found.values():
+            causes.update(_causes_of(placed))
+        return frozenset(folded_groups(causes.items(), rows))
 
     def _read_batch(self, first: int, lines: list[str]) -> None:
         """Read the rows of ``lines`` (from line ``first``) into the model, with their values."""
@@ -313,12 +338,12 @@ class DatasetModel:
         for index, answer in answers:
             first = starts[index]
             lines = batches[index]
-            if not _is_answer(answer, len(lines), self.path, first):
+            if not _is_answer(answer, len(lines), self.path, first, self._systemic):
                 self._read_and_check_batch(first, lines, use, shape, found)
                 continue
             self.lines_from_helper += len(lines)
             taken: list[_Line] = []
-            codes, keys, tallies, unfinished = answer
+            codes, keys, tallies, unfinished, passed = answer
             counts = memoryview(tallies).cast("I")
             looks: list[int] = []  # lines it did not pass, read here together below
             for line, number, text, code, key in zip(itertools.count(first), itertools.count(0, 2), lines, codes, keys):
@@ -334,6 +359,9 @@ class DatasetModel:
             for number, found_here in unfinished.items():
                 # By the line's number in the batch, made on its line of the file.
                 found[first + number] = _Unfinished(found_here) if any(finding.unfinished is not None for finding in found_here) else found_here
+            for number, pairs in passed.items():
+                self._passed[first + number] = self._interned(pairs)
+                self._passed_view = None
             if looks:
                 read = read_lines(_Line, [lines[line - first] for line in looks], self.workspace.settings.max_line_bytes)
                 for number, row in read:
@@ -415,11 +443,14 @@ class DatasetModel:
             else:
                 for line in range(start, stop):
                     last_shown.edited.setdefault(line, list(self._placed[line] or ()))
+                    last_shown.edited_passed.setdefault(line, self._passed[line] or ())
         for placed in self._placed[start:stop]:
             if placed:
                 self._placed_counts.subtract(finding.code for finding in placed)
                 self._cause_lines.subtract(_causes_of(placed))
         self._placed[start:stop] = [None] * added
+        self._passed[start:stop] = [None] * added
+        self._passed_view = None
         delta = added - removed
         self._move_lines(start, stop, delta)
         if self._stale is not None:
@@ -600,7 +631,65 @@ class DatasetModel:
         findings = self._given_out(self._refresh(), None).findings()
         if not self.workspace.folds_findings:
             return findings
-        return fold(findings, self._row_count, registry.explain_fold)
+        return self._fold(findings)
+
+    def _fold(self, findings: list[Finding]) -> list[Finding]:
+        """``findings`` (every finding made) folded, with the occurrences passed over."""
+        return fold(findings, self._row_count, registry.explain_fold, self._passed_by_cause(), self._members)
+
+    def _passed_by_cause(self) -> dict[tuple[str, str], Passed]:
+        """The occurrences passed over (see RowsContext.passes_over), by (code, cause)."""
+        if not self._systemic:
+            return {}
+        if self._passed_view is None:
+            self._passed_view = self._count_passed()
+        return self._passed_view
+
+    def _count_passed(self) -> dict[tuple[str, str], Passed]:
+        lines: dict[tuple[str, str], list[int]] = {}
+        # Lines alike share one tuple (see _interned): each is looked into once.
+        keys_of: dict[int, tuple[tuple[str, str], ...]] = {}
+        alike: Counter[int] = Counter()
+        for line, pairs in enumerate(self._passed):
+            if pairs is None:
+                continue
+            alike[id(pairs)] += 1
+            keys = keys_of.get(id(pairs))
+            if keys is None:
+                keys = keys_of[id(pairs)] = tuple(dict.fromkeys(pairs))
+            for key in keys:
+                held = lines.get(key)
+                if held is None:
+                    held = lines[key] = []
+                held.append(line)
+        counts: Counter[tuple[str, str]] = Counter()
+        for pairs in self._pairs.values():
+            if id(pairs) in alike:
+                for key, count in Counter(pairs).items():
+                    counts[key] += count * alike[id(pairs)]
+        return {key: Passed(held, counts[key]) for key, held in lines.items()}
+
+    def _members(self, key: tuple[str, str], lines: list[int]) -> list[Finding]:
+        """The findings of ``key`` on ``lines`` (ascending), made: the lines are
+        checked again without passing over any cause."""
+        use, shape = self._facts[0], self._facts[1]
+        rows = [(line, row) for line in lines if (row := self.rows[line]) is not None]
+        made: list[Finding] = []
+        for first in range(0, len(rows), _CHECK_BATCH):
+            batch = rows[first : first + _CHECK_BATCH]
+            for _, row in batch:
+                row.restore()
+            try:
+                context = RowsContext.of(self.workspace, self.path, use, shape, batch)
+                made += [finding for finding in finish(self.workspace, self.path, check_rows(context)) if (finding.code, finding.cause) == key]
+            finally:
+                for _, row in batch:
+                    row.drop()
+        return made
+
+    def _interned(self, pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        """``pairs``, as the one tuple kept for every line passing over the same."""
+        return self._pairs.setdefault(pairs, pairs)
 
     def shown(self, limit: int = SHOWN_PER_CODE) -> list[Finding]:
         """The findings an editor is shown, as ``shown_in_editor(findings())``
@@ -620,7 +709,7 @@ class DatasetModel:
             kept = self._spliced_fold(across, limit)
             if kept is not None:
                 return kept
-            folded = fold(self._given_out(across, None).findings(), self._row_count, registry.explain_fold)
+            folded = self._fold(self._given_out(across, None).findings())
             groups = frozenset((finding.code, finding.cause) for finding in folded if finding.covers)
             named = max((line for finding in folded if finding.covers for line in covered_lines(finding.covers, LINES_NAMED)), default=-1)
             shown_list = shown_in_editor(folded, limit)
@@ -647,7 +736,9 @@ class DatasetModel:
                 return None
             now = self._placed[line] or ()
             members_before = Counter(key for finding in found_before if (key := (finding.code, finding.cause)) in groups)
+            members_before.update(key for key in last.edited_passed.get(line, ()) if key in groups)
             members_now = Counter(key for finding in now if (key := (finding.code, finding.cause)) in groups)
+            members_now.update(key for key in self._passed[line] or () if key in groups)
             if members_before != members_now:
                 return None
             others_before = [finding for finding in found_before if (finding.code, finding.cause) not in groups]
@@ -655,13 +746,21 @@ class DatasetModel:
             if others_before != others_now:
                 return None
         last.edited.clear()
+        last.edited_passed.clear()
         return last.shown
 
     def _folds(self) -> bool:
         """Whether findings of one cause stand on most rows (see core.folding)."""
-        if not self.workspace.folds_findings or not self._cause_lines:
+        if not self.workspace.folds_findings or not (self._cause_lines or self._systemic):
             return False
-        return bool(folded_groups(self._cause_lines.items(), self._row_count))
+        return bool(folded_groups(self._cause_line_counts().items(), self._row_count))
+
+    def _cause_line_counts(self) -> Counter[tuple[str, str]]:
+        """How many lines hold findings of each (code, cause), made or passed over."""
+        counts = Counter(self._cause_lines)
+        for key, passed in self._passed_by_cause().items():
+            counts[key] += len(passed.lines)
+        return counts
 
     def _refresh(self) -> list[Finding]:
         """Check what changed since the last call; the findings across lines (in
@@ -677,12 +776,25 @@ class DatasetModel:
             self._stale = None
             self._dirty_ids = None
         self._check_stale_lines(use, shape)
+        if self._systemic and not self._presumption_holds():
+            # The first batch was not the file (or folding was turned off): every
+            # line is checked again, making every finding.
+            self._systemic = frozenset()
+            self._stale = None
+            self._check_stale_lines(use, shape)
         self._check_repeated_ids(shape)
         across = [finding for repeated in self._repeated.values() for finding in repeated]
         across += self._paths_summary(use, shape)
         across.sort(key=_position_key)
         self.checked = True
         return across
+
+    def _presumption_holds(self) -> bool:
+        """Whether each cause presumed to stand on most rows does (see _presumed)."""
+        if not self.workspace.folds_findings:
+            return False
+        counts = self._cause_line_counts()
+        return self._systemic <= folded_groups(((key, counts[key]) for key in self._systemic), self._row_count)
 
     def _given_out(self, across: list[Finding], limit: int | None) -> ShownFindings:
         """The findings of every line, with those ``across`` lines merged in, in
@@ -865,6 +977,8 @@ class DatasetModel:
             self._lines_by_code = {}
             self._placed_counts = Counter()
             self._cause_lines = Counter()
+            self._passed = [None] * len(self.rows)
+            self._passed_view = None
         else:
             stale = sorted(self._stale)
         self._stale = set()
@@ -898,7 +1012,9 @@ class DatasetModel:
             # that an editor is shown (the first of its code, see shown). Either
             # is finished while the helper reads further batches: finished after
             # the reading, they would leave it idle meanwhile.
-            context = RowsContext.of(self.workspace, self.path, use, shape, batch, finish_when_shown=not self._every_finding)
+            context = RowsContext.of(
+                self.workspace, self.path, use, shape, batch, finish_when_shown=not self._every_finding, systemic=self._systemic
+            )
             for finding in finish(self.workspace, self.path, check_rows(context)):
                 if front is not None:
                     front[finding.code] += 1
@@ -914,6 +1030,9 @@ class DatasetModel:
             if tally:
                 for (_, row), (listed, absent) in zip(batch, context.path_tallies):
                     row.listed, row.absent = listed, absent
+            for line, pairs in passed_by_line(context.passed_over).items():
+                self._passed[line] = self._interned(pairs)
+                self._passed_view = None
         finally:
             for _, row in batch:
                 row.drop()
@@ -1012,6 +1131,8 @@ class _LastShown:
     # last line a folded finding names (its lines, where the first stands).
     folded: frozenset[tuple[str, str]] | None = None
     named_up_to: int = -1
+    # The occurrences passed over on the lines edited since, then (see DatasetModel._passed).
+    edited_passed: dict[int, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
 
 class ShownFindings(NamedTuple):
@@ -1059,25 +1180,33 @@ class _Screening:
     # of the file, not moved there by the caller one by one (a dataset written by
     # another tool has one on every row). Without it, on the batch's own lines.
     batch_starts: tuple[int, ...] = ()
+    # The causes presumed to stand on most rows (see DatasetModel._presumed).
+    systemic: frozenset[tuple[str, str]] = frozenset()
 
-    def start(self) -> Callable[[int, memoryview], tuple[bytes, list[str | None], bytes, dict[int, list[Finding]]]]:
+    def start(self) -> Callable[[int, memoryview], tuple[bytes, list[str | None], bytes, dict[int, list[Finding]], dict[int, tuple]]]:
         workspace = Workspace(self.root, self.settings)
         workspace.adopt_files(self.files, self.not_normal_files)
 
-        def screen(index: int, text: memoryview) -> tuple[bytes, list[str | None], bytes, dict[int, list[Finding]]]:
+        def screen(index: int, text: memoryview) -> tuple[bytes, list[str | None], bytes, dict[int, list[Finding]], dict[int, tuple]]:
             batch = str(text, "utf-8", "surrogatepass").split("\n")
             first = self.batch_starts[index] if index < len(self.batch_starts) else 0
-            codes, keys, counts, unfinished = screen_batch(workspace, self.path, self.use, self.shape, batch, first)
+            codes, keys, counts, unfinished, passed = screen_batch(workspace, self.path, self.use, self.shape, batch, first, self.systemic)
             if self.finish:
                 unfinished = {number: [registry.finished(workspace, finding) for finding in found] for number, found in unfinished.items()}
-            return codes, keys, counts, unfinished
+            return codes, keys, counts, unfinished, passed
 
         return screen
 
 
 def screen_batch(
-    workspace: Workspace, path: str, use: DatasetUse, shape: str | None, lines: list[str], first: int = 0
-) -> tuple[bytes, list[str | None], bytes, dict[int, list[Finding]]]:
+    workspace: Workspace,
+    path: str,
+    use: DatasetUse,
+    shape: str | None,
+    lines: list[str],
+    first: int = 0,
+    systemic: frozenset[tuple[str, str]] = frozenset(),
+) -> tuple[bytes, list[str | None], bytes, dict[int, list[Finding]], dict[int, tuple[tuple[str, str], ...]]]:
     """For each line of a batch, a code, a case id and a count of expected paths,
     and the findings of plain lines.
     The code is BLANK; for a plain line (an object or array read with no error
@@ -1095,10 +1224,13 @@ def screen_batch(
     come unfinished (see Finding.unfinished), saying only what a check of the
     line found: the model's rules finish them when they are shown, as they do
     their own (a screening for every finding finishes them: see
-    _Screening.finish)."""
+    _Screening.finish). Occurrences of the ``systemic`` causes are only counted:
+    the (code, cause) pairs of each line's, by its number in the batch (see
+    RowsContext.passes_over); lines alike share one tuple, which the pickle
+    sends once."""
     rows = read_lines(_Line, lines, workspace.settings.max_line_bytes)
     numbered = [(first + number, row) for number, row in rows] if first else rows
-    context = RowsContext.of(workspace, path, use, shape, numbered, finish_when_shown=True)
+    context = RowsContext.of(workspace, path, use, shape, numbered, finish_when_shown=True, systemic=systemic)
     with_findings: dict[int, list[Finding]] = {}
     for finding in finish(workspace, path, check_rows(context)):
         with_findings.setdefault(finding.range.start.line - first, []).append(finding)
@@ -1124,7 +1256,9 @@ def screen_batch(
                 unfinished[number] = found
         else:
             codes[number] = LOOK
-    return bytes(codes), keys, counts.tobytes(), unfinished
+    alike: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
+    passed = {line - first: alike.setdefault(pairs, pairs) for line, pairs in passed_by_line(context.passed_over).items()}
+    return bytes(codes), keys, counts.tobytes(), unfinished, passed
 
 
 def reading_helper() -> Helper | None:
@@ -1163,12 +1297,12 @@ def warm_up() -> None:
         screen_batch(workspace, "warm-up.jsonl", DatasetUse(), RAG_CASE, lines)
 
 
-def _is_answer(answer: Any, lines: int, path: str, first: int) -> bool:
+def _is_answer(answer: Any, lines: int, path: str, first: int, systemic: frozenset[tuple[str, str]] = frozenset()) -> bool:
     """Whether ``answer`` is what screen_batch gives for a batch of ``lines`` of
     the dataset at ``path``, from its line ``first``."""
-    if type(answer) is not tuple or len(answer) != 4:
+    if type(answer) is not tuple or len(answer) != 5:
         return False
-    codes, keys, counts, unfinished = answer
+    codes, keys, counts, unfinished, passed = answer
     return (
         type(codes) is bytes
         and len(codes) == lines
@@ -1180,7 +1314,25 @@ def _is_answer(answer: Any, lines: int, path: str, first: int) -> bool:
         and len(counts) == 8 * lines
         and type(unfinished) is dict
         and all(_are_plain_findings(number, found, codes, lines, path, first) for number, found in unfinished.items())
+        and _are_passed(passed, codes, lines, systemic)
     )
+
+
+def _are_passed(passed: Any, codes: bytes, lines: int, systemic: frozenset[tuple[str, str]]) -> bool:
+    """Whether ``passed`` is what screen_batch counts of the ``systemic`` causes on
+    a batch of ``lines`` lines: pairs of those causes, by plain line."""
+    if type(passed) is not dict:
+        return False
+    if not all(type(number) is int and 0 <= number < lines and codes[number] in _PLAIN for number in passed):
+        return False
+    alike = {id(pairs): pairs for pairs in passed.values()}.values()
+    return all(type(pairs) is tuple and pairs and all(pair in systemic for pair in pairs) for pairs in alike)
+
+
+def passed_by_line(passed_over: dict[int, list[tuple[str, str]]]) -> dict[int, tuple[tuple[str, str], ...]]:
+    """The occurrences a check passed over (see RowsContext.passes_over), as the
+    (code, cause) pairs of each line's, by line."""
+    return {line: tuple(pairs) for line, pairs in passed_over.items()}
 
 
 def _are_plain_findings(number: Any, found: Any, codes: bytes, lines: int, path: str, first: int) -> bool:

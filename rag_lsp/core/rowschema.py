@@ -44,6 +44,85 @@ def case_checker_serving(corpora: tuple[str, ...], at_least_one: bool = False) -
     return validator_of(schema)
 
 
+# Keywords that judge a value whatever its type, or through other schemas: a
+# value of a wrong type under such a schema may fail more than its type.
+_BEYOND_TYPE = {"enum", "const", "not", "allOf", "anyOf", "oneOf", "if", "$ref", "$dynamicRef"}
+
+
+def plain_types_at(schema: dict[str, Any], path: tuple[str, ...]) -> frozenset[str] | None:
+    """The JSON types the schema allows at ``path`` (keys of objects, followed
+    through `properties`), where a value of another type fails only its type;
+    None where that cannot be told from the schema alone."""
+    node: Any = schema
+    for key in path:
+        properties = node.get("properties") if isinstance(node, dict) else None
+        node = properties.get(key) if isinstance(properties, dict) else None
+        if not isinstance(node, dict) or _BEYOND_TYPE & node.keys():
+            return None
+    allowed = node.get("type")
+    if isinstance(allowed, str):
+        return frozenset([allowed])
+    if isinstance(allowed, list) and all(isinstance(each, str) for each in allowed):
+        return frozenset(allowed)
+    return None
+
+
+def json_types(value: Any) -> frozenset[str]:
+    """The JSON types ``value`` (as decoded) is of: an integral number is both."""
+    kind = type(value)
+    if kind is str:
+        return _STRING
+    if kind is bool:
+        return _BOOLEAN
+    if kind is int:
+        return _INTEGER
+    if kind is float:
+        return _INTEGER if value.is_integer() else _NUMBER
+    if kind is list:
+        return _ARRAY
+    if kind is dict:
+        return _OBJECT
+    if value is None:
+        return _NULL
+    return frozenset()
+
+
+_STRING, _BOOLEAN, _NULL = frozenset(["string"]), frozenset(["boolean"]), frozenset(["null"])
+_INTEGER, _NUMBER = frozenset(["integer", "number"]), frozenset(["number"])
+_ARRAY, _OBJECT = frozenset(["array"]), frozenset(["object"])
+
+# By the schema's identity and the paths made optional: (the schema, kept so
+# its identity is not reused, and the checker).
+_WITHOUT: dict[tuple[int, tuple[tuple[str, ...], ...]], tuple[Any, SchemaChecker | None]] = {}
+
+
+def checker_without(checker: SchemaChecker, paths: tuple[tuple[str, ...], ...]) -> SchemaChecker | None:
+    """A checker of ``checker``'s schema that does not require the keys at
+    ``paths`` (each followed through `properties`): a row with those keys taken
+    out is valid by it exactly when the rest of the row is valid. None when a
+    path cannot be followed so."""
+    key = (id(checker.schema), paths)
+    held = _WITHOUT.get(key)
+    if held is None:
+        schema = copy.deepcopy(checker.schema)
+        made = all(_not_required(schema, path) for path in paths)
+        held = _WITHOUT[key] = (checker.schema, validator_of(schema) if made else None)
+    return held[1]
+
+
+def _not_required(schema: dict[str, Any], path: tuple[str, ...]) -> bool:
+    node: Any = schema
+    for key in path[:-1]:
+        properties = node.get("properties") if isinstance(node, dict) else None
+        node = properties.get(key) if isinstance(properties, dict) else None
+    if not isinstance(node, dict) or not isinstance(node.get("properties"), dict) or path[-1] not in node["properties"]:
+        return False
+    required = node.get("required")
+    if isinstance(required, list):
+        node["required"] = [name for name in required if name != path[-1]]
+    return True
+
+
 def row_issues(value: Any, shape: str, exact: bool = True) -> list[SchemaIssue]:
     """Every way a row (a JSON object) fails the schema of ``shape``, but for the
     missing keys other rules report; a number read as infinity is one issue

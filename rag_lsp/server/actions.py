@@ -35,6 +35,7 @@ from pygls.protocol import default_converter
 from ..core.analyze import analyze_file
 from ..core.documents import document_relative
 from ..core.findings import SOURCE
+from ..core.folding import every_occurrence_fix
 from ..core.suggest import add_relevant, top_hit
 from ..core.text import LineIndex
 from ..core.workspace import DATASET_FILE
@@ -231,7 +232,7 @@ class Actions:
                 if finding.covers and finding.code == diagnostic.code and finding.range.start.line == line:
                     for every in finding.fixes:
                         if every.every and every.title == title:
-                            return fix_json(every, Positions(lines, encoding))
+                            return fix_json(every_occurrence_fix(finding, every), Positions(lines, encoding))
             return fix
 
         return await session.on_worker(job)

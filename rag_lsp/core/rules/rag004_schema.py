@@ -39,9 +39,13 @@ Use the key or value the message names; the schemas' descriptions (shown on hove
 say what each key means.
 """
 
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
 from ..findings import Severity
 from ..manifests import GDI_TEXT, RAG_CASE
-from ..rowschema import case_checker_serving, non_finite_message, row_checker, row_issues
+from ..rowschema import case_checker_serving, checker_without, json_types, non_finite_message, plain_types_at, row_checker, row_issues
 from ..schemacheck import non_finite_issues, schema_issues, validator_for
 from . import ROW, SUITE_FILE, TARGETS, YAML, rule_of
 from ._suite import closest, did_you_mean, rename_fixes
@@ -183,6 +187,7 @@ def row_schema(rows):
         else row_checker(default_shape)
     )
     said: dict[str, str] = {}  # by corpus: a misnamed corpus is usually misnamed in every case
+    aside = _SetAside.of(rows.systemic, checker) if rows.systemic else None
     for start in range(0, len(rows.rows), _VALIDATED_TOGETHER):
         group = rows.rows[start : start + _VALIDATED_TOGETHER]
         # A row read by the standard decoder may hold a number read as infinity,
@@ -192,6 +197,17 @@ def row_schema(rows):
             for context in group
             if type(context.row.value) is dict and context.row.shape in (None, default_shape) and not context.row.exact
         ]
+        if aside is not None and len(values) == len(group):
+            set_aside = aside.apply(group, rows)
+            if set_aside.all_valid():
+                continue
+            for number, context in enumerate(group):
+                if not set_aside.is_valid(number):
+                    passed = set_aside.counted[number]
+                    yield from _row_schema(context, rows.shape, rows, passed)
+                    if served:
+                        yield from _unserved_corpora(context, served, said, builtins, rows, passed)
+            continue
         # Most rows are valid: one call into jsonschema-rs settles a group of them.
         if len(values) == len(group) and checker.all_valid(values):
             continue
@@ -200,15 +216,169 @@ def row_schema(rows):
             row = context.row
             if type(value) is dict and row.shape in (None, default_shape) and not row.exact and checker.is_valid(value):
                 continue
-            yield from _row_schema(context, rows.shape)
+            yield from _row_schema(context, rows.shape, rows)
             if served:
-                yield from _unserved_corpora(context, served, said, builtins)
+                yield from _unserved_corpora(context, served, said, builtins, rows)
 
 
-def _unserved_corpora(context, served, said: dict[str, str], builtins: tuple[str, ...] = ()):
+class _SetAside(NamedTuple):
+    """What a row is validated without, where a cause of RAG004 is presumed to
+    stand on most rows (see RowsContext.passes_over): a key the schema does not
+    know (a tool's own key on every row), a value of the wrong type at a key
+    (ids written as numbers, `relevant` as one string), a corpus the targets do
+    not serve. Each such occurrence is counted, and the rest of the row
+    validated in the same call as clean rows: a dataset with a tool's key on
+    every row is read as fast as one without."""
+
+    # (the path of the unknown key, its cause), for keys of objects outside lists.
+    keys: tuple[tuple[tuple[str, ...], str], ...]
+    # (the path of the key, its cause, the JSON types its schema allows), for
+    # values of a wrong type; and the checker that does not require those keys,
+    # for the rows they are set aside from.
+    typed: tuple[tuple[tuple[str, ...], str, frozenset[str]], ...]
+    # The corpora not served, by name.
+    corpora: frozenset[str]
+    checker: Any
+    relaxed: Any
+
+    @classmethod
+    def of(cls, systemic: frozenset[tuple[str, str]], checker) -> _SetAside | None:
+        keys = []
+        typed = []
+        corpora = set()
+        for code, cause in sorted(systemic):
+            if code != RULE.code:
+                continue
+            keyword, _, where = cause.partition(" at ")
+            path = tuple(where.split("."))
+            if keyword == "additionalProperties":
+                keys.append((path, cause))
+            elif keyword == "type":
+                allowed = plain_types_at(checker.schema, path)
+                if allowed is not None:
+                    typed.append((path, cause, allowed))
+            elif cause.startswith("corpus "):
+                corpora.add(cause[len("corpus ") :])
+        relaxed = checker_without(checker, tuple(path for path, _, _ in typed)) if typed else None
+        if relaxed is None:
+            typed = []
+        if not (keys or typed or corpora):
+            return None
+        return cls(tuple(keys), tuple(typed), frozenset(corpora), checker, relaxed)
+
+    def apply(self, group, rows) -> _SetAsideGroup:
+        """``group`` (rows of objects) with what is set aside of each, counted."""
+        values = []
+        counted = []
+        relaxed = []
+        for context in group:
+            value = context.row.value
+            causes: list[str] = []
+            for path, cause in self.keys:
+                without = _without_key(value, path)
+                if without is not value:
+                    causes.append(cause)
+                    value = without
+            typed = False
+            for path, cause, allowed in self.typed:
+                if _of_another_type(value, path, allowed):
+                    causes.append(cause)
+                    value = _without_key(value, path)
+                    typed = True
+            if self.corpora:
+                value, corpora = _without_corpora(value, self.corpora)
+                causes += [f"corpus {corpus}" for corpus in corpora]
+            for cause in causes:
+                rows.passes_over(RULE.code, cause, context.line)
+            values.append(value)
+            counted.append(frozenset(causes))
+            relaxed.append(typed)
+        return _SetAsideGroup(self, values, counted, relaxed)
+
+
+class _SetAsideGroup(NamedTuple):
+    """A group of rows with what _SetAside set aside of each."""
+
+    aside: _SetAside
+    values: list[dict[str, Any]]
+    # The causes counted on each row.
+    counted: list[frozenset[str]]
+    # Whether a value of a wrong type was set aside from each: such a row is
+    # valid when the rest is valid by the checker that does not require its key.
+    relaxed: list[bool]
+
+    def all_valid(self) -> bool:
+        aside = self.aside
+        strict = [value for value, relaxed in zip(self.values, self.relaxed) if not relaxed]
+        loose = [value for value, relaxed in zip(self.values, self.relaxed) if relaxed]
+        return (not strict or aside.checker.all_valid(strict)) and (not loose or aside.relaxed.all_valid(loose))
+
+    def is_valid(self, number: int) -> bool:
+        aside = self.aside
+        return (aside.relaxed if self.relaxed[number] else aside.checker).is_valid(self.values[number])
+
+
+def _of_another_type(value: Any, path: tuple[str, ...], allowed: frozenset[str]) -> bool:
+    """Whether ``value`` holds, at ``path`` (keys of objects), a value of none of
+    the JSON types ``allowed``."""
+    for key in path:
+        if type(value) is not dict or key not in value:
+            return False
+        value = value[key]
+    return not (json_types(value) & allowed)
+
+
+_UNKNOWN_KEY = "additionalProperties at "
+
+
+def _without_key(value: Any, path: tuple[str, ...]) -> Any:
+    """``value`` without the key at ``path`` (copies of the objects on the way),
+    or ``value`` itself when it has no such key."""
+    if type(value) is not dict:
+        return value
+    head = path[0]
+    if len(path) == 1:
+        if head not in value:
+            return value
+        copy = dict(value)
+        del copy[head]
+        return copy
+    inner = value.get(head)
+    changed = _without_key(inner, path[1:])
+    if changed is inner:
+        return value
+    copy = dict(value)
+    copy[head] = changed
+    return copy
+
+
+def _without_corpora(value: dict[str, Any], corpora: frozenset[str]) -> tuple[dict[str, Any], list[str]]:
+    """``value`` with the corpora of ``corpora`` out of its `input.corpora` (the
+    key dropped when none is left: a list emptied here is not the empty list the
+    builtin target refuses), and those taken out, once each."""
+    case_input = value.get("input")
+    listed = case_input.get("corpora") if type(case_input) is dict else None
+    if type(listed) is not list:
+        return value, []
+    taken = [corpus for corpus in listed if type(corpus) is str and corpus in corpora]
+    if not taken:
+        return value, []
+    kept = [corpus for corpus in listed if not (type(corpus) is str and corpus in corpora)]
+    changed_input = dict(case_input)
+    if kept:
+        changed_input["corpora"] = kept
+    else:
+        del changed_input["corpora"]
+    changed = dict(value)
+    changed["input"] = changed_input
+    return changed, list(dict.fromkeys(taken))
+
+
+def _unserved_corpora(context, served, said: dict[str, str], builtins: tuple[str, ...] = (), rows=None, passed=frozenset()):
     """Corpora the case asks to search that a target its suites send it to does not
     serve: that target refuses the case, or finds nothing in a corpus it does not have.
-    An empty list, where a builtin target reads the case, is refused by it."""
+    An empty list, where a builtin target reads the case, is refused by it.
+    ``passed``: causes already counted on this row (see _SetAside)."""
     value = context.row.value
     case_input = value.get("input") if type(value) is dict else None
     corpora = case_input.get("corpora") if type(case_input) is dict else None
@@ -225,10 +395,13 @@ def _unserved_corpora(context, served, said: dict[str, str], builtins: tuple[str
         return
     for index, corpus in enumerate(corpora):
         if type(corpus) is str and _not_serving(served, corpus):
+            cause = f"corpus {corpus}"
+            if cause in passed or (rows is not None and rows.passes_over(RULE.code, cause, context.line)):
+                continue
             message = said.get(corpus)
             if message is None:
                 message = said[corpus] = _unserved_message(served, corpus)
-            yield RULE.finding(context.value_range("input", "corpora", index), message, cause=f"corpus {corpus}")
+            yield RULE.finding(context.value_range("input", "corpora", index), message, cause=cause)
 
 
 def _not_serving(served, corpus: str) -> list[str]:
@@ -246,7 +419,10 @@ def _unserved_message(served, corpus: str) -> str:
     return f"corpus {corpus!r} is not one that targets {names} serve{hint}; they all serve: {listed}"
 
 
-def _row_schema(context, file_shape):
+def _row_schema(context, file_shape, rows=None, passed=frozenset()):
+    """The schema's findings on one row that failed it; ``passed``: causes
+    already counted on it (see _SetAside), the others presumed to stand on
+    most rows are counted now (see RowsContext.passes_over)."""
     row = context.row
     if row.error is not None or row.refused:
         return
@@ -264,6 +440,8 @@ def _row_schema(context, file_shape):
         return
     for issue in row_issues(row.value, shape, row.exact):
         cause = issue_cause(issue)
+        if cause in passed or (rows is not None and rows.systemic and rows.passes_over(RULE.code, cause, context.line)):
+            continue
         if issue.anchor == "key":
             yield RULE.finding(context.key_range(*issue.path), issue.message, cause=cause)
         elif issue.keyword == "finite":

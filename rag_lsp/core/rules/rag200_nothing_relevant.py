@@ -28,7 +28,7 @@ RULE = rule_of(__doc__, NOTHING_RELEVANT, "nothing-relevant", Severity.ERROR)
 @RULE.check(ROW)
 def nothing_relevant(rows):
     for context, _, verdict in rows.without_a_list:
-        if verdict.kind is not Expected.EMPTY:
+        if verdict.kind is not Expected.EMPTY or rows.passes_over(RULE.code, "empty", context.line):
             continue
         yield RULE.finding(
             context.value_range("expect", "relevant"),

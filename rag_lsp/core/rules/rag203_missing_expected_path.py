@@ -74,7 +74,8 @@ def missing_expected_path(rows):
     # once per path, and only for the findings shown where not all are.
     problems = workspace.memo(RULE.code)
     later = rows.finish_when_shown
-    for context, relevant in rows.expected_off_the_files:
+    # The cases written otherwise only (`./a.md` for a file) have none to find.
+    for context, relevant in rows.missing_expected:
         for index, value in enumerate(relevant):
             if type(value) is not str or value in searched:
                 continue

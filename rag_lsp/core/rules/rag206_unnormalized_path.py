@@ -38,7 +38,10 @@ def unnormalized_path(rows):
     # What is said of a value is said once: a dataset written by another tool
     # lists each of its paths in many cases, all of them in the same form.
     said = rows.workspace.memo(RULE.code)
+    # A form written on most rows is only counted (see RowsContext.passes_over).
+    presumed = rows.presumed(RULE.code)
     for context, relevant in rows.expected_off_the_files:
+        passed: list[tuple[str, str]] = []
         for index, value in enumerate(relevant):
             if type(value) is not str or value not in not_normal:
                 continue
@@ -48,9 +51,15 @@ def unnormalized_path(rows):
             if told is _NOTHING:
                 continue
             message, title, new_text, cause = told
+            pair = presumed.get(cause)
+            if pair is not None:
+                passed.append(pair)
+                continue
             where = context.value_range("expect", "relevant", index)
             # Replace the whole JSON string token, so escapes in the old text cannot survive.
             yield RULE.finding(where, message, fixes=[Fix(title, edits=(TextEdit(where, new_text),))], cause=cause)
+        if passed:
+            rows.pass_over(passed, context.line)
 
 
 _NOTHING = ()

@@ -41,7 +41,7 @@ def k_above_top_k(rows):
         # A topK that is not a positive integer is a schema error (RAG004).
         if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
             continue
-        if k > top_k:
+        if k > top_k and not rows.passes_over(RULE.code, f"{k}>{top_k}", context.line):
             yield RULE.finding(
                 context.value_range("input", "topK"),
                 f"the suite scores the first {k} hits (k: {k}) but this case asks for topK {top_k}: raise topK or lower k",
