@@ -50,10 +50,14 @@ class Passed(NamedTuple):
     """Occurrences of one (code, cause) a dataset model counted without making
     their findings (see RowsContext.passes_over)."""
 
-    # The lines they are on, ascending, each once.
-    lines: list[int]
-    # How many findings they are (a row may list a path form many times).
+    # How many lines they are on, and how many findings they are (a row may list
+    # a path form many times).
+    line_count: int
     findings: int
+    # The first LINES_NAMED lines they are on, ascending; and all of them, made
+    # when asked for (a folded finding's message names only the first).
+    first_lines: list[int]
+    lines: Callable[[], list[int]]
 
 
 # The findings of one (code, cause) on some lines, made by checking those lines
@@ -67,10 +71,16 @@ class Occurrences:
     themselves are made when first read (every occurrence listed, their fixes
     asked for). Compares equal to the tuple of the same findings."""
 
-    __slots__ = ("count", "_lines", "_findings", "_make")
+    __slots__ = ("count", "first", "named", "_lines", "_findings", "_make")
 
-    def __init__(self, count: int, lines: Callable[[], list[int]], make: Callable[[], list[Finding]]) -> None:
+    def __init__(
+        self, count: int, first: Finding, named: list[int], lines: Callable[[], list[int]], make: Callable[[], list[Finding]]
+    ) -> None:
         self.count = count
+        # The first of the findings (the folded finding stands where it does, and
+        # is ordered as it is), and the first LINES_NAMED lines.
+        self.first = first
+        self.named = named
         self._lines: Callable[[], list[int]] | list[int] = lines
         self._findings: tuple[Finding, ...] | None = None
         self._make = make
@@ -115,6 +125,8 @@ class Occurrences:
         """The same occurrences with those on line ``below`` or further down moved by ``lines``."""
         return Occurrences(
             self.count,
+            self.first.moved(lines, below),
+            [line + lines if line >= below else line for line in self.named],
             lambda: [line + lines if line >= below else line for line in self.lines],
             lambda: [finding.moved(lines, below) for finding in self.findings],
         )
@@ -143,7 +155,7 @@ def fold(
     counts = {key: len(held) for key, held in lines.items()}
     for key, occurrences in passed.items():
         # A line is checked either passing over a cause or not: never both.
-        counts[key] = counts.get(key, 0) + len(occurrences.lines)
+        counts[key] = counts.get(key, 0) + occurrences.line_count
     folding = folded_groups(counts.items(), rows)
     if not folding:
         return findings
@@ -184,7 +196,7 @@ def folded(members: list[Finding], lines: int, rows: int, explain=None) -> Findi
     return _message_of(first, tuple(members), named, lines, rows, why, fixes)
 
 
-def _folded_at(first: Finding, members: Occurrences, lines_of: list[int], lines: int, rows: int, explain) -> Finding:
+def _folded_at(first: Finding, members: Occurrences, named: list[int], lines: int, rows: int, explain) -> Finding:
     """folded, for members some of which were passed over: its fix of every
     occurrence is made when asked for (see every_occurrence_fix)."""
     assert first.cause is not None
@@ -194,7 +206,7 @@ def _folded_at(first: Finding, members: Occurrences, lines_of: list[int], lines:
         fixes = (Fix(f"{fix_title} ({len(members):,} places)", (), every=True),)
     elif first.fixes:
         fixes = first.fixes[:1]
-    return _message_of(first, members, lines_of[:LINES_NAMED], lines, rows, why, fixes)
+    return _message_of(first, members, named, lines, rows, why, fixes)
 
 
 def _message_of(first: Finding, members, named: list[int], lines: int, rows: int, why: str | None, fixes: tuple[Fix, ...]) -> Finding:
@@ -231,23 +243,12 @@ def _fold_passed(
     placed: list[tuple[tuple, Finding]] = []
     for key, group in made.items():
         over = passed.get(key)
-        if over is None or not over.lines:
+        if over is None or not over.line_count:
             folded_finding = folded(group, counts[key], rows, explain)
             placed.append((group[0].sort_key(), folded_finding))
             continue
-        if group and group[0].range.start.line < over.lines[0]:
-            first = group[0]
-        else:
-            first = make(key, over.lines[:1])[0]
-
-        def every_line(group: list[Finding] = group, over: Passed = over) -> list[int]:
-            return list(heapq.merge(covered_lines(group), over.lines))
-
-        def every_finding(group: list[Finding] = group, over: Passed = over, key: tuple[str, str] = key) -> list[Finding]:
-            return list(heapq.merge(group, make(key, over.lines), key=lambda finding: finding.range.start))
-
-        members = Occurrences(len(group) + over.findings, every_line, every_finding)
-        folded_finding = _folded_at(first, members, members.lines, counts[key], rows, explain)
+        folded_finding = folded_over(key, group, over, counts[key], rows, explain, make)
+        first = folded_finding.covers.first  # type: ignore[attr-defined]
         placed.append((first.sort_key(), folded_finding))
     # Each folded finding goes where its first occurrence would be, as fold places it.
     placed.sort(key=lambda pair: pair[0])
@@ -255,6 +256,28 @@ def _fold_passed(
     return list(
         heapq.merge(kept, [finding for _, finding in placed], key=lambda finding: first_keys.get(id(finding)) or finding.sort_key())
     )
+
+
+def folded_over(
+    key: tuple[str, str], group: list[Finding], over: Passed, lines: int, rows: int, explain, make: Make
+) -> Finding:
+    """The one finding that stands for the findings of ``key`` made, ``group``,
+    and those passed over, ``over`` (on ``lines`` of the ``rows`` rows in all):
+    at the first of them, its members made when read (see Occurrences)."""
+    if group and group[0].range.start.line < over.first_lines[0]:
+        first = group[0]
+    else:
+        first = make(key, over.first_lines[:1])[0]
+
+    def every_line() -> list[int]:
+        return list(heapq.merge(covered_lines(group), over.lines()))
+
+    def every_finding() -> list[Finding]:
+        return list(heapq.merge(group, make(key, over.lines()), key=lambda finding: finding.range.start))
+
+    named = list(heapq.merge(covered_lines(group, LINES_NAMED), over.first_lines))[:LINES_NAMED]
+    members = Occurrences(len(group) + over.findings, first, named, every_line, every_finding)
+    return _folded_at(first, members, named, lines, rows, explain)
 
 
 def every_occurrence_fix(finding: Finding, fix: Fix) -> Fix:
@@ -290,6 +313,8 @@ def covered_lines(members: Iterable[Finding], limit: int | None = None) -> list[
     only the first ``limit`` of them, when given (the members are not all
     looked at: a folded finding names its first few lines)."""
     if isinstance(members, Occurrences):
+        if limit is not None and limit <= LINES_NAMED:
+            return members.named[:limit]
         return members.lines[:limit] if limit is not None else members.lines
     lines: list[int] = []
     for member in members:

@@ -20,6 +20,7 @@ the same contexts); a property test holds the two together.
 from __future__ import annotations
 
 import bisect
+import functools
 from array import array
 import itertools
 import operator
@@ -32,8 +33,8 @@ from typing import Any, Callable, Iterable, NamedTuple, Sequence
 from . import rules as registry
 from .analyze import check_rows, finish
 from .contexts import ID_KEYS, DatasetContext, PathTally, RowContext, RowsContext, case_id, case_path_tallies, first_missing_index, tallied_as_case
-from .findings import SHOWN_PER_CODE, Finding, left_out_finding, shown_in_editor
-from .folding import LINES_NAMED, Passed, covered_lines, fold, folded_groups
+from .findings import SHOWN_PER_CODE, Finding, for_editor, left_out_finding, shown_in_editor
+from .folding import LINES_NAMED, Occurrences, Passed, covered_lines, fold, folded_groups, folded_over
 from .jsonrows import fine_row
 from .manifests import GDI_TEXT, RAG_CASE
 from .parallel import Helper, TwoEnds, cores
@@ -188,8 +189,14 @@ class DatasetModel:
         self._systemic: frozenset[tuple[str, str]] = frozenset()
         self._passed: list[tuple[tuple[str, str], ...] | None] = [None] * len(self.rows)
         self._pairs: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
-        # _passed_by_cause, until _passed changes.
-        self._passed_view: dict[tuple[str, str], Passed] | None = None
+        # Per (code, cause) passed over: [lines, occurrences], kept with each
+        # change of _passed once counted (None: to count, after a first reading).
+        self._passed_totals: dict[tuple[str, str], list[int]] | None = None
+        # Each tuple of _pairs (by its id): how many occurrences of each pair it holds.
+        self._pair_counts: dict[int, Counter[tuple[str, str]]] = {}
+        # The folded findings of _folded_of_passed, by what each was made from,
+        # with the facts they were made under.
+        self._folded_cache: tuple[Any, dict[tuple, Finding]] = (None, {})
         self._row_count = 0
         self._stale: set[int] | None = None  # None: every line
         # Case id -> its row, or its rows (in no order) when it repeats.
@@ -250,6 +257,8 @@ class DatasetModel:
             front: Counter[str] = Counter()
             self._check_batch(self._rows_from(0, len(batches[0])), use, shape, found, front)
             self._systemic = self._presumed(found, len(batches[0]))
+            if self._systemic:
+                self._pass_over_found(found)
             if share is not None:
                 share.begin(
                     _Screening(
@@ -293,6 +302,24 @@ class DatasetModel:
         for placed in found.values():
             causes.update(_causes_of(placed))
         return frozenset(folded_groups(causes.items(), rows))
+
+    def _pass_over_found(self, found: dict[int, list[Finding]]) -> None:
+        """Count the occurrences of the presumed causes among ``found`` (the first
+        batch's findings) as those of later lines are (see _presumed), and drop
+        them: a folded finding of such a cause then stands for occurrences passed
+        over only, and what an editor is shown is made without looking at them
+        (see _folded_of_passed)."""
+        systemic = self._systemic
+        for line, placed in list(found.items()):
+            pairs = tuple(pair for finding in placed if (pair := (finding.code, finding.cause)) in systemic)
+            if not pairs:
+                continue
+            kept = [finding for finding in placed if (finding.code, finding.cause) not in systemic]
+            if kept:
+                found[line] = _Unfinished(kept) if type(placed) is _Unfinished else kept
+            else:
+                del found[line]
+            self._set_passed(line, pairs)  # type: ignore[arg-type]
 
     def _read_batch(self, first: int, lines: list[str]) -> None:
         """Read the rows of ``lines`` (from line ``first``) into the model, with their values."""
@@ -360,8 +387,7 @@ class DatasetModel:
                 # By the line's number in the batch, made on its line of the file.
                 found[first + number] = _Unfinished(found_here) if any(finding.unfinished is not None for finding in found_here) else found_here
             for number, pairs in passed.items():
-                self._passed[first + number] = self._interned(pairs)
-                self._passed_view = None
+                self._set_passed(first + number, pairs)
             if looks:
                 read = read_lines(_Line, [lines[line - first] for line in looks], self.workspace.settings.max_line_bytes)
                 for number, row in read:
@@ -444,13 +470,15 @@ class DatasetModel:
                 for line in range(start, stop):
                     last_shown.edited.setdefault(line, list(self._placed[line] or ()))
                     last_shown.edited_passed.setdefault(line, self._passed[line] or ())
+        for pairs in self._passed[start:stop]:
+            if pairs is not None:
+                self._count_passed_pairs(pairs, -1)
         for placed in self._placed[start:stop]:
             if placed:
                 self._placed_counts.subtract(finding.code for finding in placed)
                 self._cause_lines.subtract(_causes_of(placed))
         self._placed[start:stop] = [None] * added
         self._passed[start:stop] = [None] * added
-        self._passed_view = None
         delta = added - removed
         self._move_lines(start, stop, delta)
         if self._stale is not None:
@@ -628,10 +656,50 @@ class DatasetModel:
 
     def findings(self) -> list[Finding]:
         """Every finding of the dataset as it is now (as ``analyze_file`` gives)."""
-        findings = self._given_out(self._refresh(), None).findings()
+        across = self._refresh()
+        if self._folds():
+            folded = self._folded_of_passed()
+            if folded is not None:
+                return self._given_out(_merged(across, folded), None).findings()
+        findings = self._given_out(across, None).findings()
         if not self.workspace.folds_findings:
             return findings
         return self._fold(findings)
+
+    def _shown_folded(self, shown: ShownFindings) -> ShownFindings:
+        """``shown`` with each folded finding as an editor is shown it (see
+        findings.for_editor), kept as what was last shown."""
+        if not any(finding.covers for finding in shown.placed):
+            return shown
+        stripped = ShownFindings([for_editor(finding) if finding.covers else finding for finding in shown.placed], shown.lines)
+        if self._last_shown is not None and self._last_shown.shown is shown:
+            self._last_shown.shown = stripped
+        return stripped
+
+    def _folded_of_passed(self) -> list[Finding] | None:
+        """The folded findings of the dataset, where every cause that folds was
+        passed over on every line it stands on (see _pass_over_found): each is
+        then made from what was counted alone, and kept while that stays the same.
+        None where a cause that folds has findings made (see _fold)."""
+        counts = self._cause_line_counts()
+        folding = folded_groups(counts.items(), self._row_count)
+        passed = self._passed_by_cause()
+        if any(self._cause_lines[key] or key not in passed for key in folding):
+            return None
+        made: list[Finding] = []
+        cache = self._folded_cache if self._folded_cache[0] is self._facts else (self._facts, {})
+        self._folded_cache = cache
+        for key in sorted(folding):
+            over = passed[key]
+            first = over.first_lines[0]
+            remembered = (key, over.line_count, over.findings, tuple(over.first_lines), self._row_count, self.lines[first])
+            finding = cache[1].get(remembered)
+            if finding is None:
+                cache[1].clear()  # only the last of each is kept
+                finding = folded_over(key, [], over, counts[key], self._row_count, registry.explain_fold, self._members)
+                cache[1][remembered] = finding
+            made.append(finding)
+        return made
 
     def _fold(self, findings: list[Finding]) -> list[Finding]:
         """``findings`` (every finding made) folded, with the occurrences passed over."""
@@ -641,33 +709,61 @@ class DatasetModel:
         """The occurrences passed over (see RowsContext.passes_over), by (code, cause)."""
         if not self._systemic:
             return {}
-        if self._passed_view is None:
-            self._passed_view = self._count_passed()
-        return self._passed_view
+        totals = self._passed_totals
+        if totals is None:
+            totals = self._passed_totals = self._count_every_passed()
+        return {
+            key: Passed(lines, findings, self._first_passed_lines(key, LINES_NAMED), functools.partial(self._passed_lines, key))
+            for key, (lines, findings) in totals.items()
+            if lines
+        }
 
-    def _count_passed(self) -> dict[tuple[str, str], Passed]:
-        lines: dict[tuple[str, str], list[int]] = {}
+    def _count_every_passed(self) -> dict[tuple[str, str], list[int]]:
         # Lines alike share one tuple (see _interned): each is looked into once.
-        keys_of: dict[int, tuple[tuple[str, str], ...]] = {}
-        alike: Counter[int] = Counter()
-        for line, pairs in enumerate(self._passed):
-            if pairs is None:
-                continue
-            alike[id(pairs)] += 1
-            keys = keys_of.get(id(pairs))
-            if keys is None:
-                keys = keys_of[id(pairs)] = tuple(dict.fromkeys(pairs))
-            for key in keys:
-                held = lines.get(key)
-                if held is None:
-                    held = lines[key] = []
-                held.append(line)
-        counts: Counter[tuple[str, str]] = Counter()
+        alike = Counter(map(id, filter(None, self._passed)))
+        totals: dict[tuple[str, str], list[int]] = {}
         for pairs in self._pairs.values():
-            if id(pairs) in alike:
-                for key, count in Counter(pairs).items():
-                    counts[key] += count * alike[id(pairs)]
-        return {key: Passed(held, counts[key]) for key, held in lines.items()}
+            lines = alike.get(id(pairs))
+            if lines:
+                for key, count in self._pair_counts[id(pairs)].items():
+                    total = totals.setdefault(key, [0, 0])
+                    total[0] += lines
+                    total[1] += count * lines
+        return totals
+
+    def _count_passed_pairs(self, pairs: tuple[tuple[str, str], ...], sign: int) -> None:
+        """Count (``sign`` 1) or discount (-1) a line's occurrences passed over."""
+        totals = self._passed_totals
+        if totals is None:
+            return
+        for key, count in self._pair_counts[id(pairs)].items():
+            total = totals.setdefault(key, [0, 0])
+            total[0] += sign
+            total[1] += sign * count
+
+    def _set_passed(self, line: int, pairs: tuple[tuple[str, str], ...]) -> None:
+        """Keep the occurrences passed over on ``line``."""
+        pairs = self._interned(pairs)
+        before = self._passed[line]
+        if before is not None:
+            self._count_passed_pairs(before, -1)
+        self._passed[line] = pairs
+        self._count_passed_pairs(pairs, 1)
+
+    def _first_passed_lines(self, key: tuple[str, str], count: int) -> list[int]:
+        """The first ``count`` lines holding occurrences of ``key`` passed over."""
+        found: list[int] = []
+        for line, pairs in enumerate(self._passed):
+            if pairs is not None and key in pairs:
+                found.append(line)
+                if len(found) == count:
+                    break
+        return found
+
+    def _passed_lines(self, key: tuple[str, str]) -> list[int]:
+        """Every line holding occurrences of ``key`` passed over, ascending."""
+        holding = {id(pairs) for pairs in self._pairs.values() if key in pairs}
+        return [line for line, pairs in enumerate(self._passed) if id(pairs) in holding]
 
     def _members(self, key: tuple[str, str], lines: list[int]) -> list[Finding]:
         """The findings of ``key`` on ``lines`` (ascending), made: the lines are
@@ -689,7 +785,11 @@ class DatasetModel:
 
     def _interned(self, pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
         """``pairs``, as the one tuple kept for every line passing over the same."""
-        return self._pairs.setdefault(pairs, pairs)
+        held = self._pairs.get(pairs)
+        if held is None:
+            held = self._pairs[pairs] = pairs
+            self._pair_counts[id(pairs)] = Counter(pairs)
+        return held
 
     def shown(self, limit: int = SHOWN_PER_CODE) -> list[Finding]:
         """The findings an editor is shown, as ``shown_in_editor(findings())``
@@ -703,6 +803,12 @@ class DatasetModel:
         those of lines that only moved are the same objects as before."""
         across = self._refresh()
         if self._folds():
+            folded = self._folded_of_passed()
+            if folded is not None:
+                # Each folded finding is one more finding across lines: the lines
+                # are looked at as in a dataset without them, and a keystroke that
+                # changes none of them is spliced (see _spliced).
+                return self._shown_folded(self._given_out(_merged(across, folded), limit))
             # A cause on most rows is one finding: what an editor is shown is made
             # from every finding, folded, as analyze_file's are; a keystroke that
             # changes nothing shown keeps it (see _spliced_fold).
@@ -759,7 +865,7 @@ class DatasetModel:
         """How many lines hold findings of each (code, cause), made or passed over."""
         counts = Counter(self._cause_lines)
         for key, passed in self._passed_by_cause().items():
-            counts[key] += len(passed.lines)
+            counts[key] += passed.line_count
         return counts
 
     def _refresh(self) -> list[Finding]:
@@ -978,7 +1084,7 @@ class DatasetModel:
             self._placed_counts = Counter()
             self._cause_lines = Counter()
             self._passed = [None] * len(self.rows)
-            self._passed_view = None
+            self._passed_totals = None
         else:
             stale = sorted(self._stale)
         self._stale = set()
@@ -1031,8 +1137,7 @@ class DatasetModel:
                 for (_, row), (listed, absent) in zip(batch, context.path_tallies):
                     row.listed, row.absent = listed, absent
             for line, pairs in passed_by_line(context.passed_over).items():
-                self._passed[line] = self._interned(pairs)
-                self._passed_view = None
+                self._set_passed(line, pairs)
         finally:
             for _, row in batch:
                 row.drop()
@@ -1398,10 +1503,22 @@ def _key_on_line(finding: Finding) -> tuple:
     # _position_key for findings that start on one line, some placed on it when
     # it was another (see ShownFindings): the line itself is left out.
     start, end = finding.range.start, finding.range.end
-    return (start.character, end.line - start.line, end.character, finding.code, finding.message)
+    return (start.character, end.line - start.line, end.character, finding.code, _ordered_by(finding).message)
 
 
 def _position_key(finding: Finding) -> tuple:
     # The order of Finding.sort_key within one file, as plain numbers and strings.
     start, end = finding.range.start, finding.range.end
-    return (start.line, start.character, end.line, end.character, finding.code, finding.message)
+    return (start.line, start.character, end.line, end.character, finding.code, _ordered_by(finding).message)
+
+
+def _ordered_by(finding: Finding) -> Finding:
+    """The finding whose place in the order ``finding`` takes: a folded finding
+    stands where its first occurrence would (as core.folding places it)."""
+    covers = finding.covers
+    return covers.first if type(covers) is Occurrences else finding  # type: ignore[attr-defined]
+
+
+def _merged(across: list[Finding], folded: list[Finding]) -> list[Finding]:
+    """The findings across lines with ``folded`` among them, in position order."""
+    return sorted([*across, *folded], key=_position_key)
