@@ -114,9 +114,12 @@ def paired(
 
 
 def _distinct(differences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct differences and how many cases have each."""
-    values, counts = np.unique(differences, return_counts=True)
-    return values, counts
+    """The distinct differences, in the order the cases first show them, and how
+    many cases have each. That order (not sorted) makes the draws for B − A those
+    for A − B with the signs turned: swapping the sides negates the interval."""
+    values, first, counts = np.unique(differences, return_index=True, return_counts=True)
+    order = np.argsort(first, kind="stable")
+    return values[order], counts[order]
 
 
 def _blocks(total: int, width: int) -> list[int]:
