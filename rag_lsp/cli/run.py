@@ -151,8 +151,13 @@ def parse_ks(text: str | None) -> tuple[int, ...]:
     return tuple(sorted(ks))
 
 
-def run_command(arguments: argparse.Namespace) -> int:
+def one_shot_process() -> None:
+    """This process runs one command and ends (``run``, ``compare``): see collector."""
     collector.one_shot()
+
+
+def run_command(arguments: argparse.Namespace) -> int:
+    one_shot_process()
     ks = parse_ks(arguments.k)
     baseline = _read_baseline(arguments)
     # With no PATH, the whole workspace of the current folder, as `check` reads it.
@@ -186,7 +191,10 @@ def run_command(arguments: argparse.Namespace) -> int:
         raise _no_suites([Path(path) for path in arguments.paths] or [Path.cwd()])
     from . import run_formats
 
-    output = run_formats.FORMATS[arguments.format](run)
+    if arguments.format == "text":
+        output: str | bytes = run_formats.format_text(run, before_summary=_same_dataset_comparisons(run))
+    else:
+        output = run_formats.FORMATS[arguments.format](run)
     if arguments.format != "text":
         # The reasons suites did not run, and what targets said about their
         # answers, for people reading the log (the text report shows them).
@@ -243,6 +251,29 @@ def run_command(arguments: argparse.Namespace) -> int:
     if comparison is not None and arguments.fail_on_regression and comparison.regressed:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _same_dataset_comparisons(run: Run) -> str:
+    """Each two suites of the run that read one dataset, compared case by case
+    (their means with how sure each difference is); "" when no two do."""
+    from ..core.pairs import compare_pair, same_dataset_pairs
+
+    ran = [
+        ((workspace.root, result.dataset) if result.dataset else None, result)
+        for workspace, result in run.results
+        if result.error is None
+    ]
+    pairs = same_dataset_pairs(ran)
+    if not pairs:
+        return ""
+    from . import pair_formats
+
+    direction = _direction(run)
+    parts = ["Suites over the same dataset, case by case (`rag-lsp compare A B` lists the cases each wins):\n\n"]
+    for first, second in pairs:
+        pair = compare_pair(first, second, direction, first.dataset)
+        parts.append(pair_formats.format_text(pair, sys.stdout, cases=False) + "\n")
+    return "".join(parts)
 
 
 def _read_baseline(arguments: argparse.Namespace):
