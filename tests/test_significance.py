@@ -3,6 +3,9 @@ agree with scipy.stats, and hold their properties on random figures."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -196,3 +199,16 @@ def test_the_exact_p_value_is_the_share_of_sign_assignments_as_extreme(differenc
 def test_an_interval_of_one_value_is_that_value() -> None:
     """Every case moved by the same amount: the interval is that amount, on both ends."""
     assert bootstrap_interval(np.full(7, 0.25)) == (0.25, 0.25)
+
+
+def test_comparing_never_imports_scipy() -> None:
+    """scipy is a test dependency only: the comparison modules and their formats load without it."""
+    code = (
+        "import sys\n"
+        "import rag_lsp.core.significance, rag_lsp.core.pairs, rag_lsp.core.compare\n"
+        "import rag_lsp.cli.compare, rag_lsp.cli.pair_formats, rag_lsp.cli.compare_formats\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'scipy'))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

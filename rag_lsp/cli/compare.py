@@ -29,7 +29,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "compare",
         help="run two suites over one dataset and compare them case by case",
         description="Run two suites that read the same dataset (two chunkings, two models, two targets) and "
-        "compare them case by case: for each mean, SUITE_B − SUITE_A with a 95%% paired bootstrap interval, "
+        "compare them case by case: for each mean, SUITE_B − SUITE_A with a 95% paired bootstrap interval, "
         "a paired randomization p-value and the cases better, worse and equal; then the cases each suite wins "
         "(with the ranks that differ) and the relevant values both miss. Exit 0 when both ran, 1 when one could "
         "not be run, 2 on usage errors.",

@@ -13,9 +13,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from ..core.compare import COUNTER, describe_significance, figure, significance_json
+from ..core.compare import describe_significance, figure, side_by_side, significance_json
 from ..core.pairs import A_WINS, B_WINS, MIXED, CaseWin, PairComparison, ranks_text
-from ..core.scorer import label
 from ..core.significance import signed, verdict
 from ..core.wording import counted
 
@@ -89,16 +88,12 @@ def _print_cases(console, pair: PairComparison) -> None:
             )
             console.print(Text(f"    {item.id}  {why}"), soft_wrap=True)
     if not pair.wins and not pair.both_miss:
-        console.print(Text(f"  every case has the same figures on both sides", style="dim"))
+        console.print(Text("  every case has the same figures on both sides", style="dim"))
 
 
 def describe_win(win: CaseWin) -> str:
     """``MRR 0.50 vs 1.00 · hit@1 0.00 vs 1.00 — docs/a.md rank 2 vs 1``."""
-    figures = " · ".join(
-        f"{label(delta.metric)} {figure(delta.baseline)} vs {figure(delta.current)}"
-        for delta in win.deltas
-        if delta.direction != COUNTER
-    )
+    figures = side_by_side(win.deltas, "vs", with_delta=False)
     ranks = ranks_text(win)
     return figures + (f" — {ranks}" if ranks else "")
 

@@ -570,13 +570,20 @@ def describe_change(change: CaseChange) -> str:
     elif change.baseline_broken is not None:
         head = "scored again (was broken: " + change.baseline_broken + ")"
     else:
-        head = " · ".join(
-            f"{label(delta.metric)} {figure(delta.baseline)} → {figure(delta.current)} ({signed(delta.delta or 0.0)})"
-            for delta in change.changed
-            if delta.direction != COUNTER
-        )
+        head = side_by_side(change.changed)
     hits = describe_hits(change)
     return head + (f" — {hits}" if hits else "")
+
+
+def side_by_side(deltas: Iterable[MetricDelta], between: str = "→", with_delta: bool = True) -> str:
+    """Each figure but the counters, one side then the other: ``recall 1.00 → 0.50
+    (−0.50) · MRR 1.00 → 0.33 (−0.67)``; ``between="vs"``, no delta: ``MRR 0.33 vs 0.50``."""
+    return " · ".join(
+        f"{label(delta.metric)} {figure(delta.baseline)} {between} {figure(delta.current)}"
+        + (f" ({signed(delta.delta or 0.0)})" if with_delta else "")
+        for delta in deltas
+        if delta.direction != COUNTER
+    )
 
 
 def report_json(comparison: Comparison) -> dict[str, Any]:
