@@ -27,9 +27,13 @@ distinct differences (a latency) are resampled case by case.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import numpy as np
+# numpy is imported in the functions that compute: the language server loads this
+# module with the run results it shows, and starts without numpy (its model and
+# numeric libraries wait for a run).
+if TYPE_CHECKING:
+    import numpy as np
 
 RESAMPLES = 10_000
 CONFIDENCE = 0.95
@@ -84,6 +88,7 @@ def paired(
 
     ``higher_is_better`` only decides which cases count as better or worse: the
     difference, interval and p-value are those of B − A either way."""
+    import numpy as np
     a = np.asarray(side_a, dtype=np.float64)
     b = np.asarray(side_b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
@@ -117,6 +122,7 @@ def _distinct(differences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct differences, in the order the cases first show them, and how
     many cases have each. That order (not sorted) makes the draws for B − A those
     for A − B with the signs turned: swapping the sides negates the interval."""
+    import numpy as np
     values, first, counts = np.unique(differences, return_index=True, return_counts=True)
     order = np.argsort(first, kind="stable")
     return values[order], counts[order]
@@ -133,6 +139,7 @@ def bootstrap_interval(
 ) -> tuple[float, float]:
     """The percentile interval of the mean difference over ``resamples`` bootstrap
     resamples of the cases (each n cases drawn with replacement)."""
+    import numpy as np
     n = differences.size
     values, counts = _distinct(differences)
     if values.size == 1:
@@ -159,6 +166,7 @@ def sign_flip_p_value(differences: np.ndarray, *, resamples: int | None = None, 
     ``resamples`` None: every assignment, exactly; else that many random ones,
     the observed assignment counted among them ((hits + 1) / (resamples + 1), so
     a sampled p-value is never 0)."""
+    import numpy as np
     nonzero = differences[differences != 0.0]
     if nonzero.size == 0:
         return 1.0
@@ -177,6 +185,7 @@ def sign_flip_p_value(differences: np.ndarray, *, resamples: int | None = None, 
 
 def _random_signed_sums(nonzero: np.ndarray, resamples: int, rng: np.random.Generator):
     """Blocks of sums of ``nonzero`` under random signs, ``resamples`` sums in all."""
+    import numpy as np
     values, counts = _distinct(nonzero)
     if values.size <= GROUPED_UP_TO:
         for block in _blocks(resamples, values.size):
@@ -194,6 +203,7 @@ def _random_signed_sums(nonzero: np.ndarray, resamples: int, rng: np.random.Gene
 
 def _every_signed_sum(values: np.ndarray) -> np.ndarray:
     """The sum of ``values`` under each of the 2^n assignments of signs."""
+    import numpy as np
     sums = np.zeros(1)
     for value in values:
         sums = np.concatenate([sums + value, sums - value])
