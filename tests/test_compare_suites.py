@@ -161,8 +161,9 @@ def test_a_run_compares_the_suites_that_share_a_dataset(workspace: Path) -> None
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "Suites over the same dataset, case by case" in out
-    assert "narrow vs wide  (same dataset .punica/evals/code.jsonl, 5 cases scored by both)" in out
-    assert "elsewhere vs" not in out and "vs elsewhere" not in out
+    assert "narrow against wide, over the 5 cases both scored (dataset .punica/evals/code.jsonl):" in out
+    assert "−0.20 recall (95% CI −0.60 to ±0.00, p = 1.00, 0 better, 1 worse)" in out
+    assert "elsewhere against" not in out and "against elsewhere" not in out
     assert "narrow wins" not in out  # the cases are for `rag-lsp compare`
     assert out.rstrip().splitlines()[-1].startswith("3 passed (3 suites, 11 cases")
     json_run = rag_lsp("run", "--format", "json", cwd=workspace)

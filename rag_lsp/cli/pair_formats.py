@@ -2,9 +2,11 @@
 and the suites of a ``rag-lsp run`` that share a dataset).
 
 * :func:`format_text`: the means of A and B with B − A, each mean's paired
-  comparison in words, then (``cases=True``) the cases each side wins with the
-  ranks that differ, the mixed ones, the relevant values both miss and the cases
-  one side has no figures for.
+  comparison in words, then the cases each side wins with the ranks that
+  differ, the mixed ones, the relevant values both miss and the cases one side
+  has no figures for.
+* :func:`format_brief`: each mean's paired comparison in words, under one line
+  naming the two suites (a run's report already shows each suite's means).
 * :func:`pair_json`: the same as JSON data (``rag-lsp compare --format json``).
 """
 
@@ -22,7 +24,7 @@ from ..core.wording import counted
 TEXT_CASES = 50
 
 
-def format_text(pair: PairComparison, stream=None, *, cases: bool = True) -> str:
+def format_text(pair: PairComparison, stream=None) -> str:
     from rich.table import Table
     from rich.text import Text
 
@@ -42,14 +44,35 @@ def format_text(pair: PairComparison, stream=None, *, cases: bool = True) -> str
         difference = "—" if delta.delta is None else signed(delta.delta)
         table.add_row(delta.metric, figure(delta.baseline), figure(delta.current), difference)
     console.print(table)
-    sureness = [describe_significance(delta) for delta in pair.metrics]
-    if any(sureness):
+    if any(delta.significance is not None for delta in pair.metrics):
         console.print(Text(f"  {pair.b} against {pair.a}, over the cases both scored:", style="bold"), soft_wrap=True)
-    for line in filter(None, sureness):
-        console.print(Text(f"    {line}", style="" if "real" in line else "dim"), soft_wrap=True)
-    if cases:
-        _print_cases(console, pair)
+    _print_sureness(console, pair)
+    _print_cases(console, pair)
     return buffer.getvalue()
+
+
+def format_brief(pair: PairComparison, stream=None) -> str:
+    from rich.text import Text
+
+    from .run_formats import make_console
+
+    buffer = io.StringIO()
+    console = make_console(buffer, stream)
+    where = f" (dataset {pair.dataset})" if pair.dataset else ""
+    console.print(
+        Text(f"{pair.b} against {pair.a}, over the {counted(pair.paired, 'case')} both scored{where}:", style="bold"),
+        soft_wrap=True,
+    )
+    _print_sureness(console, pair)
+    return buffer.getvalue()
+
+
+def _print_sureness(console, pair: PairComparison) -> None:
+    """Each mean's difference with its interval, p-value and counts, in words."""
+    from rich.text import Text
+
+    for line in filter(None, (describe_significance(delta) for delta in pair.metrics)):
+        console.print(Text(f"    {line}", style="" if "real" in line else "dim"), soft_wrap=True)
 
 
 def _print_cases(console, pair: PairComparison) -> None:

@@ -272,7 +272,7 @@ def _same_dataset_comparisons(run: Run) -> str:
     parts = ["Suites over the same dataset, case by case (`rag-lsp compare A B` lists the cases each wins):\n\n"]
     for first, second in pairs:
         pair = compare_pair(first, second, direction, first.dataset)
-        parts.append(pair_formats.format_text(pair, sys.stdout, cases=False) + "\n")
+        parts.append(pair_formats.format_brief(pair, sys.stdout) + "\n")
     return "".join(parts)
 
 
