@@ -310,3 +310,94 @@ def test_a_run_narrowed_by_case_compares_the_same_cases(workspace: Path) -> None
     recall = next(item for item in code["aggregates"] if item["metric"] == "rag.recall")
     assert recall["baseline"] == 0.75
     assert recall["current"] == 0.75
+
+
+# ---------------------------------------------------------------- how sure a move is
+
+
+def test_each_mean_carries_the_paired_comparison_of_its_cases() -> None:
+    """A suite mean compared with the baseline carries its cases scored on both sides, paired by id; a counter none."""
+    code = next(s for s in compared().suites if s.id == "code")
+    recall = next(d for d in code.aggregates if d.metric == "rag.recall")
+    # a, b, c and h were scored in both runs (d was broken, g is broken now, e and f on one side).
+    assert recall.significance is not None
+    assert recall.significance.cases == 4
+    assert (recall.significance.better, recall.significance.worse, recall.significance.equal) == (1, 1, 2)
+    assert recall.significance.difference == pytest.approx(0.0)
+    assert next(d for d in code.aggregates if d.metric == "rag.retrieved").significance is None
+    paired = report_json(compared())["suites"][0]["aggregates"][0]["paired"]
+    assert paired["cases"] == 4
+    assert paired["exact"] is True
+    assert set(paired) == {"cases", "difference", "ci95", "p", "exact", "better", "worse", "equal"}
+
+
+def test_with_a_significance_level_a_move_that_is_noise_does_not_regress() -> None:
+    """With alpha, a mean beyond the tolerance regresses only when its cases got worse significantly; a vanished mean still does."""
+    baseline = parse_report(json.dumps(BASELINE))
+    current = parse_report(json.dumps(CURRENT)).suites
+    comparison = compare_run(baseline, current, direction=direction, alpha=0.05)
+    assert not comparison.regressed
+    now = parse_report(json.dumps({"suites": [{**suite("code", [], {}), "error": "not run: errors"}]}))
+    gone = compare_run(baseline, now.suites, direction=direction, alpha=0.05)
+    assert {delta.metric for _, delta in gone.regressions()} == {"rag.recall", "rag.mrr", "latency"}
+
+
+@pytest.fixture
+def eight_cases(tmp_path: Path) -> Path:
+    """A workspace whose baseline found both files of 8 cases; today each case loses one."""
+    make_workspace(tmp_path, suite=RECORDED_SUITE, dataset="")
+    (tmp_path / ".punica" / "targets.yaml").write_text("targets:\n  rec:\n    recorded: .punica/runs/rec.jsonl\n")
+    (tmp_path / ".punica" / "runs").mkdir()
+    names = [f"q{number}" for number in range(8)]
+    write_run(tmp_path, {name: ["src/a.py", "src/b.py"] for name in names})
+    baseline = rag_lsp("run", "--format", "json", cwd=tmp_path)
+    assert baseline.returncode == 0, baseline.stderr
+    (tmp_path / "base.json").write_text(baseline.stdout, encoding="utf-8")
+    write_run(tmp_path, {name: ["src/a.py"] for name in names})
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_fail_on_regression_with_significance_fails_only_on_a_real_loss(eight_cases: Path) -> None:
+    """8 of 8 cases losing a file is a real loss at 0.05 (exact p = 2/256) and fails; at 0.001 it is noise and passes."""
+    real = rag_lsp(
+        "run", "--baseline", "base.json", "--fail-on-regression", "--significance", "0.05",
+        "--compare-json", "c.json", "--summary-md", "s.md", cwd=eight_cases,
+    )
+    assert real.returncode == 1, real.stdout
+    out = real.stdout.split("vs baseline base.json (tolerance 0, significance 0.05)", 1)[1]
+    assert "−0.50 recall (95% CI −0.50 to −0.50, p = 0.008, 0 better, 8 worse): a real loss on 8 cases" in out
+    assert "regressed beyond the tolerance and noise: code rag.recall" in out
+    report = json.loads((eight_cases / "c.json").read_text())
+    assert report["significance"] == 0.05
+    recall = next(item for item in report["suites"][0]["aggregates"] if item["metric"] == "rag.recall")
+    assert recall["regressed"] is True
+    assert recall["paired"]["p"] == pytest.approx(2 / 256)
+    assert (recall["paired"]["better"], recall["paired"]["worse"]) == (0, 8)
+    markdown = (eight_cases / "s.md").read_text()
+    assert markdown.startswith("## ❌ rag-lsp run: 1 passed, regressed from the baseline\n")
+    assert "a real loss on 8 cases" in markdown
+    noise = rag_lsp("run", "--baseline", "base.json", "--fail-on-regression", "--significance", "0.001", cwd=eight_cases)
+    assert noise.returncode == 0, noise.stdout
+    assert "within noise" in noise.stdout
+    assert "no mean regressed beyond the tolerance and noise (tolerance 0, significance 0.001)" in noise.stdout
+    plain = rag_lsp("run", "--baseline", "base.json", "--fail-on-regression", cwd=eight_cases)
+    assert plain.returncode == 1  # without --significance, any drop beyond the tolerance fails as before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", ["0", "1", "-0.1", "nan", "inf", "five"])
+def test_a_significance_level_outside_0_to_1_exits_2(eight_cases: Path, level: str) -> None:
+    """--significance must be a level strictly between 0 and 1: anything else is a usage error, exit 2, no traceback."""
+    result = rag_lsp("run", "--baseline", "base.json", "--significance", level, cwd=eight_cases)
+    assert result.returncode == 2
+    assert "--significance" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_significance_needs_a_baseline(eight_cases: Path) -> None:
+    """--significance without a baseline is a usage error (exit 2)."""
+    result = rag_lsp("run", "--significance", "0.05", cwd=eight_cases)
+    assert result.returncode == 2
+    assert "--baseline" in result.stderr

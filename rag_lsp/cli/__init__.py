@@ -20,7 +20,7 @@ __all__ = ["EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "UsageError", "build_parser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import check, import_, run, serve
+    from . import check, compare, import_, run, serve
 
     parser = argparse.ArgumentParser(
         prog="rag-lsp",
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
     check.add_parser(commands)
     run.add_parser(commands)
+    compare.add_parser(commands)
     import_.add_parser(commands)
     serve.add_parser(commands)
     return parser

@@ -1,7 +1,8 @@
 """How ``rag-lsp run`` shows a comparison with its baseline, and its Markdown summary.
 
 * :func:`format_text`: per suite, its means beside the baseline's with the deltas
-  (a regression beyond the tolerance marked), then the cases that got worse and
+  (a regression beyond the tolerance marked), each mean's move over the cases
+  both runs scored with how sure it is, then the cases that got worse and
   better (each with its figures before → after, and the relevant hits it lost,
   gained or that moved), the cases added and removed; suites new or gone.
   Printed after the text report, or on stderr beside a json/junit report.
@@ -25,6 +26,7 @@ from ..core.compare import (
     MetricDelta,
     SuiteComparison,
     describe_change,
+    describe_significance,
     figure,
     signed,
 )
@@ -48,6 +50,31 @@ def _delta_text(delta: MetricDelta) -> str:
     return "—" if delta.delta is None else signed(delta.delta)
 
 
+def _note(delta: MetricDelta, comparison: Comparison) -> str:
+    """What a mean's move amounts to: counter, regressed, better, within the
+    tolerance or (with --significance) within noise; "" when it did not move."""
+    if delta.direction == COUNTER:
+        return "counter"
+    if delta.regressed(comparison.tolerance, comparison.alpha):
+        return "regressed"
+    if delta.change == "better":
+        return "better"
+    if delta.change == "worse":
+        return "within noise" if delta.regressed(comparison.tolerance) else "within tolerance"
+    return ""
+
+
+def _alpha_words(comparison: Comparison) -> str:
+    """``tolerance 0.01`` / ``tolerance 0.01, significance 0.05``."""
+    words = f"tolerance {comparison.tolerance:g}"
+    return words + (f", significance {comparison.alpha:g}" if comparison.alpha is not None else "")
+
+
+def _limits(comparison: Comparison) -> str:
+    """``0.01`` (the tolerance) / ``tolerance 0.01, significance 0.05``."""
+    return f"{comparison.tolerance:g}" if comparison.alpha is None else _alpha_words(comparison)
+
+
 def _counts(suite: SuiteComparison) -> str:
     parts = [f"{len(suite.worse):,} worse", f"{len(suite.better):,} better", f"{suite.unchanged:,} unchanged"]
     if suite.added:
@@ -69,7 +96,7 @@ def format_text(comparison: Comparison, stream=None) -> str:
     buffer = io.StringIO()
     console = make_console(buffer, stream)
     tolerance = comparison.tolerance
-    console.print(Text(f"vs baseline {comparison.baseline} (tolerance {tolerance:g})", style="bold"), soft_wrap=True)
+    console.print(Text(f"vs baseline {comparison.baseline} ({_alpha_words(comparison)})", style="bold"), soft_wrap=True)
     console.print()
     for suite in comparison.suites:
         header = Text()
@@ -84,7 +111,7 @@ def format_text(comparison: Comparison, stream=None) -> str:
             console.print(header, soft_wrap=True)
             console.print()
             continue
-        regressions = suite.regressions(tolerance)
+        regressions = suite.regressions(tolerance, comparison.alpha)
         if regressions:
             header.append(f"✗ {counted(len(regressions), 'mean')} regressed", style="bold red")
         else:
@@ -97,15 +124,14 @@ def format_text(comparison: Comparison, stream=None) -> str:
         for name, justify in (("metric", "left"), ("baseline", "right"), ("now", "right"), ("delta", "right"), ("", "left")):
             table.add_column(name, justify=justify)  # type: ignore[arg-type]
         for delta in suite.aggregates:
-            note, style = "", ""
-            if delta.direction == COUNTER:
-                note, style = "counter", "dim"
-            elif delta.regressed(tolerance):
-                note, style = "✗ regressed", "bold red"
-            elif delta.change == "better":
-                note, style = "✓ better", "green"
-            elif delta.change == "worse":
-                note, style = "within tolerance", "yellow"
+            note = _note(delta, comparison)
+            note, style = {
+                "counter": ("counter", "dim"),
+                "regressed": ("✗ regressed", "bold red"),
+                "better": ("✓ better", "green"),
+                "within tolerance": ("within tolerance", "yellow"),
+                "within noise": ("within noise", "yellow"),
+            }.get(note, ("", ""))
             table.add_row(
                 Text(delta.metric, style=style if style == "bold red" else ""),
                 figure(delta.baseline),
@@ -114,6 +140,11 @@ def format_text(comparison: Comparison, stream=None) -> str:
                 Text(note, style=style),
             )
         console.print(table)
+        sureness = [describe_significance(delta, comparison.alpha) for delta in suite.aggregates]
+        if any(sureness):
+            console.print(Text("  over the cases both runs scored, paired by id:", style="bold"))
+        for line in filter(None, sureness):
+            console.print(Text(f"    {line}", style="" if "real" in line else "dim"), soft_wrap=True)
         for word, changes, style in (("worse", suite.worse, "red"), ("better", suite.better, "green")):
             if not changes:
                 continue
@@ -140,12 +171,17 @@ def format_text(comparison: Comparison, stream=None) -> str:
         )
         more = f"; … {len(regressions) - 10:,} more" if len(regressions) > 10 else ""
         console.print(
-            Text(f"{counted(len(regressions), 'mean')} regressed beyond the tolerance: {listed}{more}", style="bold red"),
+            Text(f"{counted(len(regressions), 'mean')} regressed beyond the {_beyond(comparison)}: {listed}{more}", style="bold red"),
             soft_wrap=True,
         )
     else:
-        console.print(Text(f"no mean regressed beyond the tolerance ({tolerance:g})", style="bold green"), soft_wrap=True)
+        console.print(Text(f"no mean regressed beyond the {_beyond(comparison)} ({_limits(comparison)})", style="bold green"), soft_wrap=True)
     return buffer.getvalue()
+
+
+def _beyond(comparison: Comparison) -> str:
+    """What a regression is beyond: ``tolerance``, or ``tolerance and noise``."""
+    return "tolerance" if comparison.alpha is None else "tolerance and noise"
 
 
 def _ordered(changes: list[CaseChange]) -> list[CaseChange]:
@@ -239,14 +275,14 @@ def _markdown_comparison(comparison: Comparison) -> list[str]:
     out = [f"### Compared with the baseline {_code(comparison.baseline)}", ""]
     regressions = comparison.regressions()
     if regressions:
-        out.append(f"**❌ {counted(len(regressions), 'mean')} regressed** beyond the tolerance ({comparison.tolerance:g}):")
+        out.append(f"**❌ {counted(len(regressions), 'mean')} regressed** beyond the {_beyond(comparison)} ({_limits(comparison)}):")
         out.append("")
         for suite, delta in regressions:
             out.append(
                 f"- {_code(suite)} {_code(delta.metric)}: {figure(delta.baseline)} → {figure(delta.current)} ({_delta_text(delta)})"
             )
     else:
-        out.append(f"✅ No mean regressed beyond the tolerance ({comparison.tolerance:g}).")
+        out.append(f"✅ No mean regressed beyond the {_beyond(comparison)} ({_limits(comparison)}).")
     out.append("")
     for suite in comparison.suites:
         if suite.status == NEW:
@@ -264,17 +300,18 @@ def _markdown_comparison(comparison: Comparison) -> list[str]:
             out.append("| metric | baseline | now | Δ | |")
             out.append("|---|---:|---:|---:|---|")
             for delta in moved:
-                note = (
-                    "counter" if delta.direction == COUNTER
-                    else "❌ regressed" if delta.regressed(comparison.tolerance)
-                    else "✅ better" if delta.change == "better"
-                    else "within tolerance" if delta.change == "worse"
-                    else ""
-                )
+                note = _note(delta, comparison)
+                note = {"regressed": "❌ regressed", "better": "✅ better"}.get(note, note)
                 out.append(
                     f"| {_code(delta.metric)} | {figure(delta.baseline)} | {figure(delta.current)} | {_delta_text(delta)} | {note} |"
                 )
             out.append("")
+            sureness = [describe_significance(delta, comparison.alpha) for delta in moved]
+            if any(sureness):
+                out.append("Over the cases both runs scored, paired by id:")
+                out.append("")
+                out.extend(f"- {_md(line)}" for line in sureness if line)
+                out.append("")
         else:
             out.append("No mean moved.")
             out.append("")

@@ -3,7 +3,8 @@
     rag-lsp run [PATH ...] [--suite ID] [--case ID] [--format text|json|junit|trec] [--no-exec]
                 [--qrels-out FILE]
                 [--k 1,3,5,10] [--record FILE]
-                [--baseline RUN.json [--fail-on-regression] [--tolerance T] [--compare-json FILE]]
+                [--baseline RUN.json [--fail-on-regression] [--tolerance T] [--significance ALPHA]
+                 [--compare-json FILE]]
                 [--summary-md FILE]
 
 PATHs are folders (the suites in suite files under them), suite files (their
@@ -17,7 +18,10 @@ is explicit, so ``command`` and ``http`` targets run; ``--no-exec`` refuses them
 
 * ``--k 1,3,5,10``: each case is asked once and scored at every k as well.
 * ``--record FILE``: every answer the targets gave, as a ``recorded`` target's file.
-* ``--baseline RUN.json``: a previous ``--format json`` report; prints what moved.
+* ``--baseline RUN.json``: a previous ``--format json`` report; prints what moved,
+  each mean with how sure the move is (a paired interval and p-value over cases).
+* ``--significance ALPHA``: with a baseline, a mean regresses only when it moved
+  the wrong way beyond the tolerance *and* significantly at ALPHA (p < ALPHA).
 * ``--summary-md FILE``: a Markdown summary appended to FILE ($GITHUB_STEP_SUMMARY).
 * ``--format trec``: the run as TREC run lines (see run_formats.format_trec);
   ``--qrels-out FILE``: the judgments of the suites' datasets as TREC qrels, so
@@ -100,6 +104,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="with --baseline: how far a mean may drop before it counts as a regression (default 0)",
     )
     parser.add_argument(
+        "--significance",
+        type=float,
+        metavar="ALPHA",
+        help="with --baseline: a mean counts as regressed only when it dropped beyond --tolerance and its cases "
+        "got worse significantly at ALPHA (paired randomization test over cases, p < ALPHA), e.g. 0.05; "
+        "with --fail-on-regression the job then fails only on a regression that is not noise",
+    )
+    parser.add_argument(
         "--compare-json", metavar="FILE", help="with --baseline: write the comparison as JSON to FILE"
     )
     parser.add_argument(
@@ -139,8 +151,13 @@ def parse_ks(text: str | None) -> tuple[int, ...]:
     return tuple(sorted(ks))
 
 
-def run_command(arguments: argparse.Namespace) -> int:
+def one_shot_process() -> None:
+    """This process runs one command and ends (``run``, ``compare``): see collector."""
     collector.one_shot()
+
+
+def run_command(arguments: argparse.Namespace) -> int:
+    one_shot_process()
     ks = parse_ks(arguments.k)
     baseline = _read_baseline(arguments)
     # With no PATH, the whole workspace of the current folder, as `check` reads it.
@@ -152,6 +169,7 @@ def run_command(arguments: argparse.Namespace) -> int:
         for flag, given in (
             ("--fail-on-regression", arguments.fail_on_regression),
             ("--tolerance", arguments.tolerance != 0.0),
+            ("--significance", arguments.significance is not None),
             ("--compare-json", arguments.compare_json is not None),
         ):
             if given:
@@ -173,7 +191,10 @@ def run_command(arguments: argparse.Namespace) -> int:
         raise _no_suites([Path(path) for path in arguments.paths] or [Path.cwd()])
     from . import run_formats
 
-    output = run_formats.FORMATS[arguments.format](run)
+    if arguments.format == "text":
+        output: str | bytes = run_formats.format_text(run, before_summary=_same_dataset_comparisons(run))
+    else:
+        output = run_formats.FORMATS[arguments.format](run)
     if arguments.format != "text":
         # The reasons suites did not run, and what targets said about their
         # answers, for people reading the log (the text report shows them).
@@ -193,6 +214,7 @@ def run_command(arguments: argparse.Namespace) -> int:
             direction=_direction(run),
             name=arguments.baseline,
             case_ids=arguments.case,
+            alpha=arguments.significance,
         )
     _write_stdout(output)
     if comparison is not None:
@@ -231,10 +253,36 @@ def run_command(arguments: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _same_dataset_comparisons(run: Run) -> str:
+    """Each two suites of the run that read one dataset, compared case by case
+    (their means with how sure each difference is); "" when no two do."""
+    from ..core.pairs import compare_pair, same_dataset_pairs
+
+    ran = [
+        ((workspace.root, result.dataset) if result.dataset else None, result)
+        for workspace, result in run.results
+        if result.error is None
+    ]
+    pairs = same_dataset_pairs(ran)
+    if not pairs:
+        return ""
+    from . import pair_formats
+
+    direction = _direction(run)
+    parts = ["Suites over the same dataset, case by case (`rag-lsp compare A B` lists the cases each wins):\n\n"]
+    for first, second in pairs:
+        pair = compare_pair(first, second, direction, first.dataset)
+        parts.append(pair_formats.format_brief(pair, sys.stdout) + "\n")
+    return "".join(parts)
+
+
 def _read_baseline(arguments: argparse.Namespace):
     """The baseline report, read before the run (a bad one is a usage error, exit 2)."""
     if not math.isfinite(arguments.tolerance) or arguments.tolerance < 0:
         raise UsageError(f"--tolerance must be a number of at least 0, not {arguments.tolerance:g}")
+    alpha = arguments.significance
+    if alpha is not None and not 0 < alpha < 1:  # NaN fails both comparisons
+        raise UsageError(f"--significance must be a level between 0 and 1 (e.g. 0.05), not {alpha:g}")
     if arguments.baseline is None:
         return None
     from ..core.report import BaselineError, load_baseline

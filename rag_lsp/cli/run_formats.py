@@ -246,7 +246,9 @@ def make_console(buffer: io.StringIO, stream=None):
     )
 
 
-def format_text(run: Run) -> str:
+def format_text(run: Run, before_summary: str = "") -> str:
+    """The run for people; ``before_summary``: text set before its last line (the
+    comparisons of suites over one dataset), which stays the run's verdict."""
     from rich.table import Table
     from rich.text import Text
 
@@ -328,6 +330,7 @@ def format_text(run: Run) -> str:
                                "(--format json lists every case)", style="dim"))
         _print_means(console, result)
         console.print()
+    buffer.write(before_summary)
     summary = Text()
     parts = [f"{counts[name]:,} {name}" for name in ("passed", "failed", "broken") if counts[name]]
     summary.append(", ".join(parts), style="bold green" if run.passed else "bold red")

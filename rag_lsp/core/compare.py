@@ -24,6 +24,11 @@ without the rank it moved from.
   rank; a hit lost or gained says why it was missed on the side that missed it
   (``now rank 7, k = 5``). Cases only in this run are *added*, cases only in the
   baseline *removed*; both are listed. Suites likewise.
+* **How sure**: each suite mean (not a counter) carries the paired comparison of
+  its cases scored on both sides, by id (:mod:`.significance`): the difference,
+  its 95% bootstrap interval, the randomization p-value and the counts of cases
+  better, worse and equal. With an ``alpha``, a mean regresses only when its
+  move is also significant at that level (``--significance``).
 * **Means at each k of a sweep** (``--k``): beside the baseline's own means at
   that k when it swept it too, else scored again from its cases' whole answers
   (``answer``), so a baseline run at one k compares at every k.
@@ -32,12 +37,13 @@ without the rank it moved from.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Collection, Iterable, Mapping, Protocol, Sequence
 
 
 from .manifests import HIGHER, LOWER, ManifestRegistry
 from .report import RunFigures, SuiteFigures
+from .significance import PairedComparison, describe, paired, signed
 from .scorer import (
     RAG_METRICS,
     RETRIEVED,
@@ -139,6 +145,8 @@ class MetricDelta:
     baseline: float | None
     current: float | None
     direction: str = HIGHER
+    # The cases scored on both sides, paired by id: how sure the move is.
+    significance: PairedComparison | None = None
 
     @property
     def delta(self) -> float | None:
@@ -157,15 +165,26 @@ class MetricDelta:
             delta = -delta
         return BETTER if delta > 0 else WORSE
 
-    def regressed(self, tolerance: float = 0.0) -> bool:
+    def regressed(self, tolerance: float = 0.0, alpha: float | None = None) -> bool:
         """Whether this figure moved the wrong way by more than ``tolerance``, or
-        the baseline had it and now there is none."""
+        the baseline had it and now there is none. With ``alpha``, a move counts
+        only when its cases also moved the wrong way significantly at that level
+        (a move of the mean its cases cannot tell from noise does not)."""
         if self.direction == COUNTER or self.baseline is None:
             return False
         if self.current is None:
             return True
         drop = self.baseline - self.current if self.direction != LOWER else self.current - self.baseline
-        return drop > tolerance + EPSILON
+        if drop <= tolerance + EPSILON:
+            return False
+        return alpha is None or self.significant_loss(alpha)
+
+    def significant_loss(self, alpha: float) -> bool:
+        """Whether the cases scored on both sides got worse, significantly at ``alpha``."""
+        cases = self.significance
+        if cases is None or cases.difference == 0.0:
+            return False
+        return cases.significant(alpha) and not cases.improved
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,8 +248,8 @@ class SuiteComparison:
     # Why the suite has no figures now (it was not run), when that is so.
     error: str | None = None
 
-    def regressions(self, tolerance: float = 0.0) -> list[MetricDelta]:
-        return [delta for delta in self.aggregates if delta.regressed(tolerance)]
+    def regressions(self, tolerance: float = 0.0, alpha: float | None = None) -> list[MetricDelta]:
+        return [delta for delta in self.aggregates if delta.regressed(tolerance, alpha)]
 
 
 @dataclass
@@ -240,10 +259,13 @@ class Comparison:
     suites: list[SuiteComparison]
     tolerance: float = 0.0
     baseline: str = ""
+    # A regression must also be significant at this level; None: any move beyond the tolerance.
+    alpha: float | None = None
 
     def regressions(self) -> list[tuple[str, MetricDelta]]:
-        """(suite id, figure) for each suite mean that regressed beyond the tolerance."""
-        return [(suite.id, delta) for suite in self.suites for delta in suite.regressions(self.tolerance)]
+        """(suite id, figure) for each suite mean that regressed beyond the tolerance
+        (and, with an ``alpha``, significantly)."""
+        return [(suite.id, delta) for suite in self.suites for delta in suite.regressions(self.tolerance, self.alpha)]
 
     @property
     def regressed(self) -> bool:
@@ -367,6 +389,48 @@ def baseline_at_k(suite: SuiteFigures, ks: Sequence[int]) -> dict[int, dict[str,
     return {k: aggregate([figures[k] for figures in at])[0] for k in ks}
 
 
+def paired_figures(
+    side_a: Mapping[str, CaseLike], side_b: Mapping[str, CaseLike], metric: str
+) -> tuple[list[float], list[float]]:
+    """The metric's figures of the cases (by id) scored with it on both sides, in
+    side B's order."""
+    figures_a: list[float] = []
+    figures_b: list[float] = []
+    for key, case_b in side_b.items():
+        case_a = side_a.get(key)
+        if case_a is None or case_a.scores is None or case_b.scores is None:
+            continue
+        value_a = _number(case_a.scores.get(metric))
+        value_b = _number(case_b.scores.get(metric))
+        if value_a is not None and value_b is not None:
+            figures_a.append(value_a)
+            figures_b.append(value_b)
+    return figures_a, figures_b
+
+
+def paired_comparison(
+    side_a: Mapping[str, CaseLike], side_b: Mapping[str, CaseLike], metric: str, direction: str
+) -> PairedComparison | None:
+    """B against A on one metric over the cases both scored; None for a counter,
+    or when no case was scored with it on both sides."""
+    if direction == COUNTER:
+        return None
+    figures_a, figures_b = paired_figures(side_a, side_b, metric)
+    if not figures_a:
+        return None
+    return paired(figures_a, figures_b, higher_is_better=direction != LOWER)
+
+
+def with_significance(
+    deltas: Sequence[MetricDelta], before: Mapping[str, CaseLike], after: Mapping[str, CaseLike]
+) -> tuple[MetricDelta, ...]:
+    """Each suite mean with the paired comparison of its cases (baseline as A)."""
+    return tuple(
+        replace(delta, significance=paired_comparison(before, after, delta.metric, delta.direction))
+        for delta in deltas
+    )
+
+
 def compare_suite(
     baseline: SuiteFigures | None,
     current: Any | None,
@@ -380,7 +444,11 @@ def compare_suite(
     if baseline is None:
         return SuiteComparison(current.id, NEW, added=[case.id for case in current.cases], error=current.error)
     result = SuiteComparison(current.id, COMPARED, error=current.error)
-    result.aggregates = compare_figures(baseline.aggregates, current.aggregates, direction)
+    before = keyed(baseline.cases)
+    after = keyed(current.cases)
+    result.aggregates = with_significance(
+        compare_figures(baseline.aggregates, current.aggregates, direction), before, after
+    )
     base_at: dict[str, Any] = dict(baseline.at_k or {})
     now_at = {str(k): means for k, means in (current.at_k or {}).items()}
     # The k this run swept and the baseline did not: its means there are read
@@ -392,8 +460,6 @@ def compare_suite(
             base_at.update((str(k), means) for k, means in derived.items())
     for k in sorted((int(key) for key in base_at.keys() & now_at.keys() if key.isdigit()), key=int):
         result.at_k[k] = compare_figures(base_at[str(k)], now_at[str(k)], direction)
-    before = keyed(baseline.cases)
-    after = keyed(current.cases)
     for key, case in after.items():
         old = before.get(key)
         if old is None:
@@ -418,12 +484,14 @@ def compare_run(
     direction: Direction = default_direction,
     name: str = "",
     case_ids: Collection[str] | None = None,
+    alpha: float | None = None,
 ) -> Comparison:
     """Each suite of this run (SuiteResults, in run order) against the baseline's
     suite of the same id, then the baseline's suites this run does not have.
 
     ``case_ids``: the run was narrowed to these cases (``--case``), so the
     baseline is too, and its means are taken again over those cases alone.
+    ``alpha``: a regression must also be significant at this level.
     """
     if case_ids is not None:
         baseline = RunFigures([_narrowed(suite, set(case_ids)) for suite in baseline.suites])
@@ -431,7 +499,7 @@ def compare_run(
     after = keyed(current)
     suites = [compare_suite(before.get(key), suite, direction) for key, suite in after.items()]
     suites += [compare_suite(suite, None, direction) for key, suite in before.items() if key not in after]
-    return Comparison(suites, tolerance, name)
+    return Comparison(suites, tolerance, name, alpha)
 
 
 def _narrowed(suite: SuiteFigures, wanted: set[str]) -> SuiteFigures:
@@ -448,13 +516,6 @@ def _narrowed(suite: SuiteFigures, wanted: set[str]) -> SuiteFigures:
 
 
 # ---------------------------------------------------------------- words
-
-
-def signed(delta: float) -> str:
-    """``+0.50`` / ``−0.50`` (a real minus sign) / ``±0.00``."""
-    if abs(delta) < 0.005:
-        return "±0.00"
-    return f"+{delta:.2f}" if delta > 0 else f"−{-delta:.2f}"
 
 
 def figure(value: float | None) -> str:
@@ -509,13 +570,20 @@ def describe_change(change: CaseChange) -> str:
     elif change.baseline_broken is not None:
         head = "scored again (was broken: " + change.baseline_broken + ")"
     else:
-        head = " · ".join(
-            f"{label(delta.metric)} {figure(delta.baseline)} → {figure(delta.current)} ({signed(delta.delta or 0.0)})"
-            for delta in change.changed
-            if delta.direction != COUNTER
-        )
+        head = side_by_side(change.changed)
     hits = describe_hits(change)
     return head + (f" — {hits}" if hits else "")
+
+
+def side_by_side(deltas: Iterable[MetricDelta], between: str = "→", with_delta: bool = True) -> str:
+    """Each figure but the counters, one side then the other: ``recall 1.00 → 0.50
+    (−0.50) · MRR 1.00 → 0.33 (−0.67)``; ``between="vs"``, no delta: ``MRR 0.33 vs 0.50``."""
+    return " · ".join(
+        f"{label(delta.metric)} {figure(delta.baseline)} {between} {figure(delta.current)}"
+        + (f" ({signed(delta.delta or 0.0)})" if with_delta else "")
+        for delta in deltas
+        if delta.direction != COUNTER
+    )
 
 
 def report_json(comparison: Comparison) -> dict[str, Any]:
@@ -528,7 +596,8 @@ def report_json(comparison: Comparison) -> dict[str, Any]:
             "current": item.current,
             "delta": item.delta,
             "direction": item.direction,
-            "regressed": item.regressed(comparison.tolerance),
+            "regressed": item.regressed(comparison.tolerance, comparison.alpha),
+            "paired": significance_json(item.significance),
         }
 
     def hit(item: HitChange) -> dict[str, Any]:
@@ -550,6 +619,7 @@ def report_json(comparison: Comparison) -> dict[str, Any]:
     return {
         "baseline": comparison.baseline,
         "tolerance": comparison.tolerance,
+        "significance": comparison.alpha,
         "regressed": comparison.regressed,
         "regressions": [{"suite": suite, **delta(item)} for suite, item in comparison.regressions()],
         "suites": [
@@ -568,3 +638,29 @@ def report_json(comparison: Comparison) -> dict[str, Any]:
             for suite in comparison.suites
         ],
     }
+
+
+def significance_json(item: PairedComparison | None) -> dict[str, Any] | None:
+    """A paired comparison as JSON data: the difference over the cases both sides
+    scored, its 95% interval, the p-value and the counts."""
+    if item is None:
+        return None
+    return {
+        "cases": item.cases,
+        "difference": item.difference,
+        "ci95": [item.low, item.high],
+        "p": item.p_value,
+        "exact": item.exact,
+        "better": item.better,
+        "worse": item.worse,
+        "equal": item.equal,
+    }
+
+
+def describe_significance(delta: MetricDelta, alpha: float | None = None) -> str:
+    """``+0.10 recall (95% CI −0.05 to +0.25, p = 0.37, 2 better, 1 worse): not
+    distinguishable from noise on 10 cases``; "" for a counter or a figure no
+    case has on both sides."""
+    if delta.significance is None:
+        return ""
+    return describe(delta.significance, label(delta.metric), 0.05 if alpha is None else alpha)
