@@ -687,6 +687,13 @@ SYSTEMIC_DEFECTS = {
     "extra-key": lambda n: case(f"key-{n}", ["src/app.py"], source="export"),
     # Both at once, on a row with more to say (a missing path).
     "both": lambda n: case(f"both-{n}", ["./src/app.py", "docs/missing.md"], source="export"),
+    # Ids written as numbers, `relevant` as one string (RAG004, a wrong type on every row).
+    "numeric-id": lambda n: json.dumps({"id": n, "input": {"query": f"q{n}"}, "expect": {"relevant": ["src/app.py"]}}),
+    "relevant-string": lambda n: json.dumps({"id": f"s-{n}", "input": {"query": f"q{n}"}, "expect": {"relevant": "src/app.py"}}),
+    # Rows of nothing (RAG004's missing keys, two per row, and RAG201's missing expect).
+    "empty-object": lambda n: "{}",
+    # Rows missing their id, some with a key of their own too.
+    "missing-id": lambda n: json.dumps({"input": {"query": f"q{n}"}, "expect": {"relevant": ["src/app.py"]}, **({"x": 1} if n % 4 == 0 else {})}),
 }
 
 

@@ -197,6 +197,9 @@ class DatasetModel:
         # The folded findings of _folded_of_passed, by what each was made from,
         # with the facts they were made under.
         self._folded_cache: tuple[Any, dict[tuple, Finding]] = (None, {})
+        # Counts the changes of _passed: a folded finding is kept only while none
+        # came (its members, made when read, are those of the lines as they are).
+        self._passed_changes = 0
         self._row_count = 0
         self._stale: set[int] | None = None  # None: every line
         # Case id -> its row, or its rows (in no order) when it repeats.
@@ -473,12 +476,15 @@ class DatasetModel:
         for pairs in self._passed[start:stop]:
             if pairs is not None:
                 self._count_passed_pairs(pairs, -1)
+                self._passed_changes += 1
         for placed in self._placed[start:stop]:
             if placed:
                 self._placed_counts.subtract(finding.code for finding in placed)
                 self._cause_lines.subtract(_causes_of(placed))
         self._placed[start:stop] = [None] * added
         self._passed[start:stop] = [None] * added
+        if added != removed:  # the lines passed over below moved
+            self._passed_changes += 1
         delta = added - removed
         self._move_lines(start, stop, delta)
         if self._stale is not None:
@@ -691,8 +697,7 @@ class DatasetModel:
         self._folded_cache = cache
         for key in sorted(folding):
             over = passed[key]
-            first = over.first_lines[0]
-            remembered = (key, over.line_count, over.findings, tuple(over.first_lines), self._row_count, self.lines[first])
+            remembered = (key, self._passed_changes, self._row_count)
             finding = cache[1].get(remembered)
             if finding is None:
                 cache[1].clear()  # only the last of each is kept
@@ -744,6 +749,7 @@ class DatasetModel:
     def _set_passed(self, line: int, pairs: tuple[tuple[str, str], ...]) -> None:
         """Keep the occurrences passed over on ``line``."""
         pairs = self._interned(pairs)
+        self._passed_changes += 1
         before = self._passed[line]
         if before is not None:
             self._count_passed_pairs(before, -1)
@@ -1085,6 +1091,7 @@ class DatasetModel:
             self._cause_lines = Counter()
             self._passed = [None] * len(self.rows)
             self._passed_totals = None
+            self._passed_changes += 1
         else:
             stale = sorted(self._stale)
         self._stale = set()

@@ -91,35 +91,52 @@ _STRING, _BOOLEAN, _NULL = frozenset(["string"]), frozenset(["boolean"]), frozen
 _INTEGER, _NUMBER = frozenset(["integer", "number"]), frozenset(["number"])
 _ARRAY, _OBJECT = frozenset(["array"]), frozenset(["object"])
 
-# By the schema's identity and the paths made optional: (the schema, kept so
-# its identity is not reused, and the checker).
-_WITHOUT: dict[tuple[int, tuple[tuple[str, ...], ...]], tuple[Any, SchemaChecker | None]] = {}
+# By the schema's identity and the keys made optional: (the schema, kept so its
+# identity is not reused, and the checker).
+_WITHOUT: dict[tuple[int, tuple[tuple[tuple[str, ...], str], ...]], tuple[Any, SchemaChecker | None]] = {}
 
 
-def checker_without(checker: SchemaChecker, paths: tuple[tuple[str, ...], ...]) -> SchemaChecker | None:
-    """A checker of ``checker``'s schema that does not require the keys at
-    ``paths`` (each followed through `properties`): a row with those keys taken
-    out is valid by it exactly when the rest of the row is valid. None when a
-    path cannot be followed so."""
-    key = (id(checker.schema), paths)
+def checker_without(checker: SchemaChecker, keys: tuple[tuple[tuple[str, ...], str], ...]) -> SchemaChecker | None:
+    """A checker of ``checker``'s schema that does not require ``keys``, each an
+    object's path (keys followed through `properties`) and the key it holds:
+    a row with such keys taken out (or missing) is valid by it exactly when the
+    rest of the row is valid. None when a path cannot be followed so."""
+    key = (id(checker.schema), keys)
     held = _WITHOUT.get(key)
     if held is None:
         schema = copy.deepcopy(checker.schema)
-        made = all(_not_required(schema, path) for path in paths)
+        made = all(_not_required(schema, path, name) for path, name in keys)
         held = _WITHOUT[key] = (checker.schema, validator_of(schema) if made else None)
     return held[1]
 
 
-def _not_required(schema: dict[str, Any], path: tuple[str, ...]) -> bool:
+def object_schema_at(schema: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any] | None:
+    """The schema of the object at ``path`` (keys followed through `properties`)."""
     node: Any = schema
-    for key in path[:-1]:
+    for key in path:
         properties = node.get("properties") if isinstance(node, dict) else None
         node = properties.get(key) if isinstance(properties, dict) else None
-    if not isinstance(node, dict) or not isinstance(node.get("properties"), dict) or path[-1] not in node["properties"]:
+    return node if isinstance(node, dict) else None
+
+
+def required_keys(schema: dict[str, Any], shape: str, path: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The keys the object at ``path`` must hold: all of them, and those RAG004
+    reports missing (other rules report the others); None where the schema
+    cannot tell."""
+    node = object_schema_at(schema, path)
+    required = node.get("required") if node is not None else None
+    if not isinstance(required, list) or not all(isinstance(name, str) for name in required) or _BEYOND_TYPE & node.keys():
+        return None
+    return tuple(required), tuple(name for name in required if (shape, path, name) not in OWNED_BY_OTHER_RULES)
+
+
+def _not_required(schema: dict[str, Any], path: tuple[str, ...], name: str) -> bool:
+    node = object_schema_at(schema, path)
+    if node is None:
         return False
     required = node.get("required")
     if isinstance(required, list):
-        node["required"] = [name for name in required if name != path[-1]]
+        node["required"] = [each for each in required if each != name]
     return True
 
 

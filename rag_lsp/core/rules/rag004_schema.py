@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 
 from ..findings import Severity
 from ..manifests import GDI_TEXT, RAG_CASE
-from ..rowschema import case_checker_serving, checker_without, json_types, non_finite_message, plain_types_at, row_checker, row_issues
+from ..rowschema import case_checker_serving, checker_without, json_types, non_finite_message, plain_types_at, required_keys, row_checker, row_issues
 from ..schemacheck import non_finite_issues, schema_issues, validator_for
 from . import ROW, SUITE_FILE, TARGETS, YAML, rule_of
 from ._suite import closest, did_you_mean, rename_fixes
@@ -187,7 +187,7 @@ def row_schema(rows):
         else row_checker(default_shape)
     )
     said: dict[str, str] = {}  # by corpus: a misnamed corpus is usually misnamed in every case
-    aside = _SetAside.of(rows.systemic, checker) if rows.systemic else None
+    aside = _SetAside.of(rows.systemic, checker, default_shape) if rows.systemic else None
     for start in range(0, len(rows.rows), _VALIDATED_TOGETHER):
         group = rows.rows[start : start + _VALIDATED_TOGETHER]
         # A row read by the standard decoder may hold a number read as infinity,
@@ -234,37 +234,50 @@ class _SetAside(NamedTuple):
     keys: tuple[tuple[tuple[str, ...], str], ...]
     # (the path of the key, its cause, the JSON types its schema allows), for
     # values of a wrong type; and the checker that does not require those keys,
-    # for the rows they are set aside from.
+    # nor the missing ones below, for the rows they are set aside from.
     typed: tuple[tuple[tuple[str, ...], str, frozenset[str]], ...]
+    # (the path of an object, its cause, the keys it must hold and those of them
+    # RAG004 reports), for keys missing (each one it reports is a finding of the cause).
+    required: tuple[tuple[tuple[str, ...], str, tuple[tuple[str, ...], tuple[str, ...]]], ...]
     # The corpora not served, by name.
     corpora: frozenset[str]
     checker: Any
     relaxed: Any
 
     @classmethod
-    def of(cls, systemic: frozenset[tuple[str, str]], checker) -> _SetAside | None:
+    def of(cls, systemic: frozenset[tuple[str, str]], checker, shape: str) -> _SetAside | None:
         keys = []
         typed = []
+        required = []
         corpora = set()
         for code, cause in sorted(systemic):
             if code != RULE.code:
                 continue
             keyword, _, where = cause.partition(" at ")
-            path = tuple(where.split("."))
+            path = () if where == _THE_ROW else tuple(where.split("."))
             if keyword == "additionalProperties":
                 keys.append((path, cause))
-            elif keyword == "type":
+            elif keyword == "type" and path:
                 allowed = plain_types_at(checker.schema, path)
                 if allowed is not None:
                     typed.append((path, cause, allowed))
+            elif keyword == "required":
+                keys_of = required_keys(checker.schema, shape, path)
+                if keys_of is not None and keys_of[1]:
+                    required.append((path, cause, keys_of))
             elif cause.startswith("corpus "):
                 corpora.add(cause[len("corpus ") :])
-        relaxed = checker_without(checker, tuple(path for path, _, _ in typed)) if typed else None
+        # A key missing that other rules report (RAG201's `expect`) is no finding
+        # of RAG004's: it is not required of such rows either.
+        optional = tuple((path[:-1], path[-1]) for path, _, _ in typed) + tuple(
+            (path, name) for path, _, (names, _) in required for name in names
+        )
+        relaxed = checker_without(checker, optional) if optional else None
         if relaxed is None:
-            typed = []
-        if not (keys or typed or corpora):
+            typed, required = [], []
+        if not (keys or typed or required or corpora):
             return None
-        return cls(tuple(keys), tuple(typed), frozenset(corpora), checker, relaxed)
+        return cls(tuple(keys), tuple(typed), tuple(required), frozenset(corpora), checker, relaxed)
 
     def apply(self, group, rows) -> _SetAsideGroup:
         """``group`` (rows of objects) with what is set aside of each, counted."""
@@ -279,12 +292,18 @@ class _SetAside(NamedTuple):
                 if without is not value:
                     causes.append(cause)
                     value = without
-            typed = False
+            # Whether the row is valid only by the checker that asks less (see relaxed).
+            loosened = False
             for path, cause, allowed in self.typed:
                 if _of_another_type(value, path, allowed):
                     causes.append(cause)
                     value = _without_key(value, path)
-                    typed = True
+                    loosened = True
+            for path, cause, (names, reported) in self.required:
+                holder = _object_at(value, path)
+                if holder is not None and not all(name in holder for name in names):
+                    causes += [cause] * sum(1 for name in reported if name not in holder)
+                    loosened = True
             if self.corpora:
                 value, corpora = _without_corpora(value, self.corpora)
                 causes += [f"corpus {corpus}" for corpus in corpora]
@@ -292,7 +311,7 @@ class _SetAside(NamedTuple):
                 rows.passes_over(RULE.code, cause, context.line)
             values.append(value)
             counted.append(frozenset(causes))
-            relaxed.append(typed)
+            relaxed.append(loosened)
         return _SetAsideGroup(self, values, counted, relaxed)
 
 
@@ -316,6 +335,15 @@ class _SetAsideGroup(NamedTuple):
     def is_valid(self, number: int) -> bool:
         aside = self.aside
         return (aside.relaxed if self.relaxed[number] else aside.checker).is_valid(self.values[number])
+
+
+_THE_ROW = "the row"
+
+
+def _object_at(value: Any, path: tuple[str, ...]) -> dict[str, Any] | None:
+    for key in path:
+        value = value.get(key) if type(value) is dict else None
+    return value if type(value) is dict else None
 
 
 def _of_another_type(value: Any, path: tuple[str, ...], allowed: frozenset[str]) -> bool:
@@ -456,7 +484,7 @@ def issue_cause(issue) -> str:
     """What a row's schema issue shares with the same issue of other rows: the
     check that failed, at the same key (list positions aside), for the same
     value's type. An unknown key is its name; a wrong type, the type written."""
-    where = ".".join(str(part) for part in issue.path if type(part) is not int) or "the row"
+    where = ".".join(str(part) for part in issue.path if type(part) is not int) or _THE_ROW
     return f"{issue.keyword} at {where}"
 
 
