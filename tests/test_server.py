@@ -366,3 +366,45 @@ async def test_a_cause_on_most_rows_is_one_diagnostic_whose_fix_repairs_every_oc
     column = rows[12].index('"q12"') + 1
     edit(client, uri, 2, 12, column, column, "more ")
     assert [d.code for d in await diagnostics(client, uri, 2)] == ["RAG206"]
+
+
+async def test_a_suites_k_above_what_most_cases_ask_follows_edits_of_the_dataset(client: LanguageClient, tmp_path: Path) -> None:
+    """When edits of an open dataset make most of its cases ask for fewer hits than the suite's `k`, the suite's
+    `k` gets its RAG207 (the dataset's own findings fold into one), as `rag-lsp check` gives it for that text;
+    when they ask for enough again, it goes."""
+    def rows(top_k: int) -> str:
+        return "\n".join(
+            json.dumps({"id": f"c{n}", "input": {"query": f"q{n}", "topK": top_k}, "expect": {"relevant": ["src/app.py"]}}) for n in range(30)
+        ) + "\n"
+
+    suite = SUITE.replace("engines: [rga]", "engines: [rag]\n    options: {rag: {k: 5}}")
+    suite_path, dataset_path = make_workspace(tmp_path, dataset=rows(10), suite=suite)
+    await start(client, tmp_path)
+    suite_uri = open_file(client, suite_path)
+    dataset_uri = open_file(client, dataset_path)
+    assert "RAG207" not in codes(await diagnostics(client, suite_uri, 1))
+    assert "RAG207" not in codes(await diagnostics(client, dataset_uri, 1))
+
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=dataset_uri, version=2),
+            content_changes=[types.TextDocumentContentChangePartial(range=types.Range(types.Position(0, 0), types.Position(30, 0)), text=rows(3))],
+        )
+    )
+    on_k = await published_when(client, suite_uri, lambda found: "RAG207" in codes(found))
+    (hint,) = [d for d in on_k if d.code == "RAG207"]
+    k_line = suite.splitlines().index("    options: {rag: {k: 5}}")
+    assert hint.range.start.line == k_line
+    assert hint.message.startswith("k: 5 is above the topK most cases of .punica/evals/code.jsonl ask for (3)")
+    dataset_path.write_text(rows(3), encoding="utf-8")
+    assert [item["message"] for item in check_json(tmp_path) if item["code"] == "RAG207" and item["path"].endswith(".yaml")] == [hint.message]
+    (folded,) = [d for d in await diagnostics(client, dataset_uri, 2) if d.code == "RAG207"]
+    assert folded.message.startswith("30 of the 30 rows")
+
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=dataset_uri, version=3),
+            content_changes=[types.TextDocumentContentChangePartial(range=types.Range(types.Position(0, 0), types.Position(30, 0)), text=rows(10))],
+        )
+    )
+    await published_when(client, suite_uri, lambda found: "RAG207" not in codes(found))

@@ -40,7 +40,7 @@ from .manifests import GDI_TEXT, RAG_CASE
 from .parallel import Helper, TwoEnds, cores
 from .settings import Settings
 from .text import Position, line_of
-from .rows import DatasetRow, majority_shape, read_lines, row_shape
+from .rows import DatasetRow, majority_shape, read_lines, row_shape, top_k_asked
 from .sources import lines_size, utf8_size
 from .suitefacts import DatasetUse
 from .workspace import Workspace
@@ -72,6 +72,10 @@ _PLAIN = {
     for exact in (0, 1)
 }
 _PLAIN_CODE = {entry: code for code, entry in _PLAIN.items()}
+# A helper's counts for each line: its expected paths, those not workspace files,
+# and the hits it asks for (see _Line.top_k), as unsigned 32-bit integers.
+_COUNTS = 3
+_MOST_COUNTED = 2**32 - 1
 
 
 class _Line(DatasetRow):
@@ -79,12 +83,15 @@ class _Line(DatasetRow):
     array) is dropped once the line is checked, and read again only to check it
     again."""
 
-    __slots__ = ("key", "dropped", "line", "listed", "absent")
+    __slots__ = ("key", "dropped", "line", "listed", "absent", "top_k")
 
     def __init__(self, text: str, refused: str | None = None) -> None:
         super().__init__(text, refused)
         value = self.value
         self.key = case_id(value, self.shape) if type(value) is dict else None
+        # The hits it asks for (`input.topK`, a positive integer), else 0: a
+        # suite's `k` is weighed against the dataset's (see Workspace.top_ks_asked).
+        self.top_k = top_k_asked(value)
         self.dropped = False
         # The line the row was placed on; lines above it may have come or gone since.
         self.line = -1
@@ -101,10 +108,13 @@ class _Line(DatasetRow):
         row.dropped = False
         row.line = -1
         row.listed = row.absent = 0
+        row.top_k = top_k_asked(value)
         return row
 
     @classmethod
-    def plain(cls, text: str, shape: str | None, key: str | None, exact: bool, line: int, listed: int, absent: int) -> _Line:
+    def plain(
+        cls, text: str, shape: str | None, key: str | None, exact: bool, line: int, listed: int, absent: int, top_k: int
+    ) -> _Line:
         """The row of a line another process read and checked with no findings
         but those of rules that finish their findings (see screen_batch), placed
         on ``line``: what reading it here would keep, its value dropped."""
@@ -115,6 +125,7 @@ class _Line(DatasetRow):
         row.line = line
         row.listed = listed
         row.absent = absent
+        row.top_k = top_k
         return row
 
     def restore(self) -> None:
@@ -207,6 +218,8 @@ class DatasetModel:
         # The ids held by more than one row.
         self._repeated_ids: set[str] = set()
         self._shapes: Counter[str] = Counter()
+        # How many rows ask for each number of hits (0: none asked, see _Line.top_k).
+        self._top_ks: Counter[int] = Counter()
         # The expected paths of the rows that may be cases, and how many of them
         # are not workspace files (see _tally), as of ``_tallied_files``.
         self._listed = self._absent = 0
@@ -376,14 +389,14 @@ class DatasetModel:
             codes, keys, tallies, unfinished, passed = answer
             counts = memoryview(tallies).cast("I")
             looks: list[int] = []  # lines it did not pass, read here together below
-            for line, number, text, code, key in zip(itertools.count(first), itertools.count(0, 2), lines, codes, keys):
+            for line, number, text, code, key in zip(itertools.count(first), itertools.count(0, _COUNTS), lines, codes, keys):
                 if code == BLANK:
                     continue
                 if code == LOOK:
                     looks.append(line)
                     continue
                 line_shape, exact = _PLAIN[code]
-                row = plain(text.removesuffix("\r"), line_shape, key, exact, line, counts[number], counts[number + 1])
+                row = plain(text.removesuffix("\r"), line_shape, key, exact, line, counts[number], counts[number + 1], counts[number + 2])
                 rows[line] = row
                 taken.append(row)
             for number, found_here in unfinished.items():
@@ -557,6 +570,7 @@ class DatasetModel:
             return
         if row.shape is not None:
             self._shapes[row.shape] -= 1
+        self._top_ks[row.top_k] -= 1
         self._listed -= row.listed
         self._absent -= row.absent
         key = row.key
@@ -580,6 +594,7 @@ class DatasetModel:
         for shape, count in Counter(map(_SHAPE_OF, rows)).items():
             if shape is not None:
                 shapes[shape] += count
+        self._top_ks.update(map(_TOP_K_OF, rows))
         self._listed += sum(map(_LISTED_OF, rows))
         self._absent += sum(map(_ABSENT_OF, rows))
         ids = self._ids
@@ -860,6 +875,11 @@ class DatasetModel:
         last.edited.clear()
         last.edited_passed.clear()
         return last.shown
+
+    def top_ks_asked(self) -> tuple[Counter[int], int]:
+        """How many rows ask for each number of hits (``input.topK``, a positive
+        integer), and how many rows there are (see Workspace.top_ks_asked)."""
+        return +Counter({top_k: count for top_k, count in self._top_ks.items() if top_k}), self._row_count
 
     def _folds(self) -> bool:
         """Whether findings of one cause stand on most rows (see core.folding)."""
@@ -1210,6 +1230,7 @@ class DatasetModel:
 
 
 _SHAPE_OF = operator.attrgetter("shape")
+_TOP_K_OF = operator.attrgetter("top_k")
 _LISTED_OF = operator.attrgetter("listed")
 _ABSENT_OF = operator.attrgetter("absent")
 
@@ -1348,11 +1369,14 @@ def screen_batch(
         with_findings.setdefault(finding.range.start.line - first, []).append(finding)
     codes = bytearray(len(lines))  # BLANK
     keys: list[str | None] = [None] * len(lines)
-    counts = array("I", bytes(8 * len(lines)))
+    counts = array("I", bytes(4 * _COUNTS * len(lines)))
     unfinished: dict[int, list[Finding]] = {}
     for (number, _), (listed, absent) in zip(rows, context.path_tallies):
         if listed:
-            counts[2 * number], counts[2 * number + 1] = listed, absent
+            counts[_COUNTS * number], counts[_COUNTS * number + 1] = listed, absent
+    for number, row in rows:
+        if row.top_k:
+            counts[_COUNTS * number + 2] = min(row.top_k, _MOST_COUNTED)
     for number, row in rows:
         found = with_findings.get(number)
         plain = (
@@ -1423,7 +1447,7 @@ def _is_answer(answer: Any, lines: int, path: str, first: int, systemic: frozens
         and len(keys) == lines
         and set(map(type, keys)) <= {str, type(None)}
         and type(counts) is bytes
-        and len(counts) == 8 * lines
+        and len(counts) == 4 * _COUNTS * lines
         and type(unfinished) is dict
         and all(_are_plain_findings(number, found, codes, lines, path, first) for number, found in unfinished.items())
         and _are_passed(passed, codes, lines, systemic)

@@ -100,6 +100,14 @@ class DatasetRow(Row):
         return row
 
 
+def top_k_asked(value: Any) -> int:
+    """The hits a row (its decoded value) asks for: its `input.topK` where that
+    is a positive integer, else 0."""
+    case_input = value.get("input") if type(value) is dict else None
+    top_k = case_input.get("topK") if type(case_input) is dict else None
+    return top_k if type(top_k) is int and top_k > 0 else 0
+
+
 def shape_of_rows(rows: Iterable[DatasetRow]) -> str | None:
     counts = {RAG_CASE: 0, GDI_TEXT: 0}
     for row in rows:

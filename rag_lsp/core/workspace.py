@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from itertools import filterfalse
 from operator import itemgetter, methodcaller
 from pathlib import Path
+from collections import Counter
 from typing import Any, Iterable, Mapping
 
 from .settings import MAX_YAML_DEPTH
@@ -23,9 +24,10 @@ from .safefiles import inside
 from .files import glob_match, globs_matcher, list_files, named_like_binary
 from .jsonrows import Row
 from .manifests import ManifestRegistry, manifest_from, unreadable_manifest
+from .folding import FOLD_FROM_ROWS
 from .pathindex import PathIndex
 from .paths import not_normal_among, normalize_relative
-from .rows import DatasetRow, looks_like_a_row, read_lines, shape_of_rows
+from .rows import DatasetRow, looks_like_a_row, read_lines, shape_of_rows, top_k_asked
 from .settings import Settings
 from .sources import DiskSource, FileSource, OverlaySource, SourceText, size_above
 from .suitefacts import BUILTIN_FIELDS, DEFAULT_TARGET, Corpora, DatasetUse, SuiteInfo, TargetInfo, builtin_corpora, suite_info, target_info
@@ -728,6 +730,25 @@ class Workspace:
             builtin_corpora=tuple((target, corpora) for target, corpora in builtins if corpora is not None),
         )
 
+    def top_ks_asked(self, relative: str) -> tuple[Counter[int], int]:
+        """How many rows of a dataset ask each ``input.topK`` (a positive integer),
+        and how many rows it has: what tells whether a suite's ``k`` stands above
+        what most of its cases ask (RAG207). A dataset read through its model
+        (see live_datasets) is counted there, as its lines change."""
+        live = self.live_datasets.get(relative)
+        if live is not None:
+            return live.top_ks_asked()
+        parsed = self.parsed_dataset(relative)
+        if parsed is None:
+            return Counter(), 0
+        return top_ks_of(row.value for _, row in parsed.rows), len(parsed.rows)
+
+    def top_k_most_asked_below(self, relative: str, k: int) -> int | None:
+        """The ``input.topK`` most cases of a dataset ask for, when most ask for
+        fewer hits than ``k`` (see most_asked_below); None otherwise."""
+        asked, rows = self.top_ks_asked(relative)
+        return most_asked_below(asked, rows, k)
+
     def dataset_shape(self, relative: str) -> str | None:
         """The shape most parseable rows of the dataset have: rag case or gdi_text_v1."""
         live = self.live_datasets.get(relative)
@@ -742,5 +763,22 @@ class Workspace:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def top_ks_of(values: Iterable[Any]) -> Counter[int]:
+    """How many of ``values`` (decoded rows) ask each ``input.topK`` that is a
+    positive integer."""
+    return +Counter(map(top_k_asked, values))
+
+
+def most_asked_below(asked: Counter[int], rows: int, k: int) -> int | None:
+    """The ``input.topK`` most of ``rows`` cases ask for, when most ask for fewer
+    hits than ``k`` (and they are at least as many as a folded finding needs):
+    a suite's ``k`` then stands above what its cases ask (RAG207). None otherwise."""
+    below = {top_k: count for top_k, count in asked.items() if top_k < k}
+    if rows < FOLD_FROM_ROWS or sum(below.values()) < rows // 2 + 1:
+        return None
+    return max(below, key=lambda top_k: (below[top_k], top_k))
+
 
 

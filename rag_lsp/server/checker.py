@@ -388,7 +388,7 @@ def _reads_as(texts: str | list[str], finding: Finding, positions: Positions) ->
 
 # What _sync_dataset answers for an open dataset refused for its size.
 _TOO_LARGE = object()
-# The row shape of an open dataset no check has shown its suites yet.
+# The facts of an open dataset no check has shown its suites yet.
 _UNSEEN = object()
 
 
@@ -465,8 +465,8 @@ class Checker:
         self.models: dict[Path, DatasetModel] = {}
         # Datasets whose model follows an open document's changes.
         self._following: set[Path] = set()
-        # The row shape each open dataset last showed its suites (see _sync_overlay).
-        self._shapes: dict[Path, str | None] = {}
+        # What each open dataset last showed its suites (see _suite_facts).
+        self._facts_shown: dict[Path, tuple] = {}
         # Diagnostics already converted, by finding and the text of its lines.
         self._converted: dict[Path, _Conversions] = {}
         # A second process for the first reading of large datasets, on a machine
@@ -811,17 +811,24 @@ class Checker:
                     result.resync.add(document_path)
                 elif changed:
                     edited.append(relative)
-                    # The row shape is read by the suites that use the dataset (RAG110):
-                    # they check again when it changed, or when they last read
-                    # another text's (the disk's, before the dataset was opened).
-                    shape = self.models[path].shape
-                    if self._shapes.get(path, _UNSEEN) != shape:
+                    # The row shape is read by the suites that use the dataset (RAG110),
+                    # and so is whether most cases ask for fewer hits than their k
+                    # (RAG207): they check again when either changed, or when they
+                    # last read another text's (the disk's, before the dataset was opened).
+                    facts = self._suite_facts(workspace, relative, path)
+                    if self._facts_shown.get(path, _UNSEEN) != facts:
                         structural = True
-                    self._shapes[path] = shape
+                    self._facts_shown[path] = facts
                 continue
             if hold_text(workspace, path, document.joined() if document.whole else ""):
                 structural = True
         return structural, edited
+
+    def _suite_facts(self, workspace: Workspace, relative: str, path: Path) -> tuple:
+        """What the suites that use an open dataset read of it: its row shape, and
+        the topK most of its cases ask below each k its suites score."""
+        ks = workspace.dataset_use(relative).ks
+        return (self.models[path].shape, tuple(workspace.top_k_most_asked_below(relative, k) for k in sorted(ks)))
 
     def _sync_dataset(self, workspace: Workspace, relative: str, path: Path, document: OpenDocument) -> bool | None:
         """Bring the dataset's model to the document's version: whether it changed,
@@ -882,14 +889,14 @@ class Checker:
         self._scanned.discard(root)
         for path in [path for path in self.models if path == root or root in path.parents]:
             del self.models[path]
-            self._shapes.pop(path, None)
+            self._facts_shown.pop(path, None)
             self._following.discard(path)
             self._converted.pop(path, None)
 
     def _forget_model(self, workspace: Workspace, relative: str, path: Path) -> None:
         """Drop a dataset's model: the next check reads the file again."""
         self.models.pop(path, None)
-        self._shapes.pop(path, None)
+        self._facts_shown.pop(path, None)
         self._following.discard(path)
         workspace.live_datasets.pop(relative, None)
 

@@ -19,12 +19,16 @@ options:
 {"id": "gateway", "input": {"query": "gateway", "topK": 5}, "expect": {"relevant": ["src/gateway.ts"]}}
 ```
 
+When most cases of the dataset (and at least 20) ask for fewer hits than `k`,
+the cause is the suite's option as much as the cases: the finding then stands
+on the suite's `k` too, with how many cases ask for how many hits.
+
 ## How to fix
 Raise the case's `topK` to at least `k`, or lower `k` in the suite's options.
 """
 
 from ..findings import Severity
-from . import ROW, rule_of
+from . import ROW, SUITE, rule_of
 
 
 RULE = rule_of(__doc__, "RAG207", "k-above-top-k", Severity.HINT)
@@ -56,4 +60,25 @@ def every_case_asks_fewer(cause):
         f"the suite's option `k: {k}` (in the suite file, under `options: {{rag: ...}}`) is above the `topK: {top_k}` "
         f"these cases ask for: lower `k` to {top_k} there, or raise every case's topK to {k}",
         None,
+    )
+
+
+@RULE.check(SUITE)
+def k_above_most_top_ks(context):
+    """The suite's `k`, where most cases of its dataset ask for fewer hits."""
+    suite = context.suite
+    options = context.node.get("options")
+    rag = options.get("rag") if options is not None else None
+    node = rag.get("k") if rag is not None else None
+    k = node.scalar() if node is not None else None
+    if suite is None or suite.dataset is None or type(k) is not int or type(k) is bool:
+        return
+    most = context.workspace.top_k_most_asked_below(suite.dataset, k)
+    if most is None:
+        return
+    # No count in the message: a case added or removed changes nothing said here.
+    yield RULE.finding(
+        context.node_range(node),
+        f"k: {k} is above the topK most cases of {suite.dataset} ask for ({most}): the suite scores hits "
+        f"those cases never ask for; lower k to {most}, or raise the cases' topK to {k}",
     )
