@@ -115,7 +115,10 @@ def measure_install(top: int, keep: bool) -> None:
             f"   (the empty environment held {', '.join(sorted(seeded)) or 'nothing'}: {empty / MIB:.1f} MiB)"
         )
         sizes = sorted(((disk_usage(paths), name) for name, paths in owned.items() if name not in seeded), reverse=True)
-        print(f"\n  the {min(top, len(sizes))} largest of {len(sizes)} distributions installed:")
+        if not top:
+            sizes = []
+        if sizes:
+            print(f"\n  the {min(top, len(sizes))} largest of {len(sizes)} distributions installed:")
         for size, name in sizes[:top]:
             print(f"    {name:<28} {size / MIB:6.1f} MiB")
         rest = sum(size for size, _ in sizes[top:])
