@@ -136,13 +136,14 @@ def test_regressions_follow_each_metrics_direction_and_the_tolerance() -> None:
 
 
 def test_a_mean_that_disappears_is_a_regression() -> None:
-    """A suite mean the baseline had and this run has not (the suite was not run) counts as regressed."""
+    """A suite mean the baseline had and this run has not (the suite was not run) counts as regressed; its cases,
+    not run either, are not removed."""
     baseline = parse_report(json.dumps(BASELINE))
     now = parse_report(json.dumps({"suites": [{**suite("code", [], {}), "error": "not run: errors"}]}))
     comparison = compare_run(baseline, now.suites, direction=direction)
     code = comparison.suites[0]
     assert code.error == "not run: errors"
-    assert sorted(code.removed) == ["a", "b", "c", "d", "e", "g", "h"]
+    assert code.removed == [] and code.added == []
     assert {delta.metric for _, delta in comparison.regressions()} == {"rag.recall", "rag.mrr", "latency"}
 
 
@@ -401,3 +402,24 @@ def test_significance_needs_a_baseline(eight_cases: Path) -> None:
     result = rag_lsp("run", "--significance", "0.05", cwd=eight_cases)
     assert result.returncode == 2
     assert "--baseline" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_suite_not_run_now_is_said_once_and_removes_no_case(workspace: Path) -> None:
+    """A suite whose target cannot run now is "not run now: <why>" (the words once) in the text and the summary,
+    and lists none of its cases as removed: its dataset did not change."""
+    (workspace / ".punica" / "targets.yaml").write_text("targets:\n  rec:\n    recorded: .punica/runs/missing.jsonl\n")
+    result = rag_lsp(
+        "run", "--baseline", "base.json", "--compare-json", "compare.json", "--summary-md", "summary.md", cwd=workspace
+    )
+    assert result.returncode == 1, result.stderr
+    out = result.stdout.split("vs baseline base.json", 1)[1]
+    assert "not run now: .punica/targets.yaml has 1 error" in out
+    assert "removed since the baseline" not in out
+    markdown = (workspace / "summary.md").read_text()
+    assert "- `code` was not run: .punica/targets.yaml has 1 error" in markdown
+    assert "removed since the baseline" not in markdown.lower()
+    for text in (out, markdown):
+        assert "not run: not run" not in text and "not run now: not run" not in text
+    (code,) = json.loads((workspace / "compare.json").read_text())["suites"]
+    assert code["removed"] == [] and code["error"].startswith("not run: ")

@@ -3,6 +3,7 @@ embedded model loaded offline, model2vec folders, hybrid, and the keyword fallba
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import sys
@@ -274,15 +275,26 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_packaged_model_loads_and_embeds_without_the_network(no_network: None) -> None:
-    """The wordllama wheel's weights and tokenizer load from its own files, offline, without importing the package."""
+    """The wordllama model's weights and tokenizer load from rag-lsp's own files, offline, without the wordllama package."""
     imported = "wordllama" in sys.modules
     files = embedding.wordllama_files()
-    assert files.weights.name == "l2_supercat_256.safetensors" and files.tokenizer.parent.name == "tokenizers"
+    assert files.weights.name == "l2_supercat_256.safetensors" and files.tokenizer.parent == files.weights.parent
+    assert files.weights.parent.parent.name == "rag_lsp"
     model = embedding._load(files)  # not the process's shared copy: a load from scratch
     vectors = model.embed(["how does the gateway decide an approval", ""])
     assert vectors.shape == (2, 256) and model.dim == 256
     assert numpy.linalg.norm(vectors[0]) == pytest.approx(1.0, abs=1e-5) and not vectors[1].any()
     assert ("wordllama" in sys.modules) == imported
+
+
+def test_the_packaged_model_is_wordllamas_with_its_license() -> None:
+    """The packaged weights are byte for byte those its README names (wordllama's), and its MIT license ships beside them."""
+    files = embedding.wordllama_files()
+    folder = files.weights.parent
+    digest = hashlib.sha256(files.weights.read_bytes()).hexdigest()
+    assert f"SHA-256 `{digest}`" in (folder / "README.md").read_text(encoding="utf-8")
+    license_text = (folder / "LICENSE").read_text(encoding="utf-8")
+    assert license_text.startswith("MIT License") and "Lee Miller" in license_text
 
 
 def test_a_model_is_loaded_once_per_process() -> None:

@@ -119,7 +119,7 @@ def format_text(comparison: Comparison, stream=None) -> str:
         header.append(f"  ({_counts(suite)})", style="dim")
         console.print(header, soft_wrap=True)
         if suite.error is not None:
-            console.print(Text(f"  not run now: {suite.error}", style="red"), soft_wrap=True)
+            console.print(Text(f"  not run now: {suite.error.removeprefix('not run: ')}", style="red"), soft_wrap=True)
         table = Table(box=None, show_header=True, header_style="bold", pad_edge=True, padding=(0, 1, 0, 2))
         for name, justify in (("metric", "left"), ("baseline", "right"), ("now", "right"), ("delta", "right"), ("", "left")):
             table.add_column(name, justify=justify)  # type: ignore[arg-type]
@@ -255,7 +255,7 @@ def format_markdown(run: Run, comparison: Comparison | None = None, fail_on_regr
     problems = []
     for _, result in run.results:
         if result.error is not None:
-            problems.append(f"- {_code(result.id)} was not run: {_md(result.error)}")
+            problems.append(f"- {_code(result.id)} was not run: {_md(result.error.removeprefix('not run: '))}")
             continue
         failed = [describe_threshold(t) for t in result.thresholds if not t.passed]
         if failed:

@@ -472,7 +472,9 @@ def compare_suite(
             result.better.append(changed)
         else:
             result.unchanged += 1
-    result.removed = [key for key in before if key not in after]
+    if current.error is None:
+        # A suite not run now has no cases now: its cases were not removed.
+        result.removed = [key for key in before if key not in after]
     return result
 
 

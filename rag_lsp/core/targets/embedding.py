@@ -4,17 +4,16 @@ A static model is a table of one vector per token and a tokenizer: a text's
 vector is the mean of its tokens' vectors, scaled to length 1, so cosine
 similarity is a dot product. No GPU, no PyTorch, a few milliseconds a query.
 
-* ``model: wordllama`` (the default) is the model whose weights the ``wordllama``
-  package ships inside its wheel (``l2_supercat``, 256 dimensions, 16 MB), its
+* ``model: wordllama`` (the default) is WordLlama's ``l2_supercat`` model (256
+  dimensions, 16 MB), whose two files rag-lsp ships in ``rag_lsp/model``, its
   token vectors weighted by rarity when loaded (:func:`_weigh_by_rarity`). Its
   full 256 dimensions are used for texts' vectors: truncated to 128 or 64 (it
   was trained to allow that), it finds the right file among the first three for
   fewer paraphrased questions (``benchmarks/chunking.py``); matching a query's
   tokens one by one (:meth:`StaticModel.matching`) uses the first 128. The
-  package's own loader looks for the tokenizer under ``tokenizer/`` while the
-  wheel puts it under ``tokenizers/``, and then downloads it; it also configures
-  the root logger when imported. So the package is never imported: its two files
-  are found through its import spec and read here, and nothing is downloaded.
+  ``wordllama`` package is not used: its files are all rag-lsp reads, and it
+  brings a download stack (pydantic, requests) that a model read offline never
+  needs.
 * ``model: <folder>`` is a model2vec static model in a folder of the workspace:
   ``config.json``, ``model.safetensors`` holding an ``embeddings`` tensor, and
   ``tokenizer.json``.
@@ -28,7 +27,6 @@ third of a second, and the server keeps one target per workspace.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import os
@@ -44,9 +42,11 @@ import numpy
 from ..modelfiles import MODEL2VEC_FILES, WORDLLAMA, model2vec_problem
 from .vectors import normalize_rows
 
-# The model and tokenizer files the wordllama wheel ships, under its package folder.
-_WORDLLAMA_WEIGHTS = "weights/l2_supercat_256.safetensors"
-_WORDLLAMA_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
+# The wordllama model's files, shipped in rag-lsp's own package (rag_lsp/model:
+# where they come from, and their license).
+_WORDLLAMA_FOLDER = Path(__file__).resolve().parent.parent.parent / "model"
+_WORDLLAMA_WEIGHTS = "l2_supercat_256.safetensors"
+_WORDLLAMA_TOKENIZER = "l2_supercat_tokenizer.json"
 _WORDLLAMA_TENSOR = "embedding.weight"
 
 _MODEL2VEC_TENSOR = "embeddings"
@@ -75,6 +75,12 @@ _TEXTS_PER_BATCH = 256
 # Distinct lines joined into one text for the tokenizer (see TokenIds._by_lines).
 _LINES_JOINED = 256
 _TOKENS_PER_GATHER = 1 << 16
+# The (text, token) counts pooled per product (see _weighted_sums): their rows
+# gathered are 256 KB for 256 dimensions. On 6,700 chunks of the standard
+# library, 128 to 384 took alike; 1,024 and more up to ten times as long, the
+# products then large enough for the linear algebra library to split over
+# threads that wait on the other busy core.
+_ROWS_PER_SUM = 256
 # The tokens of a chunk that a query's tokens are matched with one by one (see
 # StaticModel.matching): its heaviest distinct ones. With 128, the reranking
 # finds as many answers as with every token (``benchmarks/chunking.py``); with
@@ -680,13 +686,10 @@ class StaticModel:
         """:meth:`_pool` of many texts at once (an index's chunks): each text's
         distinct tokens are counted by one sort of the (text, token) pairs of
         them all, and each row of ``out`` is its counts times their vectors,
-        summed by one sparse product. A chunk's few hundred tokens are a third as
-        many distinct ones, and no token's vector is gathered into an array of its
-        own: three times faster than text by text, where an index of 20,000
-        files spent a quarter of its build. The sums' order differs from
-        _pool's, so a vector may differ in its last float bits."""
-        from scipy import sparse  # only where an index is built: a query never imports it
-
+        summed by _weighted_sums. A chunk's few hundred tokens are a third as
+        many distinct ones: three times faster than text by text, where an index
+        of 20,000 files spent a quarter of its build. The sums' order differs
+        from _pool's, so a vector may differ in its last float bits."""
         count = len(id_lists)
         rows = self.table.shape[0]
         tokens = id_lists.flat
@@ -703,9 +706,7 @@ class StaticModel:
         counts = numpy.diff(numpy.append(firsts, pairs.size)).astype(numpy.float32)
         texts_of, places = numpy.divmod(pairs[firsts], rows)
         starts = numpy.searchsorted(texts_of, numpy.arange(count + 1, dtype=numpy.int64))
-        # A product never needs a row's columns in order: they are token ids here.
-        counted = sparse.csr_matrix((counts, self._by_weight[places], starts), shape=(count, rows))
-        sums = counted @ self.table
+        sums = _weighted_sums(self.table, self._by_weight[places], counts, starts)
         lengths = numpy.bincount(owners, minlength=count)
         held = lengths > 0
         out[held] = sums[held] / lengths[held, None]
@@ -743,6 +744,33 @@ class StaticModel:
                 out[row] = table[tokens].sum(axis=0) / tokens.size
 
 
+def _weighted_sums(table: numpy.ndarray, tokens: numpy.ndarray, counts: numpy.ndarray, starts: numpy.ndarray) -> numpy.ndarray:
+    """Per text, the sum of its tokens' rows of ``table`` times their counts:
+    text ``n``'s tokens and counts are at [starts[n], starts[n + 1]).
+
+    A slice of _ROWS_PER_SUM tokens at a time, whoever's they are: their rows
+    gathered into one buffer that stays in the processor's cache, and summed
+    into their texts' rows by one small product with a matrix that holds each
+    token's count in its text's row (a slice spans a few texts). Summing the
+    gathered rows by segments (``add.reduceat``) walks them column by column,
+    an order of magnitude slower; gathering a whole batch's rows at once
+    leaves the cache, and a dense product over a batch's distinct tokens does
+    several times the work (measured: each 2–5 times as long as this)."""
+    count = len(starts) - 1
+    sums = numpy.zeros((count, table.shape[1]), dtype=numpy.float32)
+    owners = numpy.repeat(numpy.arange(count, dtype=numpy.int64), numpy.diff(starts))
+    gathered = numpy.empty((_ROWS_PER_SUM, table.shape[1]), dtype=table.dtype)
+    places = numpy.arange(_ROWS_PER_SUM)
+    for begin in range(0, tokens.size, _ROWS_PER_SUM):
+        end = min(begin + _ROWS_PER_SUM, tokens.size)
+        first, last = int(owners[begin]), int(owners[end - 1]) + 1
+        weights = numpy.zeros((last - first, end - begin), dtype=numpy.float32)
+        weights[owners[begin:end] - first, places[: end - begin]] = counts[begin:end]
+        rows = numpy.take(table, tokens[begin:end], axis=0, out=gathered[: end - begin])
+        sums[first:last] += weights @ rows
+    return sums
+
+
 class ChunkMatches:
     """:meth:`StaticModel.matching` over the chunks of a larger index: each
     query's chunks matched afresh (see StaticModel.matching_over)."""
@@ -766,22 +794,11 @@ class ChunkMatches:
 
 
 def wordllama_files() -> ModelFiles:
-    """The packaged wordllama model's files, found without importing the package."""
-    try:
-        spec = importlib.util.find_spec(WORDLLAMA)
-    except (ImportError, ValueError):
-        spec = None
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    if not locations:
-        raise ModelError(
-            "the `wordllama` package is not installed, and with it the default embedding model "
-            "(pip install wordllama; it has wheels for CPython 3.10–3.13)"
-        )
-    package = Path(locations[0])
-    weights, tokenizer = package / _WORDLLAMA_WEIGHTS, package / _WORDLLAMA_TOKENIZER
+    """The packaged wordllama model's files (rag_lsp/model)."""
+    weights, tokenizer = _WORDLLAMA_FOLDER / _WORDLLAMA_WEIGHTS, _WORDLLAMA_FOLDER / _WORDLLAMA_TOKENIZER
     for path in (weights, tokenizer):
         if not path.is_file():
-            raise ModelError(f"the `wordllama` package has no {path.relative_to(package).as_posix()} (reinstall it)")
+            raise ModelError(f"rag-lsp's default embedding model has no {path.name} (reinstall rag-lsp)")
     return ModelFiles(WORDLLAMA, weights, tokenizer, _WORDLLAMA_TENSOR, f"{WORDLLAMA}:{_stamp(weights)}:{_stamp(tokenizer)}")
 
 
