@@ -523,3 +523,18 @@ def test_a_cause_the_first_batch_alone_carries_is_made_on_every_row_as_a_fresh_c
     assert not model._systemic
     assert found == analyze_file(workspace, ELSEWHERE_DATASET)
     assert sum(1 for finding in found if finding.code == "RAG206") == 24 and not any(finding.covers for finding in found)
+
+
+def test_a_dataset_with_the_same_findings_on_every_row_holds_no_finding_per_row(tmp_path: Path, monkeypatch) -> None:
+    """Memory follows the input, not the findings: a dataset of `{}` rows (each missing two keys RAG004 reports
+    and the `expect` RAG201 reports) is held as counts, with no finding kept for any row, and still reports one
+    finding per cause that covers every occurrence."""
+    monkeypatch.setattr(incremental, "_CHECK_BATCH", 64)
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    text = "{}\n" * 3000
+    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
+    model = DatasetModel(workspace, ELSEWHERE_DATASET, text)
+    found = model.findings()
+    assert sum(len(placed or ()) for placed in model._placed) == 0
+    assert sorted((finding.code, len(finding.covers)) for finding in found if finding.covers) == [("RAG004", 6000), ("RAG201", 3000)]
+    assert found == analyze_file(workspace, ELSEWHERE_DATASET)

@@ -326,9 +326,9 @@ MISBEHAVING = {
     # Answers every batch it takes with something that is no screening, then a batch it never took.
     "nonsense": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, [('rag_case', 5, 'x')] * 3))\nwrite((0, None)); write('done'); read()",
     # Answers each batch with the right number of lines, with codes no line has.
-    "wrong": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([200]) * 16, ['fake'] * 16, bytes(192), {}, {})))\nwrite('done'); read()",
+    "wrong": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([200]) * 16, ['fake'] * 16, bytes(192), {}, {}, {})))\nwrite('done'); read()",
     # Answers each batch with the right number of lines as plain cases, with ids that are no strings.
-    "wrong-ids": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, [5] * 16, bytes(192), {}, {})))\nwrite('done'); read()",
+    "wrong-ids": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, [5] * 16, bytes(192), {}, {}, {})))\nwrite('done'); read()",
     # Answers each batch as plain cases, with counts of expected paths for fewer lines than it has.
     "wrong-counts": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, ['x'] * 16, bytes(64), {})))\nwrite('done'); read()",
     # Answers each batch as plain cases, with a line's "unfinished findings" that are no findings.
@@ -366,7 +366,7 @@ share()
 taken = [i for i in (take() for _ in range(4)) if i is not None]
 for i in taken:
     time.sleep(0.4)
-    write((i, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {})))
+    write((i, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {}, {})))
 write("done"); read(); write("ended")
 """
 
@@ -385,7 +385,7 @@ def test_a_slow_helper_is_waited_for_while_it_answers(tmp_path: Path, shared: No
 ANSWERS_THE_CALLERS_BATCH = FRAMING + """
 share()
 i = take()
-write((1, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {}))); write((i, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {})))
+write((1, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {}, {}))); write((i, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {}, {})))
 write("done"); read(); write("ended")
 """
 
@@ -593,7 +593,7 @@ def test_a_screening_leaves_the_did_you_mean_to_the_model(tmp_path: Path, monkey
     job = incremental._Screening(
         root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     )
-    codes, _, _, unfinished, _ = job.start()(0, first_lines(root / DATASET, 16))
+    codes, _, _, unfinished, _, _ = job.start()(0, first_lines(root / DATASET, 16))
     assert unfinished
     assert {finding.unfinished for found in unfinished.values() for finding in found if finding.code == "RAG203"} == {"docs/missing.md"}
     assert all(codes[number] not in (incremental.BLANK, incremental.LOOK) for number in unfinished)
@@ -610,7 +610,7 @@ def test_a_screening_for_every_finding_finishes_them(tmp_path: Path) -> None:
     workspace = Workspace(root)
     use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     job = incremental._Screening(root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True)
-    codes, _, _, found, _ = job.start()(0, first_lines(root / DATASET, 16))
+    codes, _, _, found, _, _ = job.start()(0, first_lines(root / DATASET, 16))
     assert found and all(codes[number] not in (incremental.BLANK, incremental.LOOK) for number in found)
     finished = [finding for findings in found.values() for finding in findings if finding.code == "RAG203"]
     assert finished and {finding.unfinished for finding in finished} == {None}
@@ -628,7 +628,7 @@ def test_a_screening_for_every_finding_passes_lines_that_repeat_a_missing_path(t
     use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     screen = incremental._Screening(root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True).start()
     screen(0, memoryview("\n".join(lines[:4]).encode()))
-    codes, _, _, found, _ = screen(1, memoryview("\n".join(lines[4:]).encode()))
+    codes, _, _, found, _, _ = screen(1, memoryview("\n".join(lines[4:]).encode()))
     assert incremental.LOOK not in codes
     assert sorted(found) == [0, 1, 2, 3]
     expected = {finding.range.start.line: finding for finding in analyze_file(Workspace(root), DATASET) if finding.code == "RAG203"}
@@ -647,7 +647,7 @@ def test_a_screening_passes_lines_with_findings_made_on_the_lines_of_the_file(tm
     screen = incremental._Screening(
         root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True, batch_starts=(0, 4)
     ).start()
-    codes, _, _, found, _ = screen(1, memoryview("\n".join(lines[4:]).encode()))
+    codes, _, _, found, _, _ = screen(1, memoryview("\n".join(lines[4:]).encode()))
     assert incremental.LOOK not in codes and sorted(found) == [0, 1, 2, 3]
     expected = [finding for finding in analyze_file(Workspace(root), DATASET) if finding.range.start.line >= 4]
     assert {finding.code for finding in expected} == {"RAG004", "RAG206"}
@@ -692,6 +692,8 @@ SYSTEMIC_DEFECTS = {
     "relevant-string": lambda n: json.dumps({"id": f"s-{n}", "input": {"query": f"q{n}"}, "expect": {"relevant": "src/app.py"}}),
     # Rows of nothing (RAG004's missing keys, two per row, and RAG201's missing expect).
     "empty-object": lambda n: "{}",
+    # Cases asking for a corpus the builtin target does not serve, and for fewer hits than the suite's k.
+    "unserved-corpus": lambda n: json.dumps({"id": f"u-{n}", "input": {"query": f"q{n}", "corpora": ["issues"], "topK": 3}, "expect": {"relevant": ["src/app.py"]}}),
     # Rows missing their id, some with a key of their own too.
     "missing-id": lambda n: json.dumps({"input": {"query": f"q{n}"}, "expect": {"relevant": ["src/app.py"]}, **({"x": 1} if n % 4 == 0 else {})}),
 }
@@ -716,6 +718,10 @@ def test_a_cause_on_most_rows_is_counted_past_the_first_batch_and_made_when_read
     folded = [finding for finding in found if finding.covers]
     assert folded and all(isinstance(finding.covers, Occurrences) for finding in folded)
     assert found == expected
+    # What the dataset's suites read of it, counted as lines are read (by the helper too), as a fresh count has it.
+    fresh = Workspace(root)
+    assert model.corpora_asked() == fresh.corpora_asked(DATASET)
+    assert model.top_ks_asked() == fresh.top_ks_asked(DATASET)
     for mine, theirs in zip(folded, [finding for finding in expected if finding.covers]):
         assert covered_lines(mine.covers) == covered_lines(theirs.covers)
         assert [every_occurrence_fix(mine, fix) for fix in mine.fixes] == [every_occurrence_fix(theirs, fix) for fix in theirs.fixes]

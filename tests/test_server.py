@@ -408,3 +408,37 @@ async def test_a_suites_k_above_what_most_cases_ask_follows_edits_of_the_dataset
         )
     )
     await published_when(client, suite_uri, lambda found: "RAG207" not in codes(found))
+
+
+async def test_a_target_serving_no_corpus_most_cases_ask_follows_edits_of_the_dataset(client: LanguageClient, tmp_path: Path) -> None:
+    """When edits of an open dataset make most cases ask for a corpus the suite's target does not serve, the
+    suite's target gets its RAG004 (the cases' own findings fold into one), as `rag-lsp check` gives it."""
+    def rows(corpus: str) -> str:
+        return "\n".join(
+            json.dumps({"id": f"c{n}", "input": {"query": f"q{n}", "corpora": [corpus]}, "expect": {"relevant": ["src/app.py"]}})
+            for n in range(30)
+        ) + "\n"
+
+    suite = SUITE.replace("engines: [rga]", "engines: [rag]")
+    suite_path, dataset_path = make_workspace(tmp_path, dataset=rows("code"), suite=suite)
+    (tmp_path / ".punica" / "targets.yaml").write_text('targets:\n  vectors.query:\n    builtin: {corpora: {code: ["src/**"]}}\n')
+    await start(client, tmp_path)
+    suite_uri = open_file(client, suite_path)
+    dataset_uri = open_file(client, dataset_path)
+    assert "RAG004" not in codes(await diagnostics(client, suite_uri, 1))
+    assert "RAG004" not in codes(await diagnostics(client, dataset_uri, 1))
+
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=dataset_uri, version=2),
+            content_changes=[types.TextDocumentContentChangePartial(range=types.Range(types.Position(0, 0), types.Position(30, 0)), text=rows("issues"))],
+        )
+    )
+    on_target = await published_when(client, suite_uri, lambda found: "RAG004" in codes(found))
+    (error,) = [d for d in on_target if d.code == "RAG004"]
+    assert error.range.start.line == suite.splitlines().index("    target: {kind: capability, id: vectors.query}")
+    assert "ask to search 'issues', which target 'vectors.query' does not serve (it serves: code)" in error.message
+    dataset_path.write_text(rows("issues"), encoding="utf-8")
+    assert [item["message"] for item in check_json(tmp_path) if item["code"] == "RAG004" and item["path"].endswith(".yaml")] == [error.message]
+    (folded,) = [d for d in await diagnostics(client, dataset_uri, 2) if d.code == "RAG004"]
+    assert folded.message.startswith("30 of the 30 rows")

@@ -40,7 +40,7 @@ from .manifests import GDI_TEXT, RAG_CASE
 from .parallel import Helper, TwoEnds, cores
 from .settings import Settings
 from .text import Position, line_of
-from .rows import DatasetRow, majority_shape, read_lines, row_shape, top_k_asked
+from .rows import DatasetRow, corpora_asked, majority_shape, read_lines, row_shape, top_k_asked
 from .sources import lines_size, utf8_size
 from .suitefacts import DatasetUse
 from .workspace import Workspace
@@ -83,7 +83,7 @@ class _Line(DatasetRow):
     array) is dropped once the line is checked, and read again only to check it
     again."""
 
-    __slots__ = ("key", "dropped", "line", "listed", "absent", "top_k")
+    __slots__ = ("key", "dropped", "line", "listed", "absent", "top_k", "corpora")
 
     def __init__(self, text: str, refused: str | None = None) -> None:
         super().__init__(text, refused)
@@ -92,6 +92,9 @@ class _Line(DatasetRow):
         # The hits it asks for (`input.topK`, a positive integer), else 0: a
         # suite's `k` is weighed against the dataset's (see Workspace.top_ks_asked).
         self.top_k = top_k_asked(value)
+        # The corpora it asks to search (`input.corpora`): weighed against those
+        # its suites' targets serve (see Workspace.corpora_asked).
+        self.corpora = corpora_asked(value)
         self.dropped = False
         # The line the row was placed on; lines above it may have come or gone since.
         self.line = -1
@@ -109,6 +112,7 @@ class _Line(DatasetRow):
         row.line = -1
         row.listed = row.absent = 0
         row.top_k = top_k_asked(value)
+        row.corpora = corpora_asked(value)
         return row
 
     @classmethod
@@ -126,6 +130,7 @@ class _Line(DatasetRow):
         row.listed = listed
         row.absent = absent
         row.top_k = top_k
+        row.corpora = ()
         return row
 
     def restore(self) -> None:
@@ -220,6 +225,8 @@ class DatasetModel:
         self._shapes: Counter[str] = Counter()
         # How many rows ask for each number of hits (0: none asked, see _Line.top_k).
         self._top_ks: Counter[int] = Counter()
+        # How many rows ask to search each corpus (see _Line.corpora).
+        self._corpora: Counter[str] = Counter()
         # The expected paths of the rows that may be cases, and how many of them
         # are not workspace files (see _tally), as of ``_tallied_files``.
         self._listed = self._absent = 0
@@ -386,7 +393,7 @@ class DatasetModel:
                 continue
             self.lines_from_helper += len(lines)
             taken: list[_Line] = []
-            codes, keys, tallies, unfinished, passed = answer
+            codes, keys, tallies, unfinished, passed, corpora = answer
             counts = memoryview(tallies).cast("I")
             looks: list[int] = []  # lines it did not pass, read here together below
             for line, number, text, code, key in zip(itertools.count(first), itertools.count(0, _COUNTS), lines, codes, keys):
@@ -398,6 +405,8 @@ class DatasetModel:
                 line_shape, exact = _PLAIN[code]
                 row = plain(text.removesuffix("\r"), line_shape, key, exact, line, counts[number], counts[number + 1], counts[number + 2])
                 rows[line] = row
+                if corpora:
+                    row.corpora = corpora.get(line - first, ())
                 taken.append(row)
             for number, found_here in unfinished.items():
                 # By the line's number in the batch, made on its line of the file.
@@ -571,6 +580,8 @@ class DatasetModel:
         if row.shape is not None:
             self._shapes[row.shape] -= 1
         self._top_ks[row.top_k] -= 1
+        if row.corpora:
+            self._corpora.subtract(row.corpora)
         self._listed -= row.listed
         self._absent -= row.absent
         key = row.key
@@ -595,6 +606,10 @@ class DatasetModel:
             if shape is not None:
                 shapes[shape] += count
         self._top_ks.update(map(_TOP_K_OF, rows))
+        corpora = self._corpora
+        for names in map(_CORPORA_OF, rows):
+            if names:
+                corpora.update(names)
         self._listed += sum(map(_LISTED_OF, rows))
         self._absent += sum(map(_ABSENT_OF, rows))
         ids = self._ids
@@ -875,6 +890,11 @@ class DatasetModel:
         last.edited.clear()
         last.edited_passed.clear()
         return last.shown
+
+    def corpora_asked(self) -> tuple[Counter[str], int]:
+        """How many rows ask to search each corpus, and how many rows there are
+        (see Workspace.corpora_asked)."""
+        return +self._corpora, self._row_count
 
     def top_ks_asked(self) -> tuple[Counter[int], int]:
         """How many rows ask for each number of hits (``input.topK``, a positive
@@ -1231,6 +1251,7 @@ class DatasetModel:
 
 _SHAPE_OF = operator.attrgetter("shape")
 _TOP_K_OF = operator.attrgetter("top_k")
+_CORPORA_OF = operator.attrgetter("corpora")
 _LISTED_OF = operator.attrgetter("listed")
 _ABSENT_OF = operator.attrgetter("absent")
 
@@ -1323,10 +1344,10 @@ class _Screening:
         def screen(index: int, text: memoryview) -> tuple[bytes, list[str | None], bytes, dict[int, list[Finding]], dict[int, tuple]]:
             batch = str(text, "utf-8", "surrogatepass").split("\n")
             first = self.batch_starts[index] if index < len(self.batch_starts) else 0
-            codes, keys, counts, unfinished, passed = screen_batch(workspace, self.path, self.use, self.shape, batch, first, self.systemic)
+            codes, keys, counts, unfinished, passed, corpora = screen_batch(workspace, self.path, self.use, self.shape, batch, first, self.systemic)
             if self.finish:
                 unfinished = {number: [registry.finished(workspace, finding) for finding in found] for number, found in unfinished.items()}
-            return codes, keys, counts, unfinished, passed
+            return codes, keys, counts, unfinished, passed, corpora
 
         return screen
 
@@ -1394,7 +1415,10 @@ def screen_batch(
             codes[number] = LOOK
     alike: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
     passed = {line - first: alike.setdefault(pairs, pairs) for line, pairs in passed_by_line(context.passed_over).items()}
-    return bytes(codes), keys, counts.tobytes(), unfinished, passed
+    # The corpora each plain line asks to search, where it asks (rows alike share one tuple).
+    asked: dict[tuple[str, ...], tuple[str, ...]] = {}
+    corpora = {number: asked.setdefault(row.corpora, row.corpora) for number, row in rows if row.corpora and codes[number] != LOOK}
+    return bytes(codes), keys, counts.tobytes(), unfinished, passed, corpora
 
 
 def reading_helper() -> Helper | None:
@@ -1436,9 +1460,9 @@ def warm_up() -> None:
 def _is_answer(answer: Any, lines: int, path: str, first: int, systemic: frozenset[tuple[str, str]] = frozenset()) -> bool:
     """Whether ``answer`` is what screen_batch gives for a batch of ``lines`` of
     the dataset at ``path``, from its line ``first``."""
-    if type(answer) is not tuple or len(answer) != 5:
+    if type(answer) is not tuple or len(answer) != 6:
         return False
-    codes, keys, counts, unfinished, passed = answer
+    codes, keys, counts, unfinished, passed, corpora = answer
     return (
         type(codes) is bytes
         and len(codes) == lines
@@ -1451,7 +1475,19 @@ def _is_answer(answer: Any, lines: int, path: str, first: int, systemic: frozens
         and type(unfinished) is dict
         and all(_are_plain_findings(number, found, codes, lines, path, first) for number, found in unfinished.items())
         and _are_passed(passed, codes, lines, systemic)
+        and _are_corpora(corpora, codes, lines)
     )
+
+
+def _are_corpora(corpora: Any, codes: bytes, lines: int) -> bool:
+    """Whether ``corpora`` is what screen_batch gives of the corpora plain lines
+    of a batch of ``lines`` lines ask to search: names, by line."""
+    if type(corpora) is not dict:
+        return False
+    if not all(type(number) is int and 0 <= number < lines and codes[number] in _PLAIN for number in corpora):
+        return False
+    alike = {id(names): names for names in corpora.values()}.values()
+    return all(type(names) is tuple and all(type(name) is str for name in names) for names in alike)
 
 
 def _are_passed(passed: Any, codes: bytes, lines: int, systemic: frozenset[tuple[str, str]]) -> bool:

@@ -108,6 +108,16 @@ def top_k_asked(value: Any) -> int:
     return top_k if type(top_k) is int and top_k > 0 else 0
 
 
+def corpora_asked(value: Any) -> tuple[str, ...]:
+    """The corpora a row (its decoded value) asks to search: the names of its
+    `input.corpora`, each once, in order; () when it names none."""
+    case_input = value.get("input") if type(value) is dict else None
+    names = case_input.get("corpora") if type(case_input) is dict else None
+    if type(names) is not list or not names:
+        return ()
+    return tuple(dict.fromkeys(name for name in names if type(name) is str))
+
+
 def shape_of_rows(rows: Iterable[DatasetRow]) -> str | None:
     counts = {RAG_CASE: 0, GDI_TEXT: 0}
     for row in rows:

@@ -27,7 +27,7 @@ from .manifests import ManifestRegistry, manifest_from, unreadable_manifest
 from .folding import FOLD_FROM_ROWS
 from .pathindex import PathIndex
 from .paths import not_normal_among, normalize_relative
-from .rows import DatasetRow, looks_like_a_row, read_lines, shape_of_rows, top_k_asked
+from .rows import DatasetRow, corpora_asked, looks_like_a_row, read_lines, shape_of_rows, top_k_asked
 from .settings import Settings
 from .sources import DiskSource, FileSource, OverlaySource, SourceText, size_above
 from .suitefacts import BUILTIN_FIELDS, DEFAULT_TARGET, Corpora, DatasetUse, SuiteInfo, TargetInfo, builtin_corpora, suite_info, target_info
@@ -743,6 +743,28 @@ class Workspace:
             return Counter(), 0
         return top_ks_of(row.value for _, row in parsed.rows), len(parsed.rows)
 
+    def corpora_asked(self, relative: str) -> tuple[Counter[str], int]:
+        """How many rows of a dataset ask to search each corpus (``input.corpora``),
+        and how many rows it has (a model's count, as for top_ks_asked)."""
+        live = self.live_datasets.get(relative)
+        if live is not None:
+            return live.corpora_asked()
+        parsed = self.parsed_dataset(relative)
+        if parsed is None:
+            return Counter(), 0
+        asked: Counter[str] = Counter()
+        for _, row in parsed.rows:
+            asked.update(corpora_asked(row.value))
+        return asked, len(parsed.rows)
+
+    def corpora_most_asked(self, relative: str) -> tuple[str, ...]:
+        """The corpora most cases of a dataset ask to search (and at least as many
+        as a folded finding needs), in order of name."""
+        asked, rows = self.corpora_asked(relative)
+        if rows < FOLD_FROM_ROWS:
+            return ()
+        return tuple(sorted(name for name, count in asked.items() if count >= rows // 2 + 1))
+
     def top_k_most_asked_below(self, relative: str, k: int) -> int | None:
         """The ``input.topK`` most cases of a dataset ask for, when most ask for
         fewer hits than ``k`` (see most_asked_below); None otherwise."""
@@ -768,7 +790,7 @@ class Workspace:
 def top_ks_of(values: Iterable[Any]) -> Counter[int]:
     """How many of ``values`` (decoded rows) ask each ``input.topK`` that is a
     positive integer."""
-    return +Counter(map(top_k_asked, values))
+    return Counter(top_k for top_k in map(top_k_asked, values) if top_k)
 
 
 def most_asked_below(asked: Counter[int], rows: int, k: int) -> int | None:

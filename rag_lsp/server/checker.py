@@ -825,10 +825,15 @@ class Checker:
         return structural, edited
 
     def _suite_facts(self, workspace: Workspace, relative: str, path: Path) -> tuple:
-        """What the suites that use an open dataset read of it: its row shape, and
-        the topK most of its cases ask below each k its suites score."""
+        """What the suites that use an open dataset read of it: its row shape, the
+        topK most of its cases ask below each k its suites score, and the corpora
+        most of them ask to search."""
         ks = workspace.dataset_use(relative).ks
-        return (self.models[path].shape, tuple(workspace.top_k_most_asked_below(relative, k) for k in sorted(ks)))
+        return (
+            self.models[path].shape,
+            tuple(workspace.top_k_most_asked_below(relative, k) for k in sorted(ks)),
+            workspace.corpora_most_asked(relative),
+        )
 
     def _sync_dataset(self, workspace: Workspace, relative: str, path: Path, document: OpenDocument) -> bool | None:
         """Bring the dataset's model to the document's version: whether it changed,

@@ -19,7 +19,10 @@ a path outside the workspace), and a corpus's documents file (`{documents: FILE}
 that does not exist or lies outside the workspace; the quick fix offers the
 glob or recording it probably meant. In a rag case, a corpus of `input.corpora` must be one that
 each target its suites send it to serves, where the target declares its corpora
-(the builtin always does: the names under `builtin.corpora`).
+(the builtin always does: the names under `builtin.corpora`). When most cases of
+a dataset (and at least 20) ask for a corpus a suite's target does not serve, the
+cause is the suite's target as much as the cases: the finding then stands on the
+suite's `target` too.
 
 ## Why is this bad?
 A misspelled key (`tresholds:`) is not a setting: it is silently ignored by a
@@ -47,7 +50,7 @@ from ..findings import Severity
 from ..manifests import GDI_TEXT, RAG_CASE
 from ..rowschema import case_checker_serving, checker_without, json_types, non_finite_message, plain_types_at, required_keys, row_checker, row_issues
 from ..schemacheck import non_finite_issues, schema_issues, validator_for
-from . import ROW, SUITE_FILE, TARGETS, YAML, rule_of
+from . import ROW, SUITE, SUITE_FILE, TARGETS, YAML, rule_of
 from ._suite import closest, did_you_mean, rename_fixes
 from ._targets import CorpusFiles, corpus_documents, corpus_globs, documents_problem, glob_problem, recording_problem
 
@@ -430,6 +433,31 @@ def _unserved_corpora(context, served, said: dict[str, str], builtins: tuple[str
             if message is None:
                 message = said[corpus] = _unserved_message(served, corpus)
             yield RULE.finding(context.value_range("input", "corpora", index), message, cause=cause)
+
+
+@RULE.check(SUITE)
+def target_serving_no_corpus_most_cases_ask(context):
+    """The suite's target, where most cases of its dataset ask to search a corpus
+    it does not serve: the cause lives in the setting as much as in the cases
+    (whose findings fold into one, see core.folding)."""
+    suite = context.suite
+    if suite is None or suite.dataset is None or suite.target is None or not suite.engines:
+        return
+    served = dict(context.workspace.dataset_use(suite.dataset).served_corpora).get(suite.target)
+    if served is None:  # a target that declares no corpora serves any
+        return
+    missing = [name for name in context.workspace.corpora_most_asked(suite.dataset) if name not in served]
+    node = suite.target_id_node
+    if not missing or node is None:
+        return
+    names = " and ".join(repr(name) for name in missing)
+    # No count in the message: a case added or removed changes nothing said here.
+    yield RULE.finding(
+        context.node_range(node),
+        f"most cases of {suite.dataset} ask to search {names}, which target {suite.target!r} does not serve "
+        f"(it serves: {', '.join(sorted(served)) or 'none'}): name a target that serves it here (declared in "
+        ".punica/targets.yaml), or add it to this target's corpora there",
+    )
 
 
 def _not_serving(served, corpus: str) -> list[str]:
