@@ -286,33 +286,42 @@ def format_text(run: Run, before_summary: str = "") -> str:
             console.print(Text("  cancelled before every case ran", style="yellow"))
         cases = result.cases if len(result.cases) <= TABLE_ROWS else _weakest(result.cases)
         metric_suite = any(case.scores and HIT_AT_K in case.scores for case in result.cases)
+        # A suite scored by the ir engine alone shows its first figures per case.
+        ir_columns = [] if metric_suite else _ir_only_columns(result)
+        # A sweep shows each case's recall at each k (its first ir figure, without rag).
+        swept_metric = ir_columns[0] if ir_columns else RECALL
+        swept_label = f"{swept_metric} " if ir_columns else "recall"
         table = Table(show_edge=True, header_style="bold", pad_edge=True)
         table.add_column("case", overflow="fold")
         if metric_suite:
             table.add_column("hit@k", justify="right")
             table.add_column("why", overflow="fold")
         else:
-            for metric in (RECALL, PRECISION, MRR, HIT_AT_1):
-                table.add_column(LABELS[metric], justify="right")
+            for metric in ir_columns or (RECALL, PRECISION, MRR, HIT_AT_1):
+                table.add_column(LABELS.get(metric, metric), justify="right")
             # A sweep: the case's recall at each k (every figure at each k is in
             # the means below and in --format json).
             for k in result.ks:
-                table.add_column(f"recall@{k}", justify="right", style="cyan")
+                table.add_column(f"{swept_label}@{k}", justify="right", style="cyan")
             table.add_column("missed", overflow="fold")
         for case in cases:
-            swept = [_number(_at(case, k, RECALL)) for k in result.ks] if not metric_suite else []
+            swept = [_number(_at(case, k, swept_metric)) for k in result.ks] if not metric_suite else []
             if case.scores is None:
                 label = "target failed" if case.code == TARGET_FAILED else "broken"
                 reason = Text(f"{label}: {case.broken}", style="red")
                 if metric_suite:
                     table.add_row(case.id, Text("—", style="red"), reason)
                 else:
-                    table.add_row(case.id, *(Text("—", style="red") for _ in range(4)), *swept, reason)
+                    table.add_row(case.id, *(Text("—", style="red") for _ in range(len(ir_columns) or 4)), *swept, reason)
                 continue
             scores = case.scores
             if metric_suite:
                 explanation = getattr(case.detail, "explanation", "")
                 table.add_row(case.id, _number(scores.get(HIT_AT_K)), explanation)
+                continue
+            if ir_columns:
+                cells = [_number(scores.get(metric)) for metric in ir_columns]
+                table.add_row(case.id, *cells, *swept, Text(describe_missed(case), style="yellow"))
                 continue
             recall = scores.get(RECALL)
             cells = [
@@ -340,13 +349,23 @@ def format_text(run: Run, before_summary: str = "") -> str:
     return buffer.getvalue()
 
 
+def _ir_only_columns(result: SuiteResult) -> list[str]:
+    """The ir figures a case table shows (the first four) when the suite's cases
+    have no rag figures; empty otherwise."""
+    scored = next((case.scores for case in result.cases if case.scores), None)
+    if scored is None or RECALL in scored:
+        return []
+    return [metric for metric in scored if metric.startswith("ir.")][:4]
+
+
 def _print_means(console, result: SuiteResult) -> None:
     from rich.table import Table
     from rich.text import Text
 
     thresholds = {threshold.metric: threshold for threshold in result.thresholds}
     names = [name for name in (*RAG_METRICS, HIT_AT_K) if name in result.aggregates or name in thresholds]
-    names += [name for name in thresholds if name not in names]
+    # Then the other figures (the ir engine's, in the order the suite chose them).
+    names = list(dict.fromkeys((*names, *result.aggregates, *thresholds)))
     if not names:
         return
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=True, padding=(0, 1, 0, 2))
