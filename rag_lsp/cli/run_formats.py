@@ -338,6 +338,7 @@ def format_text(run: Run, before_summary: str = "") -> str:
             console.print(Text(f"  the {TABLE_ROWS} weakest of {len(result.cases):,} cases; {hidden:,} more not shown "
                                "(--format json lists every case)", style="dim"))
         _print_means(console, result)
+        _print_slices(console, result)
         console.print()
     buffer.write(before_summary)
     summary = Text()
@@ -347,6 +348,36 @@ def format_text(run: Run, before_summary: str = "") -> str:
     summary.append(f" ({counted(suites, 'suite')}, {counted(total_cases, 'case')}, {run.seconds:.2f} s)")
     console.print(summary)
     return buffer.getvalue()
+
+
+# The means a slice table shows (the json report has every one).
+SLICE_COLUMNS = 6
+
+
+def _print_slices(console, result: SuiteResult) -> None:
+    """A table per ``--by``: each slice with its case count and means (the
+    suite's thresholded metrics first, counters left out), the suite's own
+    means as the first row to read the slices against."""
+    from rich.table import Table
+    from rich.text import Text
+
+    thresholded = {threshold.metric for threshold in result.thresholds}
+    ordered = [name for name in result.aggregates if name != RETRIEVED]
+    # The thresholded means first to be kept, then the others, shown in the suite's order.
+    kept = set(sorted(ordered, key=lambda name: name not in thresholded)[:SLICE_COLUMNS])
+    columns = [name for name in ordered if name in kept]
+    for by, parts in result.slices.items():
+        console.print(Text(f"  by {by}", style="bold"))
+        table = Table(box=None, show_header=True, header_style="bold", pad_edge=True, padding=(0, 1, 0, 2))
+        table.add_column("slice", overflow="fold")
+        table.add_column("cases", justify="right")
+        for name in columns:
+            table.add_column(LABELS.get(name, name), justify="right")
+        table.add_row(Text("(all)", style="dim"), f"{len(result.cases):,}", *(_number(result.aggregates.get(name)) for name in columns))
+        for value, part in parts.items():
+            cases = f"{part.cases:,}" if part.scored == part.cases else f"{part.cases:,} ({part.scored:,} scored)"
+            table.add_row(value, cases, *(_number(part.aggregates.get(name)) for name in columns))
+        console.print(table)
 
 
 def _ir_only_columns(result: SuiteResult) -> list[str]:

@@ -75,6 +75,7 @@ from .yamltree import TooLarge, to_python
 
 if TYPE_CHECKING:
     from .hit_at_k import HitAtKConfig, HitAtKResult
+    from .slices import Slice
     from .schemacheck import SchemaChecker
 
 log = logging.getLogger(__name__)
@@ -210,6 +211,9 @@ class SuiteResult:
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
     # What the target said about this run, once (e.g. that it fell back to keyword search).
     notes: tuple[str, ...] = ()
+    # ``rag-lsp run --by metadata.KEY``: per `--by` as written, the suite's means
+    # per value of that key (see slices.slice_cases); empty when not asked.
+    slices: dict[str, dict[str, Slice]] = field(default_factory=dict)
 
     @property
     def error(self) -> str | None:
