@@ -180,3 +180,18 @@ def test_slices_carry_the_ir_means(tmp_path: Path) -> None:
     billing = document["suites"][0]["slices"]["metadata.tags"]["billing"]
     assert billing["cases"] == 2
     assert billing["aggregates"]["ir.AP"] == pytest.approx((7 / 12 + 0) / 2)
+
+
+def test_a_baseline_compares_the_measures_case_by_case(tmp_path: Path) -> None:
+    """Against a baseline, an ir measure that dropped is compared like a rag figure: its delta, and the case that got worse."""
+    root = workspace(tmp_path / "ws", thresholds="      rag.mode.semantic: 1\n      ir.AP: 0.1\n")
+    baseline = rag_lsp("run", "--format", "json", cwd=root)
+    (tmp_path / "base.json").write_text(baseline.stdout, encoding="utf-8")
+    answers = root / ".punica" / "runs" / "answers.jsonl"
+    # login's relevant hit falls from rank 1 to rank 2.
+    answers.write_text(answers.read_text().replace('[{"id": "sso"}, {"id": "faq"}]', '[{"id": "faq"}, {"id": "sso"}]'), encoding="utf-8")
+    result = rag_lsp("run", "--baseline", str(tmp_path / "base.json"), "--compare-json", str(tmp_path / "cmp.json"), cwd=root)
+    assert "Traceback" not in result.stderr, result.stderr
+    means = {entry["metric"]: entry for entry in json.loads((tmp_path / "cmp.json").read_text())["suites"][0]["aggregates"]}
+    assert means["ir.AP"]["delta"] == pytest.approx((0.5 - 1.0) / 3)
+    assert means["ir.AP"]["paired"]["worse"] == 1 and means["ir.AP"]["paired"]["equal"] == 2
