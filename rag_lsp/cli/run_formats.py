@@ -18,7 +18,9 @@
   answer, not only within k, so a baseline can be read at any k; null when the
   target gave no answer, see :class:`~..core.scorer.AnswerRanks`); with ``--k``,
   ``at_k`` per suite (``{"5": {metric: mean}}``) and per case (``{"5": {metric:
-  value} | null}``, written on one line).
+  value} | null}``, written on one line); with ``--by metadata.KEY``, ``slices``
+  per suite (``{"metadata.KEY": {value: {"cases", "scored", "aggregates"}}}``, see
+  :mod:`..core.slices`).
 * ``trec``: the run in TREC run format, a line per hit within the suite's k:
   ``qid Q0 docid rank score tag``; ``qid`` is the case id, ``docid`` the hit's
   ``match`` field (a value named twice is written at its first rank: a TREC run
