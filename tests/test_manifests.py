@@ -23,11 +23,21 @@ def test_builtin_manifest_is_clean(path: Path) -> None:
     assert [f"{finding.range} {finding.code} {finding.message}" for finding in findings] == []
 
 
-def test_builtin_manifests_are_the_rag_engine_and_hit_at_k() -> None:
-    """The package ships exactly the `rag` engine and the `rag.hit_at_k` metric."""
+def test_builtin_manifests_are_the_rag_and_ir_engines_and_hit_at_k() -> None:
+    """The package ships exactly the `rag` and `ir` engines and the `rag.hit_at_k` metric."""
     registry = ManifestRegistry.builtins()
-    assert sorted(registry.manifests) == ["rag", "rag.hit_at_k"]
-    assert registry.engines == ["rag"]
+    assert sorted(registry.manifests) == ["ir", "rag", "rag.hit_at_k"]
+    assert registry.engines == ["ir", "rag"]
+
+
+def test_a_metric_declared_at_k_is_known_at_every_positive_cutoff() -> None:
+    """`ir.nDCG@k` makes ir.nDCG@10 and ir.nDCG@1 known, not ir.nDCG@0 or @010; literal names stay literal (rag.hit@2)."""
+    registry = ManifestRegistry.builtins()
+    for name in ("ir.nDCG@10", "ir.nDCG@1", "ir.P@5", "ir.R@1000", "ir.Judged@10", "ir.AP", "ir.RR"):
+        info = registry.metric(name)
+        assert info is not None and info.manifest == "ir" and (info.minimum, info.maximum) == (0, 1), name
+    for name in ("ir.nDCG@0", "ir.nDCG@010", "ir.P", "ir.Judged", "rag.hit@2", "ir.MAP"):
+        assert registry.metric(name) is None, name
 
 
 def test_rag_engine_emits_its_six_metrics() -> None:

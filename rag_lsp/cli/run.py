@@ -125,6 +125,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="append a Markdown summary of the run (and of the comparison) to FILE, e.g. $GITHUB_STEP_SUMMARY",
     )
+    parser.add_argument(
+        "--by",
+        action="append",
+        metavar="metadata.KEY",
+        help="also give every suite mean per value of KEY in the cases' `metadata` (a list value, such as tags, "
+        "puts a case in each of its values' slices; cases without the key form the slice \"(none)\"), "
+        "with each slice's case count; repeatable; text and json formats",
+    )
     parser.set_defaults(handler=run_command)
 
 
@@ -151,6 +159,21 @@ def parse_ks(text: str | None) -> tuple[int, ...]:
     return tuple(sorted(ks))
 
 
+def parse_slices(written: list[str] | None, output: str) -> dict[str, str]:
+    """Each ``--by`` as written -> the metadata key it names; UsageError for one
+    that names none, or for an output format that has no place for slices."""
+    if not written:
+        return {}
+    from ..core.slices import NotAMetadataKey, metadata_key
+
+    if output not in ("text", "json"):
+        raise UsageError(f"--by gives slices in the text and json reports, not in --format {output}")
+    try:
+        return {text: metadata_key(text) for text in written}
+    except NotAMetadataKey as error:
+        raise UsageError(f"--by {error}") from None
+
+
 def one_shot_process() -> None:
     """This process runs one command and ends (``run``, ``compare``): see collector."""
     collector.one_shot()
@@ -159,6 +182,7 @@ def one_shot_process() -> None:
 def run_command(arguments: argparse.Namespace) -> int:
     one_shot_process()
     ks = parse_ks(arguments.k)
+    slice_keys = parse_slices(arguments.by, arguments.format)
     baseline = _read_baseline(arguments)
     # With no PATH, the whole workspace of the current folder, as `check` reads it.
     selected = select([Path(path) for path in arguments.paths] or [find_root(Path.cwd())], arguments.suite)
@@ -189,6 +213,11 @@ def run_command(arguments: argparse.Namespace) -> int:
     if not run.results and all(isinstance(suite, str) for _, suite in selected):
         # Only suite files that hold no suite, and no error either (an empty file).
         raise _no_suites([Path(path) for path in arguments.paths] or [Path.cwd()])
+    if slice_keys:
+        from ..core.slices import slice_cases
+
+        for _, result in run.results:
+            result.slices = {written: slice_cases(result.cases, key) for written, key in slice_keys.items()}
     from . import run_formats
 
     if arguments.format == "text":

@@ -18,7 +18,9 @@
   answer, not only within k, so a baseline can be read at any k; null when the
   target gave no answer, see :class:`~..core.scorer.AnswerRanks`); with ``--k``,
   ``at_k`` per suite (``{"5": {metric: mean}}``) and per case (``{"5": {metric:
-  value} | null}``, written on one line).
+  value} | null}``, written on one line); with ``--by metadata.KEY``, ``slices``
+  per suite (``{"metadata.KEY": {value: {"cases", "scored", "aggregates"}}}``, see
+  :mod:`..core.slices`).
 * ``trec``: the run in TREC run format, a line per hit within the suite's k:
   ``qid Q0 docid rank score tag``; ``qid`` is the case id, ``docid`` the hit's
   ``match`` field (a value named twice is written at its first rank: a TREC run
@@ -286,33 +288,42 @@ def format_text(run: Run, before_summary: str = "") -> str:
             console.print(Text("  cancelled before every case ran", style="yellow"))
         cases = result.cases if len(result.cases) <= TABLE_ROWS else _weakest(result.cases)
         metric_suite = any(case.scores and HIT_AT_K in case.scores for case in result.cases)
+        # A suite scored by the ir engine alone shows its first figures per case.
+        ir_columns = [] if metric_suite else _ir_only_columns(result)
+        # A sweep shows each case's recall at each k (its first ir figure, without rag).
+        swept_metric = ir_columns[0] if ir_columns else RECALL
+        swept_label = f"{swept_metric} " if ir_columns else "recall"
         table = Table(show_edge=True, header_style="bold", pad_edge=True)
         table.add_column("case", overflow="fold")
         if metric_suite:
             table.add_column("hit@k", justify="right")
             table.add_column("why", overflow="fold")
         else:
-            for metric in (RECALL, PRECISION, MRR, HIT_AT_1):
-                table.add_column(LABELS[metric], justify="right")
+            for metric in ir_columns or (RECALL, PRECISION, MRR, HIT_AT_1):
+                table.add_column(LABELS.get(metric, metric), justify="right")
             # A sweep: the case's recall at each k (every figure at each k is in
             # the means below and in --format json).
             for k in result.ks:
-                table.add_column(f"recall@{k}", justify="right", style="cyan")
+                table.add_column(f"{swept_label}@{k}", justify="right", style="cyan")
             table.add_column("missed", overflow="fold")
         for case in cases:
-            swept = [_number(_at(case, k, RECALL)) for k in result.ks] if not metric_suite else []
+            swept = [_number(_at(case, k, swept_metric)) for k in result.ks] if not metric_suite else []
             if case.scores is None:
                 label = "target failed" if case.code == TARGET_FAILED else "broken"
                 reason = Text(f"{label}: {case.broken}", style="red")
                 if metric_suite:
                     table.add_row(case.id, Text("—", style="red"), reason)
                 else:
-                    table.add_row(case.id, *(Text("—", style="red") for _ in range(4)), *swept, reason)
+                    table.add_row(case.id, *(Text("—", style="red") for _ in range(len(ir_columns) or 4)), *swept, reason)
                 continue
             scores = case.scores
             if metric_suite:
                 explanation = getattr(case.detail, "explanation", "")
                 table.add_row(case.id, _number(scores.get(HIT_AT_K)), explanation)
+                continue
+            if ir_columns:
+                cells = [_number(scores.get(metric)) for metric in ir_columns]
+                table.add_row(case.id, *cells, *swept, Text(describe_missed(case), style="yellow"))
                 continue
             recall = scores.get(RECALL)
             cells = [
@@ -329,6 +340,7 @@ def format_text(run: Run, before_summary: str = "") -> str:
             console.print(Text(f"  the {TABLE_ROWS} weakest of {len(result.cases):,} cases; {hidden:,} more not shown "
                                "(--format json lists every case)", style="dim"))
         _print_means(console, result)
+        _print_slices(console, result)
         console.print()
     buffer.write(before_summary)
     summary = Text()
@@ -340,13 +352,53 @@ def format_text(run: Run, before_summary: str = "") -> str:
     return buffer.getvalue()
 
 
+# The means a slice table shows (the json report has every one).
+SLICE_COLUMNS = 6
+
+
+def _print_slices(console, result: SuiteResult) -> None:
+    """A table per ``--by``: each slice with its case count and means (the
+    suite's thresholded metrics first, counters left out), the suite's own
+    means as the first row to read the slices against."""
+    from rich.table import Table
+    from rich.text import Text
+
+    thresholded = {threshold.metric for threshold in result.thresholds}
+    ordered = [name for name in result.aggregates if name != RETRIEVED]
+    # The thresholded means first to be kept, then the others, shown in the suite's order.
+    kept = set(sorted(ordered, key=lambda name: name not in thresholded)[:SLICE_COLUMNS])
+    columns = [name for name in ordered if name in kept]
+    for by, parts in result.slices.items():
+        console.print(Text(f"  by {by}", style="bold"))
+        table = Table(box=None, show_header=True, header_style="bold", pad_edge=True, padding=(0, 1, 0, 2))
+        table.add_column("slice", overflow="fold")
+        table.add_column("cases", justify="right")
+        for name in columns:
+            table.add_column(LABELS.get(name, name), justify="right")
+        table.add_row(Text("(all)", style="dim"), f"{len(result.cases):,}", *(_number(result.aggregates.get(name)) for name in columns))
+        for value, part in parts.items():
+            cases = f"{part.cases:,}" if part.scored == part.cases else f"{part.cases:,} ({part.scored:,} scored)"
+            table.add_row(value, cases, *(_number(part.aggregates.get(name)) for name in columns))
+        console.print(table)
+
+
+def _ir_only_columns(result: SuiteResult) -> list[str]:
+    """The ir figures a case table shows (the first four) when the suite's cases
+    have no rag figures; empty otherwise."""
+    scored = next((case.scores for case in result.cases if case.scores), None)
+    if scored is None or RECALL in scored:
+        return []
+    return [metric for metric in scored if metric.startswith("ir.")][:4]
+
+
 def _print_means(console, result: SuiteResult) -> None:
     from rich.table import Table
     from rich.text import Text
 
     thresholds = {threshold.metric: threshold for threshold in result.thresholds}
     names = [name for name in (*RAG_METRICS, HIT_AT_K) if name in result.aggregates or name in thresholds]
-    names += [name for name in thresholds if name not in names]
+    # Then the other figures (the ir engine's, in the order the suite chose them).
+    names = list(dict.fromkeys((*names, *result.aggregates, *thresholds)))
     if not names:
         return
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=True, padding=(0, 1, 0, 2))

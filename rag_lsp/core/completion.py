@@ -40,7 +40,7 @@ from .docs import (
     schema_summary,
     schema_text,
 )
-from .manifests import GDI_TEXT
+from .manifests import GDI_TEXT, with_cutoff
 from .resources import load_schema
 from .suggest import IndexSearch, suggestions
 from .rows import read_by_checks
@@ -200,13 +200,19 @@ def _metric_keys(workspace: Workspace, cursor: YamlCursor, suite: dict[str, Any]
         own |= set(suite.get("metrics", []))
     items = []
     for name in sorted(metrics, key=lambda name: (name not in own, name)):
-        if name in cursor.siblings:
+        if with_cutoff(name, COMPLETED_CUTOFF) in cursor.siblings:
             continue
         if thresholds and own and name not in own:
             continue  # a threshold on a metric the suite does not compute is RAG101
-        items.append(Completion(name, METRIC, _key_insert(cursor, name), cursor.start, cursor.end,
+        # A family (`ir.nDCG@k`) is offered at a cutoff: `ir.nDCG@10`, a name a threshold can hold.
+        written = with_cutoff(name, COMPLETED_CUTOFF)
+        items.append(Completion(written, METRIC, _key_insert(cursor, written), cursor.start, cursor.end,
                                 metric_detail(metrics[name]), metric_markdown(registry, name) or ""))
     return items
+
+
+# The cutoff a completed metric family gets: the one BEIR and MTEB report.
+COMPLETED_CUTOFF = "10"
 
 
 def _suite_values(

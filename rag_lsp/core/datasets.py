@@ -70,6 +70,9 @@ class DatasetProblem(Exception):
 
 class _Expect(msgspec.Struct, gc=False):
     relevant: list[str]
+    # Graded relevance (the ir engine reads it), kept as written: a value of
+    # another shape is the schema's finding, and the engine grades it 1.
+    grades: Any = UNSET
 
 
 class CaseRow(msgspec.Struct, gc=False):

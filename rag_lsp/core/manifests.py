@@ -219,7 +219,41 @@ class ManifestRegistry:
         return found
 
     def metric(self, name: str) -> MetricInfo | None:
-        return self.metrics().get(name)
+        """The metric ``name`` names: one declared under that name, else the
+        family it belongs to (``ir.nDCG@10`` is ``ir.nDCG@k``'s)."""
+        found = self.metrics()
+        info = found.get(name)
+        if info is None and (family := family_of(name)) is not None:
+            info = found.get(family)
+        return info
+
+
+# A metric declared with a name ending in `@k` names a family: one metric per
+# positive integer cutoff (`ir.nDCG@k` holds `ir.nDCG@10` and `ir.nDCG@5`), so a
+# manifest need not list every cutoff a suite may choose.
+_CUTOFF = re.compile(r"@([1-9][0-9]*)$")
+FAMILY_SUFFIX = "@k"
+
+
+def family_of(name: str) -> str | None:
+    """The family name of a metric with a cutoff (``ir.P@5`` -> ``ir.P@k``), or
+    None when its name ends in no positive integer cutoff."""
+    cut = _CUTOFF.search(name)
+    return name[: cut.start()] + FAMILY_SUFFIX if cut is not None else None
+
+
+def cutoff_of(name: str) -> str | None:
+    """The cutoff a metric name ends in (``ir.P@5`` -> ``"5"``), or None."""
+    cut = _CUTOFF.search(name)
+    return cut.group(1) if cut is not None else None
+
+
+def with_cutoff(family: str, cutoff: str | None) -> str:
+    """A family's member at ``cutoff`` (``ir.P@k``, ``"5"`` -> ``ir.P@5``); any
+    other name unchanged (or the family itself when no cutoff is given)."""
+    if cutoff is None or not family.endswith(FAMILY_SUFFIX):
+        return family
+    return family[: -len(FAMILY_SUFFIX)] + "@" + cutoff
 
 
 @lru_cache(maxsize=1)

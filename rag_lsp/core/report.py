@@ -184,6 +184,9 @@ def suite_json(result: SuiteResult, shared: bool = True) -> dict:
         "error": result.error,
         "metrics": result.metadata,
     }
+    if result.slices:
+        # `--by metadata.KEY`: {"metadata.KEY": {value: {"cases", "scored", "aggregates"}}}.
+        document["slices"] = {by: {name: part.to_json() for name, part in parts.items()} for by, parts in result.slices.items()}
     if result.ks:
         document["at_k"] = {str(k): means for k, means in result.at_k.items()}
         # Cases with the same figures share one `at_k` (see the runner): each is

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Sequence
 import msgspec
 from msgspec import UNSET
 
+from . import ir
 from .analyze import analyze_file
 from .contexts import unreachable_paths
 from .datasets import CaseRow, DatasetProblem, KnownShapes, RunDataset, Unreadable, read_dataset
@@ -74,12 +75,13 @@ from .yamltree import TooLarge, to_python
 
 if TYPE_CHECKING:
     from .hit_at_k import HitAtKConfig, HitAtKResult
+    from .slices import Slice
     from .schemacheck import SchemaChecker
 
 log = logging.getLogger(__name__)
 
 HIT_AT_K = "rag.hit_at_k"
-ENGINES = frozenset({"rag"})
+ENGINES = frozenset({"rag", ir.ENGINE})
 METRICS = frozenset({HIT_AT_K})
 
 # The codes of a run's results (their severities are their rules').
@@ -209,6 +211,9 @@ class SuiteResult:
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
     # What the target said about this run, once (e.g. that it fell back to keyword search).
     notes: tuple[str, ...] = ()
+    # ``rag-lsp run --by metadata.KEY``: per `--by` as written, the suite's means
+    # per value of that key (see slices.slice_cases); empty when not asked.
+    slices: dict[str, dict[str, Slice]] = field(default_factory=dict)
 
     @property
     def error(self) -> str | None:
@@ -437,6 +442,8 @@ class Runner:
             return Flaw("the suite has neither `engines` nor `metrics`: nothing scores its cases")
         if suite.dataset is None:
             return Flaw("the suite names no dataset inside the workspace")
+        if ir.ENGINE in suite.engines and (missing := ir.missing_reason()) is not None:
+            return Flaw(missing)
         dataset = self._dataset(suite.dataset)
         return Flaw(dataset.reason, dataset.code) if isinstance(dataset, DatasetProblem) else None
 
@@ -550,6 +557,10 @@ class Runner:
             corpora = builtin_corpora(info) if info.kind == "builtin" else None
             unreachable = unreachable_paths(self.workspace, corpora, target.held_files() if corpora is not None else None)
         answers = target.answer_many(requests, cancel, self.workspace.settings.run_concurrency, fields)
+        # The ir engine scores every scored case at once, after the loop (one
+        # call of ir-measures per suite): here each gets its judgments and hits.
+        scores_ir = ir.ENGINE in suite.engines
+        judged: list[tuple[int, ir.Judged]] = []
         # The loop runs once per case: names are bound locally, the scoring inlined.
         for count, (index, answer) in enumerate(answers, 1):
             plan = requests[index]
@@ -572,6 +583,8 @@ class Runner:
                     )
                 else:
                     case = CaseResult.scored_case(plan.case_id, plan.line, outcome, answer.mode, tuple(hits) if keep else ())
+                    if scores_ir:
+                        judged.append((plan.position, ir.Judged(ir.judgments(plan.expected, plan.grades), values)))
                 if sweep:
                     whole = outcome.answer
                     key = answer_pattern(
@@ -591,6 +604,8 @@ class Runner:
         report.done(report.offset + count)
         result.notes = tuple(target.take_notes())
         result.cancelled = any(case is None for case in cases)
+        if scores_ir:
+            _score_ir(cases, judged, suite, thresholds, k, sweep, self.workspace.yaml_limits)
         result.cases = [case for case in cases if case is not None]
         _carry_metadata(result.cases, dataset.rows)
         return self._finish(result, thresholds)
@@ -656,6 +671,52 @@ class Runner:
         return self._finish(result, thresholds)
 
 
+# ---------------------------------------------------------------- the ir engine
+
+
+def _score_ir(
+    cases: list[CaseResult | None],
+    judged: list[tuple[int, ir.Judged]],
+    suite: SuiteInfo,
+    thresholds: dict[str, float],
+    k: int | None,
+    sweep: tuple[int, ...],
+    limits: Any,
+) -> None:
+    """Give each scored case of a suite naming engine ``ir`` its ir figures (at
+    the suite's k, and at each k of a sweep), beside the rag figures when the
+    suite lists ``rag`` too, in their place when it does not. ``judged``: each
+    scored case's position in ``cases`` and what ir-measures reads of it (every
+    hit of its answer: the cut at k is made here)."""
+    measures = ir.suite_measures(_listed_measures(suite, limits), thresholds)
+    keeps_rag = "rag" in suite.engines
+    at_suite_k = [ir.Judged(case.grades, case.values[:k] if k is not None else case.values) for _, case in judged]
+    figures = ir.score_ir(at_suite_k, measures)
+    swept = ir.score_ir_at([case for _, case in judged], measures, sweep) if sweep else {}
+    for index, ((position, _), own) in enumerate(zip(judged, figures)):
+        case = cases[position]
+        if case is None or case.scores is None:
+            continue
+        case.scores = {**case.scores, **own} if keeps_rag else own
+        if sweep and case.at_k is not None:
+            # A case's `at_k` may be shared with cases of the same ranks: a new one.
+            case.at_k = {
+                at: None if rag is None else ({**rag, **swept[at][index]} if keeps_rag else swept[at][index])
+                for at, rag in case.at_k.items()
+            }
+
+
+def _listed_measures(suite: SuiteInfo, limits: Any) -> list[Any] | None:
+    """``options.ir.measures`` as written (None when it is not)."""
+    options = suite.node.get("options")
+    engine = options.get(ir.ENGINE) if options is not None and options.is_map else None
+    listed = engine.get("measures") if engine is not None and engine.is_map else None
+    if listed is None:
+        return None
+    value = to_python(listed, limits)
+    return value if isinstance(value, list) else None
+
+
 # ---------------------------------------------------------------- planning
 
 
@@ -667,6 +728,8 @@ class _Plan(Request):
     expected: Sequence[str] = ()
     broken: Flaw | None = None
     position: int = 0
+    # `expect.grades` as written (the ir engine reads it), or None.
+    grades: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -701,7 +764,8 @@ def _plan_rag_cases(
                 seen[case_id] = line
                 relevant = value.expect.relevant
                 if relevant:
-                    append(_Plan(case_id, value.input, line, relevant))
+                    grades = value.expect.grades
+                    append(_Plan(case_id, value.input, line, relevant, grades=None if grades is UNSET else grades))
                 else:
                     append(_Plan(case_id, None, line, (), _NOTHING_DECLARED))
                 continue
@@ -743,7 +807,10 @@ def _repeated(case_id: str, first: int) -> Flaw:
 
 
 def _encode(case: CaseRow) -> bytes:
-    row = {"id": case.id, "input": case.input, "expect": {"relevant": case.expect.relevant}}
+    expect: dict[str, Any] = {"relevant": case.expect.relevant}
+    if case.expect.grades is not UNSET:
+        expect["grades"] = case.expect.grades
+    row = {"id": case.id, "input": case.input, "expect": expect}
     if case.metadata is not UNSET:
         row["metadata"] = case.metadata
     return msgspec.json.encode(row)
@@ -811,7 +878,7 @@ def _plan_case(case_id: str, line: int, value: dict) -> _Plan:
     given = value.get("input")
     if verdict is None and type(given) is dict:
         if "input_id" not in value and "retrieved_context" not in value and "reference_contexts" not in value:
-            return _Plan(case_id, given, line, value["expect"]["relevant"])
+            return _Plan(case_id, given, line, value["expect"]["relevant"], grades=value["expect"].get("grades"))
     if row_shape(value) == GDI_TEXT:
         problem = _GDI_AMONG_CASES
     elif verdict is not None and verdict.kind is not Expected.NOT_A_STRING:
@@ -1035,6 +1102,8 @@ def describe_case(case: CaseResult, versus: Callable[[str], str] | None = None) 
         for metric in (RECALL, PRECISION, MRR, HIT_AT_1, RETRIEVED, SEMANTIC)
         if metric in scores
     ]
+    # The ir engine's figures, in the order the suite chose its measures.
+    parts += [figure(metric, f"{metric} {_figure(value)}") for metric, value in scores.items() if metric.startswith(ir.PREFIX)]
     line = " · ".join(parts)
     return line + (f" — missed: {describe_missed(case)}" if case.missed else "")
 

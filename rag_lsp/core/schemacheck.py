@@ -546,7 +546,15 @@ def _issues_at(error: ValidationError) -> Iterator[SchemaIssue]:
         yield SchemaIssue(path, "must not be empty" if value == 1 else f"must be at least {value} characters", "value", keyword)
     elif keyword == "pattern":
         # "\S", the usual way to say "not blank", said in words.
-        said = "must not be blank" if value in _NOT_BLANK else f"does not match the pattern {value!r}"
+        # A schema may say in words what its pattern allows (`x-pattern-means`):
+        # "is not a measure: use nDCG@k, AP, ..." reads better than the regex.
+        means = error.schema.get("x-pattern-means") if isinstance(error.schema, dict) else None
+        if value in _NOT_BLANK:
+            said = "must not be blank"
+        elif isinstance(means, str):
+            said = means
+        else:
+            said = f"does not match the pattern {value!r}"
         yield SchemaIssue(path, f"{_describe(instance)} {said}", "value", keyword)
     elif keyword == "uniqueItems":
         yield SchemaIssue(path, "items must be unique", "value", keyword)

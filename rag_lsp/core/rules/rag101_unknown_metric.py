@@ -7,7 +7,10 @@ those its engines emit (for `rag`: `rag.recall`, `rag.precision`, `rag.mrr`,
 `metrics`. Checks every key of `metrics` against the metric manifests (built-in
 `rag.hit_at_k`, or `.punica/metrics/*.yaml`). Misspelled names get the closest
 known names as quick fixes; a real metric this suite does not compute is
-reported with what to add.
+reported with what to add. A metric its manifest declares with a cutoff `@k`
+(`ir.nDCG@k`) is known at any positive integer cutoff (`ir.nDCG@10`, `ir.P@5`),
+and a misspelled one is offered at the cutoff it was written with
+(`ir.nDGC@10`: did you mean `ir.nDCG@10`?).
 
 A manifest under `.punica/metrics/` that cannot be read does not hide the
 finding: one whose `name` can still be read defines that metric only, and the
@@ -31,6 +34,7 @@ metric that computes it to the suite.
 """
 
 from ..findings import Severity
+from ..manifests import cutoff_of, family_of, with_cutoff
 from . import SUITE, rule_of
 from ._suite import closest, did_you_mean, rename_fixes, scalar_text, string_keys, unreadable_note
 
@@ -91,7 +95,7 @@ def _in_thresholds(context):
     computed.update(name for name in listed_metrics if registry.metric_manifest(name) is not None)
 
     for name, key, _ in string_keys(context.node.get("thresholds")):
-        if name in computed:
+        if name in computed or family_of(name) in computed:
             continue
         known = registry.metric(name)
         # A counter is RAG102's whatever the suite computes: never threshold it.
@@ -106,8 +110,10 @@ def _in_thresholds(context):
             yield RULE.finding(context.node_range(key), _not_computed(registry, name, known.manifest))
             continue
         # Counters are never thresholded: not worth suggesting.
-        gates = sorted(metric for metric in computed if not _is_counter(registry, metric))
-        everywhere = [metric for metric, info in registry.metrics().items() if not info.counter]
+        # A family (`ir.P@k`) is offered at the cutoff the name was written with.
+        cutoff = cutoff_of(name)
+        gates = sorted({with_cutoff(metric, cutoff) for metric in computed if not _is_counter(registry, metric)})
+        everywhere = [with_cutoff(metric, cutoff) for metric, info in registry.metrics().items() if not info.counter]
         suggestions = closest(name, gates) or closest(name, everywhere)
         if suggestions:
             message = f"unknown metric {name!r}{did_you_mean(suggestions)}"

@@ -1,7 +1,8 @@
 """The suite's `match` field is not among the hit fields its target declares.
 
 ## What it does
-Compares the `rag` engine's `match` option (`path` when not written) with the
+Compares the suite's `match` option (`options.rag.match`, `path` when not
+written; the `rag` and `ir` engines both read it) with the
 hit fields the suite's target declares in `.punica/targets.yaml` (`fields:`; the
 builtin target returns `path`, `id`, `corpus`, `score` and `text`). A target
 that declares no fields is not checked.
@@ -40,8 +41,8 @@ RULE = rule_of(__doc__, "RAG109", "match-not-returned", Severity.ERROR)
 @RULE.check(SUITE)
 def match_not_returned(context):
     engines = context.node.get("engines")
-    if engines is None or not any(scalar_text(element) == "rag" for element in engines.elements()):
-        return  # `match` is an option of the rag engine
+    if engines is None or not any(scalar_text(element) in ("rag", "ir") for element in engines.elements()):
+        return  # `match` is read by the rag and ir engines only
     target_node = context.suite.target_id_node
     target_id = scalar_text(target_node)
     info = context.workspace.targets().get(target_id) if target_id else None
