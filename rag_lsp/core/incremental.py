@@ -606,10 +606,11 @@ class DatasetModel:
             if shape is not None:
                 shapes[shape] += count
         self._top_ks.update(map(_TOP_K_OF, rows))
+        # Rows alike ask alike: each list of names is counted once, in C, then by name.
         corpora = self._corpora
-        for names in map(_CORPORA_OF, rows):
-            if names:
-                corpora.update(names)
+        for names, count in Counter(map(_CORPORA_OF, rows)).items():
+            for name in names:
+                corpora[name] += count
         self._listed += sum(map(_LISTED_OF, rows))
         self._absent += sum(map(_ABSENT_OF, rows))
         ids = self._ids
