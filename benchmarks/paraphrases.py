@@ -1,4 +1,5 @@
-"""Paraphrased questions over two real corpora that every Python ships with.
+"""Paraphrased questions over real corpora that every Python (or Debian) machine has,
+and over short notes written for the purpose.
 
 Each question says in other words what a document is about, so that it shares
 few words with the file that answers it (no statement or module name, few of its
@@ -8,7 +9,13 @@ should find. Nothing is downloaded:
 * ``reference``: prose, the topics of the Python language reference that
   ``pydoc`` shows (``pydoc_data.topics``), one file per topic;
 * ``stdlib``: code with its docstrings, the ``.py`` files of the standard library
-  of the Python running the benchmark (``sysconfig.get_paths()["stdlib"]``).
+  of the Python running the benchmark (``sysconfig.get_paths()["stdlib"]``);
+* ``manual``: the manual pages of command-line tools, prose of another domain;
+* ``notes``: 20 short notes of a team's handbook (a few lines each), two
+  questions each in other words than the note's; ``few-notes``: the first 5;
+* ``packages``: real prose in short documents, the long descriptions of the
+  Debian packages installed (``/var/lib/dpkg/status``), each asked by its own
+  one-line summary, which often shares words with it.
 
 An answer lists every file that answers the question; a file the running Python
 does not have is left out, and a question left with no answer is skipped.
@@ -217,6 +224,112 @@ MANUAL_QUESTIONS: list[tuple[str, list[str]]] = [
 ]
 
 
+# Short notes of a small team's handbook: a few lines each, and two questions
+# per note in other words than the note's own.
+NOTES: dict[str, tuple[str, tuple[str, str]]] = {
+    "notes/vacation.md": (
+        "# Time off\n\nAsk for leave in the HR portal at least two weeks ahead. Your manager approves it;\n"
+        "unused days carry over until the end of March, then they expire.\n",
+        ("how far in advance must I request holidays", "what happens to the days off I did not take this year"),
+    ),
+    "notes/expenses.md": (
+        "# Expenses\n\nKeep every receipt. Submit claims within 30 days through the finance form; travel over\n"
+        "500 euros needs a director's signature. Reimbursement arrives with the next salary.\n",
+        ("how do I get my money back after paying for a work trip", "who must sign off on a costly journey"),
+    ),
+    "notes/oncall.md": (
+        "# On-call rota\n\nEach engineer carries the pager for one week, Monday to Monday. Acknowledge a page within\n"
+        "fifteen minutes; if you cannot, escalate to the secondary. Swaps go in the shared calendar.\n",
+        ("who answers alerts at night this week", "I cannot respond to an emergency notification, what should I do"),
+    ),
+    "notes/deploy.md": (
+        "# Releasing\n\nMerge to main, wait for the pipeline to turn green, then promote the build from staging to\n"
+        "production with the release button. Never ship on Fridays after noon.\n",
+        ("steps to put a new version live for customers", "is there a day when pushing changes out is forbidden"),
+    ),
+    "notes/backup.md": (
+        "# Backups\n\nDatabases are snapshotted every night at 02:00 and copies are kept for 35 days in another\n"
+        "region. Restores are rehearsed each quarter.\n",
+        ("how long are old copies of the data retained", "when is the nightly copy of the data made"),
+    ),
+    "notes/password.md": (
+        "# Credentials\n\nUse the company vault for every secret. Passphrases need sixteen characters at least, and\n"
+        "two-factor authentication is mandatory on all accounts.\n",
+        ("where should I store an API token", "how long must a login phrase be"),
+    ),
+    "notes/onboarding.md": (
+        "# First week\n\nA newcomer gets a laptop, a buddy and a checklist. Day one: accounts and tools; day two:\n"
+        "a walk through the architecture; by Friday, a first small change merged.\n",
+        ("what does a new hire do in their first days", "who helps someone who just joined the team"),
+    ),
+    "notes/meetings.md": (
+        "# Rituals\n\nStand-up is at 9:30, fifteen minutes, cameras optional. Planning happens every other\n"
+        "Tuesday; the retrospective closes each sprint.\n",
+        ("at what time is the daily sync", "when do we look back on how the iteration went"),
+    ),
+    "notes/coffee.md": (
+        "# Kitchen\n\nThe espresso machine is descaled on Wednesdays. Label your food in the fridge; anything\n"
+        "unlabelled is thrown away on Friday evening.\n",
+        ("why did my lunch disappear from the refrigerator", "when is the coffee maker cleaned"),
+    ),
+    "notes/parking.md": (
+        "# Getting here\n\nBikes go in the basement rack. Car spaces are booked the day before with the reception;\n"
+        "visitors get a badge at the front desk.\n",
+        ("where can I leave my bicycle", "how do guests get into the building"),
+    ),
+    "notes/security.md": (
+        "# Reporting a vulnerability\n\nMail security@ with the details and do not open a public ticket. We answer within\n"
+        "two working days and credit the reporter once the fix is out.\n",
+        ("I found a hole in our product, who do I tell", "how quickly will the team reply to a disclosed flaw"),
+    ),
+    "notes/logging.md": (
+        "# Logs\n\nServices write structured JSON lines to stdout; the collector ships them to the search\n"
+        "cluster, where they are kept two weeks. Never log personal data.\n",
+        ("where do the diagnostic messages of our services end up", "can customer names appear in traces we print"),
+    ),
+    "notes/review.md": (
+        "# Code review\n\nEvery change needs one approval from someone who did not write it. Keep pull requests\n"
+        "under 400 lines; reviewers answer within a day.\n",
+        ("how many people must accept a patch before merging", "how big may a proposed change be"),
+    ),
+    "notes/incidents.md": (
+        "# Outages\n\nDeclare an incident in the chat channel, name a commander, post updates every thirty\n"
+        "minutes. A blameless write-up follows within five days.\n",
+        ("the site is down, what is the first thing to do", "after a failure, when is the report due"),
+    ),
+    "notes/hardware.md": (
+        "# Equipment\n\nLaptops are replaced every three years. A broken screen or keyboard goes to the IT desk,\n"
+        "which lends a spare machine meanwhile.\n",
+        ("my computer display cracked, where do I take it", "how often do we get new notebooks"),
+    ),
+    "notes/remote.md": (
+        "# Working from home\n\nUp to three days a week away from the office. Be reachable between 10 and 16 and set\n"
+        "your status when you step away.\n",
+        ("how many days may I work outside the office", "during which hours must I be available"),
+    ),
+    "notes/training.md": (
+        "# Learning budget\n\nEveryone has 1,000 euros a year for courses, books and conferences, and two days to\n"
+        "attend them. Share what you learned at a lunch talk.\n",
+        ("can the company pay for a class I want to take", "is there money for going to a tech event"),
+    ),
+    "notes/dependencies.md": (
+        "# Third-party libraries\n\nAdd a package only after checking its licence and upkeep. The bot proposes upgrades\n"
+        "weekly; pin versions in the lock file.\n",
+        ("what should I verify before pulling in an outside module", "who suggests newer releases of the packages we use"),
+    ),
+    "notes/accessibility.md": (
+        "# Accessibility\n\nEvery screen must work with a keyboard alone and with a screen reader. Contrast follows\n"
+        "WCAG AA; images carry alternative text.\n",
+        ("how do we make the interface usable by blind people", "what colour contrast level do we target"),
+    ),
+    "notes/feedback.md": (
+        "# Growth talks\n\nManagers meet each report monthly, one to one. Reviews happen twice a year, with\n"
+        "peers' input collected a week before.\n",
+        ("how often do I sit down alone with my boss", "when are performance evaluations held"),
+    ),
+}
+
+
 class Corpus:
     """A corpus as files to write into a workspace, and its questions."""
 
@@ -283,4 +396,53 @@ def manual() -> Corpus:
     return Corpus("manual", files, questions)
 
 
-CORPORA = {"reference": reference, "stdlib": stdlib, "manual": manual}
+def notes(count: int | None = None) -> Corpus:
+    """NOTES (the first ``count`` of them), ``notes/<topic>.md`` each."""
+    chosen = list(NOTES.items())[:count]
+    files = {path: text for path, (text, _) in chosen}
+    questions = [(question, [path]) for path, (_, asked) in chosen for question in asked]
+    return Corpus("notes" if count is None else "few-notes", files, questions)
+
+
+def few_notes() -> Corpus:
+    return notes(5)
+
+
+def packages() -> Corpus:
+    """The installed Debian packages' long descriptions, ``packages/<name>.txt``
+    each, asked by their summaries (each summary once; none without dpkg)."""
+    status = Path("/var/lib/dpkg/status")
+    text = status.read_text(encoding="utf-8", errors="replace") if status.is_file() else ""
+    files: dict[str, str] = {}
+    questions: list[tuple[str, list[str]]] = []
+    seen: set[str] = set()
+    for stanza in text.split("\n\n"):
+        name = summary = None
+        body: list[str] = []
+        in_description = False
+        for line in stanza.splitlines():
+            if line.startswith("Package:"):
+                name = line.split(":", 1)[1].strip()
+            elif line.startswith("Description:"):
+                summary, in_description = line.split(":", 1)[1].strip(), True
+            elif in_description and line.startswith(" "):
+                body.append("" if line.strip() == "." else line.strip())
+            else:
+                in_description = False
+        # Packages of one source often share a summary: asked once, it would have several answers.
+        if not name or not summary or len(body) < 2 or summary.lower() in seen:
+            continue
+        seen.add(summary.lower())
+        files[f"packages/{name}.txt"] = "\n".join(body) + "\n"
+        questions.append((summary, [f"packages/{name}.txt"]))
+    return Corpus("packages", files, questions)
+
+
+CORPORA = {
+    "reference": reference,
+    "stdlib": stdlib,
+    "manual": manual,
+    "notes": notes,
+    "few-notes": few_notes,
+    "packages": packages,
+}

@@ -20,11 +20,12 @@ from rag_lsp.core.targets.chunking import Chunking, ChunkingError, chunk_ids, li
 from rag_lsp.core.targets.index import contextual, path_words
 from rag_lsp.core.targets.ranking import (
     COSINE_WEIGHT,
+    KEYWORD_WEIGHT,
     RERANKED,
     Ranked,
     best_of_block,
     best_of_each,
-    reciprocal_rank_fusion,
+    fused_by_confidence,
     reranked,
     top_rows,
 )
@@ -81,16 +82,20 @@ def test_chunking_options_are_read_with_their_defaults_and_refused_when_wrong() 
 # ---------------------------------------------------------------- ranking
 
 
-def test_reciprocal_rank_fusion_sums_one_over_k_plus_rank() -> None:
-    """Each ranking adds 1/(60 + rank); a row both rank beats one only one ranks first."""
-    fused = reciprocal_rank_fusion([[7, 3, 5], [3, 9]], 10)
-    assert [row for row, _ in fused] == [3, 7, 9, 5]
-    scores = dict(fused)
-    assert scores[3] == pytest.approx(1 / 62 + 1 / 61)
-    assert scores[7] == pytest.approx(1 / 61)
-    assert scores[9] == pytest.approx(1 / 62) and scores[5] == pytest.approx(1 / 63)
-    assert [row for row, _ in reciprocal_rank_fusion([[1, 2], [2, 1]], 1)] == [1]  # a tie goes to the lower row
-    assert reciprocal_rank_fusion([[], []], 5) == []
+def test_hybrid_fusion_weighs_keyword_search_by_how_sure_it_is() -> None:
+    """Meaning is rescaled from the first (1) to the RERANKED-th (0); keyword scores are shares of what the
+    query could score, weighted by KEYWORD_WEIGHT x the best one's share: a paraphrase barely moves the ranking."""
+    meaning = [(7, 0.9), (3, 0.8), (5, 0.7)] + [(100 + n, 0.5) for n in range(RERANKED - 3)]
+    sure = fused_by_confidence(meaning, [(3, 8.0), (9, 4.0)], 10.0, 3)
+    weight = KEYWORD_WEIGHT * 0.8
+    assert [row for row, _ in sure] == [3, 7, 5]
+    assert dict(sure)[3] == pytest.approx((1 - weight) * 0.75 + weight * 0.8)
+    assert dict(sure)[7] == pytest.approx(1 - weight)
+    unsure = fused_by_confidence(meaning, [(3, 0.5)], 10.0, 2)
+    assert [row for row, _ in unsure] == [7, 3]  # one word of the question in common: meaning leads
+    assert fused_by_confidence(meaning, [], 0.0, 2) == [(7, 1.0), (3, pytest.approx(0.75))]
+    assert [row for row, _ in fused_by_confidence([], [(4, 2.0), (2, 2.0)], 4.0, 5)] == [2, 4]  # ties to the lower row
+    assert fused_by_confidence([], [], 0.0, 5) == []
 
 
 def test_top_rows_are_best_first_with_ties_to_the_lower_row() -> None:
@@ -493,13 +498,15 @@ def test_the_default_searches_by_meaning(docs: Workspace) -> None:
 
 
 def test_hybrid_fuses_both_rankings_and_answers_semantic(docs: Workspace) -> None:
-    """Hybrid finds what either retrieval finds, scores are fused reciprocal ranks, and its mode is semantic."""
+    """Hybrid finds what either retrieval finds, a chunk first in both rankings scores 1 at most, and its mode is semantic."""
     target = builtin(docs, retrieval="hybrid")
     meaning = ask(target, "how do we keep a single busy customer from starving the rest")  # no word in common
     words = ask(target, "readiness probe rollout")
     assert meaning.mode == words.mode == "semantic"
     assert meaning.hits[0].path == "docs/rate-limits.md" and words.hits[0].path == "docs/deploy.md"
-    assert words.hits[0].score == round(2 / 61, 6)  # first in both rankings
+    # First in both rankings: its meaning scores 1 and its words a share of 1 at most.
+    assert 1 - KEYWORD_WEIGHT < words.hits[0].score <= 1
+    assert [hit.score for hit in words.hits] == sorted((hit.score for hit in words.hits), reverse=True)
 
 
 @pytest.mark.parametrize(

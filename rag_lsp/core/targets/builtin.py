@@ -46,8 +46,10 @@ chunks (:mod:`.chunking`), and a hit is a chunk: ``path`` (workspace-relative,
   dropped and the rest stemmed (Snowball), then ranked with BM25 (``bm25s``,
   :mod:`.keyword`); chunks that share no word with the query are not hits;
   ``mode: keyword``.
-* ``hybrid``: both rankings fused by reciprocal rank (:mod:`.ranking`);
-  ``mode: semantic``.
+* ``hybrid``: both rankings fused, the keyword ranking weighing as much as
+  keyword search is sure of itself: much when a chunk holds most of the
+  query's words, little when its best shares a word or two with it
+  (:func:`.ranking.fused_by_confidence`); ``mode: semantic``.
 
 Whatever the retrieval, the hits list each file's best chunk first, best first,
 then the files' further chunks (:meth:`.ranking.Ranked.file_first`, among the best
@@ -85,7 +87,7 @@ from ..workspace import Workspace
 from .base import Answer, Hit, Request, Target, TargetError
 from .chunking import Chunking, ChunkingError, chunk_ids
 from .keyword import Analyzer, KeywordIndex
-from .ranking import RERANKED, Ranked, best_of_block, reciprocal_rank_fusion, reranked, top_rows
+from .ranking import RERANKED, Ranked, best_of_block, fused_by_confidence, reranked, top_rows
 
 log = logging.getLogger(__name__)
 
@@ -586,8 +588,12 @@ class BuiltinTarget(Target):
         """The ``top_k`` best chunks of ``names`` for ``query``, file first, their
         scores as hits show them."""
         keyword_scores = None
+        attainable = 0.0
         if state.keyword is not None:
-            keyword_scores = state.keyword.scores(state.keyword.query_terms(query))
+            words = state.keyword.query_terms(query)
+            keyword_scores = state.keyword.scores(words)
+            if state.model is not None:
+                attainable = state.keyword.attainable(query, words)
         query_terms = state.model.query_terms([query])[0] if semantic_scores is not None else None
         matching = _matching(state, lambda _: query_terms)
         depth = _depth(top_k, matching)
@@ -615,12 +621,9 @@ class BuiltinTarget(Target):
             rows = state.rows[name]
             if state.model is not None and state.keyword is not None:
                 fusion = max(_FUSION_DEPTH, depth)
-                rankings = []
-                if semantic_scores is not None:
-                    rankings.append([row for row, _ in by_meaning(semantic_scores, fusion, rows)])
-                if keyword_scores is not None:
-                    rankings.append([row for row, score in top_rows(keyword_scores, fusion, rows) if score > 0])
-                found.extend((score, row, place) for row, score in reciprocal_rank_fusion(rankings, depth))
+                meaning = by_meaning(semantic_scores, fusion, rows) if semantic_scores is not None else []
+                by_words = [] if keyword_scores is None else [item for item in top_rows(keyword_scores, fusion, rows) if item[1] > 0]
+                found.extend((score, row, place) for row, score in fused_by_confidence(meaning, by_words, attainable, depth))
             elif state.model is not None:
                 if semantic_scores is not None:
                     found.extend((score, row, place) for row, score in best(semantic_scores, rows, False))

@@ -67,6 +67,8 @@ class KeywordIndex:
         self._starts = scores["indptr"].tolist()
         self.size = int(scores["num_docs"])
         self._rows = self._dense_rows()
+        # Each term's highest score of any chunk (see attainable), made when first asked.
+        self._best: numpy.ndarray | None = None
 
     def _dense_rows(self) -> dict[int, numpy.ndarray]:
         """The scores of every chunk of the terms found in many chunks, by term."""
@@ -88,6 +90,27 @@ class KeywordIndex:
         kept (a term said twice counts twice, as in bm25s)."""
         vocabulary = self._vocabulary
         return [vocabulary[term] for term in self._analyzer.terms(query) if term in vocabulary]
+
+    def attainable(self, query: str, terms: list[int]) -> float:
+        """What ``query`` could score, its terms being ``terms`` (see
+        query_terms): the sum of each term's highest score of any chunk, raised
+        in proportion to the query's words the index does not know (a question
+        half of whose words no chunk holds is matched by half at best); 0 when
+        the index knows none of them."""
+        if not terms:
+            return 0.0
+        best = self._best
+        if best is None:
+            starts = numpy.asarray(self._starts)
+            best = numpy.zeros(len(starts) - 1, dtype=numpy.float64)
+            held = numpy.flatnonzero(numpy.diff(starts) > 0)
+            if held.size:
+                # Empty ranges between the held ones are of no length: each
+                # reduced segment is its own term's.
+                best[held] = numpy.maximum.reduceat(numpy.asarray(self._data, dtype=numpy.float64), starts[held])
+            self._best = best
+        words = len(self._analyzer.terms(query))
+        return float(best[terms].sum()) * max(1.0, words / len(terms))
 
     def scores(self, terms: list[int], out: numpy.ndarray | None = None) -> numpy.ndarray:
         """Each chunk's score for a query of ``terms`` (see query_terms): 0 for a
