@@ -82,7 +82,8 @@ async def test_a_case_run_shows_its_deltas_against_the_baseline(client: Language
 
 
 async def test_a_suite_run_shows_the_mean_deltas_on_its_threshold_lines(client: LanguageClient, tmp_path: Path) -> None:
-    """RAG403 / RAG404 carry the suite mean's delta when it moved; the suite's lens shows the deltas of its figures."""
+    """RAG403 / RAG404 carry the suite mean's delta when it moved, and how sure that move is over the cases both
+    runs scored (a paired interval and p-value); the suite's lens shows the deltas of its figures."""
     record_baseline(tmp_path)
     await start(client, tmp_path, options={"baseline": BASELINE})
     suite_uri = open_file(client, tmp_path / ".punica/evals/code.suite.yaml")
@@ -91,7 +92,12 @@ async def test_a_suite_run_shows_the_mean_deltas_on_its_threshold_lines(client: 
     await execute(client, lens.command)
     found = await published_when(client, suite_uri, lambda items: bool(results(items)))
     assert results(found) == [
-        ("RAG403", 7, "rag.recall 0.83 < 0.9 (−0.17 vs baseline) (mean over 3 scored cases)"),
+        (
+            "RAG403",
+            7,
+            "rag.recall 0.83 < 0.9 (−0.17 vs baseline) (mean over 3 scored cases); −0.25 recall (95% CI −0.50 to ±0.00, "
+            "p = 1.00, 0 better, 1 worse): not distinguishable from noise on 2 cases",
+        ),
         ("RAG404", 8, "rag.mode.semantic 1.00 ≥ 1 (mean over 3 scored cases)"),
     ]
     (after,) = await lenses(client, suite_uri)

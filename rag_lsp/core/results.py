@@ -33,8 +33,10 @@ from .compare import (
     SuiteFigures,
     compare_case,
     compare_figures,
+    compare_suite,
     default_direction,
     describe_hits,
+    describe_significance,
     keyed,
     vs_baseline,
 )
@@ -247,6 +249,21 @@ def _versus(
     return lambda metric: vs_baseline(deltas.get(metric))
 
 
+def _how_sure(before: Any, result: SuiteResult, direction: Direction) -> Callable[[str], str]:
+    """``how_sure(metric)``: how sure the suite mean's move since the baseline is
+    (``+0.10 recall (95% CI −0.05 to +0.25, p = 0.37, 2 better, 1 worse): not
+    distinguishable from noise on 10 cases``), computed when first asked."""
+    said: dict[str, str] = {}
+
+    def how_sure(metric: str) -> str:
+        if not said:
+            said.update((delta.metric, describe_significance(delta)) for delta in compare_suite(before, result, direction).aggregates)
+            said.setdefault("", "")
+        return said.get(metric, "")
+
+    return how_sure
+
+
 def _case_tail(change: CaseChange | None) -> str:
     """What a case's message adds after its figures about the baseline."""
     if change is None:
@@ -353,6 +370,7 @@ def suite_marks(
     ``baseline``, the verdict and each threshold show how far the suite's means moved."""
     placed: list[tuple[int, Mark]] = []
     versus: Callable[[str], str] = lambda _: ""
+    how_sure: Callable[[str], str] = lambda _: ""
     new_suite = ""
     if baseline is not None:
         before = baseline.suite(result.id)
@@ -360,6 +378,7 @@ def suite_marks(
             new_suite = " · not in the baseline"
         else:
             versus = _versus(before.aggregates, result.aggregates, baseline.direction)
+            how_sure = _how_sure(before, result, baseline.direction)
 
     def mark(start: int, end: int, code: str | None, message: str, lens: str | None = None, covered: int = 1) -> None:
         position = lines.position(start)
@@ -395,6 +414,10 @@ def suite_marks(
                 message += f" ({moved})"
             if threshold.value is not None:
                 message += f" (mean over {counted(scored, 'scored case')})"
+            if moved:
+                # Whether the move is real or noise, over the cases both runs scored.
+                sure = how_sure(threshold.metric)
+                message += f"; {sure}" if sure else ""
             if broken:
                 message += f"; the suite fails as broken: {broken:,} of {_cases(len(result.cases))} have no figures"
             mark(span[0], span[1], THRESHOLD_MET if threshold.passed else THRESHOLD_FAILED, message)
