@@ -182,7 +182,7 @@ def parse_slices(written: list[str] | None, output: str, html: bool = False) -> 
     from ..core.slices import NotAMetadataKey, metadata_key
 
     if output not in ("text", "json") and not html:
-        raise UsageError(f"--by gives slices in the text and json reports and in --html, not in --format {output}")
+        raise UsageError(f"--by gives slices in the text and json reports, not in --format {output} (and in the page of --html)")
     try:
         return {text: metadata_key(text) for text in written}
     except NotAMetadataKey as error:
