@@ -1,10 +1,11 @@
 "use strict";
 (function () {
   // The cases of the run, written once as JSON beside this script: each row is
-  // [suite, id, figures (one per metric) | null, first relevant rank, missed
-  // ([value, rank, reason] as indices into strings), broken | null, change].
+  // [suite, id, figures | null, first relevant rank, missed ([value, rank,
+  // reason] as indices into strings), broken | null, change]; the figures (one
+  // per metric) are an index into data.figures, which cases share.
   var data = JSON.parse(document.getElementById("cases-data").textContent);
-  var strings = data.strings, rows = data.cases, metrics = data.metrics;
+  var strings = data.strings, rows = data.cases, metrics = data.metrics, figures = data.figures;
   var PAGE = 500;
   var CHANGES = ["", "worse", "better", "added"];
   var table = document.getElementById("case-table");
@@ -33,8 +34,8 @@
   metrics.forEach(function (metric, index) {
     columns.push({
       title: data.labels[index], metric: metric, numeric: true,
-      key: function (r) { return r[2] === null ? null : r[2][index]; },
-      text: function (r) { var v = r[2] === null ? null : r[2][index]; return v === null || v === undefined ? "—" : v.toFixed(3); }
+      key: function (r) { return r[2] === null ? null : figures[r[2]][index]; },
+      text: function (r) { var v = r[2] === null ? null : figures[r[2]][index]; return v === null || v === undefined ? "—" : v.toFixed(3); }
     });
   });
   columns.push({

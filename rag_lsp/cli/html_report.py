@@ -29,6 +29,7 @@ import base64
 import hashlib
 import html
 import json
+import operator
 import time
 from importlib import resources
 from typing import TYPE_CHECKING, Iterable, Sequence
@@ -392,9 +393,12 @@ def _changes(comparison: Comparison | None) -> dict[str, dict[str, int]]:
 
 
 def cases_data(results: Sequence[SuiteResult], comparison: Comparison | None) -> dict:
-    """The table's data: ``{"metrics", "labels", "suites", "strings", "compared",
-    "cases": [[suite, id, [figure per metric], first relevant rank,
-    [[value, rank, reason]...] (indices into strings), broken, change]]}``."""
+    """The table's data: ``{"metrics", "labels", "suites", "strings", "figures",
+    "compared", "cases": [[suite, id, figures, first relevant rank, [[value,
+    rank, reason]...], broken, change]]}``: a case's figures (one per metric) are
+    an index into ``figures`` (cases share them: a 100k-case run has a few
+    hundred distinct ones), its values missed and their reasons indices into
+    ``strings``."""
     metrics = _metric_order(results)
     strings: list[str] = []
     index_of: dict[str, int] = {}
@@ -406,30 +410,43 @@ def cases_data(results: Sequence[SuiteResult], comparison: Comparison | None) ->
             strings.append(text)
         return found
 
+    figures: list[list[float | None]] = []
+    figures_of: dict[tuple, int] = {}
+    every = operator.itemgetter(*metrics) if len(metrics) > 1 else None
     changes = _changes(comparison)
     rows: list[list] = []
+    append = rows.append
     for number, result in enumerate(results):
         marks = changes.get(result.id, {})
         for case in result.cases:
             scores = case.scores
-            figures = None if scores is None else [_rounded(scores.get(metric)) for metric in metrics]
-            missed = [[intern(miss.value), miss.rank, intern(miss.message)] for miss in case.why_missed]
-            if not missed and case.missed:
+            figure = None
+            if scores is not None:
+                try:
+                    key = every(scores) if every is not None else tuple(scores.get(m) for m in metrics)
+                except KeyError:
+                    key = tuple(scores.get(metric) for metric in metrics)
+                figure = figures_of.get(key)
+                if figure is None:
+                    figure = figures_of[key] = len(figures)
+                    figures.append(list(key))
+            why = case.why_missed
+            if why:
+                missed = [[intern(miss.value), miss.rank, intern(miss.message)] for miss in why]
+            elif case.missed:
                 missed = [[intern(value), None, intern("")] for value in case.missed]
-            rows.append([number, case.id, figures, case.first_relevant_rank, missed, case.broken, marks.get(case.id, _SAME)])
+            else:
+                missed = []
+            append([number, case.id, figure, case.first_relevant_rank, missed, case.broken, marks.get(case.id, _SAME) if marks else _SAME])
     return {
         "metrics": metrics,
         "labels": [label(metric) for metric in metrics],
         "suites": [result.id for result in results],
         "strings": strings,
+        "figures": figures,
         "compared": comparison is not None,
         "cases": rows,
     }
-
-
-def _rounded(value: float | None) -> float | None:
-    # Four decimals: the table shows three; the JSON report has every digit.
-    return None if value is None else round(value, 4)
 
 
 def _script_json(document: object) -> str:
