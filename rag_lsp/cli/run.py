@@ -5,7 +5,7 @@
                 [--k 1,3,5,10] [--record FILE]
                 [--baseline RUN.json [--fail-on-regression] [--tolerance T] [--significance ALPHA]
                  [--compare-json FILE]]
-                [--summary-md FILE]
+                [--summary-md FILE] [--html FILE [--history DIR]]
 
 PATHs are folders (the suites in suite files under them), suite files (their
 suites) or datasets (the suites that use them); the default is the workspace of
@@ -23,6 +23,8 @@ is explicit, so ``command`` and ``http`` targets run; ``--no-exec`` refuses them
 * ``--significance ALPHA``: with a baseline, a mean regresses only when it moved
   the wrong way beyond the tolerance *and* significantly at ALPHA (p < ALPHA).
 * ``--summary-md FILE``: a Markdown summary appended to FILE ($GITHUB_STEP_SUMMARY).
+* ``--html FILE``: the run as one self-contained HTML page (see html_report);
+  ``--history DIR``: with it, each suite mean across the reports kept in DIR.
 * ``--format trec``: the run as TREC run lines (see run_formats.format_trec);
   ``--qrels-out FILE``: the judgments of the suites' datasets as TREC qrels, so
   trec_eval, ir-measures and ranx read the run as this run scores it.
@@ -133,6 +135,18 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "puts a case in each of its values' slices; cases without the key form the slice \"(none)\"), "
         "with each slice's case count; repeatable; text and json formats",
     )
+    parser.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the run as one self-contained HTML page to FILE: the suites, every case in a table "
+        "that sorts and filters, and (when given) the sweep over k, the comparison, the slices and the trend",
+    )
+    parser.add_argument(
+        "--history",
+        metavar="DIR",
+        help="with --html: plot each suite mean across the `rag-lsp run --format json` reports (*.json) in DIR, "
+        "oldest first by file modification time, then this run",
+    )
     parser.set_defaults(handler=run_command)
 
 
@@ -159,15 +173,16 @@ def parse_ks(text: str | None) -> tuple[int, ...]:
     return tuple(sorted(ks))
 
 
-def parse_slices(written: list[str] | None, output: str) -> dict[str, str]:
+def parse_slices(written: list[str] | None, output: str, html: bool = False) -> dict[str, str]:
     """Each ``--by`` as written -> the metadata key it names; UsageError for one
-    that names none, or for an output format that has no place for slices."""
+    that names none, or for an output format that has no place for slices (the
+    HTML page has one, whatever the format)."""
     if not written:
         return {}
     from ..core.slices import NotAMetadataKey, metadata_key
 
-    if output not in ("text", "json"):
-        raise UsageError(f"--by gives slices in the text and json reports, not in --format {output}")
+    if output not in ("text", "json") and not html:
+        raise UsageError(f"--by gives slices in the text and json reports, not in --format {output} (and in the page of --html)")
     try:
         return {text: metadata_key(text) for text in written}
     except NotAMetadataKey as error:
@@ -182,7 +197,8 @@ def one_shot_process() -> None:
 def run_command(arguments: argparse.Namespace) -> int:
     one_shot_process()
     ks = parse_ks(arguments.k)
-    slice_keys = parse_slices(arguments.by, arguments.format)
+    slice_keys = parse_slices(arguments.by, arguments.format, arguments.html is not None)
+    history = _read_history(arguments)
     baseline = _read_baseline(arguments)
     # With no PATH, the whole workspace of the current folder, as `check` reads it.
     selected = select([Path(path) for path in arguments.paths] or [find_root(Path.cwd())], arguments.suite)
@@ -270,6 +286,10 @@ def run_command(arguments: argparse.Namespace) -> int:
         from . import run_formats as formats
 
         _write_file(arguments.qrels_out, formats.format_qrels(run).encode("utf-8"), "--qrels-out")
+    if arguments.html:
+        from .html_report import format_html
+
+        _write_replacing(arguments.html, format_html(run, comparison, history), "--html")
     if arguments.summary_md:
         from . import compare_formats
 
@@ -320,6 +340,33 @@ def _read_baseline(arguments: argparse.Namespace):
         return load_baseline(Path(arguments.baseline))
     except BaselineError as error:
         raise UsageError(str(error)) from None
+
+
+def _read_history(arguments: argparse.Namespace):
+    """The earlier reports of ``--history``, read before the run (a folder that
+    does not exist is a usage error, exit 2; a file in it that is not a run
+    report is skipped, with a warning); and a ``--html`` destination that cannot
+    be replaced (a link, a pipe, a folder) refused before the run."""
+    if arguments.html is not None:
+        from ..core.safefiles import Refused, writable_target
+
+        try:
+            writable_target(arguments.html)
+        except Refused as error:
+            raise UsageError(f"--html {error}") from None
+    if arguments.history is None:
+        return None
+    if arguments.html is None:
+        raise UsageError("--history plots the trend in the HTML report: give --html FILE too")
+    from ..core.history import HistoryError, read_history
+
+    try:
+        points, notes = read_history(Path(arguments.history))
+    except HistoryError as error:
+        raise UsageError(f"--history {error}") from None
+    for note in notes:
+        print(f"rag-lsp: --history {note}", file=sys.stderr)
+    return points
 
 
 def _say_settings_problems(selected: list[tuple[Workspace, SuiteInfo | str]]) -> None:
@@ -392,6 +439,22 @@ def _write_file(name: str, data: bytes, flag: str, append: bool = False) -> None
             path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "ab" if append else "wb") as file:
             file.write(data)
+    except OSError as error:
+        raise UsageError(f"{flag} {name}: cannot write: {error.strerror or error}") from None
+
+
+def _write_replacing(name: str, data: bytes, flag: str) -> None:
+    """``data`` written to a new file beside ``name`` and moved into its place;
+    a link, a pipe or a folder there is refused, not replaced (exit 2)."""
+    from ..core.safefiles import Refused, write_replacing
+
+    path = Path(name)
+    try:
+        if path.parent != Path("."):
+            path.parent.mkdir(parents=True, exist_ok=True)
+        write_replacing(path, data)
+    except Refused as error:
+        raise UsageError(f"{flag} {error}") from None
     except OSError as error:
         raise UsageError(f"{flag} {name}: cannot write: {error.strerror or error}") from None
 

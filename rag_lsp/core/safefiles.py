@@ -140,3 +140,36 @@ def open_regular(path: Path | str, *, follow_links: bool = True):
         os.close(descriptor)
         raise Refused(f"{path} is {kind_of(mode)}, not a regular file")
     return os.fdopen(descriptor, "rb")
+
+
+def write_replacing(path: Path | str, data: bytes) -> None:
+    """Write ``data`` to ``path``: into a new file beside it, then moved into its
+    place, so no reader sees it half-written. Refused (with why) when ``path`` is
+    a link, a pipe, a device or a folder (see :func:`writable_target`), or when it
+    cannot be written; what it named is then left as it was."""
+    import tempfile
+
+    path = Path(path)
+    writable_target(path)
+    folder = path.parent
+    try:
+        descriptor, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=folder)
+    except OSError as error:
+        raise Refused(f"cannot write {path}: {error.strerror or error}") from None
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+        # The new file has the mode a plain create would give it, not mkstemp's 0600.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(partial, 0o666 & ~umask)
+        writable_target(path)  # it may have changed while the file was written
+        os.replace(partial, path)
+    except BaseException as error:
+        try:
+            os.unlink(partial)
+        except OSError:
+            pass
+        if isinstance(error, OSError):
+            raise Refused(f"cannot write {path}: {error.strerror or error}") from None
+        raise
