@@ -219,6 +219,22 @@ def test_record_replaces_a_regular_file(tmp_path: Path) -> None:
     assert not [path for path in root.iterdir() if path.name.endswith(".partial")]
 
 
+# ---------------------------------------------------------------- findings on every row
+
+
+def test_a_dataset_of_empty_rows_is_one_finding_per_cause(tmp_path: Path) -> None:
+    """300,000 lines of `{}` (900 KB; three findings a row): `check --format json` gives one finding per cause,
+    each covering every occurrence and line, where each occurrence was a finding kept in memory."""
+    root = make_workspace(tmp_path)
+    dataset = root / ".punica" / "evals" / "code.jsonl"
+    dataset.write_text("{}\n" * 300_000, encoding="utf-8")
+    result = cli("check", "--format", "json", str(dataset), cwd=root)
+    assert_clean(result, 1)
+    folded = {(item["code"], item["covers"]["findings"], len(item["covers"]["lines"])) for item in json.loads(result.stdout) if "covers" in item}
+    assert folded == {("RAG004", 600_000, 300_000), ("RAG201", 300_000, 300_000)}
+    assert len(json.loads(result.stdout)) == 2
+
+
 # ---------------------------------------------------------------- values and the environment
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from .. import collector
 from ..core.analyze import analyze_file
 from ..core.config import CONFIG_PATHS
-from ..core.incremental import SHARED_FROM_BYTES, check_shared, reading_helper
+from ..core.incremental import MODELLED_FROM_BYTES, SHARED_FROM_BYTES, check_shared, reading_helper
 from ..core.findings import Finding, Severity
 from ..core.parallel import Helper
 from ..core.rules import all_rules
@@ -175,13 +175,15 @@ def _check_paths(paths: list[Path], helper: Helper | None, unfold: bool = False)
         helper.close(wait=False)
         helper = None
     findings: dict[tuple[Path, str], list[Finding]] = {}
-    if helper is not None:
-        # Large datasets first, each read on two cores: the suites that read
-        # them are then checked against what that reading found.
-        for workspace, relative in large:
-            found = check_shared(workspace, relative, helper)
-            if found is not None:
-                findings[(workspace.root, relative)] = found
+    # Datasets of many lines first, each read by a dataset model (the large ones
+    # on two cores): a cause on most of their rows is then counted, not made a
+    # finding per row; the suites that read them are checked against what that
+    # reading found.
+    modelled = [(workspace, relative) for (_, relative), (workspace, kind) in ordered if _is_modelled(workspace, relative, kind)]
+    for workspace, relative in modelled:
+        found = check_shared(workspace, relative, helper if (workspace, relative) in large else None)
+        if found is not None:
+            findings[(workspace.root, relative)] = found
     checked = Checked()
     for (root, relative), (workspace, kind) in ordered:
         found = findings.get((root, relative))
@@ -190,10 +192,18 @@ def _check_paths(paths: list[Path], helper: Helper | None, unfold: bool = False)
 
 
 def _is_large_dataset(workspace: Workspace, relative: str, kind: str | None) -> bool:
+    return _dataset_of_at_least(workspace, relative, kind, SHARED_FROM_BYTES)
+
+
+def _is_modelled(workspace: Workspace, relative: str, kind: str | None) -> bool:
+    return _dataset_of_at_least(workspace, relative, kind, MODELLED_FROM_BYTES)
+
+
+def _dataset_of_at_least(workspace: Workspace, relative: str, kind: str | None, size: int) -> bool:
     if kind != DATASET_FILE:
         return False
     try:
-        return workspace.absolute(relative).stat().st_size >= SHARED_FROM_BYTES
+        return workspace.absolute(relative).stat().st_size >= size
     except OSError:
         return False
 

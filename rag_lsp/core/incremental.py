@@ -62,6 +62,10 @@ SHARED_FROM_BATCHES = 12
 # A dataset file at least this large most likely holds that many batches (lines
 # of 80 bytes or more): a one-shot check starts a helper for it.
 SHARED_FROM_BYTES = SHARED_FROM_BATCHES * _CHECK_BATCH * 80
+# A dataset file at least this large may hold more than a batch of short lines
+# (`{}` is 3 bytes): a one-shot check reads it with a model, which counts a
+# cause on most rows instead of making a finding of each (see _presumed).
+MODELLED_FROM_BYTES = _CHECK_BATCH * 4
 # A helper's answer for each line of a batch is a byte (see screen_batch): a
 # blank line, a line it did not pass, or a plain line's row shape and whether
 # it was read exactly (2 + twice the shape's index below + 1 if exactly).
@@ -1430,9 +1434,10 @@ def reading_helper() -> Helper | None:
     return Helper(preload=["rag_lsp.collector:one_shot", f"{__name__}:warm_up"]) if cores() > 1 else None
 
 
-def check_shared(workspace: Workspace, path: str, helper: Helper) -> list[Finding] | None:
+def check_shared(workspace: Workspace, path: str, helper: Helper | None) -> list[Finding] | None:
     """Every finding of a dataset as it is on disk (as ``analyze_file`` gives them),
-    the helper taking a share of the reading when the dataset is large. The
+    read by a model, the helper (if any) taking a share of the reading when the
+    dataset is large. The
     dataset's model then stands for it in the workspace's facts (the row shape
     its suites are checked against), so it is not read a second time. None for a
     dataset the model does not read (refused for its size, or holding a byte that
