@@ -14,9 +14,12 @@ export const MINIMUM_PYTHON: readonly [number, number] = [3, 10];
  * The rules that find the server, in the order `ragLsp.importStrategy:
  * fromEnvironment` (the default) tries them: the environment's rag-lsp, then the
  * copy bundled in a platform-specific build, when there is one. The first that
- * gives a server that can start wins.
+ * gives a server that can start wins. The workspace's own `.venv` comes after
+ * what the user chose (the settings, the Python extension's interpreter) and
+ * before PATH: a project that installs rag-lsp into its environment checks with
+ * that version, as `rag-lsp check` run in that environment does.
  */
-export const RULES = ["serverCommand", "pythonPath", "pythonExtension", "path", "bundled"] as const;
+export const RULES = ["serverCommand", "pythonPath", "pythonExtension", "workspaceVenv", "path", "bundled"] as const;
 export type Rule = (typeof RULES)[number];
 
 /**
@@ -28,7 +31,7 @@ export type Rule = (typeof RULES)[number];
  */
 export function ruleOrder(importStrategy: unknown): Rule[] {
   return importStrategy === "useBundled"
-    ? ["serverCommand", "bundled", "pythonPath", "pythonExtension", "path"]
+    ? ["serverCommand", "bundled", "pythonPath", "pythonExtension", "workspaceVenv", "path"]
     : [...RULES];
 }
 
@@ -37,6 +40,7 @@ export const RULE_NAMES: Record<Rule, string> = {
   serverCommand: "ragLsp.serverCommand",
   pythonPath: "ragLsp.pythonPath",
   pythonExtension: "the interpreter selected in the Python extension",
+  workspaceVenv: "the workspace's .venv or venv",
   path: "`rag-lsp` on PATH",
   bundled: "the rag-lsp bundled with the extension",
 };
@@ -50,6 +54,25 @@ export interface CommandSettings {
   importStrategy?: unknown;
   /** The workspace trust: an untrusted workspace's interpreter is never run. */
   trusted?: boolean;
+  /** The workspace folders (file system paths), searched for a `.venv` or `venv`. */
+  workspaceFolders?: readonly string[];
+  /** `process.platform`: where a virtual environment keeps its interpreter (`Scripts\python.exe` on Windows). */
+  platform?: string;
+}
+
+/** The folders a workspace's own virtual environment is looked for in, in this order. */
+export const VENV_FOLDERS = [".venv", "venv"] as const;
+
+/**
+ * The interpreters of the virtual environments a workspace may hold, in the order
+ * they are tried: each folder's `.venv`, then its `venv`. Where `python -m venv`
+ * puts the interpreter: `bin/python`, or `Scripts\python.exe` on Windows.
+ */
+export function venvInterpreters(folders: readonly string[], platform: string | undefined): string[] {
+  const windows = platform === "win32";
+  const p = windows ? path.win32 : path.posix;
+  const inside = windows ? ["Scripts", "python.exe"] : ["bin", "python"];
+  return folders.flatMap((folder) => VENV_FOLDERS.map((venv) => p.join(folder, venv, ...inside)));
 }
 
 export interface Expansions {
@@ -153,7 +176,8 @@ export function tooOld(version: string | undefined): boolean {
 /**
  * Finds the server, trying the rules in `ruleOrder(settings.importStrategy)`:
  * `ragLsp.serverCommand`; `ragLsp.pythonPath`; the interpreter selected in the
- * Python extension; `rag-lsp` on PATH; the copy bundled in a platform-specific
+ * Python extension; the `.venv` or `venv` of a workspace folder (trusted
+ * workspaces only); `rag-lsp` on PATH; the copy bundled in a platform-specific
  * build of the extension, run by the first interpreter that can (`ragLsp.pythonPath`,
  * the Python extension's, `python3` on PATH). A rule that is set but fails is
  * recorded and the next one is tried; every rule tried is in `attempts`, so the
@@ -263,6 +287,37 @@ export async function resolveServer(settings: CommandSettings, expansions: Expan
         return attempt("pythonExtension", `\`${interpreter.path}\` ${probe.problem}`);
       }
       return use({ command: interpreter.path, args: MODULE_ARGS, rule: "pythonExtension", interpreter }, interpreter.path);
+    },
+    // Not a setting: a workspace without a venv, or whose venv lacks rag-lsp, is
+    // common and no reason to warn. Its interpreter is the workspace's own program,
+    // so, like the Python extension's, it is never run in an untrusted workspace.
+    workspaceVenv: async () => {
+      const folders = settings.workspaceFolders ?? [];
+      if (!folders.length) {
+        return attempt("workspaceVenv", "no workspace folder", false);
+      }
+      const found = venvInterpreters(folders, settings.platform).filter((file) => host.findExecutable(file) !== undefined);
+      if (!found.length) {
+        const where = folders.length === 1 ? folders[0] : "any workspace folder";
+        return attempt("workspaceVenv", `no ${VENV_FOLDERS.join(" or ")} in ${where}`, false);
+      }
+      if (!trusted) {
+        resolution.waitsForTrust = true;
+        const files = found.map((file) => `\`${file}\``).join(", ");
+        return attempt("workspaceVenv", `${files} ${found.length === 1 ? "is" : "are"} not run: the workspace is not trusted`, false);
+      }
+      const reasons: string[] = [];
+      for (const file of found) {
+        const probe = await host.checkModule(file);
+        if (probe.problem === undefined) {
+          const interpreter = { path: file, version: probe.version };
+          return use({ command: file, args: MODULE_ARGS, rule: "workspaceVenv", interpreter }, file);
+        }
+        reasons.push(`\`${file}\` ${probe.problem}`);
+      }
+      // The workspace's environment is where rag-lsp belongs, unless the user named one.
+      resolution.installInto ??= { path: found[0] };
+      return attempt("workspaceVenv", reasons.join("; "), false);
     },
     path: async () => {
       const onPath = host.findExecutable("rag-lsp");

@@ -158,6 +158,8 @@ export class RagLspExtension implements vscode.Disposable {
         pythonPath: config.get("pythonPath"),
         importStrategy: config.get("importStrategy"),
         trusted: vscode.workspace.isTrusted,
+        workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((folder) => folder.uri.fsPath),
+        platform: process.platform,
       },
       { workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath, home: os.homedir() },
       this.host(),

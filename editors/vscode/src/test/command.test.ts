@@ -17,6 +17,7 @@ import {
   resolveServer,
   skippedSettings,
   tooOld,
+  venvInterpreters,
 } from "../command";
 
 /** A machine with these executables; `modules` are interpreters that can import rag_lsp. */
@@ -61,6 +62,7 @@ test("with nothing set and rag-lsp on PATH, PATH wins and every earlier rule say
       ["serverCommand", false, "not set"],
       ["pythonPath", false, "not set"],
       ["pythonExtension", false, "the Python extension is not installed"],
+      ["workspaceVenv", false, "no workspace folder"],
       ["path", true, "/usr/bin/rag-lsp"],
     ],
   );
@@ -129,6 +131,86 @@ test("an untrusted workspace's interpreter is not run until the workspace is tru
   assert.equal((await resolveServer({ trusted: true }, {}, host)).server?.rule, "pythonExtension");
 });
 
+test("a workspace's own .venv with rag-lsp serves, before PATH, and the output names it", async () => {
+  const host = machine({ files: ["/ws/.venv/bin/python", "/usr/bin/rag-lsp"], modules: ["/ws/.venv/bin/python"] });
+  const resolution = await resolveServer({ trusted: true, workspaceFolders: ["/ws"] }, {}, host);
+  assert.deepEqual(winner(resolution), ["workspaceVenv", "/ws/.venv/bin/python", "-m", "rag_lsp", "serve"]);
+  assert.deepEqual(resolution.server?.interpreter, { path: "/ws/.venv/bin/python", version: "3.11.2" }, "the version its check printed");
+  assert.deepEqual(describeResolution(resolution).slice(3), [
+    "[4] the workspace's .venv or venv: used, /ws/.venv/bin/python",
+    "Starting the server found by rule 4 (the workspace's .venv or venv): /ws/.venv/bin/python -m rag_lsp serve",
+  ]);
+  assert.equal(skippedSettings(resolution), undefined, "nothing the user set was passed over");
+});
+
+test("the workspace's venv: .venv before venv, each workspace folder in turn, Scripts\\python.exe on Windows", async () => {
+  const both = machine({ files: ["/ws/.venv/bin/python", "/ws/venv/bin/python"], modules: ["/ws/.venv/bin/python", "/ws/venv/bin/python"] });
+  assert.equal((await resolveServer({ trusted: true, workspaceFolders: ["/ws"] }, {}, both)).server?.command, "/ws/.venv/bin/python");
+  const plain = machine({ files: ["/ws/venv/bin/python"], modules: ["/ws/venv/bin/python"] });
+  assert.equal((await resolveServer({ trusted: true, workspaceFolders: ["/ws"] }, {}, plain)).server?.command, "/ws/venv/bin/python");
+  const second = machine({ files: ["/b/.venv/bin/python"], modules: ["/b/.venv/bin/python"] });
+  assert.equal((await resolveServer({ trusted: true, workspaceFolders: ["/a", "/b"] }, {}, second)).server?.command, "/b/.venv/bin/python");
+  assert.deepEqual(venvInterpreters(["C:\\ws"], "win32"), ["C:\\ws\\.venv\\Scripts\\python.exe", "C:\\ws\\venv\\Scripts\\python.exe"]);
+  assert.deepEqual(venvInterpreters(["/ws"], "linux"), ["/ws/.venv/bin/python", "/ws/venv/bin/python"]);
+});
+
+test("no venv in the workspace: PATH serves, and the output says none was found", async () => {
+  const host = machine({ files: ["/usr/bin/rag-lsp"] });
+  const resolution = await resolveServer({ trusted: true, workspaceFolders: ["/ws"] }, {}, host);
+  assert.equal(resolution.server?.rule, "path");
+  assert.equal(describeResolution(resolution)[3], "[4] the workspace's .venv or venv: no .venv or venv in /ws");
+  assert.equal((await resolveServer({ trusted: true, workspaceFolders: ["/a", "/b"] }, {}, host)).attempts[3].reason, "no .venv or venv in any workspace folder");
+  assert.deepEqual(host.checked, [], "no interpreter to run");
+});
+
+test("a venv without rag-lsp is passed over without a warning, and is where rag-lsp is to be installed", async () => {
+  // .venv lacks rag-lsp, venv has it: venv serves.
+  const next = machine({ files: ["/ws/.venv/bin/python", "/ws/venv/bin/python", "/usr/bin/rag-lsp"], modules: ["/ws/venv/bin/python"] });
+  const fromVenv = await resolveServer({ trusted: true, workspaceFolders: ["/ws"] }, {}, next);
+  assert.equal(fromVenv.server?.command, "/ws/venv/bin/python");
+  assert.deepEqual(next.checked, ["/ws/.venv/bin/python", "/ws/venv/bin/python"]);
+  const host = machine({ files: ["/ws/.venv/bin/python", "/usr/bin/rag-lsp"] });
+  const resolution = await resolveServer({ trusted: true, workspaceFolders: ["/ws"] }, {}, host);
+  assert.equal(resolution.server?.rule, "path");
+  assert.equal(resolution.attempts[3].reason, "`/ws/.venv/bin/python` has no rag_lsp module");
+  assert.equal(skippedSettings(resolution), undefined, "a venv is not a setting: its lack of rag-lsp is no warning");
+  const none = await resolveServer({ trusted: true, workspaceFolders: ["/ws"] }, {}, machine({ files: ["/ws/.venv/bin/python"] }));
+  assert.ok(failureMessage(none, { kind: "notFound" }).includes("`/ws/.venv/bin/python -m pip install rag-lsp`"));
+  // The interpreter the user selected stays the one to install into.
+  const selectedOne = machine({ files: ["/ws/.venv/bin/python"], python: selected("/v/bin/python") });
+  const chosen = await resolveServer({ trusted: true, workspaceFolders: ["/ws"] }, {}, selectedOne);
+  assert.equal(chosen.installInto?.path, "/v/bin/python");
+});
+
+test("an untrusted workspace's venv is not run until the workspace is trusted", async () => {
+  const host = machine({ files: ["/ws/.venv/bin/python", "/usr/bin/rag-lsp"], modules: ["/ws/.venv/bin/python"] });
+  const resolution = await resolveServer({ trusted: false, workspaceFolders: ["/ws"] }, {}, host);
+  assert.equal(resolution.server?.rule, "path");
+  assert.ok(resolution.waitsForTrust, "granting trust finds the server again");
+  assert.equal(resolution.attempts[3].reason, "`/ws/.venv/bin/python` is not run: the workspace is not trusted");
+  assert.deepEqual(host.checked, [], "the workspace's interpreter is never run");
+  assert.ok(interpreterChangeNeedsRestart(resolution));
+  assert.ok(!(await resolveServer({ trusted: false, workspaceFolders: ["/ws"] }, {}, machine({}))).waitsForTrust, "no venv, nothing to wait for");
+  assert.equal((await resolveServer({ trusted: true, workspaceFolders: ["/ws"] }, {}, host)).server?.rule, "workspaceVenv");
+});
+
+test("the workspace's venv comes after the settings and the Python extension's interpreter, before PATH", async () => {
+  const everything = machine({
+    files: ["/p/bin/python", "/v/bin/python", "/ws/.venv/bin/python", "/usr/bin/rag-lsp"],
+    modules: ["/p/bin/python", "/v/bin/python", "/ws/.venv/bin/python"],
+    python: selected("/v/bin/python"),
+  });
+  const base = { trusted: true, workspaceFolders: ["/ws"] };
+  assert.equal((await resolveServer({ ...base, serverCommand: ["/usr/bin/rag-lsp", "serve"] }, {}, everything)).server?.rule, "serverCommand");
+  assert.equal((await resolveServer({ ...base, pythonPath: "/p/bin/python" }, {}, everything)).server?.rule, "pythonPath");
+  assert.equal((await resolveServer(base, {}, everything)).server?.rule, "pythonExtension");
+  const noExtension = machine({ files: ["/ws/.venv/bin/python", "/usr/bin/rag-lsp"], modules: ["/ws/.venv/bin/python"] });
+  const resolution = await resolveServer(base, {}, noExtension);
+  assert.equal(resolution.server?.rule, "workspaceVenv");
+  assert.deepEqual(resolution.order, ["serverCommand", "pythonPath", "pythonExtension", "workspaceVenv", "path", "bundled"]);
+  assert.ok(!resolution.attempts.some((attempt) => attempt.rule === "path"), "PATH is not even looked at");
+});
+
 test("importStrategy useBundled uses the bundled copy before the environment's rag-lsp, run by an interpreter that can", async () => {
   const launcher = "/ext/bundled/tool/rag_lsp_bundled.py";
   // rag-lsp is on PATH and in the selected interpreter: useBundled still means the bundled copy.
@@ -140,7 +222,7 @@ test("importStrategy useBundled uses the bundled copy before the environment's r
     runsBundled: ["/usr/bin/python3"],
   });
   const bundled = await resolveServer({ importStrategy: "useBundled" }, {}, host);
-  assert.deepEqual(bundled.order, ["serverCommand", "bundled", "pythonPath", "pythonExtension", "path"]);
+  assert.deepEqual(bundled.order, ["serverCommand", "bundled", "pythonPath", "pythonExtension", "workspaceVenv", "path"]);
   assert.deepEqual(winner(bundled), ["bundled", "/usr/bin/python3", launcher, "serve"]);
   assert.deepEqual(bundled.server?.interpreter, { path: "/usr/bin/python3", version: "3.11.2" }, "the version its check printed");
   assert.deepEqual(host.checked, [], "the environment's rag_lsp is not even looked for");
@@ -190,7 +272,7 @@ test("importStrategy fromEnvironment (the default) uses the environment's rag-ls
   const both = machine({ files: ["/usr/bin/rag-lsp", "/usr/bin/python3"], launcher, runsBundled: ["/usr/bin/python3"] });
   for (const importStrategy of [undefined, "fromEnvironment"]) {
     const resolution = await resolveServer({ importStrategy }, {}, both);
-    assert.deepEqual(resolution.order, ["serverCommand", "pythonPath", "pythonExtension", "path", "bundled"]);
+    assert.deepEqual(resolution.order, ["serverCommand", "pythonPath", "pythonExtension", "workspaceVenv", "path", "bundled"]);
     assert.equal(resolution.server?.rule, "path");
   }
   // No rag-lsp in the environment: the bundled copy serves, run by the selected interpreter; the warning is the
@@ -207,12 +289,12 @@ test("importStrategy fromEnvironment (the default) uses the environment's rag-ls
     "rag-lsp: the interpreter selected in the Python extension: `/v/bin/python` has no rag_lsp module. " +
       "Using the rag-lsp bundled with the extension instead.",
   );
-  assert.equal(describeResolution(fallback).at(-1), `Starting the server found by rule 5 (the rag-lsp bundled with the extension): /v/bin/python ${launcher} serve`);
+  assert.equal(describeResolution(fallback).at(-1), `Starting the server found by rule 6 (the rag-lsp bundled with the extension): /v/bin/python ${launcher} serve`);
   // The universal build has no copy: nothing found, and the output says why.
   const none = await resolveServer({}, {}, machine({ files: ["/usr/bin/python3"] }));
   assert.equal(none.server, undefined);
-  assert.equal(none.attempts[4].reason, "this build of the extension bundles no rag-lsp (the platform-specific one does)");
-  assert.ok(!none.attempts[4].configured);
+  assert.equal(none.attempts[5].reason, "this build of the extension bundles no rag-lsp (the platform-specific one does)");
+  assert.ok(!none.attempts[5].configured);
 });
 
 test("the output channel is told each rule tried and which won", async () => {
@@ -226,8 +308,9 @@ test("the output channel is told each rule tried and which won", async () => {
   const none = await resolveServer({}, {}, machine({ python: { kind: "noInterpreter" } }));
   assert.deepEqual(describeResolution(none).slice(2), [
     "[3] the interpreter selected in the Python extension: no interpreter is selected",
-    "[4] `rag-lsp` on PATH: not found on PATH",
-    "[5] the rag-lsp bundled with the extension: this build of the extension bundles no rag-lsp (the platform-specific one does)",
+    "[4] the workspace's .venv or venv: no workspace folder",
+    "[5] `rag-lsp` on PATH: not found on PATH",
+    "[6] the rag-lsp bundled with the extension: this build of the extension bundles no rag-lsp (the platform-specific one does)",
     "No rule found a language server. Install it with: pip install rag-lsp",
   ]);
 });

@@ -287,6 +287,37 @@ test("the Python extension installed after start gives its interpreter to a serv
   assert.equal(clients()[0].serverOptions.args.join(" "), "-m rag_lsp serve");
 });
 
+test("the workspace's .venv with rag-lsp serves before PATH, once the workspace is trusted", { skip: !posix }, async () => {
+  executable("rag-lsp", "#!/bin/sh\nexit 0\n");
+  // The workspace folder is a real one here: the rule looks for the venv on disk.
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), "rag-lsp-ws-"));
+  const saved = vscode.workspace.workspaceFolders;
+  vscode.workspace.workspaceFolders = [{ uri: { fsPath: folder }, name: "ws", index: 0 }];
+  try {
+    fs.mkdirSync(path.join(folder, ".venv", "bin"), { recursive: true });
+    // Its module check prints the version, as an interpreter with rag_lsp does.
+    const python = path.join(folder, ".venv", "bin", "python");
+    fs.writeFileSync(python, "#!/bin/sh\necho 3.12.4\n", { mode: 0o755 });
+    state.markers = 1;
+    await activate();
+    assert.deepEqual(commandOf(0), ["rag-lsp", "serve"], "untrusted: the venv is not run");
+    assert.ok(state.output.includes(`  [4] the workspace's .venv or venv: \`${python}\` is not run: the workspace is not trusted`), state.output.join("\n"));
+    vscode.workspace.isTrusted = true;
+    state.trust.fire();
+    await until(() => clients().length === 2 && clients()[1].started, "a second server");
+    assert.deepEqual(commandOf(1), [python, "-m", "rag_lsp", "serve"]);
+    assert.ok(
+      state.output.includes(`  Starting the server found by rule 4 (the workspace's .venv or venv): ${python} -m rag_lsp serve`),
+      state.output.join("\n"),
+    );
+    assert.equal(status().text, "$(check) rag-lsp: Python 3.12.4 (.venv)");
+    assert.deepEqual(state.warnings, []);
+  } finally {
+    vscode.workspace.workspaceFolders = saved;
+    fs.rmSync(folder, { recursive: true, force: true });
+  }
+});
+
 test("an untrusted workspace does not run the selected interpreter; trusting it does", { skip: !posix }, async () => {
   executable("rag-lsp", "#!/bin/sh\nexit 0\n");
   const python = executable("python", "#!/bin/sh\nexit 0\n");
