@@ -235,8 +235,9 @@ def _end_to_end_missing() -> list[str]:
 @pytest.mark.editors
 def test_vscode_shows_findings_and_runs_cases_end_to_end(tmp_path: Path) -> None:
     """In code-server with the .vsix on a fresh profile, no ragLsp setting: the Python extension's interpreter or
-    rag-lsp on PATH serves exactly the findings of rag-lsp check and a run-case click's RAG400; with no interpreter,
-    one notification offers its three buttons and selecting an interpreter starts the server."""
+    rag-lsp on PATH serves exactly the findings of rag-lsp check and a run-case click's RAG400; the workspace's .venv
+    with rag-lsp serves before PATH, as the output channel says; with no interpreter, one notification offers its
+    three buttons and selecting an interpreter starts the server."""
     missing = _end_to_end_missing()
     if missing:
         message = "VS Code end-to-end test needs " + ", ".join(missing)
@@ -253,5 +254,5 @@ def test_vscode_shows_findings_and_runs_cases_end_to_end(tmp_path: Path) -> None
         check=False,
     )
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
-    scenarios = 4 if os.environ.get("RAG_LSP_BUNDLED_VSIX") else 3
+    scenarios = 5 if os.environ.get("RAG_LSP_BUNDLED_VSIX") else 4
     assert re.search(rf"^vscode e2e: {scenarios} passed, 0 failed$", result.stdout, re.MULTILINE), result.stdout

@@ -14,6 +14,9 @@
 //   quick pick) puts RAG400 in the problems panel, once per suite.
 // * path: no Python extension; `rag-lsp` on PATH (~/.local/bin, as pipx puts it).
 //   The same checks.
+// * venv: no Python extension, rag-lsp on PATH, and a `.venv` in the workspace
+//   that has rag-lsp: the server runs from the venv (rule 4, before PATH), as the
+//   output channel and the status bar say, and the findings show.
 // * none: the Python extension with no interpreter, no rag-lsp on PATH: one
 //   notification with its three buttons, and the status bar says "not found".
 //   "Select Interpreter" then selects --python, and the server starts on it.
@@ -126,6 +129,28 @@ function run(program, args, env) {
   return result.stdout;
 }
 
+/**
+ * A `.venv` in `workspace` that has rag-lsp: a real virtual environment (its own
+ * pyvenv.cfg and bin/python, as `python -m venv` makes one), whose site-packages
+ * adds --python's through a .pth file. Installing rag-lsp into it would take a
+ * minute and the network; `--system-site-packages` would not do, since --python is
+ * itself usually a venv, whose packages are not its base interpreter's. Returns
+ * the venv's interpreter.
+ */
+function venvWithRagLsp(workspace) {
+  const venv = path.join(workspace, ".venv");
+  run(python, ["-m", "venv", "--without-pip", venv]);
+  const venvPython = path.join(venv, "bin", "python");
+  const sitePackages = run(venvPython, ["-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]).trim();
+  const theirs = JSON.parse(run(python, ["-c", "import json, site; print(json.dumps(site.getsitepackages()))"]));
+  // `import` lines of a .pth run at start-up; addsitedir also reads the .pth files
+  // there, such as an editable install's.
+  const lines = theirs.map((folder) => `import site; site.addsitedir(${JSON.stringify(folder)})`);
+  fs.writeFileSync(path.join(sitePackages, "rag_lsp_e2e.pth"), `${lines.join("\n")}\n`);
+  run(venvPython, ["-c", "import rag_lsp"]);
+  return venvPython;
+}
+
 /** The stand-in for the Python extension, packaged as a .vsix. */
 function packStandIn(folder) {
   const source = path.join(extensionRoot, "out", "testing", "python-stand-in.js");
@@ -159,10 +184,11 @@ async function startCodeServer(name, setup) {
   }
 }
 
-async function launch(root, { extensions, settings, env, onPath }) {
+async function launch(root, { extensions, settings, env, onPath, prepare }) {
   const userData = path.join(root, "data");
   const extensionsDir = path.join(root, "extensions");
   const workspace = examplesWithBrokenFiles(path.join(root, "examples"));
+  prepare?.(workspace);
   fs.mkdirSync(path.join(userData, "User"), { recursive: true });
   fs.writeFileSync(
     path.join(userData, "User", "settings.json"),
@@ -451,6 +477,20 @@ async function main() {
         log(`status bar: ${status}`);
         await checkFindings(page, expected);
         await checkRunCase(page);
+      },
+    ],
+    venv: [
+      // rag-lsp on PATH as well: the workspace's venv comes first.
+      { extensions: [vsix], settings: {}, env: { PATH: bare }, onPath: [ragLsp], prepare: venvWithRagLsp },
+      async (page, { workspace }) => {
+        const status = await until("the status bar to show the workspace's .venv", async () => {
+          const text = await statusText(page);
+          return /^rag-lsp: Python \d+\.\d+\.\d+ \(\.venv\)$/.test(text) ? text : undefined;
+        });
+        log(`status bar: ${status}`);
+        const venvPython = path.join(workspace, ".venv", "bin", "python");
+        await checkOutput(page, `Starting the server found by rule 4 (the workspace's .venv or venv): ${venvPython} -m rag_lsp serve`);
+        await checkFindings(page, expected);
       },
     ],
     none: [
