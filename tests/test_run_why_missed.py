@@ -151,6 +151,14 @@ def test_a_baseline_run_at_one_k_compares_at_every_swept_k(workspace: Path) -> N
     at_five = {delta["metric"]: delta for delta in searched["at_k"]["5"]}
     assert at_five["rag.recall"]["baseline"] == 0.5
     assert at_five["rag.recall"]["current"] == 0.5
+    # Each mean at each k says how sure its move is, over the cases scored at that k on both sides,
+    # the baseline's read again from its ranks; a counter says nothing.
+    for k, deltas in searched["at_k"].items():
+        by_metric = {delta["metric"]: delta for delta in deltas}
+        paired = by_metric["rag.recall"]["paired"]
+        assert paired["cases"] >= 1 and paired["exact"] is True, k
+        assert paired["difference"] == pytest.approx(by_metric["rag.recall"]["current"] - by_metric["rag.recall"]["baseline"]), k
+        assert by_metric["rag.retrieved"].get("paired") is None, k
 
 
 def test_a_lost_or_gained_hit_says_why_it_was_missed(workspace: Path) -> None:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Collection, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Collection, Iterable, Mapping, NamedTuple, Protocol, Sequence
 
 
 from .manifests import HIGHER, LOWER, ManifestRegistry
@@ -421,6 +421,28 @@ def paired_comparison(
     return paired(figures_a, figures_b, higher_is_better=direction != LOWER)
 
 
+class _ScoresAt(NamedTuple):
+    """A case as a paired comparison reads it at one k of a sweep (see _cases_at)."""
+
+    scores: dict[str, float] | None
+
+
+def _cases_at(cases: Mapping[str, Any], k: int) -> dict[str, _ScoresAt]:
+    """The cases (by id) with their figures at ``k``: from each case's own ``at_k``
+    (a run's, or a report's that swept k), else read again from its whole
+    answer as baseline_at_k does (a baseline that did not sweep k)."""
+    at: dict[str, _ScoresAt] = {}
+    for key, case in cases.items():
+        swept = getattr(case, "at_k", None)
+        scores = (swept.get(k) or swept.get(str(k))) if swept else None
+        answer = getattr(case, "answer", None)
+        if scores is None and answer is not None and case.scores is not None:
+            semantic = 1.0 if getattr(case, "mode", None) == SEMANTIC_MODE else 0.0
+            scores = figures_from_answer(answer.ranks, answer.hits, answer.first_with_field, semantic, [k])[k]
+        at[key] = _ScoresAt(scores)
+    return at
+
+
 def with_significance(
     deltas: Sequence[MetricDelta], before: Mapping[str, CaseLike], after: Mapping[str, CaseLike]
 ) -> tuple[MetricDelta, ...]:
@@ -459,7 +481,9 @@ def compare_suite(
         if derived is not None:
             base_at.update((str(k), means) for k, means in derived.items())
     for k in sorted((int(key) for key in base_at.keys() & now_at.keys() if key.isdigit()), key=int):
-        result.at_k[k] = compare_figures(base_at[str(k)], now_at[str(k)], direction)
+        result.at_k[k] = with_significance(
+            compare_figures(base_at[str(k)], now_at[str(k)], direction), _cases_at(before, k), _cases_at(after, k)
+        )
     for key, case in after.items():
         old = before.get(key)
         if old is None:
