@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import make_cases, time_process, write_workspace  # noqa: E402
+from run import best_alternating, make_cases, write_workspace  # noqa: E402
 from bytecode import compile_package  # noqa: E402
 
 GOAL_RATIO = 1.2
@@ -78,12 +78,7 @@ def main() -> int:
             for output in ("text", "json"):
                 plain_command = [sys.executable, "-m", "rag_lsp", "run", str(root), "--format", output]
                 html_command = [*plain_command, "--html", str(page)]
-                plain = [float("inf"), float("inf")]
-                with_html = [float("inf"), float("inf")]
-                for _ in range(arguments.repeat):
-                    for best, command in ((plain, plain_command), (with_html, html_command)):
-                        wall, cpu = time_process(command, 1)
-                        best[0], best[1] = min(best[0], wall), min(best[1], cpu)
+                plain, with_html = best_alternating([plain_command, html_command], arguments.repeat)
                 ratio = with_html[0] / plain[0]
                 # The goal is for a large run; on a small one the fixed cost of a process weighs more.
                 failed |= count >= 100_000 and ratio > GOAL_RATIO

@@ -106,6 +106,17 @@ def time_process(command: list[str], repeat: int) -> tuple[float, float]:
     return best_wall, best_cpu
 
 
+def best_alternating(commands: list[list[str]], repeat: int) -> list[tuple[float, float]]:
+    """Each command's best wall and CPU time over ``repeat`` rounds that run them
+    in turn: a machine that slows down midway slows them alike."""
+    bests = [(float("inf"), float("inf"))] * len(commands)
+    for _ in range(repeat):
+        for index, command in enumerate(commands):
+            wall, cpu = time_process(command, 1)
+            bests[index] = (min(bests[index][0], wall), min(bests[index][1], cpu))
+    return bests
+
+
 def best(function, repeat: int) -> float:
     times = []
     for _ in range(repeat):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import make_cases, time_process, write_workspace
+from run import best_alternating, make_cases, write_workspace
 from bytecode import compile_package  # noqa: E402
 
 GOAL = 1.5
@@ -42,12 +42,7 @@ def main() -> int:
         for output in ("json", "text"):
             single_command = [sys.executable, "-m", "rag_lsp", "run", str(root), "--format", output]
             sweep_command = [*single_command, "--k", arguments.k]
-            single = [float("inf"), float("inf")]
-            sweep = [float("inf"), float("inf")]
-            for _ in range(arguments.repeat):
-                for best, command in ((single, single_command), (sweep, sweep_command)):
-                    wall, cpu = time_process(command, 1)
-                    best[0], best[1] = min(best[0], wall), min(best[1], cpu)
+            single, sweep = best_alternating([single_command, sweep_command], arguments.repeat)
             ratio = sweep[0] / single[0]
             worst = max(worst, ratio)
             print(f"--format {output:<4}  one k: {single[0]:5.2f} s wall ({single[1]:5.2f} s CPU)   "

@@ -168,9 +168,16 @@ def open_file(client: LanguageClient, path: Path, text: str | None = None, versi
 
 
 def edit(client: LanguageClient, uri: str, version: int, line: int, start: int, end: int, text: str) -> None:
-    change = types.TextDocumentContentChangePartial(
-        range=types.Range(types.Position(line, start), types.Position(line, end)), text=text
-    )
+    edit_range(client, uri, version, types.Range(types.Position(line, start), types.Position(line, end)), text)
+
+
+def replace_lines(client: LanguageClient, uri: str, version: int, first: int, stop: int, text: str) -> None:
+    """Replace lines ``first`` up to ``stop`` (whole lines) with ``text``, as version ``version``."""
+    edit_range(client, uri, version, types.Range(types.Position(first, 0), types.Position(stop, 0)), text)
+
+
+def edit_range(client: LanguageClient, uri: str, version: int, where: types.Range, text: str) -> None:
+    change = types.TextDocumentContentChangePartial(range=where, text=text)
     client.text_document_did_change(
         types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=[change]

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from lspclient import SERVER, codes, diagnostics, edit, lenses, open_file, published_when, quick_fixes, span, spans, start, until, value_span
+from lspclient import SERVER, codes, diagnostics, edit, lenses, open_file, published_when, quick_fixes, replace_lines, span, spans, start, until, value_span
 from pygls.uris import to_fs_path
 from pytest_lsp import LanguageClient
 
@@ -368,14 +368,19 @@ async def test_a_cause_on_most_rows_is_one_diagnostic_whose_fix_repairs_every_oc
     assert [d.code for d in await diagnostics(client, uri, 2)] == ["RAG206"]
 
 
+def thirty_cases(**asked: object) -> str:
+    """Thirty cases expecting src/app.py, each asking its target for ``asked`` too (`topK`, `corpora`)."""
+    return "".join(
+        json.dumps({"id": f"c{n}", "input": {"query": f"q{n}", **asked}, "expect": {"relevant": ["src/app.py"]}}) + "\n" for n in range(30)
+    )
+
+
 async def test_a_suites_k_above_what_most_cases_ask_follows_edits_of_the_dataset(client: LanguageClient, tmp_path: Path) -> None:
     """When edits of an open dataset make most of its cases ask for fewer hits than the suite's `k`, the suite's
     `k` gets its RAG207 (the dataset's own findings fold into one), as `rag-lsp check` gives it for that text;
     when they ask for enough again, it goes."""
     def rows(top_k: int) -> str:
-        return "\n".join(
-            json.dumps({"id": f"c{n}", "input": {"query": f"q{n}", "topK": top_k}, "expect": {"relevant": ["src/app.py"]}}) for n in range(30)
-        ) + "\n"
+        return thirty_cases(topK=top_k)
 
     suite = SUITE.replace("engines: [rga]", "engines: [rag]\n    options: {rag: {k: 5}}")
     suite_path, dataset_path = make_workspace(tmp_path, dataset=rows(10), suite=suite)
@@ -385,12 +390,7 @@ async def test_a_suites_k_above_what_most_cases_ask_follows_edits_of_the_dataset
     assert "RAG207" not in codes(await diagnostics(client, suite_uri, 1))
     assert "RAG207" not in codes(await diagnostics(client, dataset_uri, 1))
 
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=dataset_uri, version=2),
-            content_changes=[types.TextDocumentContentChangePartial(range=types.Range(types.Position(0, 0), types.Position(30, 0)), text=rows(3))],
-        )
-    )
+    replace_lines(client, dataset_uri, 2, 0, 30, rows(3))
     on_k = await published_when(client, suite_uri, lambda found: "RAG207" in codes(found))
     (hint,) = [d for d in on_k if d.code == "RAG207"]
     k_line = suite.splitlines().index("    options: {rag: {k: 5}}")
@@ -401,12 +401,7 @@ async def test_a_suites_k_above_what_most_cases_ask_follows_edits_of_the_dataset
     (folded,) = [d for d in await diagnostics(client, dataset_uri, 2) if d.code == "RAG207"]
     assert folded.message.startswith("30 of the 30 rows")
 
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=dataset_uri, version=3),
-            content_changes=[types.TextDocumentContentChangePartial(range=types.Range(types.Position(0, 0), types.Position(30, 0)), text=rows(10))],
-        )
-    )
+    replace_lines(client, dataset_uri, 3, 0, 30, rows(10))
     await published_when(client, suite_uri, lambda found: "RAG207" not in codes(found))
 
 
@@ -414,10 +409,7 @@ async def test_a_target_serving_no_corpus_most_cases_ask_follows_edits_of_the_da
     """When edits of an open dataset make most cases ask for a corpus the suite's target does not serve, the
     suite's target gets its RAG004 (the cases' own findings fold into one), as `rag-lsp check` gives it."""
     def rows(corpus: str) -> str:
-        return "\n".join(
-            json.dumps({"id": f"c{n}", "input": {"query": f"q{n}", "corpora": [corpus]}, "expect": {"relevant": ["src/app.py"]}})
-            for n in range(30)
-        ) + "\n"
+        return thirty_cases(corpora=[corpus])
 
     suite = SUITE.replace("engines: [rga]", "engines: [rag]")
     suite_path, dataset_path = make_workspace(tmp_path, dataset=rows("code"), suite=suite)
@@ -428,12 +420,7 @@ async def test_a_target_serving_no_corpus_most_cases_ask_follows_edits_of_the_da
     assert "RAG004" not in codes(await diagnostics(client, suite_uri, 1))
     assert "RAG004" not in codes(await diagnostics(client, dataset_uri, 1))
 
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=dataset_uri, version=2),
-            content_changes=[types.TextDocumentContentChangePartial(range=types.Range(types.Position(0, 0), types.Position(30, 0)), text=rows("issues"))],
-        )
-    )
+    replace_lines(client, dataset_uri, 2, 0, 30, rows("issues"))
     on_target = await published_when(client, suite_uri, lambda found: "RAG004" in codes(found))
     (error,) = [d for d in on_target if d.code == "RAG004"]
     assert error.range.start.line == suite.splitlines().index("    target: {kind: capability, id: vectors.query}")

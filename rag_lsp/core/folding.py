@@ -187,13 +187,8 @@ def folded(members: list[Finding], lines: int, rows: int, explain=None) -> Findi
     assert first.cause is not None
     why, fix_title = explain(first.code, first.cause) if explain is not None else (None, None)
     named = covered_lines(members, LINES_NAMED)
-    fixes: tuple[Fix, ...] = ()
-    if fix_title and all(member.fixes and member.fixes[0].edits for member in members):
-        # Its edits are made when the fix is asked for (see every_occurrence_fix).
-        fixes = (Fix(f"{fix_title} ({len(members):,} places)", (), every=True),)
-    elif first.fixes:
-        fixes = first.fixes[:1]
-    return _message_of(first, tuple(members), named, lines, rows, why, fixes)
+    each_has_one = all(member.fixes and member.fixes[0].edits for member in members)
+    return _message_of(first, tuple(members), named, lines, rows, why, _fixes_of(first, fix_title, len(members), each_has_one))
 
 
 def _folded_at(first: Finding, members: Occurrences, named: list[int], lines: int, rows: int, explain) -> Finding:
@@ -201,12 +196,19 @@ def _folded_at(first: Finding, members: Occurrences, named: list[int], lines: in
     occurrence is made when asked for (see every_occurrence_fix)."""
     assert first.cause is not None
     why, fix_title = explain(first.code, first.cause) if explain is not None else (None, None)
-    fixes: tuple[Fix, ...] = ()
-    if fix_title and first.fixes and first.fixes[0].edits:
-        fixes = (Fix(f"{fix_title} ({len(members):,} places)", (), every=True),)
-    elif first.fixes:
-        fixes = first.fixes[:1]
-    return _message_of(first, members, named, lines, rows, why, fixes)
+    # The members passed over are not looked at: a rule gives every finding of a
+    # cause the same kind of fix as its first.
+    each_has_one = bool(first.fixes and first.fixes[0].edits)
+    return _message_of(first, members, named, lines, rows, why, _fixes_of(first, fix_title, len(members), each_has_one))
+
+
+def _fixes_of(first: Finding, fix_title: str | None, count: int, each_has_one: bool) -> tuple[Fix, ...]:
+    """A folded finding's fixes: the fix of every occurrence, where its rule names
+    one and each occurrence has an edit (made when the fix is asked for, see
+    every_occurrence_fix); else the first occurrence's own fix, if any."""
+    if fix_title and each_has_one:
+        return (Fix(f"{fix_title} ({count:,} places)", (), every=True),)
+    return first.fixes[:1]
 
 
 def _message_of(first: Finding, members, named: list[int], lines: int, rows: int, why: str | None, fixes: tuple[Fix, ...]) -> Finding:
