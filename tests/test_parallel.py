@@ -469,17 +469,17 @@ def checked_by_the_command_line(root: Path) -> tuple[dict[str, list], Workspace,
 @pytest.fixture
 def started(monkeypatch: pytest.MonkeyPatch) -> list[Helper]:
     """The helpers `rag-lsp check` makes, as it makes them."""
-    from rag_lsp.cli import check
+    from rag_lsp.core import analysis
 
     made: list[Helper] = []
-    reading_helper = check.reading_helper
+    reading_helper = analysis.reading_helper
 
     def noted() -> Helper | None:
         helper = reading_helper()
         made.append(helper)
         return helper
 
-    monkeypatch.setattr(check, "reading_helper", noted)
+    monkeypatch.setattr(analysis, "reading_helper", noted)
     return made
 
 
@@ -489,17 +489,17 @@ def test_the_command_line_reads_a_large_dataset_with_a_helper(
 ) -> None:
     """`rag-lsp check` reads a large dataset with a helper process and finds in it, and in the suite
     that reads it, what a check in one process finds; the helper ends with the check."""
-    from rag_lsp.cli import check
+    from rag_lsp.core import analysis
 
     # A character outside the BMP before a finding: its column differs in UTF-16.
     root = make_root(tmp_path, mixed_dataset(700) + case("party-🎉", []) + "\n")
-    monkeypatch.setattr(check, "SHARED_FROM_BYTES", 1)
+    monkeypatch.setattr(analysis, "SHARED_FROM_BYTES", 1)
     found, workspace, printed = checked_by_the_command_line(root)
     assert workspace.live_datasets[DATASET].lines_from_helper > 0  # the helper did take a share
     one_process = Workspace.configured(root)
     assert found == {relative: analyze_file(one_process, relative) for relative in found}
     # Placed on the lines the model holds, the findings print as a check in one process prints them.
-    monkeypatch.setattr(check, "SHARED_FROM_BYTES", float("inf"))
+    monkeypatch.setattr(analysis, "SHARED_FROM_BYTES", float("inf"))
     assert printed == checked_by_the_command_line(root)[2]
     assert set(found) == {DATASET, ".punica/evals/mixed.suite.yaml"}
     assert len({finding.code for finding in found[DATASET]}) >= 8
@@ -526,12 +526,12 @@ def test_the_command_line_reads_a_dataset_with_bytes_that_are_not_utf8_in_one_pr
 ) -> None:
     """A large dataset with a byte that is not UTF-8 is read as a check in one process reads it: the
     line holding the byte gets its RAG002 and the other lines are checked."""
-    from rag_lsp.cli import check
+    from rag_lsp.core import analysis
 
     root = make_root(tmp_path, mixed_dataset(300))
     data = (root / DATASET).read_bytes().replace(b"plain-5", b"plain-\xff5", 1)
     (root / DATASET).write_bytes(data)
-    monkeypatch.setattr(check, "SHARED_FROM_BYTES", 1)
+    monkeypatch.setattr(analysis, "SHARED_FROM_BYTES", 1)
     found, _, _ = checked_by_the_command_line(root)
     assert found[DATASET] == analyze_file(Workspace.configured(root), DATASET)
     assert any(finding.code == "RAG002" and "UTF-8" in finding.message for finding in found[DATASET])

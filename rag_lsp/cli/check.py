@@ -8,13 +8,11 @@ import sys
 from pathlib import Path
 
 from .. import collector
-from ..core.analyze import analyze_file
+from ..core.analysis import Analysis
 from ..core.config import CONFIG_PATHS
-from ..core.incremental import MODELLED_FROM_BYTES, SHARED_FROM_BYTES, check_shared, reading_helper
 from ..core.findings import Finding, Severity
-from ..core.parallel import Helper
 from ..core.rules import all_rules
-from ..core.workspace import DATASET_FILE, Workspace, find_root
+from ..core.workspace import Workspace, find_root
 from .exits import EXIT_FINDINGS, EXIT_OK, UsageError
 from .formats import FORMATS, Checked
 
@@ -105,33 +103,23 @@ def check_paths(paths: list[Path], unfold: bool = False) -> Checked:
     """Check files and folders; each is checked in the workspace it belongs to
     (files that are none of ours, as pre-commit passes them, are skipped).
     ``unfold``: list every occurrence of a folded finding (see core.folding)."""
+    analysis = Analysis()
     # A helper for a large dataset's reading starts before the workspaces are
-    # listed: its start (an interpreter, the checks' modules, a fifth of a second)
-    # then overlaps the listing, and it is ready when the reading begins. A check
-    # that finds no large dataset stops it unused.
-    helper = reading_helper() if _may_hold_a_large_dataset(paths) else None
-    if helper is not None:
-        helper.start_soon()
+    # listed: its start then overlaps the listing. A check that finds no large
+    # dataset stops it unused.
+    analysis.expect_large_in(paths)
     try:
-        return _check_paths(paths, helper, unfold)
+        files = [(workspace, relative, kind) for (_, relative), (workspace, kind) in _selected(paths, unfold)]
+        checked = Checked()
+        for (workspace, relative, _), found in zip(files, analysis.check(files)):
+            checked.add(workspace, relative, found)
+        return checked
     finally:
-        if helper is not None:
-            helper.close()
+        analysis.close()
 
 
-def _may_hold_a_large_dataset(paths: list[Path]) -> bool:
-    """Whether checking ``paths`` may read a dataset large enough to share with a
-    helper: a folder may hold one; a file given by name is one only when large."""
-    for path in paths:
-        try:
-            if os.path.isdir(path) or os.path.getsize(path) >= SHARED_FROM_BYTES:
-                return True
-        except (OSError, ValueError):  # no such file: a usage error, which the check reports
-            pass
-    return False
-
-
-def _check_paths(paths: list[Path], helper: Helper | None, unfold: bool = False) -> Checked:
+def _selected(paths: list[Path], unfold: bool) -> list[tuple[tuple[Path, str], tuple[Workspace, str | None]]]:
+    """The files ``paths`` name or hold, each with its workspace and kind, by root and path."""
     workspaces: dict[Path, Workspace] = {}
     selected: dict[tuple[Path, str], tuple[Workspace, str | None]] = {}
 
@@ -168,44 +156,7 @@ def _check_paths(paths: list[Path], helper: Helper | None, unfold: bool = False)
             kind = workspace.kind_of(relative) if workspace.contains(path) or relative in CONFIG_PATHS else None
             if kind is not None:
                 selected[(root, relative)] = (workspace, kind)
-    ordered = sorted(selected.items(), key=lambda item: (str(item[0][0]), item[0][1]))
-    large = [(workspace, relative) for (_, relative), (workspace, kind) in ordered if _is_large_dataset(workspace, relative, kind)]
-    if helper is not None and not large:
-        # Not needed: stopped without waiting for it to end, while the files are checked.
-        helper.close(wait=False)
-        helper = None
-    findings: dict[tuple[Path, str], list[Finding]] = {}
-    # Datasets of many lines first, each read by a dataset model (the large ones
-    # on two cores): a cause on most of their rows is then counted, not made a
-    # finding per row; the suites that read them are checked against what that
-    # reading found.
-    modelled = [(workspace, relative) for (_, relative), (workspace, kind) in ordered if _is_modelled(workspace, relative, kind)]
-    for workspace, relative in modelled:
-        found = check_shared(workspace, relative, helper if (workspace, relative) in large else None)
-        if found is not None:
-            findings[(workspace.root, relative)] = found
-    checked = Checked()
-    for (root, relative), (workspace, kind) in ordered:
-        found = findings.get((root, relative))
-        checked.add(workspace, relative, found if found is not None else analyze_file(workspace, relative, kind))
-    return checked
-
-
-def _is_large_dataset(workspace: Workspace, relative: str, kind: str | None) -> bool:
-    return _dataset_of_at_least(workspace, relative, kind, SHARED_FROM_BYTES)
-
-
-def _is_modelled(workspace: Workspace, relative: str, kind: str | None) -> bool:
-    return _dataset_of_at_least(workspace, relative, kind, MODELLED_FROM_BYTES)
-
-
-def _dataset_of_at_least(workspace: Workspace, relative: str, kind: str | None, size: int) -> bool:
-    if kind != DATASET_FILE:
-        return False
-    try:
-        return workspace.absolute(relative).stat().st_size >= size
-    except OSError:
-        return False
+    return sorted(selected.items(), key=lambda item: (str(item[0][0]), item[0][1]))
 
 
 def show_settings(paths: list[Path]) -> int:

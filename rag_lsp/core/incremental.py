@@ -1434,22 +1434,6 @@ def reading_helper() -> Helper | None:
     return Helper(preload=["rag_lsp.collector:one_shot", f"{__name__}:warm_up"]) if cores() > 1 else None
 
 
-def check_shared(workspace: Workspace, path: str, helper: Helper | None) -> list[Finding] | None:
-    """Every finding of a dataset as it is on disk (as ``analyze_file`` gives them),
-    read by a model, the helper (if any) taking a share of the reading when the
-    dataset is large. The
-    dataset's model then stands for it in the workspace's facts (the row shape
-    its suites are checked against), so it is not read a second time. None for a
-    dataset the model does not read (refused for its size, or holding a byte that
-    is not UTF-8, which analyze_file reports on its line)."""
-    source = workspace.read(path)
-    if source is None or source.refused or source.undecodable:
-        return None
-    model = DatasetModel(workspace, path, source.text, helper, every_finding=True)
-    workspace.live_datasets[path] = model
-    return model.findings()
-
-
 def warm_up() -> None:
     """Screen two made-up lines in an empty workspace, as a helper's first job
     would: what every screening needs once per process (the row schemas
