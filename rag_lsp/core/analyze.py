@@ -90,11 +90,17 @@ def _refused(message: str) -> Finding:
 def _run(scope: str, context: Any) -> list[Finding]:
     findings: list[Finding] = []
     for rule, check in registry.checks_for(scope):
-        try:
-            findings.extend(check(context))
-        except Exception:  # one failing rule must never hide the others
-            log.exception("rule %s failed on %s", rule.code, getattr(context, "path", "?"))
+        findings += _checked(rule, check, context)
     return findings
+
+
+def _checked(rule: registry.Rule, check: registry.Check, context: Any) -> list[Finding]:
+    """The findings of one check; none when it fails: one failing rule must never hide the others."""
+    try:
+        return list(check(context))
+    except Exception:
+        log.exception("rule %s failed on %s", rule.code, getattr(context, "path", "?"))
+        return []
 
 
 # ---------------------------------------------------------------- YAML files
@@ -143,7 +149,10 @@ def analyze_dataset(workspace: Workspace, path: str, source: SourceText | None =
         # (what the context derived from its rows stays as it is).
         rows.use = replace(use, paths_elsewhere=True)
     findings += check_rows(rows)
-    findings += _run(registry.DATASET, dataset)
+    for rule, check in registry.whole_dataset_checks():
+        findings += _checked(rule, check, dataset)
+    for rule in registry.groupings():
+        findings += _checked(rule, rule.checks[registry.DATASET], dataset.grouped(rows, rule.grouping))
     return findings
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Collection, Container, Iterable
 
+from .datasetindex import RowGrouping, groups_of
 from .expected import ExpectedVerdict, split_by_list
 from .files import BINARY, HIDDEN, IN_NO_CORPUS, NOT_UTF8, TOO_LARGE, globs_matcher, hidden, why_no_text
 from .jsonrows import Row
@@ -354,23 +355,24 @@ PATHS_ELSEWHERE_FROM = 20
 
 @dataclass
 class DatasetContext:
-    """Facts across the lines of one dataset: which case ids repeat, and how
-    many expected paths are missing.
+    """Facts across the lines of one dataset: the rows that share a value (for
+    a rule that groups rows, see core.datasetindex), and how many expected
+    paths are missing.
 
-    ``repeated`` holds the ids to report, each with its rows in line order; a full
-    check lists every repeated id, an incremental one only the ids an edit touched.
-    The id of a rag case is its ``id``, that of a gdi_text_v1 row its
-    ``input_id`` (``id_key``): a run names rows by it, and breaks a repeat.
-    ``paths`` is the tally of expected paths to report on, with the first missing
-    one (its row and index); None when it is not to be reported (an incremental
-    check of repeated ids only).
+    ``repeated`` holds the groups to report, by value, each with its rows in
+    line order; a full check lists every group of more than one row, an
+    incremental one only the groups an edit touched. ``ids`` holds every value
+    of the grouping (a rule offering a new case id picks one that is free). The
+    id of a rag case is its ``id``, that of a gdi_text_v1 row its ``input_id``
+    (``id_key``): a run names rows by it, and breaks a repeat. ``paths`` is the
+    tally of expected paths to report on, with the first missing one (its row
+    and index); None when it is not to be reported (a check of groups).
     """
 
     workspace: Workspace
     path: str
-    repeated: dict[str, list[RowContext]]
-    # All case ids of the file, to pick a new id that is free.
-    ids: Container[str]
+    repeated: dict[Any, list[RowContext]]
+    ids: Container[Any]
     use: DatasetUse = DatasetUse()
     paths: PathTally | None = None
     first_missing: tuple[RowContext, int] | None = None
@@ -378,11 +380,21 @@ class DatasetContext:
 
     @classmethod
     def of(cls, workspace: Workspace, path: str, rows: RowsContext) -> DatasetContext:
-        # A file's rows are checked as one shape: at most one of these has rows.
-        key = ID_KEYS[GDI_TEXT] if rows.gdi_rows else ID_KEYS[RAG_CASE]
-        first, repeated = case_id_index(rows.gdi_rows if rows.gdi_rows else rows.cases, key)
+        """The facts of the whole dataset of ``rows`` (its tally of expected paths)."""
         tally, first_missing = rows.paths
-        return cls(workspace, path, repeated, first, rows.use, tally, first_missing, key)
+        return cls(workspace, path, {}, (), rows.use, tally, first_missing, _id_key(rows))
+
+    def grouped(self, rows: RowsContext, grouping: RowGrouping) -> DatasetContext:
+        """The facts a rule that groups rows is given: the groups of more than
+        one row of ``rows`` (every row, fresh) by what ``grouping`` keeps of them."""
+        # A file's rows are checked as one shape: at most one of these has rows.
+        members = rows.gdi_rows if rows.gdi_rows else rows.cases
+        first, shared = groups_of(members, lambda context, value: grouping.value_of(value, context.row.shape))
+        return DatasetContext(self.workspace, self.path, shared, first, self.use, id_key=self.id_key)
+
+
+def _id_key(rows: RowsContext) -> str:
+    return ID_KEYS[GDI_TEXT] if rows.gdi_rows else ID_KEYS[RAG_CASE]
 
 
 # The key that names a row, by the shape it is checked as.
@@ -554,27 +566,6 @@ def case_id(case: dict[str, Any], shape: str | None = None) -> str | None:
     ``input_id``), when it is usable (a non-empty string; else RAG004's)."""
     value = case.get("input_id" if shape == GDI_TEXT else "id")
     return value if type(value) is str and value else None
-
-
-def case_id_index(
-    cases: Iterable[tuple[RowContext, dict[str, Any]]], id_key: str = "id"
-) -> tuple[dict[str, RowContext], dict[str, list[RowContext]]]:
-    """Case id -> the first row that uses it; and for each id used more than once,
-    every row that uses it, in line order. (A list per id would be a hundred
-    thousand lists for a dataset that repeats none.)"""
-    first: dict[str, RowContext] = {}
-    repeated: dict[str, list[RowContext]] = {}
-    for context, case in cases:
-        key = case.get(id_key)  # as case_id(), inline: this runs once per case
-        if type(key) is str and key:
-            earlier = first.setdefault(key, context)
-            if earlier is not context:
-                group = repeated.get(key)
-                if group is None:
-                    repeated[key] = [earlier, context]
-                else:
-                    group.append(context)
-    return first, repeated
 
 
 def locate(root: YNode | None, path: tuple[Any, ...], anchor: str = "value") -> tuple[int, int]:

@@ -32,7 +32,8 @@ from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 from . import rules as registry
 from .analyze import check_rows, finish
-from .contexts import ID_KEYS, DatasetContext, PathTally, RowContext, RowsContext, case_id, case_path_tallies, first_missing_index, tallied_as_case
+from .contexts import ID_KEYS, DatasetContext, PathTally, RowContext, RowsContext, case_path_tallies, first_missing_index, tallied_as_case
+from .datasetindex import KeptGroups, kept_are_valid, kept_of
 from .findings import SHOWN_PER_CODE, Finding, for_editor, left_out_finding, shown_in_editor
 from .folding import LINES_NAMED, Occurrences, Passed, covered_lines, fold, folded_groups, folded_over
 from .jsonrows import fine_row
@@ -87,12 +88,23 @@ class _Line(DatasetRow):
     array) is dropped once the line is checked, and read again only to check it
     again."""
 
-    __slots__ = ("key", "dropped", "line", "listed", "absent", "top_k", "corpora")
+    __slots__ = ("kept", "dropped", "line", "listed", "absent", "top_k", "corpora")
+
+    # What the dataset rules that group rows keep of a row's JSON object (see
+    # core.datasetindex), set by prepare.
+    kept_of: Callable[[dict[str, Any], str | None], Any] | None = None
+
+    @classmethod
+    def prepare(cls) -> None:
+        """Learn what the registered groupings keep of a row (once)."""
+        if cls.kept_of is None:
+            cls.kept_of = staticmethod(kept_of([rule.grouping for rule in registry.groupings()]))  # type: ignore[assignment]
 
     def __init__(self, text: str, refused: str | None = None) -> None:
         super().__init__(text, refused)
         value = self.value
-        self.key = case_id(value, self.shape) if type(value) is dict else None
+        # What the groupings keep of it (None: nothing).
+        self.kept = self.kept_of(value, self.shape) if type(value) is dict else None  # type: ignore[misc]
         # The hits it asks for (`input.topK`, a positive integer), else 0: a
         # suite's `k` is weighed against the dataset's (see Workspace.top_ks_asked).
         self.top_k = top_k_asked(value)
@@ -111,7 +123,7 @@ class _Line(DatasetRow):
     def read_fine(cls, text: str, value: Any) -> _Line:
         row = fine_row(cls, text, value)
         row.shape = row_shape(value)
-        row.key = case_id(value, row.shape) if type(value) is dict else None
+        row.kept = cls.kept_of(value, row.shape) if type(value) is dict else None  # type: ignore[misc]
         row.dropped = False
         row.line = -1
         row.listed = row.absent = 0
@@ -121,14 +133,14 @@ class _Line(DatasetRow):
 
     @classmethod
     def plain(
-        cls, text: str, shape: str | None, key: str | None, exact: bool, line: int, listed: int, absent: int, top_k: int
+        cls, text: str, shape: str | None, kept: Any, exact: bool, line: int, listed: int, absent: int, top_k: int
     ) -> _Line:
         """The row of a line another process read and checked with no findings
         but those of rules that finish their findings (see screen_batch), placed
         on ``line``: what reading it here would keep, its value dropped."""
         row = fine_row(cls, text, None, exact)
         row.shape = shape
-        row.key = key
+        row.kept = kept
         row.dropped = True
         row.line = line
         row.listed = listed
@@ -172,6 +184,7 @@ class DatasetModel:
         command line), not only those an editor is shown: the helper finishes the
         findings of its lines itself, on its own core."""
         self._every_finding = every_finding
+        _Line.prepare()
         self._build(workspace, path, text, helper, lines, size)
 
     def _build(
@@ -222,10 +235,10 @@ class DatasetModel:
         self._passed_changes = 0
         self._row_count = 0
         self._stale: set[int] | None = None  # None: every line
-        # Case id -> its row, or its rows (in no order) when it repeats.
-        self._ids: dict[str, _Line | list[_Line]] = {}
-        # The ids held by more than one row.
-        self._repeated_ids: set[str] = set()
+        # The rows of each value the dataset rules that group rows keep (a
+        # case id: see core.datasetindex), with their findings, by rule.
+        groupings = registry.groupings()
+        self._groups = [(rule, KeptGroups(len(groupings), position)) for position, rule in enumerate(groupings)]
         self._shapes: Counter[str] = Counter()
         # How many rows ask for each number of hits (0: none asked, see _Line.top_k).
         self._top_ks: Counter[int] = Counter()
@@ -236,9 +249,6 @@ class DatasetModel:
         self._listed = self._absent = 0
         self._tallied_files = workspace.files_version
         self._facts: Any = None
-        # RAG202's findings by repeated id; ids whose findings must be redone.
-        self._repeated: dict[str, list[Finding]] = {}
-        self._dirty_ids: set[str] | None = None  # None: every id
         self._text: str | None = text
         # Whether findings() has run at least once.
         self.checked = False
@@ -397,17 +407,17 @@ class DatasetModel:
                 continue
             self.lines_from_helper += len(lines)
             taken: list[_Line] = []
-            codes, keys, tallies, unfinished, passed, corpora = answer
+            codes, kept_by_line, tallies, unfinished, passed, corpora = answer
             counts = memoryview(tallies).cast("I")
             looks: list[int] = []  # lines it did not pass, read here together below
-            for line, number, text, code, key in zip(itertools.count(first), itertools.count(0, _COUNTS), lines, codes, keys):
+            for line, number, text, code, kept in zip(itertools.count(first), itertools.count(0, _COUNTS), lines, codes, kept_by_line):
                 if code == BLANK:
                     continue
                 if code == LOOK:
                     looks.append(line)
                     continue
                 line_shape, exact = _PLAIN[code]
-                row = plain(text.removesuffix("\r"), line_shape, key, exact, line, counts[number], counts[number + 1], counts[number + 2])
+                row = plain(text.removesuffix("\r"), line_shape, kept, exact, line, counts[number], counts[number + 1], counts[number + 2])
                 rows[line] = row
                 if corpora:
                     row.corpora = corpora.get(line - first, ())
@@ -483,11 +493,11 @@ class DatasetModel:
                 row.line = line
         self.size += lines_size(lines) - lines_size(self.lines[start:stop])
         for row in self.rows[start:stop]:
-            self._touch_id(row)
+            self._touch_groups(row)
             self._unindex(row)
         self._index_many([row for row in new_rows if row is not None])
         for row in new_rows:
-            self._touch_id(row)
+            self._touch_groups(row)
         self._row_count += sum(1 for row in new_rows if row is not None) - sum(1 for row in self.rows[start:stop] if row is not None)
         self.lines[start:stop] = lines
         self.rows[start:stop] = new_rows
@@ -517,7 +527,7 @@ class DatasetModel:
             self._stale = {line if line < start else line + delta for line in self._stale if not start <= line < stop}
             self._stale.update(range(start, start + added))
         if delta:
-            self._move_repeated(stop, delta)
+            self._move_grouped(stop, delta)
 
     def _move_lines(self, start: int, stop: int, delta: int) -> None:
         """Drop the findings of replaced lines and move the lines below. Their
@@ -557,11 +567,13 @@ class DatasetModel:
         moves, self._moves = self._moves, {}
         return moves
 
-    def _move_repeated(self, boundary: int, delta: int) -> None:
-        # Each place of a RAG202 finding (the repeat, the first use, the fix) moves
-        # only if it is below the edit.
-        for key, found in self._repeated.items():
-            self._repeated[key] = [self._noted(finding, finding.moved(delta, below=boundary), delta) for finding in found]
+    def _move_grouped(self, boundary: int, delta: int) -> None:
+        # Each place of a grouping rule's finding (a repeat, the first use, the
+        # fix) moves only if it is below the edit.
+        for _, groups in self._groups:
+            found = groups.found
+            for value, made in found.items():
+                found[value] = [self._noted(finding, finding.moved(delta, below=boundary), delta) for finding in made]
 
     def _row(self, line: str) -> _Line | None:
         row = self._read_line(line)
@@ -588,18 +600,9 @@ class DatasetModel:
             self._corpora.subtract(row.corpora)
         self._listed -= row.listed
         self._absent -= row.absent
-        key = row.key
-        if key is None:
-            return
-        ids = self._ids
-        held = ids.get(key)
-        if held is row:
-            del ids[key]
-        elif type(held) is list:
-            held.remove(row)
-            if len(held) == 1:
-                ids[key] = held[0]
-                self._repeated_ids.discard(key)
+        if row.kept is not None:
+            for _, groups in self._groups:
+                groups.remove(row)
 
     def _index_many(self, rows: Sequence[_Line]) -> None:
         """Add ``rows`` to the indexes (at once: a first reading adds every line)."""
@@ -617,16 +620,8 @@ class DatasetModel:
                 corpora[name] += count
         self._listed += sum(map(_LISTED_OF, rows))
         self._absent += sum(map(_ABSENT_OF, rows))
-        ids = self._ids
-        for row in rows:
-            key = row.key
-            if key is not None and ids.setdefault(key, row) is not row:
-                held = ids[key]
-                if type(held) is list:
-                    held.append(row)
-                else:
-                    ids[key] = [held, row]
-                    self._repeated_ids.add(key)
+        for _, groups in self._groups:
+            groups.add(rows)
 
     def _line_of(self, row: _Line) -> int:
         """The line ``row`` is on now: where it was placed, unless lines came or
@@ -643,13 +638,10 @@ class DatasetModel:
             if row is not None:
                 row.line = line
 
-    def _rows_of(self, key: str) -> list[_Line]:
-        held = self._ids.get(key)
-        return [] if held is None else held if type(held) is list else [held]
-
-    def _touch_id(self, row: _Line | None) -> None:
-        if row is not None and row.key is not None and self._dirty_ids is not None:
-            self._dirty_ids.add(row.key)
+    def _touch_groups(self, row: _Line | None) -> None:
+        if row is not None and row.kept is not None:
+            for _, groups in self._groups:
+                groups.touch(row)
 
     def _shape(self) -> str | None:
         return majority_shape(self._shapes[RAG_CASE], self._shapes[GDI_TEXT])
@@ -931,7 +923,8 @@ class DatasetModel:
         if facts != self._facts:
             self._facts = facts
             self._stale = None
-            self._dirty_ids = None
+            for _, groups in self._groups:
+                groups.check_every_group()
         self._check_stale_lines(use, shape)
         if self._systemic and not self._presumption_holds():
             # The first batch was not the file (or folding was turned off): every
@@ -939,8 +932,8 @@ class DatasetModel:
             self._systemic = frozenset()
             self._stale = None
             self._check_stale_lines(use, shape)
-        self._check_repeated_ids(shape)
-        across = [finding for repeated in self._repeated.values() for finding in repeated]
+        self._check_groups(shape)
+        across = [finding for _, groups in self._groups for made in groups.found.values() for finding in made]
         across += self._paths_summary(use, shape)
         across.sort(key=_position_key)
         self.checked = True
@@ -1116,9 +1109,9 @@ class DatasetModel:
         row.restore()
         try:
             first = (RowContext(self.path, row, line), first_missing_index(self.workspace, row.value["expect"]["relevant"]))
-            context = DatasetContext(self.workspace, self.path, {}, self._ids, use, tally, first)
+            context = DatasetContext(self.workspace, self.path, {}, (), use, tally, first)
             found: list[Finding] = []
-            for _, check in registry.checks_for(registry.DATASET):
+            for _, check in registry.whole_dataset_checks():
                 found.extend(check(context))
         finally:
             row.drop()
@@ -1226,32 +1219,29 @@ class DatasetModel:
                 for code in {finding.code for finding in placed}:
                     bisect.insort(by_code.setdefault(code, []), line)
 
-    def _check_repeated_ids(self, shape: str | None) -> None:
-        if self._dirty_ids is None:
-            dirty: Iterable[str] = list(self._repeated_ids)
-            self._repeated = {}
-            if self.checked:  # lines may have come and gone since the rows were placed
+    def _check_groups(self, shape: str | None) -> None:
+        """Make again the findings of each grouping rule on the groups whose
+        rows changed (see core.datasetindex)."""
+        renumbered = False
+        for rule, groups in self._groups:
+            if groups.changed is None and self.checked and not renumbered:
+                # Every group again: lines may have come and gone since the rows were placed.
                 self._renumber()
-        else:
-            dirty = self._dirty_ids
-        self._dirty_ids = set()
-        groups: dict[str, list[RowContext]] = {}
-        for key in dirty:
-            self._repeated.pop(key, None)
-            rows = [row for row in self._rows_of(key) if _counts_as_case(row, shape)]
-            if len(rows) > 1:
-                placed = sorted((self._line_of(row), row) for row in rows)
-                groups[key] = [RowContext(self.path, row, line) for line, row in placed]
-        if not groups:
-            return
-        context = DatasetContext(self.workspace, self.path, groups, self._ids, id_key=ID_KEYS[shape or RAG_CASE])
-        found: list[Finding] = []
-        for _, check in registry.checks_for(registry.DATASET):
-            found.extend(check(context))
-        for finding in finish(self.workspace, self.path, found):
-            row = self.rows[finding.range.start.line]
-            key = row.key if row is not None else None
-            self._repeated.setdefault(key or "", []).append(finding)
+                renumbered = True
+            values = groups.to_check()
+            grouped: dict[Any, list[RowContext]] = {}
+            for value in values:
+                rows = [row for row in groups.rows_of(value) if _counts_as_case(row, shape)]
+                if len(rows) > 1:
+                    placed = sorted((self._line_of(row), row) for row in rows)
+                    grouped[value] = [RowContext(self.path, row, line) for line, row in placed]
+            if not grouped:
+                continue
+            context = DatasetContext(self.workspace, self.path, grouped, groups.rows, id_key=ID_KEYS[shape or RAG_CASE])
+            for finding in finish(self.workspace, self.path, list(rule.checks[registry.DATASET](context))):
+                row = self.rows[finding.range.start.line]
+                value = groups.value(row.kept) if row is not None and row.kept is not None else None
+                groups.found.setdefault(value, []).append(finding)
 
 
 _SHAPE_OF = operator.attrgetter("shape")
@@ -1349,10 +1339,10 @@ class _Screening:
         def screen(index: int, text: memoryview) -> tuple[bytes, list[str | None], bytes, dict[int, list[Finding]], dict[int, tuple]]:
             batch = str(text, "utf-8", "surrogatepass").split("\n")
             first = self.batch_starts[index] if index < len(self.batch_starts) else 0
-            codes, keys, counts, unfinished, passed, corpora = screen_batch(workspace, self.path, self.use, self.shape, batch, first, self.systemic)
+            codes, kept, counts, unfinished, passed, corpora = screen_batch(workspace, self.path, self.use, self.shape, batch, first, self.systemic)
             if self.finish:
                 unfinished = {number: [registry.finished(workspace, finding) for finding in found] for number, found in unfinished.items()}
-            return codes, keys, counts, unfinished, passed, corpora
+            return codes, kept, counts, unfinished, passed, corpora
 
         return screen
 
@@ -1365,15 +1355,16 @@ def screen_batch(
     lines: list[str],
     first: int = 0,
     systemic: frozenset[tuple[str, str]] = frozenset(),
-) -> tuple[bytes, list[str | None], bytes, dict[int, list[Finding]], dict[int, tuple[tuple[str, str], ...]]]:
-    """For each line of a batch, a code, a case id and a count of expected paths,
-    and the findings of plain lines.
+) -> tuple[bytes, list[Any], bytes, dict[int, list[Finding]], dict[int, tuple[tuple[str, str], ...]]]:
+    """For each line of a batch, a code, what the groupings keep of it and a
+    count of expected paths, and the findings of plain lines.
     The code is BLANK; for a plain line (an object or array read with no error
     and no repeated key) one of _PLAIN's, its row's shape and whether it was
-    read exactly, with its case id; else LOOK: the model reads and checks it.
+    read exactly, with what the dataset rules that group rows keep of it (its
+    case id, see core.datasetindex); else LOOK: the model reads and checks it.
     The counts are two unsigned 32-bit integers per line, its expected paths
     and those not workspace files (see DatasetModel._tally). A byte per line, a
-    list of ids and an array cost little to send and to check (see _is_answer).
+    list of kept values and an array cost little to send and to check (see _is_answer).
     A plain line's findings come by its number in the batch, made on its line
     of the file (the batch's ``first`` line and on). A row rule's
     findings depend on the line alone (and the facts the screening shares), so
@@ -1387,6 +1378,7 @@ def screen_batch(
     the (code, cause) pairs of each line's, by its number in the batch (see
     RowsContext.passes_over); lines alike share one tuple, which the pickle
     sends once."""
+    _Line.prepare()
     rows = read_lines(_Line, lines, workspace.settings.max_line_bytes)
     numbered = [(first + number, row) for number, row in rows] if first else rows
     context = RowsContext.of(workspace, path, use, shape, numbered, finish_when_shown=True, systemic=systemic)
@@ -1394,7 +1386,7 @@ def screen_batch(
     for finding in finish(workspace, path, check_rows(context)):
         with_findings.setdefault(finding.range.start.line - first, []).append(finding)
     codes = bytearray(len(lines))  # BLANK
-    keys: list[str | None] = [None] * len(lines)
+    kept: list[Any] = [None] * len(lines)
     counts = array("I", bytes(4 * _COUNTS * len(lines)))
     unfinished: dict[int, list[Finding]] = {}
     for (number, _), (listed, absent) in zip(rows, context.path_tallies):
@@ -1413,7 +1405,7 @@ def screen_batch(
         )
         if plain:
             codes[number] = _PLAIN_CODE[row.shape, row.exact]
-            keys[number] = row.key
+            kept[number] = row.kept
             if found is not None:
                 unfinished[number] = found
         else:
@@ -1423,7 +1415,7 @@ def screen_batch(
     # The corpora each plain line asks to search, where it asks (rows alike share one tuple).
     asked: dict[tuple[str, ...], tuple[str, ...]] = {}
     corpora = {number: asked.setdefault(row.corpora, row.corpora) for number, row in rows if row.corpora and codes[number] != LOOK}
-    return bytes(codes), keys, counts.tobytes(), unfinished, passed, corpora
+    return bytes(codes), kept, counts.tobytes(), unfinished, passed, corpora
 
 
 def reading_helper() -> Helper | None:
@@ -1452,14 +1444,14 @@ def _is_answer(answer: Any, lines: int, path: str, first: int, systemic: frozens
     the dataset at ``path``, from its line ``first``."""
     if type(answer) is not tuple or len(answer) != 6:
         return False
-    codes, keys, counts, unfinished, passed, corpora = answer
+    codes, kept, counts, unfinished, passed, corpora = answer
     return (
         type(codes) is bytes
         and len(codes) == lines
         and max(codes, default=BLANK) <= max(_PLAIN)
-        and type(keys) is list
-        and len(keys) == lines
-        and set(map(type, keys)) <= {str, type(None)}
+        and type(kept) is list
+        and len(kept) == lines
+        and kept_are_valid([rule.grouping for rule in registry.groupings()], kept)
         and type(counts) is bytes
         and len(counts) == 4 * _COUNTS * lines
         and type(unfinished) is dict

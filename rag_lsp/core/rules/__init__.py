@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 
+from ..datasetindex import RowGrouping
 from ..findings import Finding, Fix, Related, Severity
 from ..text import Range
 
@@ -60,6 +61,9 @@ class Rule:
     checks: dict[str, Check] = field(default_factory=dict)
     finisher: Finisher | None = None
     fold_explainer: FoldExplainer | None = None
+    # What a rule over rows that share a value keeps of each row (see
+    # core.datasetindex): its DATASET check is given the groups of those rows.
+    grouping: RowGrouping | None = None
 
     @property
     def documentation(self) -> str:
@@ -97,6 +101,13 @@ class Rule:
         rule's findings once they are folded (see core.folding)."""
         self.fold_explainer = function
         return function
+
+    def groups_rows(self, grouping: RowGrouping) -> RowGrouping:
+        """Register ``grouping`` as what this rule keeps of each dataset row: its
+        DATASET check is then given the rows that share a value (see
+        core.datasetindex), by a one-shot analysis and a dataset model alike."""
+        self.grouping = grouping
+        return grouping
 
     def finding(
         self,
@@ -151,6 +162,19 @@ def all_rules() -> dict[str, Rule]:
 @lru_cache(maxsize=None)
 def checks_for(scope: str) -> tuple[tuple[Rule, Check], ...]:
     return tuple((rule, rule.checks[scope]) for rule in all_rules().values() if scope in rule.checks)
+
+
+@lru_cache(maxsize=None)
+def groupings() -> tuple[Rule, ...]:
+    """The rules over rows that share a value (see Rule.groups_rows), by code."""
+    return tuple(rule for rule in all_rules().values() if rule.grouping is not None and DATASET in rule.checks)
+
+
+@lru_cache(maxsize=None)
+def whole_dataset_checks() -> tuple[tuple[Rule, Check], ...]:
+    """The DATASET checks of the rules that group no rows: given the facts of the
+    whole dataset (its tally of expected paths)."""
+    return tuple((rule, check) for rule, check in checks_for(DATASET) if rule.grouping is None)
 
 
 def rule_of(module_doc: str | None, code: str, name: str, severity: Severity) -> Rule:

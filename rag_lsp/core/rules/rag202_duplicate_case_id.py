@@ -22,11 +22,25 @@ Give each case its own id. The quick fix appends a suffix (`gateway-approval-2`)
 that no case of the file uses yet.
 """
 
+from ..datasetindex import RowGrouping
 from ..findings import Fix, Related, Severity, TextEdit
+from ..manifests import GDI_TEXT
 from ..text import Position, Range
 from . import DATASET, rule_of
 
 RULE = rule_of(__doc__, "RAG202", "duplicate-case-id", Severity.ERROR)
+
+
+class CaseIds(RowGrouping):
+    """Rows are grouped by their case id."""
+
+    def value_of(self, value, shape):
+        # As contexts.case_id, inline: this runs once per row of a dataset.
+        case_id = value.get("input_id" if shape == GDI_TEXT else "id")
+        return case_id if type(case_id) is str and case_id else None
+
+
+RULE.groups_rows(CaseIds())
 
 
 @RULE.check(DATASET)
