@@ -509,6 +509,33 @@ def test_a_cause_on_most_rows_is_one_finding_with_a_fix_for_every_occurrence(tmp
     assert [finding.code for finding in analyze_file(workspace, ELSEWHERE_DATASET)].count("RAG206") == 25
 
 
+def test_a_folded_finding_kept_through_typing_fixes_the_lines_as_they_are(tmp_path: Path, monkeypatch) -> None:
+    """Typing in a query of a dataset with a cause on every row keeps its folded finding (what an editor
+    is shown is spliced, not made again), yet the fix of every occurrence asked for after the edit
+    repairs the paths where they now are."""
+    monkeypatch.setattr(incremental, "_CHECK_BATCH", 24)
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    text = "\n".join(variant_line("not-normal", n) for n in range(60)) + "\n"
+    model = DatasetModel(workspace, ELSEWHERE_DATASET, text)
+    assert model._systemic
+    (folded,) = [finding for finding in model.findings() if finding.covers]
+    (fix,) = folded.fixes
+    assert len(every_occurrence_fix(folded, fix).edits) == 60  # its members are read before the edit
+    shown = model.shown_as_placed(5)
+    column = model.lines[30].index('"query": "') + len('"query": "')
+    model.edit(Position(30, column), Position(30, column), "longer words ")
+    # Spliced: the findings shown are the very ones shown before the edit.
+    assert [id(finding) for finding in model.shown_as_placed(5).placed] == [id(finding) for finding in shown.placed]
+    (kept,) = [finding for finding in model.findings() if finding.covers]
+    assert kept is folded
+    edits = every_occurrence_fix(kept, fix).edits
+    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = model.text
+    expected = analyze_file(workspace, ELSEWHERE_DATASET)
+    (fresh,) = [finding for finding in expected if finding.covers]
+    assert edits == every_occurrence_fix(fresh, fresh.fixes[0]).edits
+    assert edits[30].range.start.character == model.lines[30].index('"./src')
+
+
 def test_a_cause_the_first_batch_alone_carries_is_made_on_every_row_as_a_fresh_check(tmp_path: Path, monkeypatch) -> None:
     """A cause on every row of the first batch is presumed to stand on most rows; when the rest of the file
     proves otherwise, every line is checked again and each occurrence is its own finding, as a fresh check has it."""

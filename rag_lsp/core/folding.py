@@ -71,7 +71,7 @@ class Occurrences:
     themselves are made when first read (every occurrence listed, their fixes
     asked for). Compares equal to the tuple of the same findings."""
 
-    __slots__ = ("count", "first", "named", "_lines", "_findings", "_make")
+    __slots__ = ("count", "first", "named", "_lines", "_findings", "_make", "_every_line")
 
     def __init__(
         self, count: int, first: Finding, named: list[int], lines: Callable[[], list[int]], make: Callable[[], list[Finding]]
@@ -82,8 +82,16 @@ class Occurrences:
         self.first = first
         self.named = named
         self._lines: Callable[[], list[int]] | list[int] = lines
+        self._every_line = lines
         self._findings: tuple[Finding, ...] | None = None
         self._make = make
+
+    def forget(self) -> None:
+        """Forget the lines and findings read so far: the dataset changed without
+        changing the count, the first finding or the lines named; they are made
+        again, from the dataset as it is, when next read."""
+        self._lines = self._every_line
+        self._findings = None
 
     @property
     def lines(self) -> list[int]:

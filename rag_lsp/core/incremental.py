@@ -227,11 +227,12 @@ class DatasetModel:
         self._passed_totals: dict[tuple[str, str], list[int]] | None = None
         # Each tuple of _pairs (by its id): how many occurrences of each pair it holds.
         self._pair_counts: dict[int, Counter[tuple[str, str]]] = {}
-        # The folded findings of _folded_of_passed, by what each was made from,
-        # with the facts they were made under.
-        self._folded_cache: tuple[Any, dict[tuple, Finding]] = (None, {})
-        # Counts the changes of _passed: a folded finding is kept only while none
-        # came (its members, made when read, are those of the lines as they are).
+        # The folded findings of _folded_of_passed, with the facts they were made
+        # under: by (code, cause), what it shows, the finding, and the count of
+        # changes of _passed it was last read at.
+        self._folded_cache: tuple[Any, dict[tuple[str, str], tuple[tuple, Finding, int]]] = (None, {})
+        # Counts the changes of _passed: a folded finding kept through one has its
+        # members read again (made when read, they are those of the lines as they are).
         self._passed_changes = 0
         self._row_count = 0
         self._stale: set[int] | None = None  # None: every line
@@ -724,12 +725,22 @@ class DatasetModel:
         self._folded_cache = cache
         for key in sorted(folding):
             over = passed[key]
-            remembered = (key, self._passed_changes, self._row_count)
-            finding = cache[1].get(remembered)
-            if finding is None:
-                cache[1].clear()  # only the last of each is kept
+            first_line = over.first_lines[0]
+            # What the folded finding shows: while that stays the same (a word
+            # typed into a query of a dataset with a cause on every row), the
+            # finding stays the same object, and what an editor is shown is
+            # spliced (see _spliced) rather than made again whole.
+            face = (counts[key], over.findings, tuple(over.first_lines), self._row_count, self.lines[first_line])
+            kept = cache[1].get(key)
+            if kept is not None and kept[0] == face:
+                finding = kept[1]
+                if kept[2] != self._passed_changes:
+                    # Its members are read from the lines as they are now.
+                    finding.covers.forget()  # type: ignore[union-attr]
+                    cache[1][key] = (face, finding, self._passed_changes)
+            else:
                 finding = folded_over(key, [], over, counts[key], self._row_count, registry.explain_fold, self._members)
-                cache[1][remembered] = finding
+                cache[1][key] = (face, finding, self._passed_changes)
             made.append(finding)
         return made
 
