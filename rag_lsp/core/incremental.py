@@ -1251,7 +1251,7 @@ class DatasetModel:
             context = DatasetContext(self.workspace, self.path, grouped, groups.rows, id_key=ID_KEYS[shape or RAG_CASE])
             for finding in finish(self.workspace, self.path, list(rule.checks[registry.DATASET](context))):
                 row = self.rows[finding.range.start.line]
-                value = groups.value(row.kept) if row is not None and row.kept is not None else None
+                value = groups.value(row) if row is not None else None
                 groups.found.setdefault(value, []).append(finding)
 
 
