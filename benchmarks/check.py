@@ -6,7 +6,9 @@ For each size it writes a workspace (one suite, one dataset of that many rag
 cases with about 1% defects, the files the cases expect) and times the whole
 `rag-lsp check` process. In the same run it times check-jsonschema validating the
 same rows the fastest way a user of that tool can: the JSON Lines turned into one
-JSON array, checked against the rag case schema (`pip install check-jsonschema`).
+JSON array, checked against a schema of what every rag case must hold (an `id`,
+`input.query`, and `expect.relevant` as a non-empty list of strings; see
+CASE_SCHEMA) (`pip install check-jsonschema`).
 Times are the best of --repeat runs; the last column is how many times faster
 rag-lsp is. check-jsonschema only validates the schema; rag-lsp also runs every
 rule (duplicate ids, missing files, ...), so the comparison is conservative.
@@ -87,8 +89,29 @@ def best_time(command: list[str], repeat: int, expect_codes: tuple[int, ...]) ->
     return best
 
 
+# The schema check-jsonschema is given: what every rag case must hold (an
+# `id`, `input.query`, and `expect.relevant` as a non-empty list of strings),
+# the yardstick the speed goal names. The full rag case schema
+# (schemas/rag-case.schema.json) costs check-jsonschema more time, and would
+# flatter the ratio.
+CASE_SCHEMA = {
+    "type": "object",
+    "required": ["id", "input", "expect"],
+    "properties": {
+        "id": {"type": "string"},
+        "input": {"type": "object", "required": ["query"], "properties": {"query": {"type": "string"}}},
+        "expect": {
+            "type": "object",
+            "required": ["relevant"],
+            "properties": {"relevant": {"type": "array", "minItems": 1, "items": {"type": "string"}}},
+        },
+    },
+}
+
+
 def check_jsonschema_inputs(root: Path) -> tuple[Path, Path]:
-    """The dataset as one JSON array, and the row schema wrapped as an array schema."""
+    """The dataset as one JSON array, and the schema of a rag case's required
+    keys (CASE_SCHEMA) wrapped as an array schema."""
     rows = []
     for line in (root / ".punica" / "evals" / "bench.jsonl").read_text().splitlines():
         try:
@@ -97,17 +120,8 @@ def check_jsonschema_inputs(root: Path) -> tuple[Path, Path]:
             continue  # check-jsonschema cannot read a broken line at all
     data = root / "bench.json"
     data.write_text(json.dumps(rows))
-    row_schema = json.loads((REPO / "schemas" / "rag-case.schema.json").read_text())
     schema = root / "bench.schema.json"
-    schema.write_text(
-        json.dumps(
-            {
-                "$schema": "https://json-schema.org/draft/2020-12/schema",
-                "type": "array",
-                "items": {key: value for key, value in row_schema.items() if key not in ("$schema", "$id")},
-            }
-        )
-    )
+    schema.write_text(json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "array", "items": CASE_SCHEMA}))
     return data, schema
 
 

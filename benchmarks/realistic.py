@@ -8,7 +8,8 @@ For each workload of benchmarks/workloads.py (100,000 cases each by default;
 ``lists`` writes a twentieth of them, a tail listing thousands of paths each):
 
 * `rag-lsp check` as a whole process, and check-jsonschema validating the same
-  rows against the rag case schema in the same run, the two alternating (best of
+  rows against a schema of what every rag case must hold (benchmarks/check.py's
+  CASE_SCHEMA) in the same run, the two alternating (best of
   --repeat each); their ratio, the number of RAG203 findings, and the time beside
   the happy path's;
 * the server over stdio (a minimal client, see benchmarks/server.py): `didOpen`
