@@ -96,7 +96,7 @@ def _rule_pages() -> dict[str, str]:
         "Every finding has a code. RAG0xx are syntax and safety, RAG1xx suites, RAG2xx dataset rows, RAG3xx",
         "manifests; RAG400–RAG405 come from runs (`rag-lsp run` and the editor's run commands), not from",
         "checking. A rule that *folds* reports one finding for a cause most rows of a dataset share",
-        "(see [One cause, one finding](../../check.md#one-cause-one-finding)).",
+        "(see [One cause, one finding](../check.md#one-cause-one-finding)).",
         "",
         "| code | severity | finding | folds |",
         "|---|---|---|---|",
@@ -389,6 +389,22 @@ def _modules_page() -> str:
             continue
         group = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
         groups.setdefault(group, []).append(name)
+    def package_of(name: str) -> str:
+        for package in ("rag_lsp.core.rules", "rag_lsp.core.targets", "rag_lsp.core", "rag_lsp.cli", "rag_lsp.server"):
+            if name == package or name.startswith(package + "."):
+                return package
+        return name
+
+    edges: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        source = package_of(name)
+        for imported in _imports_of(path, name):
+            target = package_of(imported if imported in modules else imported.rsplit(".", 1)[0])
+            if target != source and target in modules:
+                edges.setdefault(source, set()).add(target)
+    lines += ["", "## Packages", "", "| package | imports from the packages |", "|---|---|"]
+    for source in sorted(edges):
+        lines.append(f"| `{source}` | {', '.join(f'`{target}`' for target in sorted(edges[source]))} |")
     for group, names in groups.items():
         lines += ["", f"## `{group}`", "", "| module | what it is | imports of the package |", "|---|---|---|"]
         for name in names:
