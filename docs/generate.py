@@ -86,7 +86,7 @@ def _rule_pages() -> dict[str, str]:
             f"Change it per workspace with `[severity]` in `.punica/rag-lsp.toml` (`{code} = \"off\"` silences it), "
             "or per file with `[per-file-ignores]`: see [the settings](../settings.md).",
             "",
-            f"`rag-lsp check --explain {code}` prints this page's text.",
+            f"`rag-lsp check --explain {code}` prints this rule's documentation in a terminal.",
         ]
         pages[f"docs/reference/rules/{code}.md"] = HEADER + "\n".join(text).rstrip() + "\n"
         rows.append(f"| [{code}](rules/{code}.md) | {rule.severity.name.lower()} | {summary} | {folds} |")

@@ -67,6 +67,20 @@ def test_a_stale_page_is_caught(generated: dict[str, str], tmp_path: Path) -> No
     assert "docs/reference/settings.md" in module.stale(changed)
 
 
+def test_the_editors_default_globs_are_written_from_the_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Neovim plugin's and the VS Code extension's default globs are regenerated from
+    rag_lsp.core.settings: a changed default changes their text, so the stale test catches them."""
+    from rag_lsp.core import settings
+
+    module = generator()
+    before = module.generated()
+    monkeypatch.setattr(settings, "DEFAULT_SUITE_GLOBS", ("evals/**/*.suite.yaml",))
+    after = module.generated()
+    for path in ("editors/nvim/lua/rag_lsp/init.lua", "editors/vscode/src/documents.ts", "editors/vscode/package.json"):
+        assert '"evals/**/*.suite.yaml"' in after[path] and after[path] != before[path], path
+    assert 'local SUITE_GLOBS = { "evals/**/*.suite.yaml" }' in after["editors/nvim/lua/rag_lsp/init.lua"]
+
+
 def test_the_readme_is_at_most_15_kb() -> None:
     """README.md stays a front page: at most 15 KB; the rest lives under docs/."""
     size = len(README.read_bytes())

@@ -25,7 +25,7 @@ local defaults = {
   python = nil,
   -- `toml`: only the workspace's settings file (see should_attach).
   filetypes = { "yaml", "jsonl", "toml" },
-  -- Server settings, camelCase as in the README: suiteGlobs, datasetGlobs,
+  -- Server settings, camelCase as in docs/reference/settings.md: suiteGlobs, datasetGlobs,
   -- manifestGlobs, severity, maxFileBytes, maxYamlBytes, maxLineBytes,
   -- maxYamlDepth, maxYamlNodes, runTimeout, runConcurrency, baseline,
   -- maxFindingsShown.
