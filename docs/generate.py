@@ -488,7 +488,7 @@ def _between(text: str, begin: str, end: str, block: str, path: str) -> str:
 
 
 def _quoted(items: tuple[str, ...]) -> str:
-    return ", ".join(json.dumps(item) for item in items)
+    return ", ".join(json.dumps(item, ensure_ascii=False) for item in items)
 
 
 def _nvim_init(text: str) -> str:
