@@ -171,7 +171,7 @@ def test_a_run_compares_the_suites_that_share_a_dataset(workspace: Path) -> None
 
 
 def test_compare_on_the_examples_weighs_two_chunkings(tmp_path: Path) -> None:
-    """The README's chunking comparison: 20-line chunks win one case on MRR, by ranks, and nothing is a real change."""
+    """The chunking comparison of docs/targets.md: 20-line chunks win one case on MRR, by ranks, and nothing is a real change."""
     result = rag_lsp("compare", "gateway-live", "gateway-short-chunks", str(EXAMPLES), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     out = result.stdout

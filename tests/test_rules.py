@@ -122,25 +122,28 @@ def test_every_fixture_folder_is_a_rule() -> None:
     assert [folder for folder in folders if folder not in all_rules()] == []
 
 
+# The table of codes lives in docs/reference/rules.md (written by docs/generate.py);
+# each row links the rule's own page.
+RULES_PAGE = REPO / "docs" / "reference" / "rules.md"
+RULE_ROW = r"^\| \[(RAG\d{3})\]\(rules/\1\.md\) \| (\w+) \| (.+) \| (?:yes|no) \|$"
+
+
 def readme_codes() -> dict[str, tuple[str, str]]:
-    """The README's table of codes: code -> (severity, finding)."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## What it checks\n", 1)[1].split("\n## ", 1)[0]
-    rows = re.findall(r"^\| (RAG\d{3}) \| (\w+) \| (.+) \|$", section, flags=re.MULTILINE)
+    """The documentation's table of codes: code -> (severity, finding)."""
+    rows = re.findall(RULE_ROW, RULES_PAGE.read_text(encoding="utf-8"), flags=re.MULTILINE)
     return {code: (severity, finding) for code, severity, finding in rows}
 
 
 def test_the_readme_lists_every_rule_once() -> None:
-    """The README's table of codes has a row per rule, and no other."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## What it checks\n", 1)[1].split("\n## ", 1)[0]
-    listed = re.findall(r"^\| (RAG\d{3}) \|", section, flags=re.MULTILINE)
-    assert listed == CODES
+    """The documentation's table of codes has a row per rule, and no other, and the README links it."""
+    listed = re.findall(RULE_ROW, RULES_PAGE.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    assert [code for code, _, _ in listed] == CODES
+    assert "(docs/reference/rules.md)" in (REPO / "README.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("code", CODES)
 def test_the_readme_row_of_every_rule_is_its_severity_and_summary(code: str) -> None:
-    """A rule's row in the README gives its severity and its summary (the first line of
+    """A rule's row in the table of codes gives its severity and its summary (the first line of
     its documentation), optionally followed by a note in parentheses."""
     rule = all_rules()[code]
     severity, finding = readme_codes()[code]
@@ -149,7 +152,7 @@ def test_the_readme_row_of_every_rule_is_its_severity_and_summary(code: str) -> 
     written = finding[:1].lower() + finding[1:]
     note = written[len(summary) :]
     assert written.startswith(summary), f"write the row of {code} as: | {code} | {severity} | {summary} |"
-    assert note == "" or (note.startswith(" (") and note.endswith(")")), f"the README adds {note!r} to {code}'s summary"
+    assert note == "" or (note.startswith(" (") and note.endswith(")")), f"the table of codes adds {note!r} to {code}'s summary"
 
 
 @pytest.mark.parametrize("code", CHECKED_CODES)

@@ -20,6 +20,15 @@ DEFAULT_MANIFEST_GLOBS = (".punica/metrics/*.yaml", ".punica/metrics/*.yml")
 
 OFF = "off"
 
+# What each setting means that only an editor may set: a workspace's settings
+# file cannot hold it (the others are described by that file's JSON Schema,
+# schemas/config.schema.json).
+EDITOR_ONLY = {
+    "trusted": "May `command` and `http` targets run: they run code or reach services named by workspace "
+    "files, so only the editor (its workspace trust, or your own configuration) grants it, never a "
+    "workspace file. `builtin` and `recorded` targets always run.",
+}
+
 
 @dataclass(frozen=True)
 class Settings:

@@ -1,0 +1,123 @@
+"""The documentation: generated pages match the code, the README stays short, and
+every relative link leads somewhere."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
+README_MAX_BYTES = 15 * 1024
+
+
+def generator():
+    """docs/generate.py, loaded as a module."""
+    spec = importlib.util.spec_from_file_location("docs_generate", REPO / "docs" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def generated() -> dict[str, str]:
+    return generator().generated()
+
+
+def test_every_generated_file_is_up_to_date(generated: dict[str, str]) -> None:
+    """Each page of docs/reference/ and each editor's copy of the defaults equals what the code gives now."""
+    stale = generator().stale(generated)
+    assert stale == [], f"stale generated files {stale}: run `python docs/generate.py` to regenerate them"
+
+
+def test_the_generator_covers_every_rule_setting_and_command(generated: dict[str, str]) -> None:
+    """There is a page per rule code, and the settings and CLI pages name every setting and command."""
+    from rag_lsp.cli import build_parser
+    from rag_lsp.core.config import FIELD_KEYS
+    from rag_lsp.core.rules import all_rules
+
+    assert sorted(path for path in generated if path.startswith("docs/reference/rules/")) == [
+        f"docs/reference/rules/{code}.md" for code in sorted(all_rules())
+    ]
+    settings = generated["docs/reference/settings.md"]
+    for key in FIELD_KEYS.values():
+        assert f"| `{key}` |" in settings, key
+    assert "`trusted`" in settings
+    cli = generated["docs/reference/cli.md"]
+    for command in ("check", "run", "compare", "import", "serve"):
+        assert f"## rag-lsp {command}\n" in cli, command
+    parser = build_parser()
+    run = next(action for action in parser._actions if action.dest == "command").choices["run"]
+    for action in run._actions:
+        for option in action.option_strings:
+            if option not in ("-h", "--help"):
+                assert f"`{option}`" in cli, option
+
+
+def test_a_stale_page_is_caught(generated: dict[str, str], tmp_path: Path) -> None:
+    """A page whose text differs from the code's is reported, with the command that regenerates it."""
+    module = generator()
+    changed = dict(generated)
+    changed["docs/reference/settings.md"] = generated["docs/reference/settings.md"] + "\nedited by hand\n"
+    assert "docs/reference/settings.md" in module.stale(changed)
+
+
+def test_the_editors_default_globs_are_written_from_the_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Neovim plugin's and the VS Code extension's default globs are regenerated from
+    rag_lsp.core.settings: a changed default changes their text, so the stale test catches them."""
+    from rag_lsp.core import settings
+
+    module = generator()
+    before = module.generated()
+    monkeypatch.setattr(settings, "DEFAULT_SUITE_GLOBS", ("evals/**/*.suite.yaml",))
+    after = module.generated()
+    for path in ("editors/nvim/lua/rag_lsp/init.lua", "editors/vscode/src/documents.ts", "editors/vscode/package.json"):
+        assert '"evals/**/*.suite.yaml"' in after[path] and after[path] != before[path], path
+    assert 'local SUITE_GLOBS = { "evals/**/*.suite.yaml" }' in after["editors/nvim/lua/rag_lsp/init.lua"]
+
+
+def test_the_readme_is_at_most_15_kb() -> None:
+    """README.md stays a front page: at most 15 KB; the rest lives under docs/."""
+    size = len(README.read_bytes())
+    assert size <= README_MAX_BYTES, f"README.md is {size:,} bytes; move detail into docs/ (limit {README_MAX_BYTES:,})"
+
+
+def markdown_files() -> list[Path]:
+    return [README, *sorted((REPO / "docs").rglob("*.md"))]
+
+
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def anchors(path: Path) -> set[str]:
+    """The anchors GitHub gives the headings of a Markdown file."""
+    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S)
+    out = set()
+    for heading in re.findall(r"^#+ (.+)$", text, flags=re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        out.add(slug)
+    return out
+
+
+@pytest.mark.parametrize("page", markdown_files(), ids=lambda path: str(path.relative_to(REPO)))
+def test_every_relative_link_points_to_an_existing_file(page: Path) -> None:
+    """Each relative link (and image) of README.md and docs/ names a file or folder of the repository, and its
+    #anchor a heading of that page."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+    broken = []
+    for match in LINK.finditer(text):
+        target = match.group(1) or match.group(2)
+        if re.match(r"^[a-z]+:", target):
+            continue
+        path_part, _, anchor = target.partition("#")
+        destination = (page.parent / urllib.parse.unquote(path_part)).resolve() if path_part else page
+        if not destination.exists():
+            broken.append(target)
+        elif anchor and destination.suffix == ".md" and anchor not in anchors(destination):
+            broken.append(target)
+    assert broken == [], f"{page.relative_to(REPO)} links to what does not exist: {broken}"
