@@ -65,8 +65,8 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> str:
     shutil.copytree(REPO / "rag_lsp", root / "rag_lsp", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
     plant(root / "rag_lsp" / "core" / "hover.py", "import pygls  # planted")
-    plant(root / "rag_lsp" / "core" / "docs.py", "from ..server import convert  # planted")
-    plant(root / "rag_lsp" / "server" / "convert.py", "from ..cli import formats  # planted")
+    plant(root / "rag_lsp" / "core" / "docs.py", "from ..server.base import convert  # planted")
+    plant(root / "rag_lsp" / "server" / "base" / "convert.py", "from ...cli import formats  # planted")
     # core.findings imports core.text; this closes the loop.
     plant(root / "rag_lsp" / "core" / "text.py", "from . import findings  # planted")
     result = lint_imports(root)
@@ -96,13 +96,13 @@ def test_the_core_importing_the_lsp_library_or_the_server_breaks_its_contract(pl
     """Core modules importing pygls and the server break the core's contract, each import named."""
     assert verdict(planted, "The core imports neither the shells nor the LSP libraries") == "BROKEN"
     assert "rag_lsp.core.hover -> pygls" in planted
-    assert "rag_lsp.core.docs -> rag_lsp.server.convert" in planted
+    assert "rag_lsp.core.docs -> rag_lsp.server.base.convert" in planted
 
 
 def test_the_server_importing_the_command_line_breaks_the_layers(planted: str) -> None:
     """A server module importing the command line breaks the layers contract."""
     assert verdict(planted, "The command line may start the server; the server never imports the command line") == "BROKEN"
-    assert "rag_lsp.server.convert -> rag_lsp.cli.formats" in planted
+    assert "rag_lsp.server.base.convert -> rag_lsp.cli.formats" in planted
 
 
 def test_a_cycle_between_sibling_modules_breaks_the_acyclic_contract(planted: str) -> None:
@@ -149,4 +149,4 @@ def test_the_cycle_collector_policy_is_the_shells_alone() -> None:
             importing.append(path.relative_to(REPO).as_posix())
     assert importing == ["rag_lsp/core/parallel.py"]
     users = [path.relative_to(REPO).as_posix() for path in sorted((REPO / "rag_lsp").rglob("*.py")) if "collector." in path.read_text(encoding="utf-8")]
-    assert users == ["rag_lsp/cli/check.py", "rag_lsp/cli/run.py", "rag_lsp/server/checker.py", "rag_lsp/server/document.py", "rag_lsp/server/run_worker.py"]
+    assert users == ["rag_lsp/cli/check.py", "rag_lsp/cli/run.py", "rag_lsp/server/base/document.py", "rag_lsp/server/checking/checker.py", "rag_lsp/server/running/run_worker.py"]
