@@ -369,6 +369,19 @@ def _imports_of(path: Path, module: str) -> list[str]:
     return sorted(name for name in found if name != module)
 
 
+# The packages the module page groups modules by, the most specific first.
+PACKAGES = (
+    "rag_lsp.core.rules",
+    "rag_lsp.core.targets",
+    "rag_lsp.core",
+    "rag_lsp.cli",
+    "rag_lsp.server.base",
+    "rag_lsp.server.checking",
+    "rag_lsp.server.running",
+    "rag_lsp.server",
+)
+
+
 def _modules_page() -> str:
     root = REPO / "rag_lsp"
     modules: dict[str, Path] = {}
@@ -390,7 +403,8 @@ def _modules_page() -> str:
         group = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
         groups.setdefault(group, []).append(name)
     def package_of(name: str) -> str:
-        for package in ("rag_lsp.core.rules", "rag_lsp.core.targets", "rag_lsp.core", "rag_lsp.cli", "rag_lsp.server"):
+        # The most specific package first.
+        for package in PACKAGES:
             if name == package or name.startswith(package + "."):
                 return package
         return name
@@ -427,14 +441,14 @@ def _short(name: str) -> str:
 # The figures the guides used to copy by hand: module, name, what it is, how to show it.
 LIMITS = (
     ("rag_lsp.core.findings", "SHOWN_PER_CODE", "findings of one code an editor is shown for one file (the `max-findings-shown` default)", "count"),
-    ("rag_lsp.server.run_marks", "RESULT_DIAGNOSTICS", "run results a file shows as diagnostics (errors first); every case's lens and hover show its own", "count"),
+    ("rag_lsp.server.running.run_marks", "RESULT_DIAGNOSTICS", "run results a file shows as diagnostics (errors first); every case's lens and hover show its own", "count"),
     ("rag_lsp.core.incremental", "_CHECK_BATCH", "lines in a batch of a large dataset's first reading", "count"),
     ("rag_lsp.core.incremental", "_BATCH_CHARACTERS", "characters a batch holds at most (fewer lines when they are long)", "count"),
     ("rag_lsp.core.incremental", "SHARED_FROM_BATCHES", "batches from which a dataset's first reading is shared with the helper process", "count"),
     ("rag_lsp.core.incremental", "SHARED_FROM_BYTES", "bytes from which a dataset on disk is shared with the helper process", "bytes"),
     ("rag_lsp.core.parallel", "ANSWER_TIMEOUT_S", "seconds the helper process may fall silent before its batches go back to the server", "seconds"),
-    ("rag_lsp.server.transport", "LARGE_MESSAGE_BYTES", "bytes from which a message is large: read into lines as it arrives, and the helper started for it", "bytes"),
-    ("rag_lsp.server.session", "DEBOUNCE_S", "seconds an edit waits for the next before it is checked", "seconds"),
+    ("rag_lsp.server.base.transport", "LARGE_MESSAGE_BYTES", "bytes from which a message is large: read into lines as it arrives, and the helper started for it", "bytes"),
+    ("rag_lsp.server.checking.session", "DEBOUNCE_S", "seconds an edit waits for the next before it is checked", "seconds"),
 )
 
 

@@ -14,8 +14,8 @@ from workspaces import GOOD_CASE, GOOD_SUITE, make_workspace
 from rag_lsp.core.settings import EditorSettings
 from rag_lsp.core.text import Position
 from rag_lsp.core.workspace import Workspace
-from rag_lsp.server.checker import Checker, OpenDocument, Snapshot
-from rag_lsp.server.transport import LARGE_MESSAGE_BYTES
+from rag_lsp.server.checking.checker import Checker, OpenDocument, Snapshot
+from rag_lsp.server.base.transport import LARGE_MESSAGE_BYTES
 
 # Findings with fixes on their own line (RAG206, RAG205), with UTF-16 columns that
 # differ from code points (the emoji), a repeated id (RAG202, related places), and

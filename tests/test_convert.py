@@ -14,7 +14,7 @@ import re
 from lsprotocol import types
 
 from rag_lsp.core.findings import SOURCE, Finding
-from rag_lsp.server.convert import Positions, diagnostic_json, finding_json, fix_json, json_text, split_at_line_numbers
+from rag_lsp.server.base.convert import Positions, diagnostic_json, finding_json, fix_json, json_text, split_at_line_numbers
 
 
 def reference_diagnostic(finding: Finding, positions: Positions, related_positions, uri_of, related_information: bool = True) -> types.Diagnostic:

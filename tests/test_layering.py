@@ -1,13 +1,14 @@
 """The import structure holds: the core is free of the shells and of the LSP
-libraries, the command line sits over the server, and no modules import each
-other in a cycle.
+libraries, the command line sits over the server, the server's two rooms
+(checking and running) never import each other and stand on its base, and no
+modules import each other in a cycle.
 
 The contracts are import-linter's, written in ``pyproject.toml`` (``lint-imports``
 checks them too). Import-linter's ``acyclic_siblings`` contract compares siblings;
 a module cycle through a package and its own submodules (a package's
 ``__init__`` importing a submodule that imports the package) is found here, over
-grimp's graph of the same imports. Imports under ``if TYPE_CHECKING:`` are left
-out of both: they are annotations, never run.
+grimp's graph of the same imports. Imports under ``if TYPE_CHECKING:`` count in
+both: a module that names another in its annotations depends on it too.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
 
 
 def module_cycle(package: str) -> tuple[str, ...] | None:
-    """A cycle of runtime imports between the modules of ``package``, or None."""
-    graph = grimp.build_graph(package, cache_dir=None, exclude_type_checking_imports=True)
+    """A cycle of imports (those made for annotations only included) between the
+    modules of ``package``, or None."""
+    graph = grimp.build_graph(package, cache_dir=None, exclude_type_checking_imports=False)
     imports = {module: {imported for imported in graph.find_modules_directly_imported_by(module) if imported in graph.modules} for module in graph.modules}
     try:
         graphlib.TopologicalSorter(imports).prepare()
@@ -58,20 +60,41 @@ def plant(module: Path, line: str) -> None:
     module.write_text(text.replace(future, future + line + "\n", 1), encoding="utf-8")
 
 
+def copy_of_the_package(root: Path) -> Path:
+    """A copy of rag_lsp and pyproject.toml under ``root``: its package folder."""
+    shutil.copytree(REPO / "rag_lsp", root / "rag_lsp", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    return root / "rag_lsp"
+
+
+def broken(root: Path) -> str:
+    """What lint-imports says of the package under ``root``, which must break a contract."""
+    result = lint_imports(root)
+    assert result.returncode != 0, result.stdout + result.stderr
+    return result.stdout
+
+
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory: pytest.TempPathFactory) -> str:
     """What lint-imports says of a copy of the package with one violation of each contract planted."""
     root = tmp_path_factory.mktemp("planted")
-    shutil.copytree(REPO / "rag_lsp", root / "rag_lsp", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
-    plant(root / "rag_lsp" / "core" / "hover.py", "import pygls  # planted")
-    plant(root / "rag_lsp" / "core" / "docs.py", "from ..server import convert  # planted")
-    plant(root / "rag_lsp" / "server" / "convert.py", "from ..cli import formats  # planted")
+    package = copy_of_the_package(root)
+    plant(package / "core" / "hover.py", "import pygls  # planted")
+    plant(package / "core" / "docs.py", "from ..server.base import convert  # planted")
+    plant(package / "server" / "base" / "convert.py", "from ...cli import formats  # planted")
     # core.findings imports core.text; this closes the loop.
-    plant(root / "rag_lsp" / "core" / "text.py", "from . import findings  # planted")
-    result = lint_imports(root)
-    assert result.returncode != 0, result.stdout + result.stderr
-    return result.stdout
+    plant(package / "core" / "text.py", "from . import findings  # planted")
+    # The rooms of the server: running reaching into checking, checking naming
+    # running in an annotation only, the ground floor reaching up, and a module
+    # given no place.
+    plant(package / "server" / "running" / "run_marks.py", "from ..checking import checker  # planted")
+    plant(package / "server" / "checking" / "features.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..running import runs  # planted")
+    plant(package / "server" / "base" / "uris.py", "from ..checking import session  # planted")
+    (package / "server" / "stray.py").write_text("VALUE = 1  # planted\n", encoding="utf-8")
+    return broken(root)
+
+
+ROOMS = "The server's rooms, checking and running, never import each other and stand on base"
 
 
 def verdict(report: str, contract: str) -> str:
@@ -96,19 +119,59 @@ def test_the_core_importing_the_lsp_library_or_the_server_breaks_its_contract(pl
     """Core modules importing pygls and the server break the core's contract, each import named."""
     assert verdict(planted, "The core imports neither the shells nor the LSP libraries") == "BROKEN"
     assert "rag_lsp.core.hover -> pygls" in planted
-    assert "rag_lsp.core.docs -> rag_lsp.server.convert" in planted
+    assert "rag_lsp.core.docs -> rag_lsp.server.base.convert" in planted
 
 
 def test_the_server_importing_the_command_line_breaks_the_layers(planted: str) -> None:
     """A server module importing the command line breaks the layers contract."""
     assert verdict(planted, "The command line may start the server; the server never imports the command line") == "BROKEN"
-    assert "rag_lsp.server.convert -> rag_lsp.cli.formats" in planted
+    assert "rag_lsp.server.base.convert -> rag_lsp.cli.formats" in planted
 
 
 def test_a_cycle_between_sibling_modules_breaks_the_acyclic_contract(planted: str) -> None:
     """Two core modules importing each other break the acyclic contract, in the core."""
     assert verdict(planted, "No import cycles between the sibling modules and packages of any package") == "BROKEN"
     assert "No cycles are allowed in rag_lsp.core." in planted
+
+
+def test_the_running_room_importing_the_checking_room_breaks_the_rooms_contract(planted: str) -> None:
+    """A running module importing a checking module breaks the rooms contract, the import named."""
+    assert verdict(planted, ROOMS) == "BROKEN"
+    assert "rag_lsp.server.running is not allowed to import rag_lsp.server.checking" in planted
+    assert "rag_lsp.server.running.run_marks -> rag_lsp.server.checking.checker" in planted
+
+
+def test_the_checking_room_naming_the_running_room_in_an_annotation_breaks_the_rooms_contract(planted: str) -> None:
+    """A checking module importing a running module under TYPE_CHECKING only breaks the rooms contract too."""
+    assert "rag_lsp.server.checking is not allowed to import rag_lsp.server.running" in planted
+    assert "rag_lsp.server.checking.features -> rag_lsp.server.running.runs" in planted
+
+
+def test_the_ground_floor_importing_a_room_breaks_the_rooms_contract(planted: str) -> None:
+    """A module of the server's base importing one of the checking room breaks the layers of the server."""
+    assert "rag_lsp.server.base is not allowed to import rag_lsp.server.checking" in planted
+    assert "rag_lsp.server.base.uris -> rag_lsp.server.checking.session" in planted
+
+
+def test_a_server_module_outside_the_rooms_breaks_the_rooms_contract(planted: str) -> None:
+    """A module added to the server beside the rooms, given no layer, breaks the (exhaustive) rooms contract."""
+    assert "The following modules are not listed as layers:\n\n- rag_lsp.server.stray" in planted
+
+
+def test_a_cycle_between_the_rooms_breaks_the_acyclic_contract(planted: str) -> None:
+    """Checking and running importing each other (one way in annotations only) are a cycle in the server."""
+    assert "No cycles are allowed in rag_lsp.server." in planted
+
+
+def test_the_settings_reader_importing_the_rule_registry_is_a_cycle(tmp_path: Path) -> None:
+    """The settings file's reader, were it to ask the rule registry again (loading every rule, which
+    reads workspace facts, which read the settings file), would close a cycle in the core."""
+    package = copy_of_the_package(tmp_path)
+    plant(package / "core" / "config.py", "from .rules import all_rules  # planted")
+    report = broken(tmp_path)
+    assert verdict(report, "No import cycles between the sibling modules and packages of any package") == "BROKEN"
+    assert "No cycles are allowed in rag_lsp.core." in report
+    assert "No cycles are allowed in rag_lsp.server." not in report
 
 
 def test_a_package_and_its_submodule_importing_each_other_is_a_module_cycle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,8 +187,8 @@ def test_a_package_and_its_submodule_importing_each_other_is_a_module_cycle(tmp_
     assert set(cycle) == {"planted_package", "planted_package.child"}
 
 
-def test_imports_made_only_for_annotations_are_no_module_cycle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two modules whose only import back is under TYPE_CHECKING make no cycle."""
+def test_imports_made_only_for_annotations_are_a_module_cycle_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two modules whose only import back is under TYPE_CHECKING are a cycle all the same."""
     package = tmp_path / "annotated_package"
     package.mkdir()
     (package / "__init__.py").write_text("", encoding="utf-8")
@@ -135,7 +198,9 @@ def test_imports_made_only_for_annotations_are_no_module_cycle(tmp_path: Path, m
         encoding="utf-8",
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert module_cycle("annotated_package") is None
+    cycle = module_cycle("annotated_package")
+    assert cycle is not None
+    assert set(cycle) == {"annotated_package.a", "annotated_package.b"}
 
 
 def test_the_cycle_collector_policy_is_the_shells_alone() -> None:
@@ -149,4 +214,4 @@ def test_the_cycle_collector_policy_is_the_shells_alone() -> None:
             importing.append(path.relative_to(REPO).as_posix())
     assert importing == ["rag_lsp/core/parallel.py"]
     users = [path.relative_to(REPO).as_posix() for path in sorted((REPO / "rag_lsp").rglob("*.py")) if "collector." in path.read_text(encoding="utf-8")]
-    assert users == ["rag_lsp/cli/check.py", "rag_lsp/cli/run.py", "rag_lsp/server/checker.py", "rag_lsp/server/document.py", "rag_lsp/server/run_worker.py"]
+    assert users == ["rag_lsp/cli/check.py", "rag_lsp/cli/run.py", "rag_lsp/server/base/document.py", "rag_lsp/server/checking/checker.py", "rag_lsp/server/running/run_worker.py"]

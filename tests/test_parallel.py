@@ -35,7 +35,7 @@ from rag_lsp.core.incremental import DatasetModel
 from rag_lsp.core.parallel import Helper
 from rag_lsp.core.settings import Settings
 from rag_lsp.core.workspace import Workspace
-from rag_lsp.server.transport import LARGE_MESSAGE_BYTES
+from rag_lsp.server.base.transport import LARGE_MESSAGE_BYTES
 
 # Slow (starts helper processes): `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

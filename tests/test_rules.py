@@ -16,7 +16,9 @@ import pytest
 
 from rag_lsp.core.analyze import analyze_file, analyze_workspace
 from rag_lsp.core.results import CASE_RESULT, KEYWORD_FALLBACK, THRESHOLD_FAILED, THRESHOLD_MET
-from rag_lsp.core.rules import all_rules
+from rag_lsp.core.codes import SEVERITIES
+from rag_lsp.core.findings import Severity
+from rag_lsp.core.rules import agreeing, all_rules
 from rag_lsp.core.runner import BROKEN_CASE, TARGET_FAILED
 from rag_lsp.core.text import apply_edits
 from rag_lsp.core.sources import DiskSource, OverlaySource
@@ -83,6 +85,28 @@ def test_the_registry_holds_the_codes_of_every_scope() -> None:
     assert "RAG001" in CHECKED_CODES
     assert "RAG303" in CHECKED_CODES
     assert RUN_CODES
+
+
+def test_the_table_of_codes_is_the_registrys() -> None:
+    """core.codes, which the settings file's reader checks codes against without loading
+    the rules, holds every rule's code with its severity, and no other code."""
+    assert dict(SEVERITIES) == {code: rule.severity for code, rule in all_rules().items()}
+
+
+def test_the_registry_refuses_a_rule_the_table_of_codes_does_not_know() -> None:
+    """Rules whose code or severity the table does not have, or a table code with no rule,
+    stop the registry from loading, each named."""
+    rules = dict(all_rules())
+    table = {code: severity for code, severity in SEVERITIES.items() if code != "RAG207"}
+    table["RAG001"] = Severity.WARNING
+    table["RAG999"] = Severity.ERROR
+    with pytest.raises(ValueError) as raised:
+        agreeing(rules, table)
+    message = str(raised.value)
+    assert "RAG001 is ERROR but core/codes.py says WARNING" in message
+    assert "RAG207 is not in core/codes.py" in message
+    assert "core/codes.py has RAG999, which no rule has" in message
+    assert agreeing(rules, SEVERITIES) is rules
 
 
 @pytest.mark.parametrize("code", CODES)

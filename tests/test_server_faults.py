@@ -14,8 +14,8 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 from workspaces import GOOD_CASE, GOOD_SUITE, make_workspace
 
-from rag_lsp.server.session import SCAN_DELAY_S
-from rag_lsp.server.transport import LARGE_MESSAGE_BYTES
+from rag_lsp.server.checking.session import SCAN_DELAY_S
+from rag_lsp.server.base.transport import LARGE_MESSAGE_BYTES
 
 # Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

@@ -655,7 +655,7 @@ def test_result_diagnostics_are_written_as_pygls_would_write_them() -> None:
     from pygls.protocol import default_converter
 
     from rag_lsp.core.results import CASE, Mark
-    from rag_lsp.server.run_marks import mark_diagnostic
+    from rag_lsp.server.running.run_marks import mark_diagnostic
 
     item = Mark("s", CASE, "RAG405", 2, 6, 'target failed: "x" — 🚀', 'é🚀 "case" …')
     for encoding in ("utf-16", "utf-8", "utf-32"):

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from lsprotocol import types
 
 from rag_lsp.server import create_server
-from rag_lsp.server.document import LineDocument
-from rag_lsp.server.transport import LARGE_MESSAGE_BYTES, decode, lines_of_json_string, read_messages, widen_pipe
+from rag_lsp.server.base.document import LineDocument
+from rag_lsp.server.base.transport import LARGE_MESSAGE_BYTES, decode, lines_of_json_string, read_messages, widen_pipe
 
 # Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

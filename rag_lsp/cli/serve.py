@@ -56,7 +56,7 @@ def run_serve(arguments: argparse.Namespace) -> int:
     if helper is not None:
         helper.start_soon()
     from ..server import create_server
-    from ..server.transport import serve_stdio, serve_tcp
+    from ..server.base.transport import serve_stdio, serve_tcp
 
     server = create_server(helper)
     if address is not None:

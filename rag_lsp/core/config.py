@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Mapping
 
+from .codes import SEVERITIES, rule_finding
 from .findings import Finding, Related
 from .schemacheck import schema_issues, validator_for
 from .settings import PARSERS, Settings, with_values
@@ -104,9 +105,8 @@ def read_config(path: str, text: str) -> ConfigFile:
 def outside_config(path: str, target: str) -> ConfigFile:
     """The settings file ``path``, a link that leads out of the workspace (to
     ``target``): not read, and none of its settings apply."""
-    from .rules import all_rules
-
-    finding = all_rules()["RAG005"].finding(
+    finding = rule_finding(
+        "RAG005",
         Range.of(0, 0, 0, 0),
         f"input refused: {path} is a link to {target}, outside the workspace; settings are read only from "
         "the workspace's own files, so none of these apply: copy the file into the workspace instead of linking it",
@@ -116,9 +116,8 @@ def outside_config(path: str, target: str) -> ConfigFile:
 
 def too_deep_finding() -> Finding:
     """RAG005 on a settings file nested too deep to be read."""
-    from .rules import all_rules
-
-    return all_rules()["RAG005"].finding(
+    return rule_finding(
+        "RAG005",
         Range.of(0, 0, 0, 0),
         "input refused: the TOML is nested too deep to be read (no setting nests more than two levels); "
         "the file's settings are not used until it is fixed",
@@ -230,9 +229,7 @@ def _said(issue: Any, data: dict[str, Any]) -> str:
     path = issue.path
     written = path[-1] if path[0] == "severity" else _value_at(data, path)
     from rapidfuzz import process
-    from .rules import all_rules
-
-    near = process.extractOne(str(written).upper(), sorted(all_rules()), score_cutoff=70) if isinstance(written, str) else None
+    near = process.extractOne(str(written).upper(), sorted(SEVERITIES), score_cutoff=70) if isinstance(written, str) else None
     meant = f" (did you mean {near[0]!r}?)" if near else ""
     return f"{written!r} is not a rule code, which is RAG and three digits{meant}"
 
@@ -255,9 +252,7 @@ def _from_file(name: str, value: Any) -> Any:
 
 def _unknown_code_places(data: dict[str, Any]) -> list[tuple[Any, ...]]:
     """The path of each well-formed code that no rule has (a code of another form is the schema's)."""
-    from .rules import all_rules
-
-    known = all_rules()
+    known = SEVERITIES
     places = []
     severity = data.get("severity")
     if isinstance(severity, dict):
@@ -275,9 +270,7 @@ def _unknown(code: Any, known: Mapping[str, Any]) -> bool:
 
 
 def _unknown_code_findings(data: dict[str, Any], paths: list[tuple[Any, ...]], place: Callable[[tuple[Any, ...], str], Range]) -> list[Finding]:
-    from .rules import all_rules
-
-    known = sorted(all_rules())
+    known = sorted(SEVERITIES)
     findings = []
     for path in paths:
         code = path[1] if path[0] == "severity" else data[path[0]][path[1]][path[2]]
@@ -316,8 +309,6 @@ def _placer(lines: LineIndex, spans: Mapping[tuple[str, ...], TomlSpan], prefix:
 
 
 def _syntax_finding(lines: LineIndex, message: str) -> Finding:
-    from .rules import all_rules
-
     position = _POSITION.search(message)
     if position is not None:
         line, column = int(position.group(1)) - 1, int(position.group(2)) - 1
@@ -330,7 +321,8 @@ def _syntax_finding(lines: LineIndex, message: str) -> Finding:
     end = min(start + 1, len(lines.text))
     if end == start or lines.text[start] == "\n":
         end = start
-    return all_rules()["RAG001"].finding(
+    return rule_finding(
+        "RAG001",
         lines.range(start, end),
         f"TOML is not well-formed: {message[0].lower() + message[1:] if message else 'cannot be read'}; "
         "the file's settings are not used until it is fixed",
@@ -339,10 +331,9 @@ def _syntax_finding(lines: LineIndex, message: str) -> Finding:
 
 def _repeated_finding(path: str, lines: LineIndex, key: tuple[str, ...], first: TomlSpan, again: TomlSpan) -> Finding:
     """RAG003 on a key set twice, with where it was set first."""
-    from .rules import all_rules
-
     name = ".".join(key)
-    return all_rules()["RAG003"].finding(
+    return rule_finding(
+        "RAG003",
         lines.range(again.key_start, again.key_end),
         f"{name!r} is set twice, which TOML does not allow: remove one (the file's settings are not used until then)",
         related=[Related(path, lines.range(first.key_start, first.key_end), "first set here")],
@@ -350,6 +341,4 @@ def _repeated_finding(path: str, lines: LineIndex, key: tuple[str, ...], first: 
 
 
 def _schema_finding(range_: Range, message: str) -> Finding:
-    from .rules import all_rules
-
-    return all_rules()["RAG004"].finding(range_, message)
+    return rule_finding("RAG004", range_, message)

@@ -4,11 +4,17 @@ and suites from the editor with their results inline.
 
 :func:`create_server` builds a fresh server with its handlers; there is no
 module-global instance. Handlers stay thin: documents are kept by pygls (incremental
-sync), checks are scheduled by the :class:`~rag_lsp.server.session.Session`, and the
-analysis itself is the core's ``analyze_file``, the same as ``rag-lsp check``; the
-editing features are the core's pure functions behind :mod:`rag_lsp.server.features`;
-runs and their results are :mod:`rag_lsp.server.runs`'s, code lenses
-:mod:`rag_lsp.server.lenses`'s, code actions :mod:`rag_lsp.server.actions`'s.
+sync), checks are scheduled by the :class:`~rag_lsp.server.checking.session.Session`,
+and the analysis itself is the core's ``analyze_file``, the same as ``rag-lsp check``;
+the editing features are the core's pure functions behind
+:mod:`rag_lsp.server.checking.features`, quick fixes
+:mod:`rag_lsp.server.checking.actions`'s; runs and their results are
+:mod:`rag_lsp.server.running.runs`'s, code lenses and the run actions
+:mod:`rag_lsp.server.running.lenses`'s and :mod:`rag_lsp.server.running.run_actions`'s.
+
+This module is where the two rooms meet: checking (:mod:`rag_lsp.server.checking`)
+and running (:mod:`rag_lsp.server.running`) never import each other, and each is
+handed the other here as the narrow interface it declares.
 """
 
 from __future__ import annotations
@@ -25,19 +31,23 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..core.parallel import Helper
 from ..core.settings import EditorSettings, editor_values
-from . import features, lenses
-from .actions import KINDS as CODE_ACTION_KINDS
-from .actions import Actions
-from .document import use_line_documents
-from .lenses import Lenses
-from .protocol import RagProtocol
-from . import run_commands
-from .runs import RunManager
-from .session import DEBOUNCE_S, Session, path_of
+from .base.document import use_line_documents
+from .base.protocol import RagProtocol
+from .base.uris import path_of
+from .checking import actions, features
+from .checking.actions import Actions
+from .checking.session import DEBOUNCE_S, Session
+from .running import lenses, run_actions, run_commands
+from .running.lenses import Lenses
+from .running.run_actions import RunActions
+from .running.runs import RunManager
 
 log = logging.getLogger(__name__)
 
 SECTION = "ragLsp"
+
+# Quick fixes (and the index's top hit) are the checking room's, runs the running room's.
+CODE_ACTION_KINDS = [types.CodeActionKind.QuickFix, *run_actions.KINDS, actions.ADD_RELEVANT_KIND]
 
 # A request of our own: the text the server holds for an open document.
 DOCUMENT_TEXT = "ragLsp/documentText"
@@ -52,11 +62,15 @@ class RagLanguageServer(LanguageServer):
         super().__init__(
             "rag-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental, protocol_cls=RagProtocol
         )
-        # Each part is given what it uses (see roles), the server being the client.
+        # Each part is given what it uses (see base.client, checking.roles and
+        # running.roles), the server being the client: the session is what the
+        # running room's Checks are, the run manager what the checking room's
+        # Suggestions are.
         self.session = Session(self, helper)
         self.runs = RunManager(self, self.session)
         self.lenses = Lenses(self.session, self.runs)
         self.actions = Actions(self, self.session, self.runs)
+        self.run_actions = RunActions(self.session)
         # Run results are published with each file's findings.
         self.session.extra = self.runs.decorate
         self.protocol.on_cancel = self.runs.cancel_request
@@ -243,7 +257,12 @@ def create_server(helper: Helper | None = None) -> RagLanguageServer:
     server.feature(
         types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=features.TRIGGER_CHARACTERS)
     )(features.completion)
-    server.feature(types.TEXT_DOCUMENT_HOVER)(lenses.hover)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: RagLanguageServer, params: types.HoverParams) -> types.Hover | None:
+        # The usual hover, with the result of a case that ran on this line before it.
+        return lenses.hover(ls.runs, ls.client_capabilities, params, await features.hover_at(ls, params))
+
     server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK, types.DocumentLinkOptions())(features.document_links)
     server.feature(types.TEXT_DOCUMENT_DEFINITION)(features.goto_definition)
     server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)(features.document_symbols)
@@ -261,7 +280,10 @@ def create_server(helper: Helper | None = None) -> RagLanguageServer:
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=CODE_ACTION_KINDS))
     async def code_action(ls: RagLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        return await ls.actions.code_actions(params)
+        fixes = await ls.actions.code_actions(params)
+        if fixes is None:
+            return None  # not a file
+        return fixes + (await ls.run_actions.code_actions(params) or [])
 
     run_commands.register(server)
 

@@ -12,8 +12,9 @@ import importlib
 import pkgutil
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
+from ..codes import SEVERITIES
 from ..datasetindex import RowGrouping
 from ..findings import Finding, Fix, Related, Severity
 from ..text import Range
@@ -156,6 +157,21 @@ def all_rules() -> dict[str, Rule]:
         if rule.code in rules:
             raise ValueError(f"code {rule.code} is defined twice")
         rules[rule.code] = rule
+    return agreeing(rules, SEVERITIES)
+
+
+def agreeing(rules: dict[str, Rule], severities: Mapping[str, Severity]) -> dict[str, Rule]:
+    """``rules``, once each has its code and severity in ``severities`` (the table
+    of core.codes, which modules below the rules read) and the table no code
+    that no rule has; else a ValueError saying which disagree."""
+    problems = [
+        f"{code} is {rule.severity.name} but core/codes.py says {severities[code].name}" if code in severities else f"{code} is not in core/codes.py"
+        for code, rule in rules.items()
+        if severities.get(code) != rule.severity
+    ]
+    problems += [f"core/codes.py has {code}, which no rule has" for code in severities if code not in rules]
+    if problems:
+        raise ValueError("the rules and core/codes.py disagree: " + "; ".join(problems))
     return rules
 
 

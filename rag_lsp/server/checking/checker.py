@@ -19,20 +19,22 @@ import orjson
 from lsprotocol import types
 from pygls.protocol import default_converter
 
-from ..core.analyze import analyze_file
-from ..core.documents import document_relative, drop_closed, hold_text
-from ..core.findings import Finding, shown_in_editor
-from ..core.incremental import DatasetModel, ShownFindings, reading_helper
-from ..core.parallel import Helper
-from ..core.config import CONFIG_PATHS
-from ..core.settings import EditorSettings
-from ..core.text import LineIndex
-from ..core.sources import OverlaySource, lines_size, utf8_size
-from .. import collector
-from ..core.workspace import DATASET_FILE, find_root, read_workspace_config, settings_source, Workspace
-from .convert import Positions, file_uri, finding_json, json_text as _json_text, split_at_line_numbers, wire_json
-from .document import Change
-from .transport import LARGE_MESSAGE_BYTES
+from ...core.analyze import analyze_file
+from ...core.documents import document_relative, drop_closed, hold_text
+from ...core.findings import Finding, shown_in_editor
+from ...core.incremental import DatasetModel, ShownFindings, reading_helper
+from ...core.parallel import Helper
+from ...core.config import CONFIG_PATHS
+from ...core.settings import EditorSettings
+from ...core.text import LineIndex
+from ...core.sources import OverlaySource, lines_size, utf8_size
+from ... import collector
+from ...core.workspace import DATASET_FILE, find_root, read_workspace_config, settings_source, Workspace
+from ..base.convert import Positions, file_uri, finding_json, json_text as _json_text, split_at_line_numbers, wire_json
+from ..base.diagnostics import FileDiagnostics
+from ..base.document import Change
+from ..base.transport import LARGE_MESSAGE_BYTES
+from ..base.uris import near
 
 log = logging.getLogger(__name__)
 
@@ -83,22 +85,6 @@ class Snapshot:
     # Open documents whose last check was for a version superseded before it could
     # be published: checked again even when their text has not changed since.
     recheck: tuple[Path, ...] = ()
-
-
-@dataclass
-class FileDiagnostics:
-    uri: str
-    version: int | None
-    diagnostics: Sequence[types.Diagnostic]
-    root: Path
-    # Each diagnostic as JSON, kept with the diagnostic across passes: a push of a
-    # thousand diagnostics is then a join, not a thousand conversions.
-    json: list[str] = field(default_factory=list)
-
-    @property
-    def complete_json(self) -> list[str] | None:
-        """``json``, when it has every diagnostic's."""
-        return self.json if len(self.json) == len(self.diagnostics) else None
 
 
 @dataclass
@@ -408,11 +394,6 @@ def _new_model(
     model = DatasetModel(workspace, relative, text, helper, lines, size=size)
     collector.settle()
     return model
-
-
-def near(root: Path, folders: tuple[Path, ...]) -> bool:
-    """Whether ``root`` is one of ``folders``, inside one, or holds one."""
-    return any(root == folder or folder in root.parents or root in folder.parents for folder in folders)
 
 
 def _holds_a_large_dataset(workspace: Workspace, discovered: dict[str, str]) -> bool:

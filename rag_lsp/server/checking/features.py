@@ -11,8 +11,8 @@ decides the shape of the answer.
 Completion inside a case's ``expect.relevant`` also asks the builtin target's
 index for the files it finds for the case (:mod:`rag_lsp.core.suggest`), through
 the run manager, which answers only from an index a run already built or the
-cache holds (:meth:`~rag_lsp.server.runs.RunManager.index_search`): a request
-never builds one nor waits for one.
+cache holds (:meth:`~rag_lsp.server.checking.roles.Suggestions.index_search`): a
+request never builds one nor waits for one.
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from ..core.completion import CORPUS, ENGINE, ENUM, FILE, METRIC, PROPERTY, TARGET, VALUE_KIND, complete
-from ..core.documents import document_relative
-from ..core.hover import hover
-from ..core.navigation import CASE, ENTRY, KEY_SYMBOL, SUITE, Symbol, definition, links, symbols
-from ..core.text import LineIndex, Position, Range
-from ..core.sources import SourceText
-from ..core.workspace import Workspace
-from .convert import COMPLETION_MARKUP, HOVER_MARKUP, Positions, encoding_name, file_uri, markup
-from .session import path_of
+from ...core.completion import CORPUS, ENGINE, ENUM, FILE, METRIC, PROPERTY, TARGET, VALUE_KIND, complete
+from ...core.documents import document_relative
+from ...core.hover import hover
+from ...core.navigation import CASE, ENTRY, KEY_SYMBOL, SUITE, Symbol, definition, links, symbols
+from ...core.text import LineIndex, Position, Range
+from ...core.sources import SourceText
+from ...core.workspace import Workspace
+from ..base.convert import COMPLETION_MARKUP, HOVER_MARKUP, Positions, encoding_name, file_uri, markup
+from ..base.uris import path_of
 
 if TYPE_CHECKING:
     from .roles import Editing

@@ -25,19 +25,19 @@ from typing import Any, Callable
 
 from lsprotocol import types
 
-from .. import collector
-from ..core.compare import direction_from
-from ..core.documents import document_relative, drop_closed, hold_text
-from ..core.report import BaselineError, RunFigures, load_baseline, suite_summary
-from ..core.results import Baseline, case_id_of, case_marks, refusal_marks, suite_marks
-from ..core.runner import TARGET_FAILED, CaseNotFound, Runner, SuiteResult
-from ..core.selection import choose_for_case, choose_for_suite, indexed_suites, shares_dataset
-from ..core.settings import EditorSettings, Settings
-from ..core.suitefacts import SuiteInfo, TargetInfo
-from ..core.targets import TargetPool
-from ..core.wording import counted
-from ..core.workspace import Workspace, read_workspace_config, settings_source
-from .checker import near
+from ... import collector
+from ...core.compare import direction_from
+from ...core.documents import document_relative, drop_closed, hold_text
+from ...core.report import BaselineError, RunFigures, load_baseline, suite_summary
+from ...core.results import Baseline, case_id_of, case_marks, refusal_marks, suite_marks
+from ...core.runner import TARGET_FAILED, CaseNotFound, Runner, SuiteResult
+from ...core.selection import choose_for_case, choose_for_suite, indexed_suites, shares_dataset
+from ...core.settings import EditorSettings, Settings
+from ...core.suitefacts import SuiteInfo, TargetInfo
+from ...core.targets import TargetPool
+from ...core.wording import counted
+from ...core.workspace import Workspace, read_workspace_config, settings_source
+from ..base.uris import near
 from .run_commands import RUN_CASE, RunRequest
 from .run_marks import Placed, lines_of
 

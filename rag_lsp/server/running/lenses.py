@@ -10,11 +10,11 @@
 * **Lazily resolved.** ``textDocument/codeLens`` answers each lens as a range and
   ``data`` (``[document, suite]``, two small numbers), computed from the checker's
   model of the dataset (which lines hold rows) without parsing anything again, and
-  written as JSON text (see :class:`~rag_lsp.server.protocol.RawJson`): a
+  written as JSON text (see :class:`~rag_lsp.server.base.protocol.RawJson`): a
   100,000-line dataset gets its lenses in milliseconds. ``codeLens/resolve`` then
   gives the lens the client shows its title and a command with typed arguments
-  (:class:`~rag_lsp.server.run_commands.RunCaseArguments`,
-  :class:`~rag_lsp.server.run_commands.RunSuiteArguments`).
+  (:class:`~rag_lsp.server.running.run_commands.RunCaseArguments`,
+  :class:`~rag_lsp.server.running.run_commands.RunSuiteArguments`).
 * **Hover** on a case that ran adds its ranked hits (relevant ones marked, those
   beyond ``k`` set apart) and what was missed to the usual hover.
 """
@@ -28,21 +28,18 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ..core.documents import document_relative
-from ..core.selection import indexed_readers_of, indexed_suites
-from ..core.wording import counted
-from ..core.workspace import DATASET_FILE, SUITE_FILE
-from . import features
-from .checker import Checker
-from .convert import HOVER_MARKUP, markup
-from .protocol import RawJson
+from ...core.documents import document_relative
+from ...core.selection import indexed_readers_of, indexed_suites
+from ...core.wording import counted
+from ...core.workspace import DATASET_FILE, SUITE_FILE
+from ..base.convert import HOVER_MARKUP, markup
+from ..base.protocol import RawJson
+from ..base.uris import path_of
 from .run_commands import RUN_CASE, RUN_SUITE, RunCaseArguments, RunSuiteArguments
-from .session import path_of
 
 if TYPE_CHECKING:
-    from .roles import Editing
+    from .roles import Checks, Workspaces
     from .runs import RunManager
-    from .session import Session
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +73,7 @@ class DocumentSuites:
     lines: list[int]
 
 
-def _case_count(checker: Checker, workspace: Any, dataset: str | None) -> int | None:
+def _case_count(checker: Workspaces, workspace: Any, dataset: str | None) -> int | None:
     if dataset is None:
         return None
     model = checker.models.get(workspace.absolute(dataset))
@@ -88,7 +85,7 @@ def _case_count(checker: Checker, workspace: Any, dataset: str | None) -> int | 
     return sum(1 for line in source.text.split("\n") if line.strip())
 
 
-def document_suites(checker: Checker, path: Path, folders: tuple[Path, ...], settings: Any) -> DocumentSuites | None:
+def document_suites(checker: Workspaces, path: Path, folders: tuple[Path, ...], settings: Any) -> DocumentSuites | None:
     """What ``path`` can run (on the worker thread, after the checks settled)."""
     workspace = checker.workspace_for(path, folders, settings)
     if not workspace.contains(path):
@@ -138,7 +135,7 @@ class _LensDocument:
 class Lenses:
     """The documents lenses were given for, by the small number their ``data`` carries."""
 
-    def __init__(self, session: Session, runs: RunManager) -> None:
+    def __init__(self, session: Checks, runs: RunManager) -> None:
         self.session = session
         self.runs = runs
         self._numbers: dict[str, int] = {}
@@ -159,7 +156,7 @@ class Lenses:
         await session.settled()
         folders, settings = session.folders(), session.settings
 
-        def job(checker: Checker) -> tuple[DocumentSuites, str] | None:
+        def job(checker: Workspaces) -> tuple[DocumentSuites, str] | None:
             found = document_suites(checker, path, folders, settings)
             if found is None:
                 return None
@@ -230,15 +227,17 @@ def case_title(suites: tuple[SuiteEntry, ...], marks: list[Any]) -> str:
     return title
 
 
-async def hover(ls: Editing, params: types.HoverParams) -> types.Hover | None:
-    """The usual hover, with the result of a case that ran on this line before it."""
-    found = await features.hover_at(ls, params)
+def hover(
+    runs: RunManager, capabilities: types.ClientCapabilities, params: types.HoverParams, found: types.Hover | None
+) -> types.Hover | None:
+    """The usual hover (``found``, the checking side's), with the result of a
+    case that ran on this line before it."""
     path = path_of(params.text_document.uri)
-    result = ls.runs.hover(path, params.position.line) if path is not None else None
+    result = runs.hover(path, params.position.line) if path is not None else None
     if result is None:
         return found
     if found is None:
-        return types.Hover(contents=markup(ls.client_capabilities, HOVER_MARKUP, result))
+        return types.Hover(contents=markup(capabilities, HOVER_MARKUP, result))
     contents = found.contents
     usual = contents.value if isinstance(contents, types.MarkupContent) else contents if isinstance(contents, str) else ""
-    return types.Hover(contents=markup(ls.client_capabilities, HOVER_MARKUP, result + ("\n\n---\n\n" + usual if usual else "")), range=found.range)
+    return types.Hover(contents=markup(capabilities, HOVER_MARKUP, result + ("\n\n---\n\n" + usual if usual else "")), range=found.range)

@@ -20,7 +20,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import default_converter
 
-from .session import path_of
+from ..base.uris import path_of
 
 RUN_CASE = "ragLsp.runCase"
 RUN_SUITE = "ragLsp.runSuite"

@@ -45,8 +45,8 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import JsonRPCProtocol
 
-from ..core.parallel import widen_pipe
-from ..core.sources import utf8_size
+from ...core.parallel import widen_pipe
+from ...core.sources import utf8_size
 from .document import TextInLines
 
 log = logging.getLogger(__name__)

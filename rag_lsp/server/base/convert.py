@@ -16,8 +16,8 @@ import orjson
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from ..core.findings import SOURCE, Finding, Fix, Severity
-from ..core.text import (
+from ...core.findings import SOURCE, Finding, Fix, Severity
+from ...core.text import (
     Lines,
     Position,
     Range,
@@ -236,7 +236,7 @@ def diagnostic_json(diagnostic: types.Diagnostic) -> dict[str, Any]:
 def wire_json(text: str) -> str:
     """A diagnostic's JSON (of :func:`finding_json`) as the client is sent it:
     without its ``data``, the fixes it carries. Quick fixes are looked up in the
-    server's own diagnostics (see rag_lsp.server.actions), never read back from
+    server's own diagnostics (see rag_lsp.server.checking.actions), never read back from
     the client, and on a large dataset the fixes are a third of what every
     version publishes.
 

@@ -1,9 +1,11 @@
-"""What each part of the server uses of the others.
+"""The editor, as each part of the server speaks to it.
 
 The server (:mod:`rag_lsp.server.server`) owns one diagnostics session, one run
 manager, the code lenses and the code actions. Each part is given the narrow
 interface it uses, never the server itself: what a part may touch is read in
-its signature, and a part can be tested with only that.
+its signature, and a part can be tested with only that. This is the one both
+rooms use, the client; what a room uses of the other it declares itself
+(:mod:`rag_lsp.server.checking.roles`, :mod:`rag_lsp.server.running.roles`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,6 @@ if TYPE_CHECKING:
     from pygls.progress import Progress
     from pygls.protocol import JsonRPCProtocol
     from pygls.workspace import Workspace
-
-    from .runs import RunManager
-    from .session import Session
 
 
 class Client(Protocol):
@@ -46,13 +45,8 @@ class Client(Protocol):
     def window_show_message(self, params: types.ShowMessageParams) -> None: ...
 
 
-class Editing(Client, Protocol):
-    """What the editing features (completion, hover, links, definitions, symbols)
-    use: the client, the session whose worker answers them, and the runs (the
-    results shown beside a case, the builtin target's index)."""
 
-    @property
-    def session(self) -> Session: ...
-
-    @property
-    def runs(self) -> RunManager: ...
+def asks_for(only: list[str] | None, kind: str) -> bool:
+    """Whether a client asking for code actions of the kinds ``only`` (None: of
+    every kind) asks for those of ``kind``: one of them, or a kind under one."""
+    return only is None or any(kind == asked or kind.startswith(asked + ".") for asked in only)

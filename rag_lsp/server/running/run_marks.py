@@ -11,7 +11,7 @@ them per file in a :class:`~rag_lsp.core.results.LineMarks`:
   reads as it did;
 * they are published after the file's findings (at most
   :data:`RESULT_DIAGNOSTICS` per file, errors first), converted as the findings
-  are (:mod:`.convert`), each conversion kept while the mark stays as it was.
+  are (:mod:`..base.convert`), each conversion kept while the mark stays as it was.
 
 Loop thread only.
 """
@@ -26,13 +26,13 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
-from ..core.findings import Severity
-from ..core.results import CASE, LineMarks, Mark, hover_markdown
-from ..core.runner import describe_case
-from ..core.settings import Settings
-from .checker import FileDiagnostics
-from .convert import diagnostic_json, json_text, line_diagnostic, on_line, split_at_line_numbers
-from .session import path_of
+from ...core.findings import Severity
+from ...core.results import CASE, LineMarks, Mark, hover_markdown
+from ...core.runner import describe_case
+from ...core.settings import Settings
+from ..base.convert import diagnostic_json, json_text, line_diagnostic, on_line, split_at_line_numbers
+from ..base.diagnostics import FileDiagnostics
+from ..base.uris import path_of
 
 # Run results shown as diagnostics per file, at most (errors first); every case's
 # lens and hover show its result whatever the count.

@@ -25,8 +25,9 @@ run``. :class:`RunManager` is what the message loop knows of runs:
   it; a target with none yet has its cached index loaded in the background, on
   the run thread, when the cache holds one (:meth:`RunManager.load_wanted`).
 * **Results** are kept per file and follow edits (:mod:`.run_marks`), published
-  with the file's findings through the session; edits made while a run is out
-  are replayed on its results when they come.
+  with the file's findings through the diagnostics session (as much of it as
+  :class:`~.roles.Checks` says); edits made while a run is out are replayed on
+  its results when they come.
 """
 
 from __future__ import annotations
@@ -42,21 +43,21 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 
-from ..core.results import Mark
-from ..core.settings import Settings
-from ..core.suggest import IndexSearch
-from ..core.suitefacts import TargetInfo
-from ..core.wording import counted
-from .checker import FileDiagnostics
-from .convert import encoding_name
+from ...core.results import Mark
+from ...core.settings import Settings
+from ...core.suggest import IndexSearch
+from ...core.suitefacts import TargetInfo
+from ...core.wording import counted
+from ..base.convert import encoding_name
+from ..base.diagnostics import FileDiagnostics
+from ..base.uris import path_of
 from .run_commands import RUN_SUITE, RunRequest
 from .run_marks import Edit, RunMarks
 from .run_worker import Outcome, RunThread
-from .session import path_of
 
 if TYPE_CHECKING:
-    from .roles import Client
-    from .session import Session
+    from ..base.client import Client
+    from .roles import Checks
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ class _Run:
 class RunManager:
     """The server's runs and the results they left, by file."""
 
-    def __init__(self, client: Client, session: Session) -> None:
+    def __init__(self, client: Client, session: Checks) -> None:
         self.client = client
         self.session = session
         # Root -> settings in force of the roots that ran (written by the run thread).

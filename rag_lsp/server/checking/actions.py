@@ -1,11 +1,11 @@
-"""Code actions: the quick fixes findings carry, and running from the cursor.
+"""Code actions: the quick fixes findings carry, and the index's top hit.
 
 * **Quick fixes** (``quickfix``, bound to their diagnostic): looked up, never
   recomputed. Each finding that a person can fix mechanically carries its fixes
   in the ``data.fixes`` of the diagnostic the server keeps for it
-  (:func:`~rag_lsp.server.convert.fix_json`: titles and text edits already in the
+  (:func:`~rag_lsp.server.base.convert.fix_json`: titles and text edits already in the
   client's encoding, or a file to create; the client is sent the diagnostic
-  without them, see :func:`~rag_lsp.server.convert.wire_json`), so an action is
+  without them, see :func:`~rag_lsp.server.base.convert.wire_json`), so an action is
   the published diagnostic's own edit: RAG101 did-you-mean, RAG102 remove the threshold,
   RAG103 add ``rag.mode.semantic: 1``, RAG105 create the dataset (a ``CreateFile``
   resource operation, offered to clients that support it), RAG202 make the id
@@ -16,9 +16,9 @@
   dataset's builtin target finds for the case's query to its ``expect.relevant``
   (only the bytes it must: ``, "<path>"`` after the last element, or the path
   inside ``[]``), when an index is already built and the file is not listed yet.
-* **Runs** (``source.ragLsp.runCase`` / ``source.ragLsp.runSuite``, under
-  ``source``): "Run this case" on a dataset line, "Run suite …" in a suite file or
-  a dataset; each is the command its code lens runs.
+
+The actions that run a case or a suite are the running side's
+(:mod:`rag_lsp.server.running.run_actions`); the server answers both together.
 """
 
 from __future__ import annotations
@@ -32,36 +32,28 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.protocol import default_converter
 
-from ..core.analyze import analyze_file
-from ..core.documents import document_relative
-from ..core.findings import SOURCE
-from ..core.folding import every_occurrence_fix
-from ..core.suggest import add_relevant, top_hit
-from ..core.text import LineIndex
-from ..core.workspace import DATASET_FILE
-from ..core.wording import counted
+from ...core.analyze import analyze_file
+from ...core.documents import document_relative
+from ...core.findings import SOURCE
+from ...core.folding import every_occurrence_fix
+from ...core.suggest import add_relevant, top_hit
+from ...core.text import LineIndex
+from ...core.workspace import DATASET_FILE
+from ..base.client import asks_for
+from ..base.convert import Positions, client_column, encoding_name, fix_json
+from ..base.document import LineDocument
+from ..base.uris import path_of
 from .checker import Checker, ConvertedDiagnostics
-from .convert import Positions, client_column, encoding_name, fix_json
-from .document import LineDocument
-from .lenses import CASE_LENS, DocumentSuites, document_suites
-from .run_commands import RUN_CASE, RUN_SUITE, RunCaseArguments, RunSuiteArguments
-from .session import path_of
 
 if TYPE_CHECKING:
-    from .roles import Client
-    from .runs import RunManager
+    from ..base.client import Client
+    from .roles import Suggestions
     from .session import Session
 
 log = logging.getLogger(__name__)
 
-RUN_CASE_KIND = "source.ragLsp.runCase"
-RUN_SUITE_KIND = "source.ragLsp.runSuite"
 ADD_RELEVANT_KIND = "refactor.rewrite.ragLsp.addRelevant"
-KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.Source, RUN_CASE_KIND, RUN_SUITE_KIND, ADD_RELEVANT_KIND]
-
-def _wanted(only: list[str] | None, kind: str) -> bool:
-    return only is None or any(kind == asked or kind.startswith(asked + ".") for asked in only)
-
+KINDS = [types.CodeActionKind.QuickFix, ADD_RELEVANT_KIND]
 
 def _key(diagnostic: types.Diagnostic) -> tuple:
     r = diagnostic.range
@@ -84,7 +76,7 @@ def _overlaps(diagnostic: types.Diagnostic, range: types.Range) -> bool:
 
 
 class Actions:
-    def __init__(self, client: Client, session: Session, runs: RunManager) -> None:
+    def __init__(self, client: Client, session: Session, runs: Suggestions) -> None:
         self.client = client
         self.session = session
         self.runs = runs
@@ -97,7 +89,7 @@ class Actions:
             return None
         only = params.context.only
         actions: list[types.CodeAction] = []
-        if _wanted(only, types.CodeActionKind.QuickFix):
+        if asks_for(only, types.CodeActionKind.QuickFix):
             # A fix is made for the text as it is: an edit whose check has not
             # run yet would give the last version's fixes, at the old places.
             await self.session.settled()
@@ -105,13 +97,11 @@ class Actions:
                 actions.extend(await self._quick_fixes(params, path))
             except Exception:  # one failing feature is logged and never stops the others
                 log.exception("quick fixes for %s failed", uri)
-        if _wanted(only, ADD_RELEVANT_KIND):
+        if asks_for(only, ADD_RELEVANT_KIND):
             try:
                 actions.extend(await self._add_top_hit(params, path))
             finally:
                 self.runs.load_wanted()
-        if _wanted(only, RUN_CASE_KIND) or _wanted(only, RUN_SUITE_KIND):
-            actions.extend(await self._runs(params, path, only))
         return actions
 
     # -------------------------------------------------- the index's top hit
@@ -260,44 +250,3 @@ class Actions:
             identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
             return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=identifier, edits=edits)])
         return types.WorkspaceEdit(changes={uri: edits})
-
-    # -------------------------------------------------- runs
-
-    async def _runs(self, params: types.CodeActionParams, path: Path, only: list[str] | None) -> list[types.CodeAction]:
-        session = self.session
-        folders, settings = session.folders(), session.settings
-
-        def job(checker: Checker) -> DocumentSuites | None:
-            return document_suites(checker, path, folders, settings)
-
-        try:
-            found = await session.on_worker(job)
-        except Exception:
-            log.exception("run actions for %s failed", params.text_document.uri)
-            return []
-        if found is None:
-            return []
-        uri = params.text_document.uri
-        line = params.range.start.line
-        several = len(found.suites) > 1
-        actions = []
-        if found.kind == CASE_LENS:
-            if _wanted(only, RUN_CASE_KIND) and line in set(found.lines):
-                for suite in found.suites:
-                    title = f"Run this case in {suite.id}" if several else "Run this case"
-                    command = types.Command(title=title, command=RUN_CASE, arguments=[RunCaseArguments(uri, line, suite.id)])
-                    actions.append(types.CodeAction(title=title, kind=RUN_CASE_KIND, command=command))
-            if _wanted(only, RUN_SUITE_KIND):
-                for suite in found.suites:
-                    actions.append(self._suite_action(uri, None, suite))
-        elif _wanted(only, RUN_SUITE_KIND):
-            above = [suite for suite in found.suites if suite.line <= line] or list(found.suites[:1])
-            actions.append(self._suite_action(uri, above[-1].line, above[-1]))
-        return actions
-
-    @staticmethod
-    def _suite_action(uri: str, line: int | None, suite: Any) -> types.CodeAction:
-        cases = f" ({counted(suite.cases, 'case')})" if suite.cases is not None else ""
-        title = f"Run suite {suite.id}{cases}" if suite.id else f"Run suite{cases}"
-        command = types.Command(title=title, command=RUN_SUITE, arguments=[RunSuiteArguments(uri, line, suite.id)])
-        return types.CodeAction(title=title, kind=RUN_SUITE_KIND, command=command)

@@ -14,7 +14,7 @@ when files it is not editing changed. Other clients get
 ``textDocument/publishDiagnostics`` with the document version.
 
 Everything that reads the core's workspaces (checks, and the completion, hover,
-links and symbols of :mod:`rag_lsp.server.features`) runs on the one worker
+links and symbols of :mod:`rag_lsp.server.checking.features`) runs on the one worker
 thread, since the core's caches are not shared between threads.
 """
 
@@ -32,18 +32,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 
 from lsprotocol import types
-from pygls.uris import to_fs_path
 
-from ..core.parallel import Helper
-from ..core.settings import EditorSettings
-from ..core.wording import counted
-from .checker import Checker, FileDiagnostics, OpenDocument, PassResult, Snapshot
-from .convert import encoding_name
-from .document import LineDocument
-from .protocol import RawJson
+from ...core.parallel import Helper
+from ...core.settings import EditorSettings
+from ...core.wording import counted
+from ..base.convert import encoding_name
+from ..base.diagnostics import FileDiagnostics
+from ..base.document import LineDocument
+from ..base.protocol import RawJson
+from ..base.uris import path_of
+from .checker import Checker, OpenDocument, PassResult, Snapshot
 
 if TYPE_CHECKING:
-    from .roles import Client
+    from ..base.client import Client
 
 log = logging.getLogger(__name__)
 
@@ -102,22 +103,6 @@ def _full_report(last: Published, with_uri: bool = False) -> str:
     head: dict[str, object] = {"uri": last.uri, "version": last.version} if with_uri else {}
     head.update(kind="full", resultId=last.result_id)
     return _object_with_list(head, "items", last.json or ())
-
-
-def path_of(uri: str) -> Path | None:
-    """The file system path of a ``file:`` URI, its folders resolved (a symlink
-    in the last part is kept: it is the document the editor opened); None for
-    other schemes."""
-    if not uri.startswith("file:"):
-        return None
-    path = to_fs_path(uri)
-    if not path:
-        return None
-    path_ = Path(path)
-    try:
-        return path_.parent.resolve() / path_.name
-    except (OSError, RuntimeError):
-        return path_
 
 
 class Session:
