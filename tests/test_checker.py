@@ -15,6 +15,7 @@ from rag_lsp.core.settings import EditorSettings
 from rag_lsp.core.text import Position
 from rag_lsp.core.workspace import Workspace
 from rag_lsp.server.checking.checker import Checker, OpenDocument, Snapshot
+from rag_lsp.core.analysis import Analysis
 from rag_lsp.server.base.transport import LARGE_MESSAGE_BYTES
 
 # Findings with fixes on their own line (RAG206, RAG205), with UTF-16 columns that
@@ -114,7 +115,7 @@ def test_preparing_a_workspace_with_a_large_dataset_starts_the_helper(tmp_path: 
     helper (started ahead, with the server) is stopped."""
     root = make_workspace(tmp_path, suite=GOOD_SUITE, dataset=(GOOD_CASE + "\n") * lines)
     recorder = _StartRecorder()
-    checker = Checker(recorder)  # type: ignore[arg-type]
+    checker = Checker(Analysis(recorder))  # type: ignore[arg-type]
     checker.prepare((root,), EditorSettings())
     assert (recorder.starts, recorder.stops) == (starts, stops)
 
@@ -130,12 +131,12 @@ def test_a_large_document_arriving_keeps_the_helper_and_leaves_the_path_index_to
     monkeypatch.setattr(Workspace, "path_index", lambda self: indexed.append(self.root) or index_of(self))
     root = make_workspace(tmp_path, suite=GOOD_SUITE, dataset=(GOOD_CASE + "\n") * 10)
     coming = _StartRecorder()
-    checker = Checker(coming)  # type: ignore[arg-type]
+    checker = Checker(Analysis(coming))  # type: ignore[arg-type]
     checker.large_document_coming.set()
     checker.prepare((root,), EditorSettings())
     assert indexed == [] and coming.stops == 0
     calm = _StartRecorder()
-    Checker(calm).prepare((root,), EditorSettings())  # type: ignore[arg-type]
+    Checker(Analysis(calm)).prepare((root,), EditorSettings())  # type: ignore[arg-type]
     assert indexed == [root] and calm.stops == 1
 
 

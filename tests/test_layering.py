@@ -91,6 +91,8 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> str:
     plant(package / "server" / "checking" / "features.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..running import runs  # planted")
     plant(package / "server" / "base" / "uris.py", "from ..checking import session  # planted")
     (package / "server" / "stray.py").write_text("VALUE = 1  # planted\n", encoding="utf-8")
+    # A shell checking around the one way in.
+    plant(package / "cli" / "formats.py", "from ..core.analyze import analyze_file  # planted")
     return broken(root)
 
 
@@ -132,6 +134,12 @@ def test_a_cycle_between_sibling_modules_breaks_the_acyclic_contract(planted: st
     """Two core modules importing each other break the acyclic contract, in the core."""
     assert verdict(planted, "No import cycles between the sibling modules and packages of any package") == "BROKEN"
     assert "No cycles are allowed in rag_lsp.core." in planted
+
+
+def test_a_shell_checking_around_the_one_way_in_breaks_its_contract(planted: str) -> None:
+    """The command line calling the one-shot analysis itself, not through core.analysis, is reported."""
+    assert verdict(planted, "The shells check through the core's one way in, core.analysis, never around it") == "BROKEN"
+    assert "rag_lsp.cli.formats -> rag_lsp.core.analyze" in planted
 
 
 def test_the_running_room_importing_the_checking_room_breaks_the_rooms_contract(planted: str) -> None:

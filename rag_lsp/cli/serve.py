@@ -50,15 +50,14 @@ def run_serve(arguments: argparse.Namespace) -> int:
     # (half a second), where an editor opening a large dataset right away would
     # wait for it. The first check of the workspace stops it if no dataset
     # there needs it.
-    from ..core.incremental import reading_helper
+    from ..core.analysis import Analysis
 
-    helper = reading_helper()
-    if helper is not None:
-        helper.start_soon()
+    analysis = Analysis()
+    analysis.expect_large()
     from ..server import create_server
     from ..server.base.transport import serve_stdio, serve_tcp
 
-    server = create_server(helper)
+    server = create_server(analysis)
     if address is not None:
         serve_tcp(server, *address, on_large=server.large_message_coming)
     else:

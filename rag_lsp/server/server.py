@@ -5,7 +5,7 @@ and suites from the editor with their results inline.
 :func:`create_server` builds a fresh server with its handlers; there is no
 module-global instance. Handlers stay thin: documents are kept by pygls (incremental
 sync), checks are scheduled by the :class:`~rag_lsp.server.checking.session.Session`,
-and the analysis itself is the core's ``analyze_file``, the same as ``rag-lsp check``;
+and the analysis itself is the core's one way into checking (:class:`~rag_lsp.core.analysis.Analysis`), the same as ``rag-lsp check``'s;
 the editing features are the core's pure functions behind
 :mod:`rag_lsp.server.checking.features`, quick fixes
 :mod:`rag_lsp.server.checking.actions`'s; runs and their results are
@@ -29,7 +29,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..core.parallel import Helper
+from ..core.analysis import Analysis
 from ..core.settings import EditorSettings, editor_values
 from .base.document import use_line_documents
 from .base.protocol import RagProtocol
@@ -56,9 +56,9 @@ DOCUMENT_TEXT = "ragLsp/documentText"
 class RagLanguageServer(LanguageServer):
     """A pygls server holding one diagnostics session."""
 
-    def __init__(self, helper: Helper | None = None) -> None:
-        """``helper``: the helper process its checks share large readings with
-        (see Checker); by default one of its own."""
+    def __init__(self, analysis: Analysis | None = None) -> None:
+        """``analysis``: what its checks go through, with the helper process that
+        shares large readings (see Checker); by default one of its own."""
         super().__init__(
             "rag-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental, protocol_cls=RagProtocol
         )
@@ -66,7 +66,7 @@ class RagLanguageServer(LanguageServer):
         # running.roles), the server being the client: the session is what the
         # running room's Checks are, the run manager what the checking room's
         # Suggestions are.
-        self.session = Session(self, helper)
+        self.session = Session(self, analysis)
         self.runs = RunManager(self, self.session)
         self.lenses = Lenses(self.session, self.runs)
         self.actions = Actions(self, self.session, self.runs)
@@ -86,8 +86,7 @@ class RagLanguageServer(LanguageServer):
         once it has been handled."""
         checker = self.session.checker
         checker.large_document_coming.set()
-        if checker.helper is not None:
-            checker.helper.start_soon()
+        checker.analysis.expect_large()
         return self.session.message_arriving()
 
     def warn(self, message: str) -> None:
@@ -163,10 +162,10 @@ async def _load_configuration(ls: RagLanguageServer, pushed: Any = None) -> None
         ls.runs.settings_changed()
 
 
-def create_server(helper: Helper | None = None) -> RagLanguageServer:
-    """A new rag-lsp server with its handlers registered; ``helper``: see
+def create_server(analysis: Analysis | None = None) -> RagLanguageServer:
+    """A new rag-lsp server with its handlers registered; ``analysis``: see
     RagLanguageServer."""
-    server = RagLanguageServer(helper)
+    server = RagLanguageServer(analysis)
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: RagLanguageServer, params: types.InitializeParams) -> None:

@@ -45,15 +45,16 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import JsonRPCProtocol
 
+from ...core.analysis import LARGE_DATASET_BYTES
 from ...core.parallel import widen_pipe
 from ...core.sources import utf8_size
 from .document import TextInLines
 
 log = logging.getLogger(__name__)
 
-# Messages at least this large are announced (see on_large): a dataset large
-# enough for a helper process to take a share is about this size or more.
-LARGE_MESSAGE_BYTES = 2 << 20
+# Messages at least this large are announced (see on_large): most likely a
+# dataset the analysis reads with its helper process (see core.analysis).
+LARGE_MESSAGE_BYTES = LARGE_DATASET_BYTES
 
 # A message announced as longer than this is skipped, not read: no document the
 # server reads comes near it (max-file-bytes is 64 MiB by default), and reading it

@@ -32,7 +32,6 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.protocol import default_converter
 
-from ...core.analyze import analyze_file
 from ...core.documents import document_relative
 from ...core.findings import SOURCE
 from ...core.folding import every_occurrence_fix
@@ -217,7 +216,7 @@ class Actions:
                 findings, lines = model.findings(), model
             else:
                 source = workspace.read(relative)
-                findings, lines = analyze_file(workspace, relative), LineIndex(source.text if source is not None else "")
+                findings, lines = checker.analysis.findings_in_one_go(workspace, relative), LineIndex(source.text if source is not None else "")
             for finding in findings:
                 if finding.covers and finding.code == diagnostic.code and finding.range.start.line == line:
                     for every in finding.fixes:

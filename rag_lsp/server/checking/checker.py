@@ -19,11 +19,10 @@ import orjson
 from lsprotocol import types
 from pygls.protocol import default_converter
 
-from ...core.analyze import analyze_file
+from ...core.analysis import Analysis
 from ...core.documents import document_relative, drop_closed, hold_text
 from ...core.findings import Finding, shown_in_editor
-from ...core.incremental import DatasetModel, ShownFindings, reading_helper
-from ...core.parallel import Helper
+from ...core.incremental import DatasetModel, ShownFindings
 from ...core.config import CONFIG_PATHS
 from ...core.settings import EditorSettings
 from ...core.text import LineIndex
@@ -33,7 +32,6 @@ from ...core.workspace import DATASET_FILE, find_root, read_workspace_config, se
 from ..base.convert import Positions, file_uri, finding_json, json_text as _json_text, split_at_line_numbers, wire_json
 from ..base.diagnostics import FileDiagnostics
 from ..base.document import Change
-from ..base.transport import LARGE_MESSAGE_BYTES
 from ..base.uris import near
 
 log = logging.getLogger(__name__)
@@ -388,25 +386,12 @@ def _utf8_size(document: OpenDocument) -> int:
 
 
 def _new_model(
-    workspace: Workspace, relative: str, text: str | None, helper: Helper | None, lines: list[str] | None = None, size: int | None = None
+    analysis: Analysis, workspace: Workspace, relative: str, text: str | None, lines: list[str] | None = None, size: int | None = None
 ) -> DatasetModel:
     """A dataset model, kept out of later collections once built (see rag_lsp.collector)."""
-    model = DatasetModel(workspace, relative, text, helper, lines, size=size)
+    model = analysis.model(workspace, relative, text, lines, size)
     collector.settle()
     return model
-
-
-def _holds_a_large_dataset(workspace: Workspace, discovered: dict[str, str]) -> bool:
-    """Whether a dataset of ``discovered`` is as large as a message that starts
-    the helper (see transport.LARGE_MESSAGE_BYTES)."""
-    for relative, kind in discovered.items():
-        if kind == DATASET_FILE:
-            try:
-                if workspace.absolute(relative).stat().st_size >= LARGE_MESSAGE_BYTES:
-                    return True
-            except OSError:  # gone since the walk: the scan says so
-                continue
-    return False
 
 
 def _root_of_folder(folder: Path) -> Path:
@@ -434,9 +419,9 @@ def _with_settings_files(root: Path, documents: dict[Path, OpenDocument]) -> Ove
 class Checker:
     """Core workspaces by root, with the open documents in front of the disk."""
 
-    def __init__(self, helper: Helper | None = None) -> None:
-        """``helper``: the helper process to share readings with, started
-        already or not (see below); by default one of its own."""
+    def __init__(self, analysis: Analysis | None = None) -> None:
+        """``analysis``: what checks the files (and owns the helper process that
+        shares large readings); by default one of its own."""
         self.settings: EditorSettings | None = None
         self.workspaces: dict[Path, Workspace] = {}
         # Roots that may be walked for discovery (marked, or an editor's folder).
@@ -450,9 +435,9 @@ class Checker:
         self._facts_shown: dict[Path, tuple] = {}
         # Diagnostics already converted, by finding and the text of its lines.
         self._converted: dict[Path, _Conversions] = {}
-        # A second process for the first reading of large datasets, on a machine
-        # with a core to spare.
-        self.helper = helper if helper is not None else reading_helper()
+        # The one way into checking: it picks how each file is read, and owns the
+        # second process that shares the first reading of large datasets.
+        self.analysis = analysis if analysis is not None else Analysis()
         # Set once a large message has been announced (see transport.on_large):
         # most likely a dataset the editor opens, whose reading begins as soon
         # as the message has arrived.
@@ -463,9 +448,8 @@ class Checker:
         self._prepared_with: EditorSettings | None = None
 
     def close(self) -> None:
-        """Stop what the checker started (its helper process)."""
-        if self.helper is not None:
-            self.helper.close()
+        """Stop what the checker started (its analysis's helper process)."""
+        self.analysis.close()
 
     # -------------------------------------------------- roots
 
@@ -518,11 +502,10 @@ class Checker:
             workspace = self._workspace(_root_of_folder(folder), settings)
             try:
                 discovered = workspace.discover()
-                if self.helper is not None and _holds_a_large_dataset(workspace, discovered):
+                if self.analysis.expect_large_among(workspace, discovered):
                     # The scan reads that dataset (open or not) with the helper:
-                    # it starts now, while the editor sends its first documents.
+                    # it started now, while the editor sends its first documents.
                     large = True
-                    self.helper.start_soon()
                 workspace.manifests()
                 workspace.targets()
                 workspace.normal_file_set()
@@ -536,10 +519,10 @@ class Checker:
                     workspace.path_index()
             except Exception:  # the pass reads them again, and reports what fails
                 log.exception("reading the workspace at %s failed", workspace.root)
-        if self.helper is not None and not large and not self.large_document_coming.is_set():
+        if not large and not self.large_document_coming.is_set():
             # Started with the server, ahead of any need (see `rag-lsp serve`):
             # no dataset here needs it, and a later one starts it again.
-            self.helper.stop(wait=False)
+            self.analysis.idle()
 
     # -------------------------------------------------- one pass
 
@@ -681,7 +664,7 @@ class Checker:
                 return self._first_findings(workspace, relative, path, source.text)
         limit = workspace.settings.max_findings_shown
         if model is None:
-            return shown_in_editor(analyze_file(workspace, relative), limit)
+            return shown_in_editor(self.analysis.findings_in_one_go(workspace, relative), limit)
         if not model.checked:
             # Its first check allocates per line as well.
             shown = model.shown_as_placed(limit)
@@ -691,7 +674,7 @@ class Checker:
 
     def _first_findings(self, workspace: Workspace, relative: str, path: Path, text: str) -> ShownFindings:
         """Read a dataset from disk into a model and check it all."""
-        model = self.models[path] = _new_model(workspace, relative, text, self.helper)
+        model = self.models[path] = _new_model(self.analysis, workspace, relative, text)
         if relative not in workspace.live_datasets:
             workspace.live_datasets[relative] = model
         shown = model.shown_as_placed(workspace.settings.max_findings_shown)
@@ -838,7 +821,7 @@ class Checker:
                 self._following.add(path)
                 overlay.texts[path] = model
                 return opened
-            model = _new_model(workspace, relative, document.text, self.helper, document.lines, size)
+            model = _new_model(self.analysis, workspace, relative, document.text, document.lines, size)
         elif model is None or path not in self._following:
             return None  # changes to a text this checker does not hold
         else:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 
 from lsprotocol import types
 
-from ...core.parallel import Helper
+from ...core.analysis import Analysis
 from ...core.settings import EditorSettings
 from ...core.wording import counted
 from ..base.convert import encoding_name
@@ -108,11 +108,11 @@ def _full_report(last: Published, with_uri: bool = False) -> str:
 class Session:
     """The server's diagnostics state: what is scheduled, checked and published."""
 
-    def __init__(self, client: Client, helper: Helper | None = None) -> None:
-        """``helper``: see Checker."""
+    def __init__(self, client: Client, analysis: Analysis | None = None) -> None:
+        """``analysis``: see Checker."""
         self.client = client
         self.settings = EditorSettings()
-        self.checker = Checker(helper)
+        self.checker = Checker(analysis)
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-lsp-check")
         self.published: dict[Path, Published] = {}
         # Pull clients: files whose diagnostics went away since the last workspace
