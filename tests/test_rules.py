@@ -9,6 +9,7 @@ fixture proves both that the rule fires and that nothing else does. A file
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 
 from rag_lsp.core.analyze import analyze_file, analyze_workspace
 from rag_lsp.core.results import CASE_RESULT, KEYWORD_FALLBACK, THRESHOLD_FAILED, THRESHOLD_MET
-from rag_lsp.core.codes import SEVERITIES
+from rag_lsp.core.codes import known_codes
 from rag_lsp.core.findings import Severity
 from rag_lsp.core.rules import agreeing, all_rules
 from rag_lsp.core.runner import BROKEN_CASE, TARGET_FAILED
@@ -87,26 +88,25 @@ def test_the_registry_holds_the_codes_of_every_scope() -> None:
     assert RUN_CODES
 
 
-def test_the_table_of_codes_is_the_registrys() -> None:
+def test_the_codes_known_without_the_rules_are_the_registrys() -> None:
     """core.codes, which the settings file's reader checks codes against without loading
-    the rules, holds every rule's code with its severity, and no other code."""
-    assert dict(SEVERITIES) == {code: rule.severity for code, rule in all_rules().items()}
+    the rules, knows every rule's code from its module's name, and no other code."""
+    assert known_codes() == set(all_rules())
 
 
-def test_the_registry_refuses_a_rule_the_table_of_codes_does_not_know() -> None:
-    """Rules whose code or severity the table does not have, or a table code with no rule,
-    stop the registry from loading, each named."""
+def test_the_registry_refuses_a_rule_whose_code_is_not_its_modules() -> None:
+    """A rule whose code is not the one its module's name says, or a rule of a settings file's
+    own problem with another severity than core.codes gives it, stops the registry, each named."""
     rules = dict(all_rules())
-    table = {code: severity for code, severity in SEVERITIES.items() if code != "RAG207"}
-    table["RAG001"] = Severity.WARNING
-    table["RAG999"] = Severity.ERROR
+    modules = {code: f"rag_lsp.core.rules.{code.lower()}_some_name" for code in rules}
+    assert agreeing(rules, modules) is rules
+    modules["RAG207"] = "rag_lsp.core.rules.rag208_k_above_top_k"
+    rules["RAG001"] = dataclasses.replace(rules["RAG001"], severity=Severity.WARNING)
     with pytest.raises(ValueError) as raised:
-        agreeing(rules, table)
+        agreeing(rules, modules)
     message = str(raised.value)
-    assert "RAG001 is ERROR but core/codes.py says WARNING" in message
-    assert "RAG207 is not in core/codes.py" in message
-    assert "core/codes.py has RAG999, which no rule has" in message
-    assert agreeing(rules, SEVERITIES) is rules
+    assert "rag_lsp.core.rules.rag208_k_above_top_k defines RAG207, not the code of its name" in message
+    assert "RAG001 is WARNING but core/codes.py says ERROR" in message
 
 
 @pytest.mark.parametrize("code", CODES)

@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Mapping
 
-from .codes import SEVERITIES, rule_finding
+from .codes import known_codes, rule_finding
 from .findings import Finding, Related
 from .schemacheck import schema_issues, validator_for
 from .settings import PARSERS, Settings, with_values
@@ -229,7 +229,7 @@ def _said(issue: Any, data: dict[str, Any]) -> str:
     path = issue.path
     written = path[-1] if path[0] == "severity" else _value_at(data, path)
     from rapidfuzz import process
-    near = process.extractOne(str(written).upper(), sorted(SEVERITIES), score_cutoff=70) if isinstance(written, str) else None
+    near = process.extractOne(str(written).upper(), sorted(known_codes()), score_cutoff=70) if isinstance(written, str) else None
     meant = f" (did you mean {near[0]!r}?)" if near else ""
     return f"{written!r} is not a rule code, which is RAG and three digits{meant}"
 
@@ -252,7 +252,7 @@ def _from_file(name: str, value: Any) -> Any:
 
 def _unknown_code_places(data: dict[str, Any]) -> list[tuple[Any, ...]]:
     """The path of each well-formed code that no rule has (a code of another form is the schema's)."""
-    known = SEVERITIES
+    known = known_codes()
     places = []
     severity = data.get("severity")
     if isinstance(severity, dict):
@@ -270,7 +270,7 @@ def _unknown(code: Any, known: Mapping[str, Any]) -> bool:
 
 
 def _unknown_code_findings(data: dict[str, Any], paths: list[tuple[Any, ...]], place: Callable[[tuple[Any, ...], str], Range]) -> list[Finding]:
-    known = sorted(SEVERITIES)
+    known = sorted(known_codes())
     findings = []
     for path in paths:
         code = path[1] if path[0] == "severity" else data[path[0]][path[1]][path[2]]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
-from ..codes import SEVERITIES
+from ..codes import OWN_PROBLEMS, code_of_module
 from ..datasetindex import RowGrouping
 from ..findings import Finding, Fix, Related, Severity
 from ..text import Range
@@ -147,6 +147,7 @@ def explain_fold(code: str, cause: str) -> tuple[str | None, str | None]:
 def all_rules() -> dict[str, Rule]:
     """Every rule, by code, from the modules of this package (``ragNNN_*.py``)."""
     rules: dict[str, Rule] = {}
+    modules: dict[str, str] = {}
     for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
         if not module_info.name.startswith("rag"):
             continue
@@ -157,19 +158,23 @@ def all_rules() -> dict[str, Rule]:
         if rule.code in rules:
             raise ValueError(f"code {rule.code} is defined twice")
         rules[rule.code] = rule
-    return agreeing(rules, SEVERITIES)
+        modules[rule.code] = module.__name__
+    return agreeing(rules, modules)
 
 
-def agreeing(rules: dict[str, Rule], severities: Mapping[str, Severity]) -> dict[str, Rule]:
-    """``rules``, once each has its code and severity in ``severities`` (the table
-    of core.codes, which modules below the rules read) and the table no code
-    that no rule has; else a ValueError saying which disagree."""
+def agreeing(rules: dict[str, Rule], modules: Mapping[str, str]) -> dict[str, Rule]:
+    """``rules``, once each has the code of its module's name (``modules``: the
+    module of each code), which modules below the rules read (core.codes), and
+    the settings file's own problems the severity core.codes gives them; else a
+    ValueError saying which disagree."""
     problems = [
-        f"{code} is {rule.severity.name} but core/codes.py says {severities[code].name}" if code in severities else f"{code} is not in core/codes.py"
-        for code, rule in rules.items()
-        if severities.get(code) != rule.severity
+        f"{modules[code]} defines {code}, not the code of its name" for code in rules if code_of_module(modules[code].rsplit(".", 1)[-1]) != code
     ]
-    problems += [f"core/codes.py has {code}, which no rule has" for code in severities if code not in rules]
+    problems += [
+        f"{code} is {rules[code].severity.name} but core/codes.py says {severity.name}"
+        for code, severity in OWN_PROBLEMS.items()
+        if code in rules and rules[code].severity != severity
+    ]
     if problems:
         raise ValueError("the rules and core/codes.py disagree: " + "; ".join(problems))
     return rules
