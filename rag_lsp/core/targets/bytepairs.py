@@ -20,11 +20,12 @@ read. What it reads, it reads as that library does:
 
 A file that uses anything else raises :class:`Unsupported`, saying what.
 
-Speed: a byte-pair merge never makes a token that holds "▁" after another
-character (checked on the merges when the file is read), so a text is cut
-before each run of "▁" and each piece is merged on its own; the pieces of a
-text are mostly words that repeat (``self``, indentation, ``return``), so each
-piece's ids are remembered and a piece seen before costs one lookup.
+Speed: a text is cut into pieces that no merge ever joins (see _cutting:
+checked on the merges when the file is read; for Llama's, "▁" and a run of
+letters, a run of punctuation, one digit or one CJK character), and each
+piece is merged on its own; pieces repeat (``self``, ``return``, indentation,
+``(``), so each piece's ids are remembered and a piece seen before costs one
+lookup.
 """
 
 from __future__ import annotations
