@@ -230,7 +230,7 @@ def step(root: Path, queries_file: Path | None, with_baselines: bool) -> dict:
     date (timed); with ``queries_file``, time one query, a run of them, bm25s and the floor."""
     started = time.perf_counter()
     # What a run imports, imported first: the memory figures are the index's own.
-    for module in ("numpy", "tokenizers", "rag_lsp.core.targets.builtin", "rag_lsp.core.targets.index"):
+    for module in ("numpy", "rag_lsp.core.targets.builtin", "rag_lsp.core.targets.index"):
         importlib.import_module(module)
     from rag_lsp import collector
     from rag_lsp.core.suitefacts import target_info

@@ -55,6 +55,29 @@ python3 -m pip install --quiet --disable-pip-version-check --target "$libs" --on
 # Console scripts name the build machine's interpreter; the launcher replaces them.
 rm -rf "$libs/bin"
 find "$libs" -name __pycache__ -prune -exec rm -rf {} +
+# What rag-lsp never runs: the libraries' own test suites, and what building
+# against them takes (C headers, static libraries, Cython sources, type stubs).
+find "$libs" -path "$libs/rag_lsp" -prune -o -type d -name tests -prune -exec rm -rf {} +
+find "$libs" -type f \( -name '*.h' -o -name '*.a' -o -name '*.pxd' -o -name '*.pyx' -o -name '*.pyi' \) -delete
+# numpy's build tools (numpy.distutils, f2py: they write and compile extension
+# modules, and numpy imports them only when asked for by name).
+rm -rf "$libs/numpy/distutils" "$libs/numpy/f2py" "$libs/numpy/_pyinstaller" "$libs/numpy/random/_examples"
+# The Linux builds' shared libraries without the symbols that only debuggers
+# read (the dynamic ones the loader needs stay); not those that auditwheel
+# rewrote with patchelf (in a *.libs folder, or given a search path), which
+# strip can leave unloadable, nor one this strip cannot read (another
+# processor's), which is left as it is.
+case "$target" in
+  linux-*)
+    if command -v strip >/dev/null && command -v readelf >/dev/null; then
+      find "$libs" -type f -name '*.so*' -not -path '*.libs/*' -exec sh -c '
+        for f; do
+          readelf -d "$f" 2>/dev/null | grep -qE "RPATH|RUNPATH" && continue
+          strip --strip-unneeded "$f" 2>/dev/null || true
+        done' sh {} +
+    fi
+    ;;
+esac
 version="$(cd "$libs" && python3 -c 'import importlib.metadata as m, sys; sys.path.insert(0, "."); print(m.version("rag-lsp"))')"
 printf '{"python": "%s", "target": "%s", "version": "%s"}\n' "$python_version" "$target" "$version" > "$libs/rag_lsp_bundle.json"
 cd "$here"

@@ -19,8 +19,11 @@ similarity is a dot product. No GPU, no PyTorch, a few milliseconds a query.
   ``tokenizer.json``.
 
 Safetensors files are read with numpy (a JSON header, then the raw
-little-endian arrays), tokenizers with ``tokenizers`` (in Rust, offline by
-construction: only ``Tokenizer.from_file`` is used). A model is loaded once per
+little-endian arrays); tokenizers of the default model's kind (byte-pair merges)
+with rag-lsp's own reader (``bytepairs``: the same ids, in Python), and those
+of other kinds with the ``tokenizers`` package where it is installed (in Rust,
+offline by construction: only ``Tokenizer.from_file`` is used; it is not a
+dependency of rag-lsp, and a model that needs it says so). A model is loaded once per
 process and shared read-only by every target that names it: loading costs a
 third of a second, and the server keeps one target per workspace.
 """
@@ -40,6 +43,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy
 
 from ..modelfiles import MODEL2VEC_FILES, WORDLLAMA, model2vec_problem
+from .bytepairs import BytePairTokenizer, Unsupported
 from .vectors import normalize_rows
 
 # The wordllama model's files, shipped in rag-lsp's own package (rag_lsp/model:
@@ -347,7 +351,8 @@ class TokenLists:
 class TokenIds:
     """A tokenizer as this module calls it: texts in, each text's token ids out.
 
-    Llama's tokenizer (wordllama's) is a normalizer that writes "▁" before the
+    rag-lsp's own tokenizer (``bytepairs``) is called as it is. For one of the
+    ``tokenizers`` package: Llama's tokenizer (wordllama's) is a normalizer that writes "▁" before the
     text and for each space, and then byte-pair merges over the whole text. The
     normalizer keeps, for each character it writes, where it came from (offsets
     nothing here reads): a quarter of the tokenizer's time. So a tokenizer with
@@ -360,6 +365,12 @@ class TokenIds:
     so does :meth:`_with_added_tokens`, for the rare text that holds one."""
 
     def __init__(self, tokenizer: Any) -> None:
+        # rag-lsp's own tokenizer (bytepairs) does all of this itself.
+        self._own = tokenizer if isinstance(tokenizer, BytePairTokenizer) else None
+        if self._own is not None:
+            self.marks_spaces_itself = False
+            self._line_end = None
+            return
         encode = getattr(tokenizer, "encode_batch_fast", None)  # no offsets: twice as fast where it exists
         self._encode = encode if encode is not None else tokenizer.encode_batch
         self.marks_spaces_itself = _writes_spaces_as_marks(tokenizer)
@@ -390,6 +401,8 @@ class TokenIds:
             return self._ids([_LONE_SURROGATE.sub("\ufffd", text) for text in texts])
 
     def _ids(self, texts: list[str]) -> TokenLists:
+        if self._own is not None:
+            return TokenLists.of(self._own.encode_batch(texts))
         if not self.marks_spaces_itself:
             return TokenLists.of(self._tokenized(texts))
         marked = list(map(_marked, texts))
@@ -653,8 +666,8 @@ class StaticModel:
         """The texts' unit vectors (and their terms into ``terms``), pooled by
         ``pool`` (default _pool) when the function returned is called. Texts of
         more than one batch, or any when ``ahead``, are tokenized a batch at a
-        time on the tokenizer thread (in Rust, without the interpreter's lock)
-        from now on, and each batch is pooled as soon as it is tokenized; a
+        time on the tokenizer thread (for a tokenizer of the ``tokenizers``
+        package, in Rust, without the interpreter's lock) from now on, and each batch is pooled as soon as it is tokenized; a
         batch of texts (a query's) is tokenized on the caller's thread."""
         pool = pool or self._pool
         out = numpy.zeros((len(texts), self.dim), dtype=numpy.float32)
@@ -836,16 +849,7 @@ def load(files: ModelFiles) -> StaticModel:
 
 def _load(files: ModelFiles) -> StaticModel:
     table = read_tensor(files.weights, files.tensor, _shown_of(files, files.weights))
-    try:
-        from tokenizers import Tokenizer
-    except ImportError:
-        raise ModelError("the `tokenizers` package is not installed (pip install tokenizers)") from None
-    try:
-        tokenizer = Tokenizer.from_file(str(files.tokenizer))
-    except Exception as error:  # noqa: BLE001 - tokenizers raises plain Exceptions for bad files
-        raise ModelError(f"{_shown_of(files, files.tokenizer)} is not a tokenizer: {error}") from None
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
+    tokenizer = _tokenizer(files)
     skip: set[int] = set()
     if files.name == WORDLLAMA:
         _weigh_by_rarity(table, tokenizer)
@@ -856,6 +860,35 @@ def _load(files: ModelFiles) -> StaticModel:
             skip.add(unknown)
         _check_config(files.weights.parent / "config.json")
     return StaticModel(files, table, tokenizer, frozenset(skip))
+
+
+def _tokenizer(files: ModelFiles) -> Any:
+    """The model's tokenizer: rag-lsp's own (``bytepairs``) for the kind it
+    reads, which the default model's is; for another kind, the ``tokenizers``
+    package's where it is installed."""
+    shown = _shown_of(files, files.tokenizer)
+    try:
+        return BytePairTokenizer.from_file(files.tokenizer)
+    except OSError as error:
+        raise ModelError(f"{shown} cannot be read: {error.strerror or error}") from None
+    except ValueError as error:
+        raise ModelError(f"{shown} is not a tokenizer: {error}") from None
+    except Unsupported as unsupported:
+        reason = unsupported.message
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise ModelError(
+            f"{shown} is a tokenizer that rag-lsp reads only with the `tokenizers` package ({reason}):"
+            " pip install tokenizers"
+        ) from None
+    try:
+        tokenizer = Tokenizer.from_file(str(files.tokenizer))
+    except Exception as error:  # noqa: BLE001 - tokenizers raises plain Exceptions for bad files
+        raise ModelError(f"{shown} is not a tokenizer: {error}") from None
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return tokenizer
 
 
 def _weigh_by_rarity(table: numpy.ndarray, tokenizer: Any) -> None:
@@ -879,6 +912,8 @@ def _weigh_by_rarity(table: numpy.ndarray, tokenizer: Any) -> None:
 
 
 def _unknown_token(tokenizer: Any) -> int | None:
+    if isinstance(tokenizer, BytePairTokenizer):
+        return tokenizer.token_to_id(tokenizer.unk_token) if tokenizer.unk_token is not None else None
     try:
         model = json.loads(tokenizer.to_str()).get("model", {})
     except (ValueError, AttributeError):

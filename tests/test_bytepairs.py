@@ -1,0 +1,229 @@
+"""rag-lsp's own byte-pair tokenizer (``bytepairs``) gives the ids that the
+``tokenizers`` package gives, as the embedding model calls it (without special
+tokens): for the packaged model's tokenizer on every kind of text, and for
+tokenizers of the kind it reads trained here with every option it reads; a
+tokenizer of another kind is read by ``tokenizers`` where it is installed, and
+is a model error that says so where it is not."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rag_lsp.core.targets import embedding
+from rag_lsp.core.targets.bytepairs import BytePairTokenizer, Unsupported
+from tinymodel import write_model
+
+tokenizers = pytest.importorskip("tokenizers")
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+# Texts rag-lsp reads: its examples, documents, sources, tests and editor files.
+CORPUS = ("examples", "examples-caught", "docs", "rag_lsp", "tests", "editors", "benchmarks", "schemas")
+
+
+@pytest.fixture(scope="module")
+def model():
+    return embedding.load(embedding.wordllama_files())
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return tokenizers.Tokenizer.from_file(str(embedding.wordllama_files().tokenizer))
+
+
+def reference_ids(tokenizer, texts):
+    return [encoding.ids for encoding in tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+
+def own_ids(model, texts):
+    # As the model tokenizes the texts it embeds.
+    return model._token_ids(texts).lists()
+
+
+def test_the_packaged_model_is_read_with_the_own_tokenizer_cut_into_pieces(model):
+    """The default model's tokenizer is rag-lsp's own, cutting texts into pieces (else the tests compare less)."""
+    assert isinstance(model.tokenizer, BytePairTokenizer)
+    assert model.tokenizer.cuts
+
+
+def test_every_text_file_of_this_repository_gets_the_tokenizers_own_ids(model, reference):
+    """Every text file of the examples, documents, sources, tests and editor files, whole and in
+    overlapping windows, gets the ids the tokenizers package gives it."""
+    texts = []
+    for folder in CORPUS:
+        for path in sorted((REPOSITORY / folder).rglob("*")):
+            if not path.is_file() or "node_modules" in path.parts or "__pycache__" in path.parts:
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+            lines = text.splitlines(keepends=True)
+            texts.append(text)
+            texts.extend("".join(lines[first : first + 40]) for first in range(0, len(lines), 32))
+    texts += [path.read_text(encoding="utf-8") for path in sorted(REPOSITORY.glob("*.md"))]
+    assert len(texts) > 2000
+    assert own_ids(model, texts) == reference_ids(reference, texts)
+
+
+TEXTS = [
+    "",
+    " ",
+    "   \t\t  ",
+    "a",
+    " leading and trailing ",
+    "two  spaces and\ttabs\tand\nlines\r\n\r\n\n\n",
+    "        def indented(self):\n            return self._value  # comment\n",
+    "é ü ß ñ Ångström naïve café Ωmega привет мир",
+    "漢字かなカナ 한국어 中文字符 日本語の文章",
+    "emoji 🙂👍🏽 👨‍👩‍👧‍👦 flags 🇫🇷 ✨",
+    "digits 0123456789 3.14159 1e-10 0xFF 1,000,000 ² ³ ½ ٣",
+    "code: x[i] = f(a, *args, **kwargs) -> {'k': [1, 2]} && y || z != w; // /* */ <=> ===",
+    "__init__ __dunder__ snake_case CamelCase kebab-case SCREAMING_CASE",
+    "already ▁ marked▁text ▁▁",
+    "<s> x<s>y </s> <unk> z <s",
+    "\x00\x01\x7f control \u200b zero width \u00a0nbsp \u2009thin \u3000ideographic",
+    "combining e\u0301 a\u0308 and RTL עברית العربية",
+    "https://example.com/path?query=1&b=2#frag user@example.com",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" * 8,
+    "x" + "=" * 300 + "\n" + "-_" * 200,
+    "QmFzZTY0IGVuY29kZWQgZGF0YSB3aXRob3V0IGFueSBzcGFjZXMgYXQgYWxsIGZvciBhIGxvbmcgd2F5" * 6,
+]
+
+
+def test_texts_of_every_kind_get_the_tokenizers_own_ids(model, reference):
+    """Whitespace runs, digits, code, accents, CJK, emoji, controls, added tokens, long runs: the same ids."""
+    assert own_ids(model, TEXTS) == reference_ids(reference, TEXTS)
+    # Once more, with the pieces remembered.
+    assert own_ids(model, TEXTS) == reference_ids(reference, TEXTS)
+
+
+# Pieces that meet at every kind of boundary the tokenizer cuts at or must not.
+PIECES = list(" \t\n\r▁<>/sunk_.(),'\"0123") + ["é", "漢", "🙂", "ab", "def", "<s>", "</s>", "<unk>", "\u0301", "ー"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(st.text(max_size=40), st.lists(st.sampled_from(PIECES), max_size=30).map("".join)), min_size=1, max_size=8))
+def test_any_text_gets_the_tokenizers_own_ids(model, reference, texts):
+    """Any text, of any characters or of pieces that meet at every kind of boundary, gets the same ids."""
+    texts = [text.encode("utf-8", "replace").decode("utf-8") for text in texts]  # whole characters
+    assert own_ids(model, texts) == reference_ids(reference, texts)
+
+
+def test_half_a_character_is_read_as_the_replacement_character(model, reference):
+    """Half of a character (a lone surrogate) is tokenized as the replacement character."""
+    assert own_ids(model, ["cut \ud83d short"]) == reference_ids(reference, ["cut \ufffd short"])
+
+
+# ---------------------------------------------------------------- tokenizers trained here
+
+WORDS = st.text(alphabet=st.sampled_from(list("ab c_.▁\né漢") + ["\U0001f642"]), max_size=12)
+
+
+def trained(corpus: list[str], options: dict, normalizer: str, added: list[str]):
+    """A BPE tokenizer trained on ``corpus`` with the model ``options``, one of the normalizers read, added tokens."""
+    from tokenizers import AddedToken, Tokenizer, models, normalizers, trainers
+
+    unk = "<unk>" if options.pop("unk", True) else None
+    tokenizer = Tokenizer(models.BPE(unk_token=unk, **options))
+    if normalizer == "llama":
+        tokenizer.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    elif normalizer == "replace":
+        tokenizer.normalizer = normalizers.Replace("a", "b")
+    specials = ([unk] if unk else []) + [f"<0x{byte:02X}>" for byte in range(0, 256, 1 if options.get("byte_fallback") else 64)]
+    trainer = trainers.BpeTrainer(vocab_size=120, special_tokens=specials, show_progress=False)
+    tokenizer.train_from_iterator(corpus, trainer)
+    tokenizer.add_tokens([AddedToken(text, normalized=False) for text in added])
+    return tokenizer
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    corpus=st.lists(WORDS, min_size=1, max_size=30),
+    texts=st.lists(WORDS, min_size=1, max_size=6),
+    options=st.fixed_dictionaries(
+        {"byte_fallback": st.booleans(), "fuse_unk": st.booleans(), "ignore_merges": st.booleans(), "unk": st.booleans()}
+    ),
+    normalizer=st.sampled_from(["none", "llama", "replace"]),
+    added=st.lists(st.sampled_from(["<s>", "c_", "[X]"]), max_size=2, unique=True),
+)
+def test_any_tokenizer_of_the_kind_read_gets_the_tokenizers_own_ids(tmp_path_factory, corpus, texts, options, normalizer, added):
+    """A BPE tokenizer trained on any words, with or without byte tokens (all or some), the unknown token fused or
+    not, merges ignored for known words or not, any normalizer read and added tokens, gives the same ids read here."""
+    reference = trained(corpus, dict(options), normalizer, added)
+    path = tmp_path_factory.mktemp("trained") / "tokenizer.json"
+    reference.save(str(path))
+    own = BytePairTokenizer.from_file(path)
+    assert own.encode_batch(texts) == reference_ids(reference, texts)
+
+
+# ---------------------------------------------------------------- other kinds
+
+
+def test_a_tokenizer_of_another_kind_is_read_by_the_tokenizers_package(tmp_path: Path) -> None:
+    """A model2vec folder whose tokenizer is a word-level one is read by ``tokenizers``, and embeds."""
+    folder = write_model(tmp_path / "tiny")
+    with pytest.raises(Unsupported, match="WordLevel"):
+        BytePairTokenizer.from_file(folder / "tokenizer.json")
+    model = embedding.load(embedding.model2vec_files(folder, "models/tiny"))
+    assert isinstance(model.tokenizer, tokenizers.Tokenizer)
+    assert model.embed(["a car"]).any()
+
+
+def test_without_the_tokenizers_package_another_kind_is_a_model_error_and_the_default_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without ``tokenizers`` installed, the default model loads and tokenizes alike, and a model whose
+    tokenizer is of another kind is a ModelError naming what it uses and what to install."""
+    folder = write_model(tmp_path / "tiny")
+    monkeypatch.setitem(sys.modules, "tokenizers", None)  # `import tokenizers` raises ImportError
+    monkeypatch.setattr(embedding, "_loaded", {})
+    with pytest.raises(embedding.ModelError, match=r"models/tiny/tokenizer.json .*WordLevel.*pip install tokenizers"):
+        embedding.load(embedding.model2vec_files(folder, "models/tiny"))
+    model = embedding.load(embedding.wordllama_files())
+    assert isinstance(model.tokenizer, BytePairTokenizer)
+    assert model.embed(["a car with a wheel"]).any()
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("not json", "Expecting value"),
+        ("[]", "it is not a JSON object"),
+        (json.dumps({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}}), "needs 'b'"),
+        (json.dumps({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "unk_token": "<unk>"}}), "unknown token"),
+    ],
+)
+def test_a_broken_tokenizer_file_is_a_model_error(tmp_path: Path, content: str, said: str) -> None:
+    """A tokenizer.json that is not JSON, not an object, or whose merges or unknown token are not in its
+    vocabulary is a ModelError naming the file and the problem."""
+    folder = write_model(tmp_path / "tiny")
+    (folder / "tokenizer.json").write_text(content, encoding="utf-8")
+    with pytest.raises(embedding.ModelError, match=f"models/tiny/tokenizer.json is not a tokenizer: .*{said}"):
+        embedding.load(embedding.model2vec_files(folder, "models/tiny"))
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"pre_tokenizer": {"type": "ByteLevel"}}, "pre-tokenizer"),
+        ({"normalizer": {"type": "NFKC"}}, "NFKC normalizer"),
+        ({"normalizer": {"type": "Replace", "pattern": {"Regex": " +"}, "content": "▁"}}, "regular expression"),
+        ({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "continuing_subword_prefix": "##"}}, "continuing_subword_prefix"),
+        ({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "dropout": 0.1}}, "dropout"),
+        ({"model": {"type": "Unigram", "vocab": []}}, "Unigram"),
+        ({"added_tokens": [{"id": 0, "content": "a", "normalized": True}]}, "after normalizing"),
+        ({"added_tokens": [{"id": 0, "content": "a", "lstrip": True}]}, "lstrip"),
+    ],
+)
+def test_what_the_own_tokenizer_does_not_read_is_said(change: dict, said: str) -> None:
+    """Each feature of a tokenizer file the own tokenizer does not implement is refused, naming it."""
+    value = {"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "normalizer": None, "pre_tokenizer": None}
+    value.update(change)
+    with pytest.raises(Unsupported, match=said):
+        BytePairTokenizer.from_json(value)
