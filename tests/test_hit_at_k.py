@@ -213,3 +213,14 @@ def test_many_rows_choose_the_vectorised_path_by_themselves() -> None:
     rows = _random_rows(800, seed=5)
     automatic = hit_at_k_many(rows)
     assert [r.score for r in automatic] == [r.score for r in hit_at_k_many(rows, vectorise=False)]
+
+
+def test_the_options_know_every_language_the_explanations_are_written_in() -> None:
+    """The options' reader (which the checks use without the scorer) accepts exactly the languages
+    the scorer explains its verdicts in."""
+    from rag_lsp.core import hit_at_k
+    from rag_lsp.core.hit_at_k_config import LANGUAGES
+
+    assert set(LANGUAGES) == set(hit_at_k._MESSAGES)
+    with pytest.raises(ConfigError):
+        HitAtKConfig.from_config({"language": "xx"})

@@ -11,14 +11,13 @@ from functools import cached_property
 from typing import Any, Callable, Collection, Container, Iterable
 
 from .datasetindex import RowGrouping, groups_of
-from .expected import ExpectedVerdict, split_by_list
+from .expected import NEVER_SEARCHED, NOT_IN_WORKSPACE, ExpectedVerdict, split_by_list
 from .files import BINARY, HIDDEN, IN_NO_CORPUS, NOT_UTF8, TOO_LARGE, globs_matcher, hidden, why_no_text
 from .jsonrows import Row
 from .manifests import GDI_TEXT, RAG_CASE
 from .schemacheck import SchemaIssue
 from .text import Position, Range
 from .paths import is_normal, normalize_relative, not_normal_among
-from .scorer import NEVER_SEARCHED, NOT_IN_WORKSPACE
 from .suitefacts import Corpora, DatasetUse, SuiteInfo
 from .workspace import ParsedYaml, Workspace
 from .yamltree import YNode

@@ -18,6 +18,13 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Iterable, TypeVar
 
+#: Why an expected value was missed (the scorer's ``Miss.reason``); the checks
+#: say ahead when a value will be missed for the last two.
+BELOW_K = "below-k"
+NOT_RETURNED = "not-returned"
+NOT_IN_WORKSPACE = "not-in-workspace"
+NEVER_SEARCHED = "never-searched"
+
 # The codes of the checks that judge a case's expected values and ids.
 NOTHING_RELEVANT = "RAG200"
 NO_RELEVANT = "RAG201"

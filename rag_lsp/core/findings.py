@@ -181,6 +181,11 @@ class Finding(NamedTuple):
 # finding says how many more there are, and `rag-lsp check` lists them all.
 SHOWN_PER_CODE = 1000
 
+# A cause of a dataset's findings folds (see core.folding) when its findings
+# stand on more than half of the rows, and on at least this many: below it,
+# each finding is read as easily as a summary.
+FOLD_FROM_ROWS = 20
+
 
 def shown_in_editor(findings: list[Finding], limit: int = SHOWN_PER_CODE) -> list[Finding]:
     """The findings of one file (in position order) an editor is shown: the first

@@ -29,12 +29,9 @@ import heapq
 from collections import defaultdict
 from typing import Callable, Iterable, Iterator, Mapping, NamedTuple
 
-from .findings import Finding, Fix, TextEdit
+from .findings import FOLD_FROM_ROWS, Finding, Fix, TextEdit
 from .text import Range
 
-# A cause folds when its findings stand on more than half of the rows, and on at
-# least this many: below it, each finding is read as easily as a summary.
-FOLD_FROM_ROWS = 20
 # How many of the lines a folded finding covers its message names.
 LINES_NAMED = 3
 

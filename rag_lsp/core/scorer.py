@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
 
+from .expected import BELOW_K, NEVER_SEARCHED, NOT_IN_WORKSPACE, NOT_RETURNED
 from .manifests import HIGHER, LOWER, ManifestRegistry
 
 RECALL = "rag.recall"
@@ -72,11 +73,6 @@ SEMANTIC_MODE = "semantic"
 NOTHING_RELEVANT = "nothing-relevant"
 NO_MATCH_FIELD = "no-match-field"
 
-#: Why an expected value was missed (``Miss.reason``).
-BELOW_K = "below-k"
-NOT_RETURNED = "not-returned"
-NOT_IN_WORKSPACE = "not-in-workspace"
-NEVER_SEARCHED = "never-searched"
 
 # Means are sums of floats: 0.1 + 0.2 + ... may land a hair under a threshold it
 # meets on paper. A threshold holds within this tolerance.

@@ -21,10 +21,10 @@ from typing import Any, Iterable, Mapping
 from .settings import MAX_YAML_DEPTH
 from .config import CONFIG_PATH, CONFIG_PATHS, PYPROJECT_PATH, ConfigFile, find_config, holds_settings, layered, outside_config
 from .safefiles import inside
+from .findings import FOLD_FROM_ROWS
 from .files import glob_match, globs_matcher, list_files, named_like_binary
 from .jsonrows import Row
 from .manifests import ManifestRegistry, manifest_from, unreadable_manifest
-from .folding import FOLD_FROM_ROWS
 from .pathindex import PathIndex
 from .paths import not_normal_among, normalize_relative
 from .rows import DatasetRow, corpora_asked, looks_like_a_row, read_lines, shape_of_rows, top_k_asked

@@ -116,7 +116,7 @@ def _implementation_issues(metric, config, manifest):
     it all): `rag-lsp run` refuses such a suite, so the check says why."""
     if metric != "rag.hit_at_k":
         return []
-    from ..hit_at_k import ConfigError, HitAtKConfig
+    from ..hit_at_k_config import ConfigError, HitAtKConfig
 
     try:
         HitAtKConfig.from_config(config, manifest.config_schema)
