@@ -84,7 +84,7 @@ from ..modelfiles import files_outside
 from ..paths import normalize_relative
 from ..suitefacts import BUILTIN_FIELDS, TargetInfo
 from ..workspace import Workspace
-from .base import Answer, Hit, Request, Target, TargetError
+from .base import Answer, Cancelled, Hit, Request, Target, TargetError
 from .chunking import Chunking, ChunkingError, chunk_ids
 from .keyword import Analyzer, KeywordIndex
 from .ranking import RERANKED, Ranked, best_of_block, fused_by_confidence, reranked, top_rows
@@ -402,7 +402,12 @@ class BuiltinTarget(Target):
         # A documents file is read where it is (.punica/ included), but only inside the workspace.
         paths += sorted(file for file in files if self.workspace.contains(self.workspace.absolute(file)))
         keyword = self._model is None or self.options.retrieval == HYBRID
-        outcome = builder.refresh(paths, progress, with_texts=keyword, cancel=cancel)
+        from .index import BuildCancelled
+
+        try:
+            outcome = builder.refresh(paths, progress, with_texts=keyword, cancel=cancel)
+        except BuildCancelled as cancelled:
+            raise Cancelled(str(cancelled)) from None
         if outcome.cache_problem:
             self._note(f"target {self.id!r}: {outcome.cache_problem}")
         index = outcome.index

@@ -94,6 +94,10 @@ TermsShape = tuple[numpy.dtype, int, int]
 Embedded = numpy.ndarray | tuple[numpy.ndarray, numpy.ndarray]
 
 
+class BuildCancelled(Exception):
+    """The build was cancelled (its ``cancel`` event set): the index keeps what it had."""
+
+
 class CacheDirError(ValueError):
     """``$RAG_LSP_CACHE_DIR`` names no folder that can be used; the message says why."""
 
@@ -315,7 +319,7 @@ class IndexBuilder:
         read, and only changed ones embedded. ``progress(done, total)`` counts the
         files indexed (read, and embedded when they changed) of those to read;
         ``with_texts`` keeps every chunk's text (for keyword search).
-        Once ``cancel`` (a threading.Event) is set, raises Cancelled and keeps the
+        Once ``cancel`` (a threading.Event) is set, raises BuildCancelled and keeps the
         index it had."""
         started = time.time_ns()
         cache_problem = None
@@ -368,9 +372,7 @@ class IndexBuilder:
                 segments.append(_Segment(relative, size, mtime_ns, kept.digest, kept))
                 continue
             if cancel is not None and cancel.is_set():
-                from .base import Cancelled
-
-                raise Cancelled("the run was cancelled while the index was being built")
+                raise BuildCancelled("the run was cancelled while the index was being built")
             read = self.reader.read(relative)
             if read is None:
                 done += 1  # gone, or not readable: not indexed
