@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import bm25s  # noqa: E402
 
-from rag_lsp.core.targets.keyword import Analyzer  # noqa: E402
-from rag_lsp.core.workspace import Workspace  # noqa: E402
+from rag_lsp.core.search.keyword import Analyzer  # noqa: E402
+from rag_lsp.core.workspace.workspace import Workspace  # noqa: E402
 
 
 def main() -> int:

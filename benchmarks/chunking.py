@@ -60,7 +60,7 @@ semantic recall@3:
 
 Windows of 40 and 60 lines find the most (0.81 on average), whole files and
 short windows fewer; 60 lines with 12 shared stays the default (see
-``rag_lsp/core/targets/chunking.py``).
+``rag_lsp/core/workspace/chunking.py``).
 """
 
 from __future__ import annotations
@@ -124,9 +124,9 @@ def figures(ranked: list[list[str]], questions: list[tuple[str, list[str]]]) -> 
 
 def measure(corpus: paraphrases.Corpus, retrieval: str, size: int) -> tuple[float, float, float, float]:
     """hit@1, recall@3, MRR and the cold index build's seconds of a retrieval."""
-    from rag_lsp.core.targets import Request, open_target
-    from rag_lsp.core.suitefacts import target_info
-    from rag_lsp.core.workspace import Workspace
+    from rag_lsp.core.running.targets import Request, open_target
+    from rag_lsp.core.workspace.suitefacts import target_info
+    from rag_lsp.core.workspace.workspace import Workspace
 
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
@@ -149,7 +149,7 @@ def plain(corpus: paraphrases.Corpus) -> tuple[float, float, float, float]:
     vector the mean of its token vectors, no path, no context, no reranking)."""
     import numpy
 
-    from rag_lsp.core.targets.embedding import load, wordllama_files
+    from rag_lsp.core.search.embedding import load, wordllama_files
 
     model = load(wordllama_files())
     paths = sorted(corpus.files)

@@ -230,12 +230,13 @@ def step(root: Path, queries_file: Path | None, with_baselines: bool) -> dict:
     date (timed); with ``queries_file``, time one query, a run of them, bm25s and the floor."""
     started = time.perf_counter()
     # What a run imports, imported first: the memory figures are the index's own.
-    for module in ("numpy", "rag_lsp.core.targets.builtin", "rag_lsp.core.targets.index"):
+    for module in ("numpy", "rag_lsp.core.running.targets.builtin", "rag_lsp.core.search.index"):
         importlib.import_module(module)
     from rag_lsp import collector
-    from rag_lsp.core.suitefacts import target_info
-    from rag_lsp.core.targets import Request, embedding, open_target
-    from rag_lsp.core.workspace import Workspace
+    from rag_lsp.core.workspace.suitefacts import target_info
+    from rag_lsp.core.running.targets import Request, open_target
+    from rag_lsp.core.search import embedding
+    from rag_lsp.core.workspace.workspace import Workspace
 
     # The collector policy of `rag-lsp run`, whose work this step times.
     collector.one_shot()
@@ -314,7 +315,7 @@ def bm25s_baseline(target, index, queries: list[str]) -> tuple[float, float]:
     """bm25s over the same chunks, with the builtin's tokenization: (index s, retrieve s)."""
     import bm25s
 
-    from rag_lsp.core.targets.keyword import Analyzer
+    from rag_lsp.core.search.keyword import Analyzer
 
     builder = target._state.builder
     texts = [builder.chunk_text(index, row) for row in range(index.size)]

@@ -128,7 +128,7 @@ def best(function, repeat: int) -> float:
 
 
 def scoring(cases, repeat: int) -> dict[str, float]:
-    from rag_lsp.core.scorer import aggregate, score_case
+    from rag_lsp.core.running.scorer import aggregate, score_case
 
     ours_input = [(relevant, hits) for _, relevant, hits in cases]
 
@@ -219,7 +219,7 @@ def main() -> int:
             print(f"{name:<16} {figures[name]:6.3f} s  ours / theirs = {ours / figures[name]:.2f}x"
                   + ("  goal ≤ 1.5x" if name == "pytrec_eval" else ""))
 
-    from rag_lsp.core.hit_at_k import hit_at_k_many
+    from rag_lsp.core.running.hit_at_k import hit_at_k_many
 
     rows = hit_at_k_rows(arguments.rows)
     print(f"\n== rag.hit_at_k over {arguments.rows:,} rows of 5 chunks × 3 references ==")

@@ -257,12 +257,12 @@ def children_of(pid: int) -> list[int]:
 
 
 def _is_server(cmdline: bytes) -> bool:
-    return b"rag_lsp" in cmdline and b"rag_lsp.core.parallel" not in cmdline
+    return b"rag_lsp" in cmdline and b"rag_lsp.core.checking.parallel" not in cmdline
 
 
 def server_pid() -> int:
     """The rag-lsp server this test process started."""
-    # Not the server's helper process (rag_lsp.core.parallel), which runs below it.
+    # Not the server's helper process (rag_lsp.core.checking.parallel), which runs below it.
     mine = [pid for pid in children_of(os.getpid()) if _is_server(Path(f"/proc/{pid}/cmdline").read_bytes())]
     assert len(mine) == 1, mine
     return mine[0]

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag_lsp.core.targets import embedding
-from rag_lsp.core.targets.bytepairs import BytePairTokenizer, Unsupported
+from rag_lsp.core.search import embedding
+from rag_lsp.core.search.bytepairs import BytePairTokenizer, Unsupported
 from tinymodel import write_model
 
 tokenizers = pytest.importorskip("tokenizers")

@@ -11,11 +11,11 @@ import pytest
 from pygls.protocol import default_converter
 from workspaces import GOOD_CASE, GOOD_SUITE, make_workspace
 
-from rag_lsp.core.settings import EditorSettings
-from rag_lsp.core.text import Position
-from rag_lsp.core.workspace import Workspace
+from rag_lsp.core.workspace.settings import EditorSettings
+from rag_lsp.core.reading.text import Position
+from rag_lsp.core.workspace.workspace import Workspace
 from rag_lsp.server.checking.checker import Checker, OpenDocument, Snapshot
-from rag_lsp.core.analysis import Analysis
+from rag_lsp.core.checking.analysis import Analysis
 from rag_lsp.server.base.transport import LARGE_MESSAGE_BYTES
 
 # Findings with fixes on their own line (RAG206, RAG205), with UTF-16 columns that

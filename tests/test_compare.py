@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from workspaces import make_workspace, rag_lsp
 
-from rag_lsp.core.compare import (
+from rag_lsp.core.running.compare import (
     COUNTER,
     HIGHER,
     LOWER,
@@ -21,8 +21,8 @@ from rag_lsp.core.compare import (
     report_json,
     vs_baseline,
 )
-from rag_lsp.core.report import BaselineError, parse_report
-from rag_lsp.core.runner import CaseResult
+from rag_lsp.core.running.report import BaselineError, parse_report
+from rag_lsp.core.running.runner import CaseResult
 
 
 def scores(recall: float, mrr: float = 1.0, precision: float = 0.5, retrieved: float = 4.0) -> dict:

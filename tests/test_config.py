@@ -14,8 +14,8 @@ from lspclient import SERVER, diagnostics, edit, open_file, published_when, span
 from pytest_lsp import LanguageClient
 from workspaces import GOOD_SUITE, make_workspace, rag_lsp
 
-from rag_lsp.core.config import layered, read_config
-from rag_lsp.core.findings import Severity
+from rag_lsp.core.workspace.config import layered, read_config
+from rag_lsp.core.reading.findings import Severity
 
 CONFIG = ".punica/rag-lsp.toml"
 # A suite without the rag.mode.semantic threshold: RAG103, a warning.

@@ -5,15 +5,15 @@ from __future__ import annotations
 from pygls.protocol import default_converter
 from test_rules import CASES
 
-from rag_lsp.core.analyze import analyze_workspace
-from rag_lsp.core.text import LineIndex
-from rag_lsp.core.workspace import Workspace
+from rag_lsp.core.checking.analyze import analyze_workspace
+from rag_lsp.core.reading.text import LineIndex
+from rag_lsp.core.workspace.workspace import Workspace
 import json
 import re
 
 from lsprotocol import types
 
-from rag_lsp.core.findings import SOURCE, Finding
+from rag_lsp.core.reading.findings import SOURCE, Finding
 from rag_lsp.server.base.convert import Positions, diagnostic_json, finding_json, fix_json, json_text, split_at_line_numbers
 
 

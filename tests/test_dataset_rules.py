@@ -1,6 +1,6 @@
 """A rule over the whole dataset plugs in through the rule registry alone.
 
-A rule that groups rows (core.datasetindex) declares what it keeps of a row and
+A rule that groups rows (core.checking.datasetindex) declares what it keeps of a row and
 its findings on rows that share a value; the one-shot analysis, a dataset model
 through edits, and a helper process's screening all drive it with no code of
 their own for it. The rule below (the same query asked twice) exists only here.
@@ -15,16 +15,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag_lsp.core import incremental
-from rag_lsp.core import rules as registry
-from rag_lsp.core.analyze import analyze_file
-from rag_lsp.core.datasetindex import RowGrouping
-from rag_lsp.core.findings import Related, Severity
-from rag_lsp.core.incremental import DatasetModel, screen_batch
-from rag_lsp.core.sources import DiskSource, OverlaySource
-from rag_lsp.core.suitefacts import DatasetUse
-from rag_lsp.core.text import Position
-from rag_lsp.core.workspace import Workspace
+from rag_lsp.core.checking import incremental
+from rag_lsp.core.checking import rules as registry
+from rag_lsp.core.checking.analyze import analyze_file
+from rag_lsp.core.checking.datasetindex import RowGrouping
+from rag_lsp.core.reading.findings import Related, Severity
+from rag_lsp.core.checking.incremental import DatasetModel, screen_batch
+from rag_lsp.core.reading.sources import DiskSource, OverlaySource
+from rag_lsp.core.workspace.suitefacts import DatasetUse
+from rag_lsp.core.reading.text import Position
+from rag_lsp.core.workspace.workspace import Workspace
 
 DATASET = ".punica/evals/cases.jsonl"
 REPEATED_QUERY = registry.rule_of("Repeated query.", "RAG999", "repeated-query", Severity.WARNING)

@@ -38,8 +38,8 @@ def test_every_generated_file_is_up_to_date(generated: dict[str, str]) -> None:
 def test_the_generator_covers_every_rule_setting_and_command(generated: dict[str, str]) -> None:
     """There is a page per rule code, and the settings and CLI pages name every setting and command."""
     from rag_lsp.cli import build_parser
-    from rag_lsp.core.config import FIELD_KEYS
-    from rag_lsp.core.rules import all_rules
+    from rag_lsp.core.workspace.config import FIELD_KEYS
+    from rag_lsp.core.checking.rules import all_rules
 
     assert sorted(path for path in generated if path.startswith("docs/reference/rules/")) == [
         f"docs/reference/rules/{code}.md" for code in sorted(all_rules())
@@ -69,8 +69,8 @@ def test_a_stale_page_is_caught(generated: dict[str, str], tmp_path: Path) -> No
 
 def test_the_editors_default_globs_are_written_from_the_servers(monkeypatch: pytest.MonkeyPatch) -> None:
     """The Neovim plugin's and the VS Code extension's default globs are regenerated from
-    rag_lsp.core.settings: a changed default changes their text, so the stale test catches them."""
-    from rag_lsp.core import settings
+    rag_lsp.core.workspace.settings: a changed default changes their text, so the stale test catches them."""
+    from rag_lsp.core.workspace import settings
 
     module = generator()
     before = module.generated()

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from workspaces import make_workspace
 
-from rag_lsp.core.completion import complete, fuzzy_paths
-from rag_lsp.core.cursor import ITEM, KEY, VALUE, json_cursor, yaml_cursor
-from rag_lsp.core.hover import hover
-from rag_lsp.core.navigation import MAX_CASE_SYMBOLS, definition, links, symbols
-from rag_lsp.core.workspace import DATASET_FILE, SUITE_FILE, Workspace
+from rag_lsp.core.editing.completion import complete, fuzzy_paths
+from rag_lsp.core.editing.cursor import ITEM, KEY, VALUE, json_cursor, yaml_cursor
+from rag_lsp.core.editing.hover import hover
+from rag_lsp.core.editing.navigation import MAX_CASE_SYMBOLS, definition, links, symbols
+from rag_lsp.core.workspace.workspace import DATASET_FILE, SUITE_FILE, Workspace
 
 
 def cursor_at(marked: str) -> tuple[str, int, int]:

@@ -4,7 +4,7 @@ Each integration decides which files to hand the server before the server has
 said anything: its default globs, how it matches a glob, which folder is the
 workspace root. Those copies are held to the server's own definitions here: the
 defaults read from each integration's source and compared with
-``rag_lsp.core.settings``; Neovim's glob matching and root finding, and Emacs's
+``rag_lsp.core.workspace.settings``; Neovim's glob matching and root finding, and Emacs's
 root finding and file modes, run on the same cases as ``glob_match`` and
 ``find_root``.
 """
@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from rag_lsp.core.files import glob_match
-from rag_lsp.core.settings import DEFAULT_DATASET_GLOBS, DEFAULT_MANIFEST_GLOBS, DEFAULT_SUITE_GLOBS
-from rag_lsp.core.workspace import find_root
+from rag_lsp.core.workspace.files import glob_match
+from rag_lsp.core.workspace.settings import DEFAULT_DATASET_GLOBS, DEFAULT_MANIFEST_GLOBS, DEFAULT_SUITE_GLOBS
+from rag_lsp.core.workspace.workspace import find_root
 
 REPO = Path(__file__).resolve().parent.parent
 NVIM_PLUGIN = REPO / "editors" / "nvim"

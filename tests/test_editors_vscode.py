@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_lsp.core.settings import _ALIASES, Settings, settings_from
+from rag_lsp.core.workspace.settings import _ALIASES, Settings, settings_from
 
 # Slow (drives a real editor against the server): `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

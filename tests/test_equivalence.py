@@ -43,8 +43,8 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from rag_lsp.cli import main as cli_main
-from rag_lsp.core.findings import Finding, Severity, shown_in_editor
-from rag_lsp.core.text import Range
+from rag_lsp.core.reading.findings import Finding, Severity, shown_in_editor
+from rag_lsp.core.reading.text import Range
 
 # Slow (random edits held to a fresh check through the server): `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

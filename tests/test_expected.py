@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag_lsp.core.contexts import case_path_tallies, path_tally
-from rag_lsp.core.expected import Expected, ExpectedVerdict, judge_expected, split_by_list
-from rag_lsp.core.workspace import Workspace
+from rag_lsp.core.checking.contexts import case_path_tallies, path_tally
+from rag_lsp.core.workspace.expected import Expected, ExpectedVerdict, judge_expected, split_by_list
+from rag_lsp.core.workspace.workspace import Workspace
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=4), lambda inner: st.lists(inner, max_size=3), max_leaves=6)
 RELEVANT = st.lists(st.text(max_size=4), max_size=3) | JSON

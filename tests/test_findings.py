@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_lsp.core.findings import Finding, Fix, Related, Severity, TextEdit
-from rag_lsp.core.text import Position, Range
+from rag_lsp.core.reading.findings import Finding, Fix, Related, Severity, TextEdit
+from rag_lsp.core.reading.text import Position, Range
 
 lines = st.integers(0, 50)
 ranges = st.builds(lambda line, start, length: Range(Position(line, start), Position(line, start + length)), lines, st.integers(0, 80), st.integers(0, 20))

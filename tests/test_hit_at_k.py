@@ -8,7 +8,7 @@ import pytest
 from rapidfuzz import fuzz
 from rapidfuzz.utils import default_process
 
-from rag_lsp.core.hit_at_k import FOR_SHOW_UP_TO, ConfigError, HitAtKConfig, builtin_schema, hit_at_k, hit_at_k_many, overlap
+from rag_lsp.core.running.hit_at_k import FOR_SHOW_UP_TO, ConfigError, HitAtKConfig, builtin_schema, hit_at_k, hit_at_k_many, overlap
 
 REFERENCE = "The gateway approves a request once two distinct approvers have signed it."
 MATCH = "the gateway approves a request once two distinct approvers have signed it, then forwards it upstream"
@@ -218,8 +218,8 @@ def test_many_rows_choose_the_vectorised_path_by_themselves() -> None:
 def test_the_options_know_every_language_the_explanations_are_written_in() -> None:
     """The options' reader (which the checks use without the scorer) accepts exactly the languages
     the scorer explains its verdicts in."""
-    from rag_lsp.core import hit_at_k
-    from rag_lsp.core.hit_at_k_config import LANGUAGES
+    from rag_lsp.core.running import hit_at_k
+    from rag_lsp.core.workspace.hit_at_k_config import LANGUAGES
 
     assert set(LANGUAGES) == set(hit_at_k._MESSAGES)
     with pytest.raises(ConfigError):

@@ -14,14 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag_lsp.core.config import read_config
-from rag_lsp.core.files import _GlobAutomaton, _glob_regex, glob_match
-from rag_lsp.core.report import BaselineError, load_baseline, parse_report
-from rag_lsp.core.safefiles import Refused, read_regular, writable_target
-from rag_lsp.core.settings import MAX_RUN_CONCURRENCY, MAX_RUN_TIMEOUT_S, MAX_YAML_DEPTH, editor_values
-from rag_lsp.core.targets.chunking import MAX_WINDOWS_PER_LINE, Chunking, ChunkingError, line_ranges
-from rag_lsp.core.targets.index import IndexCache
-from rag_lsp.core.yamltree import YamlLimits, parse_yaml
+from rag_lsp.core.workspace.config import read_config
+from rag_lsp.core.workspace.files import _GlobAutomaton, _glob_regex, glob_match
+from rag_lsp.core.running.report import BaselineError, load_baseline, parse_report
+from rag_lsp.core.reading.safefiles import Refused, read_regular, writable_target
+from rag_lsp.core.workspace.settings import MAX_RUN_CONCURRENCY, MAX_RUN_TIMEOUT_S, MAX_YAML_DEPTH, editor_values
+from rag_lsp.core.workspace.chunking import MAX_WINDOWS_PER_LINE, Chunking, ChunkingError, line_ranges
+from rag_lsp.core.search.index import IndexCache
+from rag_lsp.core.reading.yamltree import YamlLimits, parse_yaml
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -82,8 +82,8 @@ def test_index_meta_of_any_depth_is_a_cache_miss(tmp_path_factory: pytest.TempPa
 @given(depths)
 def test_dataset_line_of_any_depth_is_a_finding(tmp_path_factory: pytest.TempPathFactory, depth: int) -> None:
     """A JSON Lines row nested to any depth is checked: findings, never an exception."""
-    from rag_lsp.core.analyze import analyze_file  # noqa: PLC0415
-    from rag_lsp.core.workspace import Workspace  # noqa: PLC0415
+    from rag_lsp.core.checking.analyze import analyze_file  # noqa: PLC0415
+    from rag_lsp.core.workspace.workspace import Workspace  # noqa: PLC0415
 
     root = tmp_path_factory.mktemp("w")
     (root / ".punica" / "evals").mkdir(parents=True)

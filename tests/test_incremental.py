@@ -8,16 +8,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag_lsp.core.analyze import analyze_file
-from rag_lsp.core.findings import shown_in_editor
-from rag_lsp.core.folding import every_occurrence_fix
-from rag_lsp.core import incremental
-from rag_lsp.core.incremental import DatasetModel
-from rag_lsp.core.rules import rag203_missing_expected_path as rag203
-from rag_lsp.core.settings import Settings
-from rag_lsp.core.text import LineIndex, Position
-from rag_lsp.core.sources import DiskSource, OverlaySource
-from rag_lsp.core.workspace import Workspace
+from rag_lsp.core.checking.analyze import analyze_file
+from rag_lsp.core.reading.findings import shown_in_editor
+from rag_lsp.core.checking.folding import every_occurrence_fix
+from rag_lsp.core.checking import incremental
+from rag_lsp.core.checking.incremental import DatasetModel
+from rag_lsp.core.checking.rules import rag203_missing_expected_path as rag203
+from rag_lsp.core.workspace.settings import Settings
+from rag_lsp.core.reading.text import LineIndex, Position
+from rag_lsp.core.reading.sources import DiskSource, OverlaySource
+from rag_lsp.core.workspace.workspace import Workspace
 
 # The broken dataset of the demonstrations: one instance of each common mistake.
 EXAMPLES = Path(__file__).parent.parent / "examples-caught"

@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy
 import pytest
 
-from rag_lsp.core.targets import Cancelled, Request, open_target
-from rag_lsp.core.targets import embedding
-from rag_lsp.core.targets.chunking import Chunking
-from rag_lsp.core.targets.index import FORMAT, IndexBuilder
-from rag_lsp.core.suitefacts import target_info
-from rag_lsp.core.workspace import Workspace
+from rag_lsp.core.running.targets import Cancelled, Request, open_target
+from rag_lsp.core.search import embedding
+from rag_lsp.core.workspace.chunking import Chunking
+from rag_lsp.core.search.index import FORMAT, IndexBuilder
+from rag_lsp.core.workspace.suitefacts import target_info
+from rag_lsp.core.workspace.workspace import Workspace
 from workspaces import AUDIT, DEPLOY, RATE_LIMITS, write_files
 
 DOCS = {"docs/rate-limits.md": RATE_LIMITS, "docs/deploy.md": DEPLOY, "docs/audit.md": AUDIT}
@@ -240,7 +240,7 @@ def test_recent_files_found_unchanged_are_trusted_from_then_on(tmp_path: Path, c
     """Files written in the moments before the index was built are read again by the next target (they
     may have changed within the same tick of the clock); found unchanged, the cache records when, and
     the target after that reads none of them."""
-    from rag_lsp.core.targets import index as index_module
+    from rag_lsp.core.search import index as index_module
 
     space = workspace(tmp_path / "ws")  # written just now: too recent to trust by size and time
     target(space).prepare()
@@ -265,7 +265,7 @@ def test_how_recent_a_file_may_be_and_be_trusted_follows_its_file_systems_granul
     """A file whose time has a fraction of a second (a file system keeping times to the clock's tick)
     is trusted by its size and time once it is a tenth of a second older than the index; a time to the
     whole second (a file system that may keep them to two seconds) must be two seconds older."""
-    from rag_lsp.core.targets import index as index_module
+    from rag_lsp.core.search import index as index_module
 
     space = workspace(tmp_path / "ws")
     built = index_module.time.time_ns()
@@ -355,7 +355,7 @@ def test_a_corpus_file_is_read_whole_up_to_the_limit_and_refused_past_it(
 ) -> None:
     """A file of at most max_bytes is read whole (also when it grew after its size was looked at); a
     larger one is refused (no text to index)."""
-    from rag_lsp.core.targets import index as index_module
+    from rag_lsp.core.search import index as index_module
 
     (tmp_path / "note.txt").write_bytes(b"x" * size)
     if grew:  # its size looked at while it was shorter

@@ -22,7 +22,7 @@ import random
 
 import pytest
 
-from rag_lsp.core import ir
+from rag_lsp.core.running import ir
 
 ir_measures = pytest.importorskip("ir_measures")
 pytrec_eval = pytest.importorskip("pytrec_eval")

@@ -79,11 +79,11 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> str:
     """What lint-imports says of a copy of the package with one violation of each contract planted."""
     root = tmp_path_factory.mktemp("planted")
     package = copy_of_the_package(root)
-    plant(package / "core" / "hover.py", "import pygls  # planted")
-    plant(package / "core" / "docs.py", "from ..server.base import convert  # planted")
+    plant(package / "core" / "editing" / "hover.py", "import pygls  # planted")
+    plant(package / "core" / "editing" / "docs.py", "from ...server.base import convert  # planted")
     plant(package / "server" / "base" / "convert.py", "from ...cli import formats  # planted")
-    # core.findings imports core.text; this closes the loop.
-    plant(package / "core" / "text.py", "from . import findings  # planted")
+    # core.reading.findings imports core.reading.text; this closes the loop.
+    plant(package / "core" / "reading" / "text.py", "from . import findings  # planted")
     # The rooms of the server: running reaching into checking, checking naming
     # running in an annotation only, the ground floor reaching up, and a module
     # given no place.
@@ -91,8 +91,11 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> str:
     plant(package / "server" / "checking" / "features.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..running import runs  # planted")
     plant(package / "server" / "base" / "uris.py", "from ..checking import session  # planted")
     (package / "server" / "stray.py").write_text("VALUE = 1  # planted\n", encoding="utf-8")
+    # The checks reaching into the search engine, and the workspace up into the checks.
+    plant(package / "core" / "checking" / "folding.py", "from ..search import ranking  # planted")
+    plant(package / "core" / "workspace" / "rows.py", "from ..checking import datasetindex  # planted")
     # A shell checking around the one way in.
-    plant(package / "cli" / "formats.py", "from ..core.analyze import analyze_file  # planted")
+    plant(package / "cli" / "formats.py", "from ..core.checking.analyze import analyze_file  # planted")
     return broken(root)
 
 
@@ -120,8 +123,8 @@ def test_no_module_imports_itself_through_others() -> None:
 def test_the_core_importing_the_lsp_library_or_the_server_breaks_its_contract(planted: str) -> None:
     """Core modules importing pygls and the server break the core's contract, each import named."""
     assert verdict(planted, "The core imports neither the shells nor the LSP libraries") == "BROKEN"
-    assert "rag_lsp.core.hover -> pygls" in planted
-    assert "rag_lsp.core.docs -> rag_lsp.server.base.convert" in planted
+    assert "rag_lsp.core.editing.hover -> pygls" in planted
+    assert "rag_lsp.core.editing.docs -> rag_lsp.server.base.convert" in planted
 
 
 def test_the_server_importing_the_command_line_breaks_the_layers(planted: str) -> None:
@@ -136,10 +139,24 @@ def test_a_cycle_between_sibling_modules_breaks_the_acyclic_contract(planted: st
     assert "No cycles are allowed in rag_lsp.core." in planted
 
 
+CORE_FLOORS = "The core's floors: editing and running over checking and search, over the workspace, over reading"
+
+
+def test_the_checks_importing_the_search_engine_break_the_core_floors(planted: str) -> None:
+    """The checks never import the builtin search engine: an import of it from a check is reported."""
+    assert verdict(planted, CORE_FLOORS) == "BROKEN"
+    assert "rag_lsp.core.checking.folding -> rag_lsp.core.search.ranking" in planted
+
+
+def test_the_workspace_importing_the_checks_breaks_the_core_floors(planted: str) -> None:
+    """The workspace's facts stand below the checks: the workspace importing a check is reported."""
+    assert "rag_lsp.core.workspace.rows -> rag_lsp.core.checking.datasetindex" in planted
+
+
 def test_a_shell_checking_around_the_one_way_in_breaks_its_contract(planted: str) -> None:
-    """The command line calling the one-shot analysis itself, not through core.analysis, is reported."""
-    assert verdict(planted, "The shells check through the core's one way in, core.analysis, never around it") == "BROKEN"
-    assert "rag_lsp.cli.formats -> rag_lsp.core.analyze" in planted
+    """The command line calling the one-shot analysis itself, not through core.checking.analysis, is reported."""
+    assert verdict(planted, "The shells check through the core's one way in, core.checking.analysis, never around it") == "BROKEN"
+    assert "rag_lsp.cli.formats -> rag_lsp.core.checking.analyze" in planted
 
 
 def test_the_running_room_importing_the_checking_room_breaks_the_rooms_contract(planted: str) -> None:
@@ -175,7 +192,7 @@ def test_the_settings_reader_importing_the_rule_registry_is_a_cycle(tmp_path: Pa
     """The settings file's reader, were it to ask the rule registry again (loading every rule, which
     reads workspace facts, which read the settings file), would close a cycle in the core."""
     package = copy_of_the_package(tmp_path)
-    plant(package / "core" / "config.py", "from .rules import all_rules  # planted")
+    plant(package / "core" / "workspace" / "config.py", "from ..checking.rules import all_rules  # planted")
     report = broken(tmp_path)
     assert verdict(report, "No import cycles between the sibling modules and packages of any package") == "BROKEN"
     assert "No cycles are allowed in rag_lsp.core." in report
@@ -220,6 +237,6 @@ def test_the_cycle_collector_policy_is_the_shells_alone() -> None:
         names += [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module]
         if "gc" in names:
             importing.append(path.relative_to(REPO).as_posix())
-    assert importing == ["rag_lsp/core/parallel.py"]
+    assert importing == ["rag_lsp/core/checking/parallel.py"]
     users = [path.relative_to(REPO).as_posix() for path in sorted((REPO / "rag_lsp").rglob("*.py")) if "collector." in path.read_text(encoding="utf-8")]
     assert users == ["rag_lsp/cli/check.py", "rag_lsp/cli/run.py", "rag_lsp/server/base/document.py", "rag_lsp/server/checking/checker.py", "rag_lsp/server/running/run_worker.py"]

@@ -17,7 +17,7 @@ from pytest_lsp import LanguageClient
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 # What loading the model brings in: the arrays, the tokenizer, the index.
-HEAVY = ("numpy", "tokenizers", "bm25s", "rag_lsp.core.targets.embedding", "rag_lsp.core.targets.index")
+HEAVY = ("numpy", "tokenizers", "bm25s", "rag_lsp.core.search.embedding", "rag_lsp.core.search.index")
 
 
 @pytest.fixture

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rag_lsp.core.analyze import analyze_workspace
-from rag_lsp.core.datasets import Unreadable, read_dataset
-from rag_lsp.core.settings import Settings
-from rag_lsp.core.text import Range
-from rag_lsp.core.completion import complete
-from rag_lsp.core.hover import hover
-from rag_lsp.core.navigation import links
-from rag_lsp.core.workspace import DATASET_FILE, Workspace
+from rag_lsp.core.checking.analyze import analyze_workspace
+from rag_lsp.core.running.datasets import Unreadable, read_dataset
+from rag_lsp.core.workspace.settings import Settings
+from rag_lsp.core.reading.text import Range
+from rag_lsp.core.editing.completion import complete
+from rag_lsp.core.editing.hover import hover
+from rag_lsp.core.editing.navigation import links
+from rag_lsp.core.workspace.workspace import DATASET_FILE, Workspace
 from workspaces import GOOD_CASE, make_workspace
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rules" / "RAG005"

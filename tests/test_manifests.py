@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from rag_lsp.core.analyze import analyze_file, analyze_workspace
-from rag_lsp.core.manifests import GDI_TEXT, RAG_CASE, ManifestRegistry
-from rag_lsp.core.resources import builtin_manifest_paths
-from rag_lsp.core.text import Range
-from rag_lsp.core.workspace import MANIFEST_FILE, Workspace
+from rag_lsp.core.checking.analyze import analyze_file, analyze_workspace
+from rag_lsp.core.workspace.manifests import GDI_TEXT, RAG_CASE, ManifestRegistry
+from rag_lsp.core.reading.resources import builtin_manifest_paths
+from rag_lsp.core.reading.text import Range
+from rag_lsp.core.workspace.workspace import MANIFEST_FILE, Workspace
 
 RAG_METRICS = ["rag.recall", "rag.precision", "rag.mrr", "rag.hit@1", "rag.retrieved", "rag.mode.semantic"]
 

@@ -27,14 +27,14 @@ from lspclient import (
 from pytest_lsp import LanguageClient
 from test_equivalence import SEVERITIES, finding, fresh_check
 
-from rag_lsp.core import incremental, parallel
-from rag_lsp.core.analyze import analyze_file
-from rag_lsp.core.findings import SHOWN_PER_CODE, Finding
-from rag_lsp.core.folding import Occurrences, covered_lines, every_occurrence_fix
-from rag_lsp.core.incremental import DatasetModel
-from rag_lsp.core.parallel import Helper
-from rag_lsp.core.settings import Settings
-from rag_lsp.core.workspace import Workspace
+from rag_lsp.core.checking import incremental, parallel
+from rag_lsp.core.checking.analyze import analyze_file
+from rag_lsp.core.reading.findings import SHOWN_PER_CODE, Finding
+from rag_lsp.core.checking.folding import Occurrences, covered_lines, every_occurrence_fix
+from rag_lsp.core.checking.incremental import DatasetModel
+from rag_lsp.core.checking.parallel import Helper
+from rag_lsp.core.workspace.settings import Settings
+from rag_lsp.core.workspace.workspace import Workspace
 from rag_lsp.server.base.transport import LARGE_MESSAGE_BYTES
 
 # Slow (starts helper processes): `pytest -m "not slow"` leaves it out.
@@ -416,7 +416,7 @@ def test_a_reading_that_fails_lets_its_helper_go(tmp_path: Path, small_batches: 
     assert not any(thread.name == "rag-lsp-helper-feed" for thread in threading.enumerate())
 
 
-@pytest.mark.parametrize("preload", ["rag_lsp.no_such_module", "rag_lsp.core.incremental:no_such_function", "json:loads"])
+@pytest.mark.parametrize("preload", ["rag_lsp.no_such_module", "rag_lsp.core.checking.incremental:no_such_function", "json:loads"])
 def test_a_helper_whose_preload_fails_still_helps(tmp_path: Path, shared: None, preload: str) -> None:
     """A module the helper cannot preload, or a preload function that is missing or fails
     (json.loads without its argument), is logged; the helper still takes its share."""
@@ -430,9 +430,9 @@ def test_warming_up_prepares_what_a_first_screening_loads() -> None:
     """A fresh process that preloads the model's warm_up has loaded the schema explainer and the
     fuzzy matcher, which a batch with an invalid row or a misspelt key would otherwise load."""
     code = (
-        "import sys; from rag_lsp.core.parallel import _preload; "
+        "import sys; from rag_lsp.core.checking.parallel import _preload; "
         "before = {'jsonschema', 'rapidfuzz'} & set(sys.modules); "
-        "_preload('rag_lsp.core.incremental:warm_up'); "
+        "_preload('rag_lsp.core.checking.incremental:warm_up'); "
         "print(sorted(before), sorted({'jsonschema', 'rapidfuzz'} & set(sys.modules)))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT_S, check=True)
@@ -469,7 +469,7 @@ def checked_by_the_command_line(root: Path) -> tuple[dict[str, list], Workspace,
 @pytest.fixture
 def started(monkeypatch: pytest.MonkeyPatch) -> list[Helper]:
     """The helpers `rag-lsp check` makes, as it makes them."""
-    from rag_lsp.core import analysis
+    from rag_lsp.core.checking import analysis
 
     made: list[Helper] = []
     reading_helper = analysis.reading_helper
@@ -489,7 +489,7 @@ def test_the_command_line_reads_a_large_dataset_with_a_helper(
 ) -> None:
     """`rag-lsp check` reads a large dataset with a helper process and finds in it, and in the suite
     that reads it, what a check in one process finds; the helper ends with the check."""
-    from rag_lsp.core import analysis
+    from rag_lsp.core.checking import analysis
 
     # A character outside the BMP before a finding: its column differs in UTF-16.
     root = make_root(tmp_path, mixed_dataset(700) + case("party-🎉", []) + "\n")
@@ -526,7 +526,7 @@ def test_the_command_line_reads_a_dataset_with_bytes_that_are_not_utf8_in_one_pr
 ) -> None:
     """A large dataset with a byte that is not UTF-8 is read as a check in one process reads it: the
     line holding the byte gets its RAG002 and the other lines are checked."""
-    from rag_lsp.core import analysis
+    from rag_lsp.core.checking import analysis
 
     root = make_root(tmp_path, mixed_dataset(300))
     data = (root / DATASET).read_bytes().replace(b"plain-5", b"plain-\xff5", 1)
@@ -548,7 +548,7 @@ async def client(lsp_client: LanguageClient):
 
 
 def helpers_below(pid: int) -> list[int]:
-    return [child for child in children_of(pid) if b"rag_lsp.core.parallel" in Path(f"/proc/{child}/cmdline").read_bytes()]
+    return [child for child in children_of(pid) if b"rag_lsp.core.checking.parallel" in Path(f"/proc/{child}/cmdline").read_bytes()]
 
 
 @pytest.mark.skipif(parallel.cores() < 2, reason="the server starts a helper only with a core to spare")
@@ -583,7 +583,7 @@ def first_lines(path: Path, count: int) -> memoryview:
 def test_a_screening_leaves_the_did_you_mean_to_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A helper's screening passes a line whose only finding is a missing path with that finding
     unfinished, without looking for the closest workspace file: the model, which finishes it, does."""
-    from rag_lsp.core.rules import rag203_missing_expected_path as rag203
+    from rag_lsp.core.checking.rules import rag203_missing_expected_path as rag203
 
     looked_for: list[str] = []
     problem = rag203._problem
@@ -660,7 +660,7 @@ def test_a_model_asked_for_every_finding_leaves_the_helpers_lines_to_the_helper(
 ) -> None:
     """A model read for every finding finishes only the missing paths of the lines it read itself (the
     helper finished those of its lines), and its findings are those of one process."""
-    from rag_lsp.core.rules import rag203_missing_expected_path as rag203
+    from rag_lsp.core.checking.rules import rag203_missing_expected_path as rag203
 
     # A different missing path on every line (each is looked for once: the workspace keeps what it
     # found), beside two workspace files (most expected paths are in the workspace).

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from rag_lsp.core.incremental import _Line
-from rag_lsp.core.jsonrows import Row, _span_at, duplicate_key_spans
-from rag_lsp.core.schemacheck import validator_for
-from rag_lsp.core.text import LineIndex, Range, apply_edits, character_from_utf16, utf16_character
-from rag_lsp.core.rows import DatasetRow
-from rag_lsp.core.yamltree import TooLarge, YamlLimits, parse_yaml, to_python
+from rag_lsp.core.checking.incremental import _Line
+from rag_lsp.core.reading.jsonrows import Row, _span_at, duplicate_key_spans
+from rag_lsp.core.reading.schemacheck import validator_for
+from rag_lsp.core.reading.text import LineIndex, Range, apply_edits, character_from_utf16, utf16_character
+from rag_lsp.core.workspace.rows import DatasetRow
+from rag_lsp.core.reading.yamltree import TooLarge, YamlLimits, parse_yaml, to_python
 
 
 def span_text(text: str, node) -> str:

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz, process
 
-from rag_lsp.core.pathindex import _NOT_ALNUM, PathIndex, _squashed
+from rag_lsp.core.workspace.pathindex import _NOT_ALNUM, PathIndex, _squashed
 
 FOLDERS = ["services/auth/cache", "services/billing", "docs", "docs/guides/setup", "web/components/forms", "lib"]
 WORDS = ["token", "store", "client", "retry", "policy", "ledger", "invoice", "router", "form", "guide"]

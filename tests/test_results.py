@@ -1,4 +1,4 @@
-"""Run results as marks in files (rag_lsp.core.results): where they go, what they say,
+"""Run results as marks in files (rag_lsp.core.running.results): where they go, what they say,
 and how they follow edits. Pure functions, no server."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from workspaces import make_workspace
 
-from rag_lsp.core.results import (
+from rag_lsp.core.running.results import (
     CASE,
     LineMarks,
     Mark,
@@ -21,10 +21,10 @@ from rag_lsp.core.results import (
     suite_marks,
     suite_title,
 )
-from rag_lsp.core.runner import CaseResult, Runner
-from rag_lsp.core.selection import suite_key
-from rag_lsp.core.targets import Hit
-from rag_lsp.core.workspace import Workspace
+from rag_lsp.core.running.runner import CaseResult, Runner
+from rag_lsp.core.running.selection import suite_key
+from rag_lsp.core.running.targets import Hit
+from rag_lsp.core.workspace.workspace import Workspace
 
 
 def mark(text: str, code: str | None = "RAG400") -> Mark:

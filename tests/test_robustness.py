@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag_lsp.core.analyze import analyze_file
-from rag_lsp.core.sources import decode, SourceText
-from rag_lsp.core.workspace import DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
+from rag_lsp.core.checking.analyze import analyze_file
+from rag_lsp.core.reading.sources import decode, SourceText
+from rag_lsp.core.workspace.workspace import DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
 
 # Slow (random input through every check): `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -66,7 +66,7 @@ def analyze_all(files: dict[str, bytes]) -> None:
     base = {".punica/evals/code.suite.yaml": SUITE.encode(), ".punica/evals/code.jsonl": CASE.encode()}
     workspace = Workspace(ROOT, source=MemorySource({**base, **files}))
     failures = RuleFailures()
-    logger = logging.getLogger("rag_lsp.core.analyze")
+    logger = logging.getLogger("rag_lsp.core.checking.analyze")
     logger.addHandler(failures)
     try:
         for relative, kind in FILES.items():
@@ -115,7 +115,7 @@ def test_mutated_cases_never_raise(prefix: int, junk: str) -> None:
 def _manifest(name: str) -> dict:
     import yaml
 
-    from rag_lsp.core.resources import builtin_manifest_paths
+    from rag_lsp.core.reading.resources import builtin_manifest_paths
 
     return next(yaml.safe_load(path.read_text(encoding="utf-8")) for path in builtin_manifest_paths() if name in path.name)
 

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from rag_lsp.core.analyze import analyze_file, analyze_workspace
-from rag_lsp.core.results import CASE_RESULT, KEYWORD_FALLBACK, THRESHOLD_FAILED, THRESHOLD_MET
-from rag_lsp.core.codes import known_codes
-from rag_lsp.core.findings import Severity
-from rag_lsp.core.rules import agreeing, all_rules
-from rag_lsp.core.runner import BROKEN_CASE, TARGET_FAILED
-from rag_lsp.core.text import apply_edits
-from rag_lsp.core.sources import DiskSource, OverlaySource
-from rag_lsp.core.workspace import Workspace
+from rag_lsp.core.checking.analyze import analyze_file, analyze_workspace
+from rag_lsp.core.running.results import CASE_RESULT, KEYWORD_FALLBACK, THRESHOLD_FAILED, THRESHOLD_MET
+from rag_lsp.core.workspace.codes import known_codes
+from rag_lsp.core.reading.findings import Severity
+from rag_lsp.core.checking.rules import agreeing, all_rules
+from rag_lsp.core.running.runner import BROKEN_CASE, TARGET_FAILED
+from rag_lsp.core.reading.text import apply_edits
+from rag_lsp.core.reading.sources import DiskSource, OverlaySource
+from rag_lsp.core.workspace.workspace import Workspace
 
 REPO = Path(__file__).resolve().parent.parent
 RULE_FIXTURES = Path(__file__).parent / "fixtures" / "rules"
@@ -89,23 +89,23 @@ def test_the_registry_holds_the_codes_of_every_scope() -> None:
 
 
 def test_the_codes_known_without_the_rules_are_the_registrys() -> None:
-    """core.codes, which the settings file's reader checks codes against without loading
+    """core.workspace.codes, which the settings file's reader checks codes against without loading
     the rules, knows every rule's code from its module's name, and no other code."""
     assert known_codes() == set(all_rules())
 
 
 def test_the_registry_refuses_a_rule_whose_code_is_not_its_modules() -> None:
     """A rule whose code is not the one its module's name says, or a rule of a settings file's
-    own problem with another severity than core.codes gives it, stops the registry, each named."""
+    own problem with another severity than core.workspace.codes gives it, stops the registry, each named."""
     rules = dict(all_rules())
-    modules = {code: f"rag_lsp.core.rules.{code.lower()}_some_name" for code in rules}
+    modules = {code: f"rag_lsp.core.checking.rules.{code.lower()}_some_name" for code in rules}
     assert agreeing(rules, modules) is rules
-    modules["RAG207"] = "rag_lsp.core.rules.rag208_k_above_top_k"
+    modules["RAG207"] = "rag_lsp.core.checking.rules.rag208_k_above_top_k"
     rules["RAG001"] = dataclasses.replace(rules["RAG001"], severity=Severity.WARNING)
     with pytest.raises(ValueError) as raised:
         agreeing(rules, modules)
     message = str(raised.value)
-    assert "rag_lsp.core.rules.rag208_k_above_top_k defines RAG207, not the code of its name" in message
+    assert "rag_lsp.core.checking.rules.rag208_k_above_top_k defines RAG207, not the code of its name" in message
     assert "RAG001 is WARNING but core/codes.py says ERROR" in message
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from workspaces import CAUGHT, EXAMPLES, GOOD_SUITE, make_workspace, rag_lsp
-from rag_lsp.core.targets.index import FORMAT
+from rag_lsp.core.search.index import FORMAT
 
 # Slow (runs the command line in processes of its own): `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from workspaces import make_workspace
 
-from rag_lsp.core.runner import BROKEN_CASE, TARGET_FAILED, CaseNotFound, CaseResult, Runner, describe_case
-from rag_lsp.core.scorer import score_case
-from rag_lsp.core.targets import Hit
-from rag_lsp.core.workspace import Workspace
+from rag_lsp.core.running.runner import BROKEN_CASE, TARGET_FAILED, CaseNotFound, CaseResult, Runner, describe_case
+from rag_lsp.core.running.scorer import score_case
+from rag_lsp.core.running.targets import Hit
+from rag_lsp.core.workspace.workspace import Workspace
 
 RECORDED_SUITE = """\
 suites:
@@ -263,7 +263,7 @@ def test_a_hit_at_k_suite_scores_gdi_rows(tmp_path: Path) -> None:
 
 def test_dataset_lines_are_numbered_as_the_checks_number_them(tmp_path: Path) -> None:
     """CRLF endings, blank lines, non-ASCII, huge integers and bad lines: results land on the checks' line numbers."""
-    from rag_lsp.core.datasets import read_dataset
+    from rag_lsp.core.running.datasets import read_dataset
 
     lines = [
         case("ünïcode-😀", ["src/app.py"]),
@@ -293,7 +293,7 @@ def test_dataset_lines_are_numbered_as_the_checks_number_them(tmp_path: Path) ->
 
 def test_a_rag_suite_over_gdi_rows_is_refused_as_the_checks_say(tmp_path: Path) -> None:
     """The shape a run reads is the shape the checks compute: RAG110 refuses a rag suite over gdi rows."""
-    from rag_lsp.core.datasets import read_dataset
+    from rag_lsp.core.running.datasets import read_dataset
 
     rows = [gdi_row(f"r{n}", ["a"], ["a"]) for n in range(3)] + [case("c", ["src/app.py"])]
     workspace = recorded_workspace(tmp_path, rows, [])
@@ -319,7 +319,7 @@ def test_a_scored_case_built_for_speed_has_each_figure_in_its_own_field() -> Non
 
 def test_a_suite_asked_for_by_a_dataset_that_it_does_not_read_names_those_that_do(tmp_path: Path) -> None:
     """Asked to run suite 'nope' of a dataset that suite 'code' reads: the answer names the suites that read it; a dataset no suite reads says so."""
-    from rag_lsp.core.selection import choose_for_suite
+    from rag_lsp.core.running.selection import choose_for_suite
 
     make_workspace(tmp_path)
     (tmp_path / ".punica" / "evals" / "other.jsonl").write_text("", encoding="utf-8")
@@ -334,7 +334,7 @@ def test_a_suite_asked_for_by_a_dataset_that_it_does_not_read_names_those_that_d
 def test_a_run_reads_no_file_its_builtin_index_holds_to_say_why_it_was_missed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A missed file whose text the builtin target's index holds is not returned, said without reading
     it again; a missed file named like text that holds none is read, once, and missed as never searched."""
-    from rag_lsp.core import contexts
+    from rag_lsp.core.checking import contexts
 
     dataset = "\n".join(
         case(f"c{n}", ["src/app.py", "docs/guide.md", "src/nul.ts"], input={"query": "startup", "topK": 1}) for n in range(3)

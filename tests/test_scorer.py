@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from rag_lsp.core.manifests import ManifestRegistry, manifest_from
-from rag_lsp.core.scorer import (
+from rag_lsp.core.workspace.manifests import ManifestRegistry, manifest_from
+from rag_lsp.core.running.scorer import (
     BELOW_K,
     HIT_AT_1,
     MRR,

@@ -44,7 +44,7 @@ from pytest_lsp import LanguageClient
 from workspaces import GOOD_CASE, GOOD_SUITE, make_workspace, rag_lsp
 
 from rag_lsp.cli import main
-from rag_lsp.core.workspace import Workspace
+from rag_lsp.core.workspace.workspace import Workspace
 
 # Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_lsp.core.targets import Answer, Request, TargetError, open_target
-from rag_lsp.core.targets import embedding
-from rag_lsp.core.targets.chunking import Chunking, ChunkingError, chunk_ids, line_ranges
-from rag_lsp.core.targets.index import contextual, path_words
-from rag_lsp.core.targets.ranking import (
+from rag_lsp.core.running.targets import Answer, Request, TargetError, open_target
+from rag_lsp.core.search import embedding
+from rag_lsp.core.workspace.chunking import Chunking, ChunkingError, chunk_ids, line_ranges
+from rag_lsp.core.search.index import contextual, path_words
+from rag_lsp.core.search.ranking import (
     COSINE_WEIGHT,
     KEYWORD_WEIGHT,
     RERANKED,
@@ -29,9 +29,9 @@ from rag_lsp.core.targets.ranking import (
     reranked,
     top_rows,
 )
-from rag_lsp.core.suitefacts import target_info
-from rag_lsp.core.analyze import analyze_file
-from rag_lsp.core.workspace import Workspace
+from rag_lsp.core.workspace.suitefacts import target_info
+from rag_lsp.core.checking.analyze import analyze_file
+from rag_lsp.core.workspace.workspace import Workspace
 from tinymodel import write_model
 from workspaces import AUDIT, DEPLOY, RATE_LIMITS, write_files
 
@@ -524,7 +524,7 @@ def test_only_cases_searched_by_meaning_over_the_whole_index_are_ranked_with_the
 ) -> None:
     """A run ranks a block of cases at once only for a search by meaning alone over a corpus holding
     every chunk; any other case is ranked on its own, and its answer is the same as one case asked alone."""
-    from rag_lsp.core.targets import builtin as builtin_module
+    from rag_lsp.core.running.targets import builtin as builtin_module
 
     blocks: list[int] = []
     ranked_together = builtin_module.best_of_block

@@ -21,7 +21,7 @@ from pygls.uris import to_fs_path
 from pytest_lsp import LanguageClient
 
 from rag_lsp.cli import main as cli_main
-from rag_lsp.core.workspace import Workspace
+from rag_lsp.core.workspace.workspace import Workspace
 
 # Slow (end-to-end sessions with the server over stdio): `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

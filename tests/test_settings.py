@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rag_lsp.core.analyze import analyze_workspace
-from rag_lsp.core.findings import Severity
-from rag_lsp.core.settings import Settings, settings_from
-from rag_lsp.core.workspace import Workspace
+from rag_lsp.core.checking.analyze import analyze_workspace
+from rag_lsp.core.reading.findings import Severity
+from rag_lsp.core.workspace.settings import Settings, settings_from
+from rag_lsp.core.workspace.workspace import Workspace
 
 RULES = Path(__file__).parent / "fixtures" / "rules"
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from rag_lsp.core.significance import (
+from rag_lsp.core.running.significance import (
     RESAMPLES,
     bootstrap_interval,
     describe,
@@ -205,7 +205,7 @@ def test_comparing_never_imports_scipy() -> None:
     """scipy is a test dependency only: the comparison modules and their formats load without it."""
     code = (
         "import sys\n"
-        "import rag_lsp.core.significance, rag_lsp.core.pairs, rag_lsp.core.compare\n"
+        "import rag_lsp.core.running.significance, rag_lsp.core.running.pairs, rag_lsp.core.running.compare\n"
         "import rag_lsp.cli.compare, rag_lsp.cli.pair_formats, rag_lsp.cli.compare_formats\n"
         "print(sorted(name for name in sys.modules if name.split('.')[0] == 'scipy'))\n"
     )

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from workspaces import rag_lsp
 
-from rag_lsp.core.slices import NONE, NotAMetadataKey, metadata_key, slice_cases, slice_names, value_at
+from rag_lsp.core.running.slices import NONE, NotAMetadataKey, metadata_key, slice_cases, slice_names, value_at
 
 
 @dataclass

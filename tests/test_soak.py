@@ -13,7 +13,7 @@ from pygls.io_ import StdoutWriter
 import pytest
 from soak.soak import soak
 
-from rag_lsp.core import yamltree
+from rag_lsp.core.reading import yamltree
 from rag_lsp.server.server import create_server
 
 # Slow (a soak of the server): `pytest -m "not slow"` leaves it out.

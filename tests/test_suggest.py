@@ -1,4 +1,4 @@
-"""What the index suggests for a case being written (rag_lsp.core.suggest): the
+"""What the index suggests for a case being written (rag_lsp.core.editing.suggest): the
 case's input read from a line however unfinished, the values it lists already,
 the edit that adds a path, and the suggestions from a builtin target's index."""
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from rag_lsp.core.completion import INDEX_DETAIL, complete
-from rag_lsp.core.suggest import add_relevant, case_input, index_target, listed, suggestions, top_hit
-from rag_lsp.core.targets import TargetPool
-from rag_lsp.core.workspace import DATASET_FILE, Workspace
+from rag_lsp.core.editing.completion import INDEX_DETAIL, complete
+from rag_lsp.core.editing.suggest import add_relevant, case_input, index_target, listed, suggestions, top_hit
+from rag_lsp.core.running.targets import TargetPool
+from rag_lsp.core.workspace.workspace import DATASET_FILE, Workspace
 from tinymodel import write_model
 from workspaces import write_files
 

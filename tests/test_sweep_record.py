@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from workspaces import make_workspace, rag_lsp
 
-from rag_lsp.core.runner import Runner
-from rag_lsp.core.scorer import figures_from_answer, score_case, score_case_at
-from rag_lsp.core.workspace import Workspace
+from rag_lsp.core.running.runner import Runner
+from rag_lsp.core.running.scorer import figures_from_answer, score_case, score_case_at
+from rag_lsp.core.workspace.workspace import Workspace
 
 # Slow (runs the command line in processes of its own): `pytest -m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -229,7 +229,7 @@ def test_record_per_target_and_failed_runs(tmp_path: Path) -> None:
 
 def test_aggregate_means_cases_with_the_same_or_different_metrics() -> None:
     """Means are over the cases that have each metric, whether every case has the same metrics or not."""
-    from rag_lsp.core.scorer import aggregate
+    from rag_lsp.core.running.scorer import aggregate
 
     same = [{"a": 0.1, "b": 1.0}, None, {"a": 0.2, "b": 0.0}]
     assert aggregate(same) == ({"a": (0.1 + 0.2) / 2, "b": 0.5}, 2)

@@ -16,11 +16,11 @@ from typing import Iterator
 import bm25s
 import pytest
 
-from rag_lsp.core.settings import Settings
-from rag_lsp.core.targets import Answer, Request, TargetError, TargetPool, open_target
-from rag_lsp.core.targets.keyword import Analyzer, KeywordIndex
-from rag_lsp.core.suitefacts import target_info
-from rag_lsp.core.workspace import Workspace
+from rag_lsp.core.workspace.settings import Settings
+from rag_lsp.core.running.targets import Answer, Request, TargetError, TargetPool, open_target
+from rag_lsp.core.search.keyword import Analyzer, KeywordIndex
+from rag_lsp.core.workspace.suitefacts import target_info
+from rag_lsp.core.workspace.workspace import Workspace
 from workspaces import write_files
 
 

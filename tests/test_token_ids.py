@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_lsp.core.targets import embedding
+from rag_lsp.core.search import embedding
 
 tokenizers = pytest.importorskip("tokenizers")
 

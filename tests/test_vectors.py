@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from rag_lsp.core.targets import vectors as vectors_module
-from rag_lsp.core.targets.vectors import QuantizedVectors, levels, quantize
+from rag_lsp.core.search import vectors as vectors_module
+from rag_lsp.core.search.vectors import QuantizedVectors, levels, quantize
 
 finite = st.floats(-1.0, 1.0, width=32, allow_subnormal=False)
 

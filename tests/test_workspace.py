@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_lsp.core.paths import is_normal, normalize_relative, not_normal_among
-from rag_lsp.core.workspace import DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, find_root, Workspace
+from rag_lsp.core.reading.paths import is_normal, normalize_relative, not_normal_among
+from rag_lsp.core.workspace.workspace import DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, find_root, Workspace
 
 SUITE = """\
 suites:
@@ -75,9 +75,9 @@ def test_named_pipes_are_not_workspace_files_and_never_read(tmp_path: Path) -> N
     done: list[object] = []
 
     def check_and_search() -> None:
-        from rag_lsp.core.analyze import analyze_workspace
-        from rag_lsp.core.suitefacts import target_info
-        from rag_lsp.core.targets import Request, open_target
+        from rag_lsp.core.checking.analyze import analyze_workspace
+        from rag_lsp.core.workspace.suitefacts import target_info
+        from rag_lsp.core.running.targets import Request, open_target
 
         workspace = Workspace(tmp_path)
         done.append(workspace.files())
@@ -163,7 +163,7 @@ def test_symlinks_out_of_the_workspace_are_not_workspace_files(tmp_path: Path) -
 
 def test_suite_globs_take_editor_style_patterns(tmp_path: Path) -> None:
     """Configured globs understand **, * and {a,b} as editors do."""
-    from rag_lsp.core.settings import Settings
+    from rag_lsp.core.workspace.settings import Settings
 
     write(tmp_path, ".punica/keep", "")
     write(tmp_path, "evals/deep/x.yml", SUITE)

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 from .. import collector
-from ..core.analysis import Analysis
-from ..core.config import CONFIG_PATHS
-from ..core.findings import Finding, Severity
-from ..core.rules import all_rules
-from ..core.workspace import Workspace, find_root
+from ..core.checking.analysis import Analysis
+from ..core.workspace.config import CONFIG_PATHS
+from ..core.reading.findings import Finding, Severity
+from ..core.checking.rules import all_rules
+from ..core.workspace.workspace import Workspace, find_root
 from .exits import EXIT_FINDINGS, EXIT_OK, UsageError
 from .formats import FORMATS, Checked
 
@@ -102,7 +102,7 @@ def check_workspace(folder: Path, unfold: bool = False) -> Checked:
 def check_paths(paths: list[Path], unfold: bool = False) -> Checked:
     """Check files and folders; each is checked in the workspace it belongs to
     (files that are none of ours, as pre-commit passes them, are skipped).
-    ``unfold``: list every occurrence of a folded finding (see core.folding)."""
+    ``unfold``: list every occurrence of a folded finding (see core.checking.folding)."""
     analysis = Analysis()
     # A helper for a large dataset's reading starts before the workspaces are
     # listed: its start then overlaps the listing. A check that finds no large
@@ -161,7 +161,7 @@ def _selected(paths: list[Path], unfold: bool) -> list[tuple[tuple[Path, str], t
 
 def show_settings(paths: list[Path]) -> int:
     """Print the settings in force in each PATH's workspace, with their origins."""
-    from ..core.config import FIELD_KEYS, origins
+    from ..core.workspace.config import FIELD_KEYS, origins
 
     roots: dict[Path, None] = {}
     for path in paths:

@@ -20,7 +20,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..core.workspace import find_root
+from ..core.workspace.workspace import find_root
 from .exits import EXIT_FINDINGS, EXIT_OK, UsageError
 
 
@@ -68,12 +68,12 @@ def compare_command(arguments: argparse.Namespace) -> int:
             reason = result.error if result is not None else "not run"
             print(f"rag-lsp: suite {name} could not be run: {reason}", file=sys.stderr)
         return EXIT_FINDINGS
-    from ..core.pairs import compare_pair
+    from ..core.running.pairs import compare_pair
     from . import pair_formats
 
     pair = compare_pair(result_a, result_b, run._direction(done), dataset)
     if arguments.format == "json":
-        from ..core.report import json_bytes
+        from ..core.running.report import json_bytes
 
         run._write_stdout(json_bytes(pair_formats.pair_json(pair)))
     else:

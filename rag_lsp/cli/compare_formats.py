@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 from typing import Sequence
 
-from ..core.compare import (
+from ..core.running.compare import (
     COMPARED,
     COUNTER,
     NEW,
@@ -30,9 +30,9 @@ from ..core.compare import (
     figure,
     signed,
 )
-from ..core.runner import describe_threshold
-from ..core.scorer import RAG_METRICS, label
-from ..core.wording import counted
+from ..core.running.runner import describe_threshold
+from ..core.running.scorer import RAG_METRICS, label
+from ..core.reading.wording import counted
 from .outcome import Run
 
 # Cases listed per kind (worse, better) in the text output and the summary.

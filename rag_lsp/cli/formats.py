@@ -18,12 +18,12 @@ from urllib.parse import quote
 import orjson
 
 from .. import __version__
-from ..core.findings import Finding, Severity
-from ..core.folding import covered_lines
-from ..core.rules import all_rules
-from ..core.text import Lines, Range, utf16_character
-from ..core.wording import counted
-from ..core.workspace import Workspace
+from ..core.reading.findings import Finding, Severity
+from ..core.checking.folding import covered_lines
+from ..core.checking.rules import all_rules
+from ..core.reading.text import Lines, Range, utf16_character
+from ..core.reading.wording import counted
+from ..core.workspace.workspace import Workspace
 
 
 @dataclass

@@ -36,14 +36,14 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import orjson
 
-from ..core.compare import COUNTER, describe_change, describe_significance
-from ..core.runner import SuiteResult, describe_threshold
-from ..core.scorer import MRR, RAG_METRICS, RECALL, label
+from ..core.running.compare import COUNTER, describe_change, describe_significance
+from ..core.running.runner import SuiteResult, describe_threshold
+from ..core.running.scorer import MRR, RAG_METRICS, RECALL, label
 from .outcome import Run
 
 if TYPE_CHECKING:
-    from ..core.compare import Comparison, MetricDelta
-    from ..core.history import Point
+    from ..core.running.compare import Comparison, MetricDelta
+    from ..core.running.history import Point
 
 # The cases that got worse (and better) listed per suite in the comparison; the
 # table of cases marks every one of them.

@@ -69,8 +69,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run_import(arguments: argparse.Namespace) -> int:
-    from ..core import importing
-    from ..core.workspace import find_root
+    from ..core.running import importing
+    from ..core.workspace.workspace import find_root
 
     source = Path(arguments.source)
     if not os.path.exists(source):
@@ -126,7 +126,7 @@ def _refuse_what_is_in_the_way(root: Path, plan, force: bool) -> None:
     for relative in existing:
         if (root / relative).is_dir():
             raise UsageError(f"{relative} is a folder in {root}: nothing was written")
-    from ..core.workspace import Workspace
+    from ..core.workspace.workspace import Workspace
 
     workspace = Workspace.configured(root)
     own = next(relative for relative in plan.files if relative.endswith(".suite.yaml"))
@@ -140,7 +140,7 @@ def _refuse_what_is_in_the_way(root: Path, plan, force: bool) -> None:
 def _write(root: Path, plan) -> None:
     written = dict(plan.files)
     if plan.targets_text is not None:
-        from ..core.importing import TARGETS
+        from ..core.running.importing import TARGETS
 
         written[TARGETS] = plan.targets_text.encode("utf-8")
     for relative, data in written.items():
@@ -159,7 +159,7 @@ def _write(root: Path, plan) -> None:
 
 
 def _report(imported, plan, root: Path) -> None:
-    from ..core.importing import TARGETS
+    from ..core.running.importing import TARGETS
 
     out = sys.stdout
     print(f"imported the {imported.described} into {root}", file=out)

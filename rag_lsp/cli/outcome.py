@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..core.runner import SuiteResult
-    from ..core.workspace import Workspace
+    from ..core.running.runner import SuiteResult
+    from ..core.workspace.workspace import Workspace
 
 
 @dataclass

@@ -15,10 +15,10 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from ..core.compare import describe_significance, figure, side_by_side, significance_json
-from ..core.pairs import A_WINS, B_WINS, MIXED, CaseWin, PairComparison, ranks_text
-from ..core.significance import signed, verdict
-from ..core.wording import counted
+from ..core.running.compare import describe_significance, figure, side_by_side, significance_json
+from ..core.running.pairs import A_WINS, B_WINS, MIXED, CaseWin, PairComparison, ranks_text
+from ..core.running.significance import signed, verdict
+from ..core.reading.wording import counted
 
 # Cases listed per kind (wins of A, wins of B, mixed, both miss) in the text.
 TEXT_CASES = 50

@@ -41,15 +41,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from .. import collector
-from ..core.findings import Severity
-from ..core.suitefacts import SuiteInfo
-from ..core.selection import suite_files_without_suites, suites_named_by_file, suites_under
-from ..core.workspace import SUITE_FILE, Workspace, find_root
+from ..core.reading.findings import Severity
+from ..core.workspace.suitefacts import SuiteInfo
+from ..core.running.selection import suite_files_without_suites, suites_named_by_file, suites_under
+from ..core.workspace.workspace import SUITE_FILE, Workspace, find_root
 from .exits import EXIT_FINDINGS, EXIT_OK, UsageError
 from .outcome import Run
 
 if TYPE_CHECKING:  # imported where a run starts: `rag-lsp check` need not load them
-    from ..core.recording import Recordings
+    from ..core.running.recording import Recordings
 
 FORMATS = ("text", "json", "junit", "trec")
 
@@ -179,7 +179,7 @@ def parse_slices(written: list[str] | None, output: str, html: bool = False) -> 
     HTML page has one, whatever the format)."""
     if not written:
         return {}
-    from ..core.slices import NotAMetadataKey, metadata_key
+    from ..core.running.slices import NotAMetadataKey, metadata_key
 
     if output not in ("text", "json") and not html:
         raise UsageError(f"--by gives slices in the text and json reports, not in --format {output} (and in the page of --html)")
@@ -214,7 +214,7 @@ def run_command(arguments: argparse.Namespace) -> int:
         ):
             if given:
                 raise UsageError(f"{flag} compares with a baseline: give one with --baseline RUN.json")
-    from ..core.recording import Recordings
+    from ..core.running.recording import Recordings
 
     recordings = Recordings(arguments.record) if arguments.record else None
     run = execute(
@@ -230,7 +230,7 @@ def run_command(arguments: argparse.Namespace) -> int:
         # Only suite files that hold no suite, and no error either (an empty file).
         raise _no_suites([Path(path) for path in arguments.paths] or [Path.cwd()])
     if slice_keys:
-        from ..core.slices import slice_cases
+        from ..core.running.slices import slice_cases
 
         for _, result in run.results:
             result.slices = {written: slice_cases(result.cases, key) for written, key in slice_keys.items()}
@@ -250,7 +250,7 @@ def run_command(arguments: argparse.Namespace) -> int:
                 print(f"rag-lsp: suite {result.id}: {note}", file=sys.stderr)
     comparison = None
     if baseline is not None:
-        from ..core.compare import compare_run
+        from ..core.running.compare import compare_run
 
         comparison = compare_run(
             baseline,
@@ -276,9 +276,9 @@ def run_command(arguments: argparse.Namespace) -> int:
         for note in recordings.notes():
             print(f"rag-lsp: {note}", file=sys.stderr)
     if comparison is not None and arguments.compare_json:
-        from ..core.compare import report_json
+        from ..core.running.compare import report_json
 
-        from ..core.report import json_bytes
+        from ..core.running.report import json_bytes
 
         report = json_bytes(report_json(comparison))
         _write_file(arguments.compare_json, report, "--compare-json")
@@ -305,7 +305,7 @@ def run_command(arguments: argparse.Namespace) -> int:
 def _same_dataset_comparisons(run: Run) -> str:
     """Each two suites of the run that read one dataset, compared case by case
     (their means with how sure each difference is); "" when no two do."""
-    from ..core.pairs import compare_pair, same_dataset_pairs
+    from ..core.running.pairs import compare_pair, same_dataset_pairs
 
     ran = [
         ((workspace.root, result.dataset) if result.dataset else None, result)
@@ -334,7 +334,7 @@ def _read_baseline(arguments: argparse.Namespace):
         raise UsageError(f"--significance must be a level between 0 and 1 (e.g. 0.05), not {alpha:g}")
     if arguments.baseline is None:
         return None
-    from ..core.report import BaselineError, load_baseline
+    from ..core.running.report import BaselineError, load_baseline
 
     try:
         return load_baseline(Path(arguments.baseline))
@@ -348,7 +348,7 @@ def _read_history(arguments: argparse.Namespace):
     report is skipped, with a warning); and a ``--html`` destination that cannot
     be replaced (a link, a pipe, a folder) refused before the run."""
     if arguments.html is not None:
-        from ..core.safefiles import Refused, writable_target
+        from ..core.reading.safefiles import Refused, writable_target
 
         try:
             writable_target(arguments.html)
@@ -358,7 +358,7 @@ def _read_history(arguments: argparse.Namespace):
         return None
     if arguments.html is None:
         raise UsageError("--history plots the trend in the HTML report: give --html FILE too")
-    from ..core.history import HistoryError, read_history
+    from ..core.running.history import HistoryError, read_history
 
     try:
         points, notes = read_history(Path(arguments.history))
@@ -386,7 +386,7 @@ def _configured_baseline(selected: list[tuple[Workspace, SuiteInfo | str]]):
     file), when no --baseline is given: (report, name), or (None, None). A
     baseline not written yet (the first run) is noted and skipped; one that is not
     a run report is a usage error, as with --baseline."""
-    from ..core.report import BaselineError, load_baseline
+    from ..core.running.report import BaselineError, load_baseline
 
     named = {(workspace.root, workspace.settings.baseline) for workspace, _ in selected if workspace.settings.baseline}
     if not named:
@@ -406,7 +406,7 @@ def _configured_baseline(selected: list[tuple[Workspace, SuiteInfo | str]]):
 
 def _direction(run: Run):
     """Each metric's direction from the manifests of the run's workspaces."""
-    from ..core.compare import COUNTER, default_direction, direction_from
+    from ..core.running.compare import COUNTER, default_direction, direction_from
 
     known = [direction_from(workspace.manifests()) for workspace in {id(w): w for w, _ in run.results}.values()]
 
@@ -446,7 +446,7 @@ def _write_file(name: str, data: bytes, flag: str, append: bool = False) -> None
 def _write_replacing(name: str, data: bytes, flag: str) -> None:
     """``data`` written to a new file beside ``name`` and moved into its place;
     a link, a pipe or a folder there is refused, not replaced (exit 2)."""
-    from ..core.safefiles import Refused, write_replacing
+    from ..core.reading.safefiles import Refused, write_replacing
 
     path = Path(name)
     try:
@@ -533,7 +533,7 @@ def execute(
     ``ks`` sweeps k (every case also scored at each); ``recordings`` receive every
     answer the targets give, and are written when the run ends (thrown away when
     it fails with an error)."""
-    from ..core.runner import CaseNotFound, Runner
+    from ..core.running.runner import CaseNotFound, Runner
 
     run = Run()
     started = time.perf_counter()

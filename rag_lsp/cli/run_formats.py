@@ -44,7 +44,7 @@ import xml.etree.ElementTree as ET
 from typing import Callable
 
 
-from ..core.runner import (
+from ..core.running.runner import (
     BROKEN_CASE,
     HIT_AT_K,
     KEYWORD_FALLBACK,
@@ -56,9 +56,9 @@ from ..core.runner import (
     describe_missed,
     describe_threshold,
 )
-from ..core.report import report_bytes
-from ..core.scorer import HIT_AT_1, LABELS, MRR, PRECISION, RAG_METRICS, RECALL, RETRIEVED, SEMANTIC
-from ..core.wording import counted
+from ..core.running.report import report_bytes
+from ..core.running.scorer import HIT_AT_1, LABELS, MRR, PRECISION, RAG_METRICS, RECALL, RETRIEVED, SEMANTIC
+from ..core.reading.wording import counted
 from .outcome import Run
 
 TABLE_ROWS = 50

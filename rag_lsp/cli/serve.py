@@ -50,7 +50,7 @@ def run_serve(arguments: argparse.Namespace) -> int:
     # (half a second), where an editor opening a large dataset right away would
     # wait for it. The first check of the workspace stops it if no dataset
     # there needs it.
-    from ..core.analysis import Analysis
+    from ..core.checking.analysis import Analysis
 
     analysis = Analysis()
     analysis.expect_large()

@@ -5,7 +5,7 @@ and suites from the editor with their results inline.
 :func:`create_server` builds a fresh server with its handlers; there is no
 module-global instance. Handlers stay thin: documents are kept by pygls (incremental
 sync), checks are scheduled by the :class:`~rag_lsp.server.checking.session.Session`,
-and the analysis itself is the core's one way into checking (:class:`~rag_lsp.core.analysis.Analysis`), the same as ``rag-lsp check``'s;
+and the analysis itself is the core's one way into checking (:class:`~rag_lsp.core.checking.analysis.Analysis`), the same as ``rag-lsp check``'s;
 the editing features are the core's pure functions behind
 :mod:`rag_lsp.server.checking.features`, quick fixes
 :mod:`rag_lsp.server.checking.actions`'s; runs and their results are
@@ -29,8 +29,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..core.analysis import Analysis
-from ..core.settings import EditorSettings, editor_values
+from ..core.checking.analysis import Analysis
+from ..core.workspace.settings import EditorSettings, editor_values
 from .base.document import use_line_documents
 from .base.protocol import RagProtocol
 from .base.uris import path_of

@@ -8,7 +8,7 @@ export const SECTION = "ragLsp";
 
 /**
  * Every server setting, under the camelCase key the server accepts
- * (`rag_lsp/core/settings.py`). `trusted` is not among them: it is never a user
+ * (`rag_lsp/core/workspace/settings.py`). `trusted` is not among them: it is never a user
  * setting, the extension passes VS Code's workspace trust.
  */
 export const SERVER_SETTINGS = [

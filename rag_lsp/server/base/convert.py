@@ -16,8 +16,8 @@ import orjson
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from ...core.findings import SOURCE, Finding, Fix, Severity
-from ...core.text import (
+from ...core.reading.findings import SOURCE, Finding, Fix, Severity
+from ...core.reading.text import (
     Lines,
     Position,
     Range,

@@ -18,8 +18,8 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
 
-from ...core.sources import utf8_size
-from ...core.text import Position, line_of
+from ...core.reading.sources import utf8_size
+from ...core.reading.text import Position, line_of
 from ... import collector
 from .convert import code_point_character, encoding_name
 

@@ -45,15 +45,15 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import JsonRPCProtocol
 
-from ...core.analysis import LARGE_DATASET_BYTES
-from ...core.parallel import widen_pipe
-from ...core.sources import utf8_size
+from ...core.checking.analysis import LARGE_DATASET_BYTES
+from ...core.checking.parallel import widen_pipe
+from ...core.reading.sources import utf8_size
 from .document import TextInLines
 
 log = logging.getLogger(__name__)
 
 # Messages at least this large are announced (see on_large): most likely a
-# dataset the analysis reads with its helper process (see core.analysis).
+# dataset the analysis reads with its helper process (see core.checking.analysis).
 LARGE_MESSAGE_BYTES = LARGE_DATASET_BYTES
 
 # A message announced as longer than this is skipped, not read: no document the

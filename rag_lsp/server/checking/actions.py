@@ -32,12 +32,12 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.protocol import default_converter
 
-from ...core.documents import document_relative
-from ...core.findings import SOURCE
-from ...core.folding import every_occurrence_fix
-from ...core.suggest import add_relevant, top_hit
-from ...core.text import LineIndex
-from ...core.workspace import DATASET_FILE
+from ...core.workspace.documents import document_relative
+from ...core.reading.findings import SOURCE
+from ...core.checking.folding import every_occurrence_fix
+from ...core.editing.suggest import add_relevant, top_hit
+from ...core.reading.text import LineIndex
+from ...core.workspace.workspace import DATASET_FILE
 from ..base.client import asks_for
 from ..base.convert import Positions, client_column, encoding_name, fix_json
 from ..base.document import LineDocument
@@ -201,7 +201,7 @@ class Actions:
 
     async def _every_occurrence(self, path: Path, diagnostic: types.Diagnostic, fix: dict[str, Any]) -> dict[str, Any]:
         """The fix of every occurrence of a folded finding with its edits: an
-        editor is shown it without them (see core.findings.for_editor), and they
+        editor is shown it without them (see core.reading.findings.for_editor), and they
         are taken here from the dataset's findings, folded, when it is asked for."""
         session = self.session
         folders, settings = session.folders(), session.settings

@@ -19,16 +19,16 @@ import orjson
 from lsprotocol import types
 from pygls.protocol import default_converter
 
-from ...core.analysis import Analysis
-from ...core.documents import document_relative, drop_closed, hold_text
-from ...core.findings import Finding, shown_in_editor
-from ...core.incremental import DatasetModel, ShownFindings
-from ...core.config import CONFIG_PATHS
-from ...core.settings import EditorSettings
-from ...core.text import LineIndex
-from ...core.sources import OverlaySource, lines_size, utf8_size
+from ...core.checking.analysis import Analysis
+from ...core.workspace.documents import document_relative, drop_closed, hold_text
+from ...core.reading.findings import Finding, shown_in_editor
+from ...core.checking.incremental import DatasetModel, ShownFindings
+from ...core.workspace.config import CONFIG_PATHS
+from ...core.workspace.settings import EditorSettings
+from ...core.reading.text import LineIndex
+from ...core.reading.sources import OverlaySource, lines_size, utf8_size
 from ... import collector
-from ...core.workspace import DATASET_FILE, find_root, read_workspace_config, settings_source, Workspace
+from ...core.workspace.workspace import DATASET_FILE, find_root, read_workspace_config, settings_source, Workspace
 from ..base.convert import Positions, file_uri, finding_json, json_text as _json_text, split_at_line_numbers, wire_json
 from ..base.diagnostics import FileDiagnostics
 from ..base.document import Change

@@ -1,7 +1,7 @@
 """Completion, hover, document links, go-to-definition and document symbols.
 
-The protocol edge of the core's pure functions (``core.completion``,
-``core.hover``, ``core.navigation``): each handler takes the document's current
+The protocol edge of the core's pure functions (``core.editing.completion``,
+``core.editing.hover``, ``core.editing.navigation``): each handler takes the document's current
 text from pygls, converts the client's position to code points, asks the core on
 the worker thread (where the workspace facts live), and converts the answer's
 ranges back to the negotiated encoding. What the client declares it can show
@@ -9,7 +9,7 @@ ranges back to the negotiated encoding. What the client declares it can show
 decides the shape of the answer.
 
 Completion inside a case's ``expect.relevant`` also asks the builtin target's
-index for the files it finds for the case (:mod:`rag_lsp.core.suggest`), through
+index for the files it finds for the case (:mod:`rag_lsp.core.editing.suggest`), through
 the run manager, which answers only from an index a run already built or the
 cache holds (:meth:`~rag_lsp.server.checking.roles.Suggestions.index_search`): a
 request never builds one nor waits for one.
@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from ...core.completion import CORPUS, ENGINE, ENUM, FILE, METRIC, PROPERTY, TARGET, VALUE_KIND, complete
-from ...core.documents import document_relative
-from ...core.hover import hover
-from ...core.navigation import CASE, ENTRY, KEY_SYMBOL, SUITE, Symbol, definition, links, symbols
-from ...core.text import LineIndex, Position, Range
-from ...core.sources import SourceText
-from ...core.workspace import Workspace
+from ...core.editing.completion import CORPUS, ENGINE, ENUM, FILE, METRIC, PROPERTY, TARGET, VALUE_KIND, complete
+from ...core.workspace.documents import document_relative
+from ...core.editing.hover import hover
+from ...core.editing.navigation import CASE, ENTRY, KEY_SYMBOL, SUITE, Symbol, definition, links, symbols
+from ...core.reading.text import LineIndex, Position, Range
+from ...core.reading.sources import SourceText
+from ...core.workspace.workspace import Workspace
 from ..base.convert import COMPLETION_MARKUP, HOVER_MARKUP, Positions, encoding_name, file_uri, markup
 from ..base.uris import path_of
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from ..base.client import Client
 
 if TYPE_CHECKING:
-    from ...core.suggest import IndexSearch
+    from ...core.editing.suggest import IndexSearch
     from .session import Session
 
 

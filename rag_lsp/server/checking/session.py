@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 
 from lsprotocol import types
 
-from ...core.analysis import Analysis
-from ...core.settings import EditorSettings
-from ...core.wording import counted
+from ...core.checking.analysis import Analysis
+from ...core.workspace.settings import EditorSettings
+from ...core.reading.wording import counted
 from ..base.convert import encoding_name
 from ..base.diagnostics import FileDiagnostics
 from ..base.document import LineDocument

@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ...core.documents import document_relative
-from ...core.selection import indexed_readers_of, indexed_suites
-from ...core.wording import counted
-from ...core.workspace import DATASET_FILE, SUITE_FILE
+from ...core.workspace.documents import document_relative
+from ...core.running.selection import indexed_readers_of, indexed_suites
+from ...core.reading.wording import counted
+from ...core.workspace.workspace import DATASET_FILE, SUITE_FILE
 from ..base.convert import HOVER_MARKUP, markup
 from ..base.protocol import RawJson
 from ..base.uris import path_of

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from ...core.incremental import DatasetModel
-    from ...core.settings import EditorSettings
-    from ...core.workspace import Workspace
+    from ...core.checking.incremental import DatasetModel
+    from ...core.workspace.settings import EditorSettings
+    from ...core.workspace.workspace import Workspace
 
 T = TypeVar("T")
 

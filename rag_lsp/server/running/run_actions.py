@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from ...core.wording import counted
+from ...core.reading.wording import counted
 from ..base.client import asks_for
 from ..base.uris import path_of
 from .lenses import CASE_LENS, DocumentSuites, SuiteEntry, document_suites

@@ -4,10 +4,10 @@ the job that runs what a command asked for.
 Runs happen on one daemon thread (:class:`Worker`), in order, off the message
 loop and off the checker. Each workspace root has its own core workspace there
 (:class:`RunRoot`: the editor's open documents put in front of the disk when a
-run starts) and one long-lived :class:`~rag_lsp.core.targets.TargetPool`, so
+run starts) and one long-lived :class:`~rag_lsp.core.running.targets.TargetPool`, so
 command processes and the builtin index are kept between runs. A job
-(:meth:`RunThread.job`) chooses the suites (:mod:`rag_lsp.core.selection`), runs
-them through the same :class:`~rag_lsp.core.runner.Runner` as ``rag-lsp run``,
+(:meth:`RunThread.job`) chooses the suites (:mod:`rag_lsp.core.running.selection`), runs
+them through the same :class:`~rag_lsp.core.running.runner.Runner` as ``rag-lsp run``,
 and answers an :class:`Outcome`: the marks to place, the messages to show, a
 summary of each suite.
 """
@@ -26,17 +26,17 @@ from typing import Any, Callable
 from lsprotocol import types
 
 from ... import collector
-from ...core.compare import direction_from
-from ...core.documents import document_relative, drop_closed, hold_text
-from ...core.report import BaselineError, RunFigures, load_baseline, suite_summary
-from ...core.results import Baseline, case_id_of, case_marks, refusal_marks, suite_marks
-from ...core.runner import TARGET_FAILED, CaseNotFound, Runner, SuiteResult
-from ...core.selection import choose_for_case, choose_for_suite, indexed_suites, shares_dataset
-from ...core.settings import EditorSettings, Settings
-from ...core.suitefacts import SuiteInfo, TargetInfo
-from ...core.targets import TargetPool
-from ...core.wording import counted
-from ...core.workspace import Workspace, read_workspace_config, settings_source
+from ...core.running.compare import direction_from
+from ...core.workspace.documents import document_relative, drop_closed, hold_text
+from ...core.running.report import BaselineError, RunFigures, load_baseline, suite_summary
+from ...core.running.results import Baseline, case_id_of, case_marks, refusal_marks, suite_marks
+from ...core.running.runner import TARGET_FAILED, CaseNotFound, Runner, SuiteResult
+from ...core.running.selection import choose_for_case, choose_for_suite, indexed_suites, shares_dataset
+from ...core.workspace.settings import EditorSettings, Settings
+from ...core.workspace.suitefacts import SuiteInfo, TargetInfo
+from ...core.running.targets import TargetPool
+from ...core.reading.wording import counted
+from ...core.workspace.workspace import Workspace, read_workspace_config, settings_source
 from ..base.uris import near
 from .run_commands import RUN_CASE, RunRequest
 from .run_marks import Placed, lines_of

@@ -1,7 +1,7 @@
 """Runs from the editor, and their results shown with the findings.
 
 The commands ``ragLsp.runCase`` and ``ragLsp.runSuite`` (:mod:`.run_commands`)
-run cases through the same :class:`~rag_lsp.core.runner.Runner` as ``rag-lsp
+run cases through the same :class:`~rag_lsp.core.running.runner.Runner` as ``rag-lsp
 run``. :class:`RunManager` is what the message loop knows of runs:
 
 * **Off the message loop and off the checker.** A run happens on the run thread
@@ -43,11 +43,11 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 
-from ...core.results import Mark
-from ...core.settings import Settings
-from ...core.suggest import IndexSearch
-from ...core.suitefacts import TargetInfo
-from ...core.wording import counted
+from ...core.running.results import Mark
+from ...core.workspace.settings import Settings
+from ...core.editing.suggest import IndexSearch
+from ...core.workspace.suitefacts import TargetInfo
+from ...core.reading.wording import counted
 from ..base.convert import encoding_name
 from ..base.diagnostics import FileDiagnostics
 from ..base.uris import path_of

@@ -1,0 +1,164 @@
+"""The one way into checking: every finding of a workspace file, whatever its size.
+
+The command line and the language server both check through an
+:class:`Analysis`; neither chooses how a file is read. The analysis picks it:
+
+* a suite, manifest, settings file or small dataset is analysed in one go
+  (:func:`~rag_lsp.core.checking.analyze.analyze_file`);
+* a dataset of more than a batch of short lines (``MODELLED_FROM_BYTES``) is read
+  by a :class:`~rag_lsp.core.checking.incremental.DatasetModel`, which counts a cause
+  that most rows share instead of making a finding of each occurrence, and which
+  an editor keeps to re-check only what an edit changed;
+* a dataset of ``SHARED_FROM_BYTES`` or more, on a machine with a core to spare,
+  has its first reading shared with a helper process (rag_lsp.core.checking.parallel).
+
+The helper is the analysis's own: it is started ahead of need when a large
+dataset is expected (:meth:`Analysis.expect_large`), stopped when none came
+(:meth:`Analysis.idle`), and ended with the analysis (:meth:`Analysis.close`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from .analyze import analyze_file
+from ..reading.findings import Finding
+from .incremental import MODELLED_FROM_BYTES, SHARED_FROM_BYTES, DatasetModel, reading_helper
+from .parallel import Helper
+from ..workspace.workspace import DATASET_FILE, Workspace
+
+# A dataset this large is read with the helper's share whenever one can start
+# (its first reading is worth a second process). An editor's message this large
+# most likely opens such a dataset: the server starts the helper when one is
+# announced, before the message has even arrived.
+LARGE_DATASET_BYTES = 2 << 20
+
+__all__ = ["LARGE_DATASET_BYTES", "Analysis"]
+
+# The default of Analysis(helper=...): a helper of the analysis's own.
+_OWN = object()
+
+
+class Analysis:
+    """Checks workspace files, picking how each is read (see the module's docstring)."""
+
+    def __init__(self, helper: Helper | None | object = _OWN) -> None:
+        """``helper``: the helper process to share large readings with (started
+        already or not), None for none; by default one of its own, made when a
+        large dataset is first expected or read, on a machine with a core to spare."""
+        self._helper = helper
+        self._closed = False
+
+    @property
+    def helper(self) -> Helper | None:
+        """The helper process (None: none, or no core to spare), made on first use."""
+        if self._helper is _OWN:
+            self._helper = None if self._closed else reading_helper()
+        return self._helper  # type: ignore[return-value]
+
+    def close(self) -> None:
+        """End what the analysis started (its helper process), for good."""
+        self._closed = True
+        if self._helper is not _OWN and self._helper is not None:
+            self._helper.close()  # type: ignore[union-attr]
+
+    # -------------------------------------------------- the helper, ahead of need
+
+    def expect_large(self) -> None:
+        """A large dataset is most likely about to be read: the helper starts now
+        (an interpreter and the checks' modules, a fifth of a second), so that it
+        is ready when the reading begins."""
+        if self.helper is not None:
+            self.helper.start_soon()
+
+    def expect_large_in(self, paths: Iterable[Path]) -> None:
+        """:meth:`expect_large` when checking ``paths`` (files or folders) may
+        read a large dataset: a folder may hold one; a file named is one only
+        when it is large."""
+        for path in paths:
+            try:
+                if os.path.isdir(path) or os.path.getsize(path) >= SHARED_FROM_BYTES:
+                    self.expect_large()
+                    return
+            except (OSError, ValueError):  # no such file: the check reports it
+                continue
+
+    def expect_large_among(self, workspace: Workspace, discovered: Mapping[str, str]) -> bool:
+        """:meth:`expect_large` when one of ``discovered`` (a workspace's files
+        by kind) is a dataset of ``LARGE_DATASET_BYTES`` or more; whether one is."""
+        for relative, kind in discovered.items():
+            if kind == DATASET_FILE and _size_at_least(workspace, relative, LARGE_DATASET_BYTES):
+                self.expect_large()
+                return True
+        return False
+
+    def idle(self) -> None:
+        """No large dataset is being read: the helper, if started, stops without
+        being waited for (a later large reading starts it again)."""
+        if self._helper is not _OWN and self._helper is not None:
+            self._helper.stop(wait=False)  # type: ignore[union-attr]
+
+    # -------------------------------------------------- checking
+
+    def check(self, files: Iterable[tuple[Workspace, str, str | None]]) -> list[list[Finding]]:
+        """Every finding of each file of ``files`` (its workspace, its path relative
+        to the workspace's root, and its kind), in the order given.
+
+        Datasets read by a model are checked first, the large ones with the
+        helper: each model then stands for its dataset in its workspace's facts
+        (the row shape its suites are checked against), so the suites that read
+        it do not read it again."""
+        files = list(files)
+        large = [index for index, (workspace, relative, kind) in enumerate(files) if _is_dataset_of(workspace, relative, kind, SHARED_FROM_BYTES)]
+        if not large:
+            self.idle()
+        found: dict[int, list[Finding]] = {}
+        for index, (workspace, relative, kind) in enumerate(files):
+            if _is_dataset_of(workspace, relative, kind, MODELLED_FROM_BYTES):
+                model = self._read_from_disk(workspace, relative, shared=index in large)
+                if model is not None:
+                    found[index] = model.findings()
+        return [found[index] if index in found else analyze_file(workspace, relative, kind) for index, (workspace, relative, kind) in enumerate(files)]
+
+    def check_file(self, workspace: Workspace, relative: str, kind: str | None = None) -> list[Finding]:
+        """Every finding of one file, as :meth:`check` gives it."""
+        return self.check([(workspace, relative, kind)])[0]
+
+    def findings_in_one_go(self, workspace: Workspace, relative: str) -> list[Finding]:
+        """Every finding of a file analysed in one go, with no model: a file an
+        editor has no model of (a suite, a manifest, a dataset refused for its
+        size or its bytes)."""
+        return analyze_file(workspace, relative)
+
+    def model(
+        self, workspace: Workspace, relative: str, text: str | None, lines: list[str] | None = None, size: int | None = None
+    ) -> DatasetModel:
+        """A model of a dataset an editor has (or the disk has, with ``text``):
+        checked whole now, the helper sharing the reading of a large one, then
+        re-checked in proportion to each edit (see DatasetModel)."""
+        return DatasetModel(workspace, relative, text, self.helper, lines, size=size)
+
+    def _read_from_disk(self, workspace: Workspace, relative: str, shared: bool) -> DatasetModel | None:
+        """A model of a dataset as it is on disk, holding every finding, which
+        then stands for the dataset in the workspace's facts. None for a dataset
+        a model does not read (refused for its size, or holding a byte that is
+        not UTF-8, which the one-shot analysis reports on its line)."""
+        source = workspace.read(relative)
+        if source is None or source.refused or source.undecodable:
+            return None
+        model = DatasetModel(workspace, relative, source.text, self.helper if shared else None, every_finding=True)
+        workspace.live_datasets[relative] = model
+        return model
+
+
+def _is_dataset_of(workspace: Workspace, relative: str, kind: str | None, least: int) -> bool:
+    return kind == DATASET_FILE and _size_at_least(workspace, relative, least)
+
+
+def _size_at_least(workspace: Workspace, relative: str, least: int) -> bool:
+    try:
+        return workspace.absolute(relative).stat().st_size >= least
+    except (OSError, ValueError):  # gone since it was listed: its check says so
+        return False

@@ -1,0 +1,597 @@
+"""What each rule scope is given to look at.
+
+Contexts hold offsets and nodes; they turn them into ranges (code points) with the
+document's line index, built once per version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Callable, Collection, Container, Iterable
+
+from .datasetindex import RowGrouping, groups_of
+from ..workspace.expected import NEVER_SEARCHED, NOT_IN_WORKSPACE, ExpectedVerdict, split_by_list
+from ..workspace.files import BINARY, HIDDEN, IN_NO_CORPUS, NOT_UTF8, TOO_LARGE, globs_matcher, hidden, why_no_text
+from ..reading.jsonrows import Row
+from ..workspace.manifests import GDI_TEXT, RAG_CASE
+from ..reading.schemacheck import SchemaIssue
+from ..reading.text import Position, Range
+from ..reading.paths import is_normal, normalize_relative, not_normal_among
+from ..workspace.suitefacts import Corpora, DatasetUse, SuiteInfo
+from ..workspace.workspace import ParsedYaml, Workspace
+from ..reading.yamltree import YNode
+
+
+@dataclass
+class YamlContext:
+    """A YAML file: a suite file, a manifest or the targets config."""
+
+    workspace: Workspace
+    path: str
+    parsed: ParsedYaml
+
+    @property
+    def root(self) -> YNode | None:
+        return self.parsed.document.root
+
+    def range(self, start: int, end: int) -> Range:
+        return self.parsed.lines.range(start, end)
+
+    def node_range(self, node: YNode) -> Range:
+        return self.range(node.start, node.end)
+
+    def issue_range(self, issue: SchemaIssue, root: YNode | None = None) -> Range:
+        """Where a schema issue lands: the offending key or value node."""
+        start, end = locate(root or self.root, issue.path, issue.anchor)
+        return self.range(start, end)
+
+    def line_end(self, offset: int) -> int:
+        """The offset of the end of the line holding ``offset``."""
+        position = self.parsed.lines.position(offset)
+        return self.parsed.lines.line_start(position.line) + len(self.parsed.lines.line_text(position.line))
+
+
+@dataclass
+class SuiteContext(YamlContext):
+    """One suite of a suite file (``suite.node`` is its mapping)."""
+
+    suite: SuiteInfo | None = None
+
+    @property
+    def node(self) -> YNode:
+        assert self.suite is not None
+        return self.suite.node
+
+
+# A value not looked up yet (None is a normal form: a path out of the workspace).
+_UNSEEN = object()
+
+
+class RowContext:
+    """One dataset line, at ``line`` of its file."""
+
+    __slots__ = ("path", "row", "line")
+
+    def __init__(self, path: str, row: Row, line: int) -> None:
+        self.path = path
+        self.row = row
+        self.line = line
+
+    def columns(self, start: int, end: int) -> Range:
+        return Range(Position(self.line, start), Position(self.line, end))
+
+    def value_range(self, *path: Any) -> Range:
+        span = self.row.span(*path)
+        return self.columns(span.value_start, span.value_end)
+
+    def key_range(self, *path: Any) -> Range:
+        return self.columns(*self.row.key_span(*path))
+
+    def line_range(self) -> Range:
+        return self.columns(0, len(self.row.text))
+
+
+@dataclass
+class RowsContext:
+    """A batch of dataset lines for the row rules.
+
+    A row rule's findings on a line depend only on that line's text and the
+    dataset's facts (``use``, ``shape``), never on other lines: so the server can
+    check only the lines an edit touched, and a rule loops over a whole batch
+    itself, which keeps a 100k-line dataset fast.
+    """
+
+    workspace: Workspace
+    path: str
+    use: DatasetUse
+    shape: str | None
+    rows: list[RowContext]
+    # Whether a rule may leave the costly part of a finding's message for when it
+    # is shown (see Finding.unfinished): set where not every finding is, an
+    # editor's dataset model and the helper process screening lines for it.
+    finish_when_shown: bool = False
+    # The (code, cause) pairs a dataset model presumes to stand on most rows, to be
+    # folded into one finding (see core.checking.folding): their occurrences are only
+    # counted, in ``passed_over``: the (code, cause) pair of each, by line (see passes_over).
+    systemic: frozenset[tuple[str, str]] = frozenset()
+    passed_over: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        workspace: Workspace,
+        path: str,
+        use: DatasetUse,
+        shape: str | None,
+        rows: Iterable[tuple[int, Row]],
+        finish_when_shown: bool = False,
+        systemic: frozenset[tuple[str, str]] = frozenset(),
+    ) -> RowsContext:
+        return cls(workspace, path, use, shape, [RowContext(path, row, line) for line, row in rows], finish_when_shown, systemic)
+
+    def passes_over(self, code: str, cause: str, line: int) -> bool:
+        """Whether a finding of ``code`` for ``cause`` on ``line`` is one of a cause
+        presumed to stand on most rows: then it is counted here, and its rule makes
+        neither it nor its range and fix (it is made if it is ever read, see
+        folding.Occurrences). A rule asks before the costly part of a finding."""
+        pair = (code, cause)
+        if pair in self.systemic:
+            self.passed_over.setdefault(line, []).append(pair)
+            return True
+        return False
+
+    def presumed(self, code: str) -> dict[str, tuple[str, str]]:
+        """The causes of ``code`` presumed to stand on most rows (see passes_over),
+        each with its (code, cause) pair: for a rule that counts many occurrences
+        on a row at once (see pass_over)."""
+        return {cause: pair for pair in self.systemic if (cause := pair[1]) and pair[0] == code}
+
+    def pass_over(self, pairs: list[tuple[str, str]], line: int) -> None:
+        """Count occurrences of presumed causes (their pairs, see presumed) on
+        ``line``, as passes_over does one by one."""
+        self.passed_over.setdefault(line, []).extend(pairs)
+
+    @cached_property
+    def cases(self) -> list[tuple[RowContext, dict[str, Any]]]:
+        """Rag case rows, with their objects."""
+        return self._by_shape[RAG_CASE]
+
+    @property
+    def relevant_lists(self) -> list[tuple[RowContext, list[Any]]]:
+        """Rag cases with their ``expect.relevant`` list (empty or not). The list
+        is the row's own: a copy per case, or a pair per value, would cost more
+        than the rules that read them."""
+        return self._lists[0]
+
+    @property
+    def without_a_list(self) -> list[tuple[RowContext, dict[str, Any], ExpectedVerdict]]:
+        """Rag cases whose ``expect.relevant`` is not a non-empty list, with the
+        verdict of :func:`~rag_lsp.core.workspace.expected.judge_expected` (RAG200, RAG201)."""
+        return self._lists[1]
+
+    @cached_property
+    def _lists(self) -> tuple[list[tuple[RowContext, list[Any]]], list[tuple[RowContext, dict[str, Any], ExpectedVerdict]]]:
+        # relevant_lists and without_a_list, from one pass over the cases.
+        return split_by_list(self.cases)
+
+    @cached_property
+    def expected(self) -> list[tuple[RowContext, list[Any]]]:
+        """Rag cases with their non-empty ``expect.relevant`` list, for the rules
+        about expected values: they read its strings with their indexes (other
+        elements are RAG004's)."""
+        return [pair for pair in self.relevant_lists if pair[1]]
+
+    @cached_property
+    def expected_off_the_files(self) -> list[tuple[RowContext, list[Any]]]:
+        """The cases of :attr:`expected` with a value that is not the path, in
+        normal form, of a workspace file the dataset's targets may return (see
+        Workspace.searched_files): the only ones the rules about expected paths
+        look into, as nearly every case lists such files exactly."""
+        files = self.workspace.searched_files(self.use)
+        superset = files.issuperset
+        try:
+            return [pair for pair in self.expected if not superset(pair[1])]
+        except TypeError:  # a value that cannot be in a set (an object): looked at case by case
+            return [pair for pair in self.expected if not _all_among(files, pair[1])]
+
+    @cached_property
+    def written_otherwise(self) -> list[tuple[RowContext, list[Any]]]:
+        """The cases of :attr:`expected_off_the_files` whose every value, in normal
+        form, is a file the targets may return: written in another form only
+        (``./a.md``, ``a\\b.md``), which is RAG206's alone. A dataset written by
+        another tool has every case so: each is looked into once here, not by
+        every rule about expected paths (see missing_expected, path_tallies)."""
+        return self._off_by_form[0]
+
+    @cached_property
+    def missing_expected(self) -> list[tuple[RowContext, list[Any]]]:
+        """The other cases of :attr:`expected_off_the_files`: those listing a path
+        that is no file the targets may return, in any form (RAG203's)."""
+        return self._off_by_form[1]
+
+    @cached_property
+    def _off_by_form(self) -> tuple[list[tuple[RowContext, list[Any]]], list[tuple[RowContext, list[Any]]]]:
+        searched = self.workspace.searched_files(self.use)
+        # A value's normal form, once per workspace: a dataset lists each path many times.
+        normal_forms = self.workspace.memo("normal forms")
+        otherwise: list[tuple[RowContext, list[Any]]] = []
+        missing: list[tuple[RowContext, list[Any]]] = []
+        for pair in self.expected_off_the_files:
+            for value in pair[1]:
+                if type(value) is not str:
+                    missing.append(pair)
+                    break
+                normal = normal_forms.get(value, _UNSEEN)
+                if normal is _UNSEEN:
+                    normal = normal_forms[value] = normalize_relative(value)
+                if normal not in searched:
+                    missing.append(pair)
+                    break
+            else:
+                otherwise.append(pair)
+        return otherwise, missing
+
+    @cached_property
+    def not_normal_expected(self) -> set[str]:
+        """The values of :attr:`expected_off_the_files` that are not in normal form
+        (``./a.md``), found in one search: a dataset can list hundreds of thousands
+        of distinct paths, nearly all in normal form. A value of a case written
+        otherwise (see written_otherwise) that is no file as written is not in
+        normal form (its normal form is one), so only the other cases are searched."""
+        files = self.workspace.normal_file_set()
+        values = [value for _, relevant in self.missing_expected for value in relevant if type(value) is str and value not in files]
+        otherwise = {value for _, relevant in self.written_otherwise for value in relevant if value not in files}
+        return not_normal_among(values) | otherwise if otherwise else not_normal_among(values)
+
+    @cached_property
+    def paths(self) -> tuple[PathTally, tuple[RowContext, int] | None]:
+        """The batch's tally of expected paths, and its first missing one (its row
+        and index), where expected paths are checked against the workspace (see
+        DatasetUse.paths_in_workspace); else nothing counted. Only the cases that
+        list something other than workspace files are looked into."""
+        use = self.use
+        if "path" not in use.matches or not use.paths_in_workspace:
+            return PathTally(), None
+        workspace = self.workspace
+        files = workspace.normal_file_set()
+        off = self.expected_off_the_files
+        # Every value of the other cases is a workspace file's path; those of
+        # these are counted all at once (a dataset can list a quarter of a million).
+        listed = sum(len(relevant) for _, relevant in self.expected) - sum(len(relevant) for _, relevant in off)
+        values = [value for _, relevant in off for value in relevant if type(value) is str]
+        found = sum(map(files.__contains__, values))
+        not_normal = self.not_normal_expected
+        if not_normal:
+            known = workspace.file_set()
+            found += sum(1 for value in values if value in not_normal and normalize_relative(value) in known)
+        listed += len(values)
+        absent = len(values) - found
+        first_missing = None
+        if absent:
+            for context, relevant in off:
+                if path_tally(workspace, files, relevant, not_normal)[1]:
+                    first_missing = (context, first_missing_index(workspace, relevant))
+                    break
+        return PathTally(listed, absent), first_missing
+
+    @cached_property
+    def path_tallies(self) -> list[tuple[int, int]]:
+        """:func:`case_path_tallies` of each row ((0, 0) for a row that is not a
+        rag case), as a dataset model counts its rows (see DatasetModel._tally),
+        from what the rules about expected paths found in the batch: the cases
+        listing only files a target searches, and the values off the files not
+        in normal form. Each value is then looked at once per batch: counted
+        apart, a dataset of a corpus elsewhere searched its hundreds of
+        thousands of values twice."""
+        if self.shape == GDI_TEXT:
+            # Not the cases of this batch (see _by_shape): the model counts rag
+            # cases in a file of gdi rows too, should the file turn to rag cases.
+            counted = [(index, context.row.value) for index, context in enumerate(self.rows) if tallied_as_case(context.row)]
+            tallies = [(0, 0)] * len(self.rows)
+            for (index, _), tally in zip(counted, case_path_tallies(self.workspace, [value for _, value in counted])):
+                tallies[index] = tally
+            return tallies
+        # A case listing only files a target searches lists only workspace files
+        # in normal form (see Workspace.searched_files): all found.
+        # So do those written otherwise: in normal form, each value is such a file.
+        by_row = {id(context): (len(relevant), 0) for context, relevant in self.expected}
+        off = self.missing_expected
+        if off:
+            workspace = self.workspace
+            files = workspace.normal_file_set()
+            not_normal = self.not_normal_expected
+            known = workspace.file_set() if not_normal else frozenset()
+            for context, relevant in off:
+                by_row[id(context)] = _tally_of([value for value in relevant if type(value) is str], files, not_normal, known)
+        none = (0, 0)
+        return [by_row.get(id(context), none) for context in self.rows]
+
+    @cached_property
+    def gdi_rows(self) -> list[tuple[RowContext, dict[str, Any]]]:
+        """gdi_text_v1 rows, with their objects."""
+        return self._by_shape[GDI_TEXT]
+
+    @cached_property
+    def _by_shape(self) -> dict[str, list[tuple[RowContext, dict[str, Any]]]]:
+        # A row is checked as the shape RAG004 validates it against (the file's
+        # shape, else its own), and only when its own keys do not say it is the
+        # other shape: a gdi row among rag cases is reported once, by RAG004.
+        found: dict[str, list[tuple[RowContext, dict[str, Any]]]] = {RAG_CASE: [], GDI_TEXT: []}
+        shape = self.shape
+        for context in self.rows:
+            row = context.row
+            value = row.value
+            if type(value) is not dict:  # not an object (or not read: no value)
+                continue
+            own_shape = row.shape
+            checked_as = shape or own_shape or RAG_CASE
+            if own_shape is None or own_shape == checked_as:
+                found[checked_as].append((context, value))
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class PathTally:
+    """How many expected paths a dataset lists, and how many of them are not
+    workspace files (counted where RAG203 applies, see RowsContext.paths)."""
+
+    listed: int = 0
+    absent: int = 0
+
+    @property
+    def elsewhere(self) -> bool:
+        """Whether most expected paths are not workspace files, and enough of them
+        that one finding for the file says more than one per value: the corpus
+        the cases expect most likely lives elsewhere (a service's index)."""
+        return self.absent >= PATHS_ELSEWHERE_FROM and self.absent * 2 > self.listed
+
+
+# The fewest missing paths reported once for a file rather than one by one: a
+# small dataset's few missing paths are each worth their own did-you-mean.
+PATHS_ELSEWHERE_FROM = 20
+
+
+@dataclass
+class DatasetContext:
+    """Facts across the lines of one dataset: the rows that share a value (for
+    a rule that groups rows, see core.checking.datasetindex), and how many expected
+    paths are missing.
+
+    ``repeated`` holds the groups to report, by value, each with its rows in
+    line order; a full check lists every group of more than one row, an
+    incremental one only the groups an edit touched. ``ids`` holds every value
+    of the grouping (a rule offering a new case id picks one that is free). The
+    id of a rag case is its ``id``, that of a gdi_text_v1 row its ``input_id``
+    (``id_key``): a run names rows by it, and breaks a repeat. ``paths`` is the
+    tally of expected paths to report on, with the first missing one (its row
+    and index); None when it is not to be reported (a check of groups).
+    """
+
+    workspace: Workspace
+    path: str
+    repeated: dict[Any, list[RowContext]]
+    ids: Container[Any]
+    use: DatasetUse = DatasetUse()
+    paths: PathTally | None = None
+    first_missing: tuple[RowContext, int] | None = None
+    id_key: str = "id"
+
+    @classmethod
+    def of(cls, workspace: Workspace, path: str, rows: RowsContext) -> DatasetContext:
+        """The facts of the whole dataset of ``rows`` (its tally of expected paths)."""
+        tally, first_missing = rows.paths
+        return cls(workspace, path, {}, (), rows.use, tally, first_missing, _id_key(rows))
+
+    def grouped(self, rows: RowsContext, grouping: RowGrouping) -> DatasetContext:
+        """The facts a rule that groups rows is given: the groups of more than
+        one row of ``rows`` (every row, fresh) by what ``grouping`` keeps of them."""
+        # A file's rows are checked as one shape: at most one of these has rows.
+        members = rows.gdi_rows if rows.gdi_rows else rows.cases
+        first, shared = groups_of(members, lambda context, value: grouping.value_of(value, context.row.shape))
+        return DatasetContext(self.workspace, self.path, shared, first, self.use, id_key=self.id_key)
+
+
+def _id_key(rows: RowsContext) -> str:
+    return ID_KEYS[GDI_TEXT] if rows.gdi_rows else ID_KEYS[RAG_CASE]
+
+
+# The key that names a row, by the shape it is checked as.
+ID_KEYS = {RAG_CASE: "id", GDI_TEXT: "input_id"}
+
+
+def tallied_as_case(row: Any) -> bool:
+    """Whether a dataset model counts the expected paths of ``row`` (a dataset
+    row holding its value): an object of no other shape than a rag case's,
+    whatever the file's shape (see case_path_tallies)."""
+    return type(row.value) is dict and row.shape in (None, RAG_CASE)
+
+
+def case_path_tallies(workspace: Workspace, cases: list[dict[str, Any]]) -> list[tuple[int, int]]:
+    """:func:`path_tally` of each rag case's expected list ((0, 0) when it has
+    none), as :attr:`RowsContext.paths` counts it, counted together. A dataset
+    that describes a corpus elsewhere lists hundreds of thousands of paths that
+    are not workspace files: their values not in normal form are found by one
+    search over them all (see not_normal_among), and each case's are then
+    counted by a few calls in C instead of a test of each value."""
+    files = workspace.normal_file_set()
+    tallies: list[tuple[int, int]] = []
+    # The cases listing something other than workspace files: their place in
+    # ``tallies`` and their string values.
+    off: list[tuple[int, list[str]]] = []
+    for case in cases:
+        expect = case.get("expect")
+        relevant = expect.get("relevant") if type(expect) is dict else None
+        if type(relevant) is not list or not relevant:
+            tallies.append((0, 0))
+        elif _all_among(files, relevant):
+            tallies.append((len(relevant), 0))
+        else:
+            off.append((len(tallies), [value for value in relevant if type(value) is str]))
+            tallies.append((0, 0))
+    if off:
+        not_normal = not_normal_among([value for _, strings in off for value in strings])
+        known = workspace.file_set() if not_normal else frozenset()
+        for place, strings in off:
+            tallies[place] = _tally_of(strings, files, not_normal, known)
+    return tallies
+
+
+def _tally_of(strings: list[str], files: frozenset[str], not_normal: Container[str], known: frozenset[str]) -> tuple[int, int]:
+    """(values, those not workspace files) of a case's string values. ``files``:
+    the normal file set; ``not_normal``: the values outside it that are not in
+    normal form; ``known``: every file (looked at only for those)."""
+    found = sum(map(files.__contains__, strings))
+    if not_normal and not not_normal.isdisjoint(strings):
+        # A value not in normal form is no workspace file's path as written.
+        found += sum(1 for value in strings if value in not_normal and normalize_relative(value) in known)
+    return len(strings), len(strings) - found
+
+
+def path_tally(
+    workspace: Workspace, files: frozenset[str], relevant: list[Any], not_normal: Container[str] | None = None
+) -> tuple[int, int]:
+    """(expected values that are strings, those that are not workspace files) of
+    one case's non-empty expected list; ``files`` is the normal file set, and
+    ``not_normal``, when known, holds those of its values not in normal form."""
+    if _all_among(files, relevant):
+        return len(relevant), 0
+    listed = absent = 0
+    known = workspace.file_set()
+    for value in relevant:
+        if type(value) is str:
+            listed += 1
+            if _missing(value, files, known, not_normal):
+                absent += 1
+    return listed, absent
+
+
+def first_missing_index(workspace: Workspace, relevant: list[Any]) -> int:
+    """The index of the first expected value that is a string and not a workspace file."""
+    files = workspace.normal_file_set()
+    known = workspace.file_set()
+    for index, value in enumerate(relevant):
+        if type(value) is str and _missing(value, files, known):
+            return index
+    return 0
+
+
+def unreachable_paths(
+    workspace: Workspace, corpora: Corpora | None = None, held: Collection[str] | None = None
+) -> Callable[[str], tuple[str, str] | None]:
+    """RAG203's test of one expected path, for a run to say why a value was
+    missed: a Miss reason and message when it is not a workspace file, as written
+    nor in normal form, or, for a builtin target with ``corpora``, a file it never
+    searches (see never_searched); else None. The workspace's files are listed
+    once, here. Of a builtin target, a missed file that is named like text is read
+    (once) too: it may hold none the target searches (NUL bytes, not UTF-8, past
+    `max-file-bytes`), which the checks, reading no file, leave unsaid; unless it
+    is among ``held``, the files the target's index holds text of (a run of
+    100,000 cases misses tens of thousands of them)."""
+    files = workspace.normal_file_set()
+    known = workspace.file_set()
+    never = workspace.unsearched_files(corpora) if corpora is not None else frozenset()
+    without_text: dict[str, str | None] = {}
+
+    def never_returned(value: str) -> tuple[str, str] | None:
+        if corpora is None:
+            return None
+        if value in never:
+            why = never_searched(workspace, value, corpora)
+            said = f"{NEVER_SEARCHED_AS_SAID[why]}, RAG203" if why else None
+        else:
+            if held is not None and value in held:
+                return None
+            if value not in without_text:
+                without_text[value] = why_no_text(workspace.absolute(value), workspace.settings.max_file_bytes)
+            why = without_text[value]
+            said = NEVER_SEARCHED_AS_SAID[why] if why else None
+        return (NEVER_SEARCHED, f"never searched by the builtin target: {said}") if said else None
+
+    def unreachable(value: str) -> tuple[str, str] | None:
+        if value in files:
+            return never_returned(value)
+        return (NOT_IN_WORKSPACE, "not a file in the workspace, RAG203") if _missing(value, files, known) else None
+
+    return unreachable
+
+
+# What never_searched finds, as a run's report and a hover say it.
+NEVER_SEARCHED_AS_SAID = {
+    HIDDEN: "a hidden file",
+    IN_NO_CORPUS: "in none of its corpora",
+    TOO_LARGE: "larger than max-file-bytes",
+    BINARY: "a binary file",
+    NOT_UTF8: "not UTF-8 text",
+}
+
+
+def never_searched(workspace: Workspace, value: str, corpora: Corpora) -> str | None:
+    """Why a builtin target with ``corpora`` never returns the workspace file
+    ``value`` (in normal form): HIDDEN, IN_NO_CORPUS, or as files.why_no_text
+    says (TOO_LARGE, BINARY, NOT_UTF8); None when it may. Only a file named like
+    a binary one is read."""
+    if value not in workspace.unsearched_files(corpora):
+        return None
+    if hidden(value):
+        return HIDDEN
+    if not globs_matcher(glob for _, globs in corpora for glob in globs)(value):
+        return IN_NO_CORPUS
+    return why_no_text(workspace.absolute(value), workspace.settings.max_file_bytes)
+
+
+def _missing(value: str, files: frozenset[str], known: frozenset[str], not_normal: Container[str] | None = None) -> bool:
+    """Whether an expected path is not a workspace file: not one as written (in
+    ``files``, the normal file set), nor in normal form (among ``known``, every
+    file); a value in normal form that is not a file's path names none in another
+    form. ``not_normal``, when known, holds the values not in normal form."""
+    if value in files:
+        return False
+    unnormal = value in not_normal if not_normal is not None else not is_normal(value)
+    return not unnormal or normalize_relative(value) not in known
+
+
+def _all_among(found: frozenset[str], values: list[Any]) -> bool:
+    """Whether every value is in ``found`` (one call in C; False for a value
+    that cannot be in a set, a list say)."""
+    try:
+        return found.issuperset(values)
+    except TypeError:
+        return False
+
+
+def case_id(case: dict[str, Any], shape: str | None = None) -> str | None:
+    """The id of a rag case (of a gdi_text_v1 row when ``shape`` says so: its
+    ``input_id``), when it is usable (a non-empty string; else RAG004's)."""
+    value = case.get("input_id" if shape == GDI_TEXT else "id")
+    return value if type(value) is str and value else None
+
+
+def locate(root: YNode | None, path: tuple[Any, ...], anchor: str = "value") -> tuple[int, int]:
+    """Offsets of the node at ``path`` (its key when ``anchor`` is "key").
+
+    A path that goes further than the tree ends at the deepest node that exists.
+    The key of a mapping's own position is the key that holds the mapping; for a
+    list element or the document, the first key inside it.
+    """
+    if root is None:
+        return 0, 0
+    node = root.resolve()
+    key_node: YNode | None = None
+    for part in path:
+        if node.kind == "map":
+            pair = node.entry(part) if part is None or isinstance(part, (str, int, float)) else None
+            if pair is None:
+                break
+            key_node, node = pair[0], pair[1].resolve()
+        elif node.kind == "seq" and isinstance(part, int) and 0 <= part < len(node.value):
+            key_node, node = None, node.value[part].resolve()
+        else:
+            break
+    if anchor == "key":
+        if key_node is not None:
+            return key_node.start, key_node.end
+        first = node.items()[0][0] if node.items() else None
+        if first is not None:
+            return first.start, first.end
+    return node.start, max(node.end, node.start)

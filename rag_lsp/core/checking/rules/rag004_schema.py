@@ -1,0 +1,536 @@
+"""Value does not match the schema.
+
+## What it does
+Validates suite files, the targets config and dataset rows against the JSON
+Schemas shipped in `schemas/` (draft 2020-12): a wrong type, a missing required
+key, a value outside its enum or range, an unknown key. The finding lands on the
+offending node: an unknown key is underlined itself, a wrong value is underlined
+as a value, and a missing key is reported on the key of the object that lacks it.
+A dataset row whose shape differs from the rest of its file (a gdi_text_v1 row
+among rag cases) is reported here too, and so is a number of a row too large
+for a double (`1e400`), which would be read as infinity: NaN and infinity are
+never numbers here (in the targets config neither: `timeout_s: .inf`).
+`rag-lsp run` breaks a gdi_text_v1 row with this finding rather than score it.
+In the targets config it also finds what a run would trip on: a builtin target's
+chunking or model that cannot be used, a recording that does not exist or lies
+outside the workspace, and a corpus glob that matches no file the builtin target
+searches (a misspelled folder, a folder named without `/**`, a hidden folder,
+a path outside the workspace), and a corpus's documents file (`{documents: FILE}`)
+that does not exist or lies outside the workspace; the quick fix offers the
+glob or recording it probably meant. In a rag case, a corpus of `input.corpora` must be one that
+each target its suites send it to serves, where the target declares its corpora
+(the builtin always does: the names under `builtin.corpora`). When most cases of
+a dataset (and at least 20) ask for a corpus a suite's target does not serve, the
+cause is the suite's target as much as the cases: the finding then stands on the
+suite's `target` too.
+
+## Why is this bad?
+A misspelled key (`tresholds:`) is not a setting: it is silently ignored by a
+lenient reader, and the suite gates on nothing.
+
+## Example
+```yaml
+suites:
+  - id: rag-code
+    dataset: .punica/evals/rag-code.jsonl
+    engines: [rag]
+    tresholds: {rag.recall: 0.8}
+```
+
+## How to fix
+Use the key or value the message names; the schemas' descriptions (shown on hover)
+say what each key means.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from ...reading.findings import Severity
+from ...workspace.manifests import GDI_TEXT, RAG_CASE
+from ...workspace.rowschema import case_checker_serving, checker_without, json_types, non_finite_message, plain_types_at, required_keys, row_checker, row_issues
+from ...reading.schemacheck import non_finite_issues, schema_issues, validator_for
+from . import ROW, SUITE, SUITE_FILE, TARGETS, YAML, rule_of
+from ._suite import closest, did_you_mean, rename_fixes
+from ._targets import CorpusFiles, corpus_documents, corpus_globs, documents_problem, glob_problem, recording_problem
+
+RULE = rule_of(__doc__, "RAG004", "schema", Severity.ERROR)
+
+_SHAPE_NAMES = {RAG_CASE: "rag case", GDI_TEXT: "gdi_text_v1 row"}
+
+# Rows validated in one call: a row that is invalid, or not an object of the
+# file's shape, sends its group to a call per row.
+_VALIDATED_TOGETHER = 64
+
+
+@RULE.check(YAML)
+def extra_documents(context):
+    for problem in context.parsed.document.problems:
+        if problem.code == "RAG004":
+            yield RULE.finding(context.range(problem.start, problem.end), problem.message)
+
+
+@RULE.check(SUITE_FILE)
+def suite_file_schema(context):
+    for issue in schema_issues(validator_for("suite"), context.parsed.value):
+        yield RULE.finding(context.issue_range(issue), issue.message)
+
+
+@RULE.check(TARGETS)
+def targets_schema(context):
+    value = context.parsed.value
+    bad = list(non_finite_issues(value))
+    taken = {issue.path for issue in bad}
+    for issue in [*bad, *(issue for issue in schema_issues(validator_for("targets"), value) if issue.path not in taken)]:
+        yield RULE.finding(context.issue_range(issue), issue.message)
+    # What the schema cannot say of a builtin target's options.
+    targets = context.root.get("targets") if context.root is not None and context.root.is_map else None
+    if targets is None or not targets.is_map:
+        return
+    corpus_files = CorpusFiles(context.workspace)
+    for _, target in targets.items():
+        if not target.is_map:
+            continue
+        yield from _recording(context, target.get("recorded"))
+        builtin = target.get("builtin")
+        if builtin is None or not builtin.is_map:
+            continue
+        yield from _chunking(context, builtin.get("chunking"))
+        yield from _model(context, builtin.get("model"))
+        yield from _corpora(context, builtin.get("corpora"), corpus_files)
+
+
+def _recording(context, node):
+    written = node.text() if node is not None else None
+    problem = recording_problem(context.workspace, written) if written else None
+    if problem is not None:
+        message, meant = problem
+        yield RULE.finding(context.node_range(node), message, fixes=rename_fixes(context, node, [meant] if meant else []))
+
+
+def _corpora(context, node, files):
+    for _, documents in corpus_documents(node):
+        problem = documents_problem(context.workspace, documents.text())
+        if problem is not None:
+            yield RULE.finding(context.node_range(documents), problem)
+    for corpus, glob in corpus_globs(node):
+        problem = glob_problem(files, corpus, glob.text())
+        if problem is not None:
+            message, meant = problem
+            yield RULE.finding(context.node_range(glob), message, fixes=rename_fixes(context, glob, [meant] if meant else []))
+
+
+def _chunking(context, node):
+    if node is None or not node.is_map:
+        return
+    unit, size, overlap = (node.get(key) for key in ("unit", "size", "overlap"))
+    if unit is not None and unit.scalar() == "file":
+        for key, _ in node.items():
+            if key.scalar() in ("size", "overlap"):
+                yield RULE.finding(
+                    context.node_range(key),
+                    f"`{key.scalar()}` does not apply to `unit: file`: a whole file is one chunk; "
+                    "remove it, or use `unit: lines`",
+                )
+        return
+    from ...workspace.chunking import DEFAULT_SIZE
+
+    size_value = size.scalar() if size is not None else DEFAULT_SIZE
+    if overlap is None or type(size_value) is not int or type(overlap.scalar()) is not int:
+        return
+    if overlap.scalar() >= size_value:
+        yield RULE.finding(
+            context.node_range(overlap),
+            f"`overlap` ({overlap.scalar()}) must be less than `size` ({size_value}): a chunk shares part of its "
+            f"lines with the next, not all of them",
+        )
+        return
+    from ...workspace.chunking import overlap_problem
+
+    problem = overlap_problem(size_value, overlap.scalar())
+    if problem is not None:
+        yield RULE.finding(context.node_range(overlap), problem)
+
+
+def _model(context, node):
+    if node is None:
+        return
+    name = node.scalar()
+    from ...workspace.modelfiles import WORDLLAMA, files_outside, model2vec_problem
+
+    if not isinstance(name, str) or not name.strip() or name == WORDLLAMA:
+        return
+    folder = context.workspace.absolute(name)
+    if not context.workspace.contains(folder):
+        problem = "it is not a folder of the workspace (the builtin target reads only workspace files)"
+    else:
+        problem = model2vec_problem(folder)
+    if problem is None:
+        linked = files_outside(folder, context.workspace.contains)
+        if linked:
+            problem = f"{', '.join(linked)} link out of the workspace (the builtin target reads only workspace files)"
+    if problem is not None:
+        yield RULE.finding(
+            context.node_range(node),
+            f"`model: {name}` is neither `wordllama` nor a model2vec model folder: {problem}; "
+            "a model2vec folder holds config.json, model.safetensors and tokenizer.json",
+        )
+
+
+@RULE.check(ROW)
+def row_schema(rows):
+    default_shape = rows.shape or RAG_CASE
+    served = rows.use.served_corpora if default_shape == RAG_CASE else ()
+    # With targets that declare their corpora, the fast path settles those too.
+    # The builtin target refuses a case whose `input.corpora` is empty (it would search nothing).
+    builtins = tuple(target for target, _ in rows.use.builtin_corpora) if served else ()
+    checker = (
+        case_checker_serving(tuple(sorted(rows.use.corpora_served_by_all)), bool(builtins))
+        if served
+        else row_checker(default_shape)
+    )
+    said: dict[str, str] = {}  # by corpus: a misnamed corpus is usually misnamed in every case
+    aside = _SetAside.of(rows.systemic, checker, default_shape) if rows.systemic else None
+    for start in range(0, len(rows.rows), _VALIDATED_TOGETHER):
+        group = rows.rows[start : start + _VALIDATED_TOGETHER]
+        # A row read by the standard decoder may hold a number read as infinity,
+        # which a schema may allow: such a row is always looked at (they are rare).
+        values = [
+            context.row.value
+            for context in group
+            if type(context.row.value) is dict and context.row.shape in (None, default_shape) and not context.row.exact
+        ]
+        if aside is not None and len(values) == len(group):
+            set_aside = aside.apply(group, rows)
+            if set_aside.all_valid():
+                continue
+            for number, context in enumerate(group):
+                if not set_aside.is_valid(number):
+                    passed = set_aside.counted[number]
+                    yield from _row_schema(context, rows.shape, rows, passed)
+                    if served:
+                        yield from _unserved_corpora(context, served, said, builtins, rows, passed)
+            continue
+        # Most rows are valid: one call into jsonschema-rs settles a group of them.
+        if len(values) == len(group) and checker.all_valid(values):
+            continue
+        for context in group:
+            value = context.row.value
+            row = context.row
+            if type(value) is dict and row.shape in (None, default_shape) and not row.exact and checker.is_valid(value):
+                continue
+            yield from _row_schema(context, rows.shape, rows)
+            if served:
+                yield from _unserved_corpora(context, served, said, builtins, rows)
+
+
+class _SetAside(NamedTuple):
+    """What a row is validated without, where a cause of RAG004 is presumed to
+    stand on most rows (see RowsContext.passes_over): a key the schema does not
+    know (a tool's own key on every row), a value of the wrong type at a key
+    (ids written as numbers, `relevant` as one string), a corpus the targets do
+    not serve. Each such occurrence is counted, and the rest of the row
+    validated in the same call as clean rows: a dataset with a tool's key on
+    every row is read as fast as one without."""
+
+    # (the path of the unknown key, its cause), for keys of objects outside lists.
+    keys: tuple[tuple[tuple[str, ...], str], ...]
+    # (the path of the key, its cause, the JSON types its schema allows), for
+    # values of a wrong type; and the checker that does not require those keys,
+    # nor the missing ones below, for the rows they are set aside from.
+    typed: tuple[tuple[tuple[str, ...], str, frozenset[str]], ...]
+    # (the path of an object, its cause, the keys it must hold and those of them
+    # RAG004 reports), for keys missing (each one it reports is a finding of the cause).
+    required: tuple[tuple[tuple[str, ...], str, tuple[tuple[str, ...], tuple[str, ...]]], ...]
+    # The corpora not served, by name.
+    corpora: frozenset[str]
+    checker: Any
+    relaxed: Any
+
+    @classmethod
+    def of(cls, systemic: frozenset[tuple[str, str]], checker, shape: str) -> _SetAside | None:
+        keys = []
+        typed = []
+        required = []
+        corpora = set()
+        for code, cause in sorted(systemic):
+            if code != RULE.code:
+                continue
+            keyword, _, where = cause.partition(" at ")
+            path = () if where == _THE_ROW else tuple(where.split("."))
+            if keyword == "additionalProperties":
+                keys.append((path, cause))
+            elif keyword == "type" and path:
+                allowed = plain_types_at(checker.schema, path)
+                if allowed is not None:
+                    typed.append((path, cause, allowed))
+            elif keyword == "required":
+                keys_of = required_keys(checker.schema, shape, path)
+                if keys_of is not None and keys_of[1]:
+                    required.append((path, cause, keys_of))
+            elif cause.startswith("corpus "):
+                corpora.add(cause[len("corpus ") :])
+        # A key missing that other rules report (RAG201's `expect`) is no finding
+        # of RAG004's: it is not required of such rows either.
+        optional = tuple((path[:-1], path[-1]) for path, _, _ in typed) + tuple(
+            (path, name) for path, _, (names, _) in required for name in names
+        )
+        relaxed = checker_without(checker, optional) if optional else None
+        if relaxed is None:
+            typed, required = [], []
+        if not (keys or typed or required or corpora):
+            return None
+        return cls(tuple(keys), tuple(typed), tuple(required), frozenset(corpora), checker, relaxed)
+
+    def apply(self, group, rows) -> _SetAsideGroup:
+        """``group`` (rows of objects) with what is set aside of each, counted."""
+        values = []
+        counted = []
+        relaxed = []
+        for context in group:
+            value = context.row.value
+            causes: list[str] = []
+            for path, cause in self.keys:
+                without = _without_key(value, path)
+                if without is not value:
+                    causes.append(cause)
+                    value = without
+            # Whether the row is valid only by the checker that asks less (see relaxed).
+            loosened = False
+            for path, cause, allowed in self.typed:
+                if _of_another_type(value, path, allowed):
+                    causes.append(cause)
+                    value = _without_key(value, path)
+                    loosened = True
+            for path, cause, (names, reported) in self.required:
+                holder = _object_at(value, path)
+                if holder is not None and not all(name in holder for name in names):
+                    causes += [cause] * sum(1 for name in reported if name not in holder)
+                    loosened = True
+            if self.corpora:
+                value, corpora = _without_corpora(value, self.corpora)
+                causes += [f"corpus {corpus}" for corpus in corpora]
+            for cause in causes:
+                rows.passes_over(RULE.code, cause, context.line)
+            values.append(value)
+            counted.append(frozenset(causes))
+            relaxed.append(loosened)
+        return _SetAsideGroup(self, values, counted, relaxed)
+
+
+class _SetAsideGroup(NamedTuple):
+    """A group of rows with what _SetAside set aside of each."""
+
+    aside: _SetAside
+    values: list[dict[str, Any]]
+    # The causes counted on each row.
+    counted: list[frozenset[str]]
+    # Whether a value of a wrong type was set aside from each: such a row is
+    # valid when the rest is valid by the checker that does not require its key.
+    relaxed: list[bool]
+
+    def all_valid(self) -> bool:
+        aside = self.aside
+        strict = [value for value, relaxed in zip(self.values, self.relaxed) if not relaxed]
+        loose = [value for value, relaxed in zip(self.values, self.relaxed) if relaxed]
+        return (not strict or aside.checker.all_valid(strict)) and (not loose or aside.relaxed.all_valid(loose))
+
+    def is_valid(self, number: int) -> bool:
+        aside = self.aside
+        return (aside.relaxed if self.relaxed[number] else aside.checker).is_valid(self.values[number])
+
+
+_THE_ROW = "the row"
+
+
+def _object_at(value: Any, path: tuple[str, ...]) -> dict[str, Any] | None:
+    for key in path:
+        value = value.get(key) if type(value) is dict else None
+    return value if type(value) is dict else None
+
+
+def _of_another_type(value: Any, path: tuple[str, ...], allowed: frozenset[str]) -> bool:
+    """Whether ``value`` holds, at ``path`` (keys of objects), a value of none of
+    the JSON types ``allowed``."""
+    for key in path:
+        if type(value) is not dict or key not in value:
+            return False
+        value = value[key]
+    return not (json_types(value) & allowed)
+
+
+_UNKNOWN_KEY = "additionalProperties at "
+
+
+def _without_key(value: Any, path: tuple[str, ...]) -> Any:
+    """``value`` without the key at ``path`` (copies of the objects on the way),
+    or ``value`` itself when it has no such key."""
+    if type(value) is not dict:
+        return value
+    head = path[0]
+    if len(path) == 1:
+        if head not in value:
+            return value
+        copy = dict(value)
+        del copy[head]
+        return copy
+    inner = value.get(head)
+    changed = _without_key(inner, path[1:])
+    if changed is inner:
+        return value
+    copy = dict(value)
+    copy[head] = changed
+    return copy
+
+
+def _without_corpora(value: dict[str, Any], corpora: frozenset[str]) -> tuple[dict[str, Any], list[str]]:
+    """``value`` with the corpora of ``corpora`` out of its `input.corpora` (the
+    key dropped when none is left: a list emptied here is not the empty list the
+    builtin target refuses), and those taken out, once each."""
+    case_input = value.get("input")
+    listed = case_input.get("corpora") if type(case_input) is dict else None
+    if type(listed) is not list:
+        return value, []
+    taken = [corpus for corpus in listed if type(corpus) is str and corpus in corpora]
+    if not taken:
+        return value, []
+    kept = [corpus for corpus in listed if not (type(corpus) is str and corpus in corpora)]
+    changed_input = dict(case_input)
+    if kept:
+        changed_input["corpora"] = kept
+    else:
+        del changed_input["corpora"]
+    changed = dict(value)
+    changed["input"] = changed_input
+    return changed, list(dict.fromkeys(taken))
+
+
+def _unserved_corpora(context, served, said: dict[str, str], builtins: tuple[str, ...] = (), rows=None, passed=frozenset()):
+    """Corpora the case asks to search that a target its suites send it to does not
+    serve: that target refuses the case, or finds nothing in a corpus it does not have.
+    An empty list, where a builtin target reads the case, is refused by it.
+    ``passed``: causes already counted on this row (see _SetAside)."""
+    value = context.row.value
+    case_input = value.get("input") if type(value) is dict else None
+    corpora = case_input.get("corpora") if type(case_input) is dict else None
+    if type(corpora) is not list:
+        return
+    if not corpora and builtins:
+        served_by_builtins = [set(names) for target, names in served if target in builtins]
+        serves = ", ".join(sorted(set.intersection(*served_by_builtins))) if served_by_builtins else ""
+        yield RULE.finding(
+            context.value_range("input", "corpora"),
+            f"`input.corpora` is empty: the builtin target {builtins[0]!r} would search no corpus, and refuses the "
+            f"case; name the corpora to search (it serves: {serves or 'none'}), or leave the key out to search them all",
+        )
+        return
+    for index, corpus in enumerate(corpora):
+        if type(corpus) is str and _not_serving(served, corpus):
+            cause = f"corpus {corpus}"
+            if cause in passed or (rows is not None and rows.passes_over(RULE.code, cause, context.line)):
+                continue
+            message = said.get(corpus)
+            if message is None:
+                message = said[corpus] = _unserved_message(served, corpus)
+            yield RULE.finding(context.value_range("input", "corpora", index), message, cause=cause)
+
+
+@RULE.check(SUITE)
+def target_serving_no_corpus_most_cases_ask(context):
+    """The suite's target, where most cases of its dataset ask to search a corpus
+    it does not serve: the cause lives in the setting as much as in the cases
+    (whose findings fold into one, see core.checking.folding)."""
+    suite = context.suite
+    if suite is None or suite.dataset is None or suite.target is None or not suite.engines:
+        return
+    served = dict(context.workspace.dataset_use(suite.dataset).served_corpora).get(suite.target)
+    if served is None:  # a target that declares no corpora serves any
+        return
+    missing = [name for name in context.workspace.corpora_most_asked(suite.dataset) if name not in served]
+    node = suite.target_id_node
+    if not missing or node is None:
+        return
+    names = " and ".join(repr(name) for name in missing)
+    # No count in the message: a case added or removed changes nothing said here.
+    yield RULE.finding(
+        context.node_range(node),
+        f"most cases of {suite.dataset} ask to search {names}, which target {suite.target!r} does not serve "
+        f"(it serves: {', '.join(sorted(served)) or 'none'}): name a target that serves it here (declared in "
+        ".punica/targets.yaml), or add it to this target's corpora there",
+    )
+
+
+def _not_serving(served, corpus: str) -> list[str]:
+    return [target for target, corpora in served if corpus not in corpora]
+
+
+def _unserved_message(served, corpus: str) -> str:
+    missing = _not_serving(served, corpus)
+    serving = sorted(set.intersection(*(set(corpora) for target, corpora in served if target in missing)))
+    hint = did_you_mean(closest(corpus, serving, limit=1))
+    listed = ", ".join(serving) if serving else "none"
+    if len(missing) == 1:
+        return f"corpus {corpus!r} is not one that target {missing[0]!r} serves{hint}; it serves: {listed}"
+    names = ", ".join(repr(target) for target in missing[:-1]) + f" and {missing[-1]!r}"
+    return f"corpus {corpus!r} is not one that targets {names} serve{hint}; they all serve: {listed}"
+
+
+def _row_schema(context, file_shape, rows=None, passed=frozenset()):
+    """The schema's findings on one row that failed it; ``passed``: causes
+    already counted on it (see _SetAside), the others presumed to stand on
+    most rows are counted now (see RowsContext.passes_over)."""
+    row = context.row
+    if row.error is not None or row.refused:
+        return
+    if not row.is_object:
+        yield RULE.finding(context.line_range(), "a dataset row must be a JSON object ({...})")
+        return
+    own_shape = row.shape
+    shape = file_shape or own_shape or RAG_CASE
+    if own_shape is not None and own_shape != shape:
+        yield RULE.finding(
+            context.line_range(),
+            f"this row is a {_SHAPE_NAMES[own_shape]}, but the file holds {_SHAPE_NAMES[shape]}s: "
+            "keep one row shape per dataset",
+        )
+        return
+    for issue in row_issues(row.value, shape, row.exact):
+        cause = issue_cause(issue)
+        if cause in passed or (rows is not None and rows.systemic and rows.passes_over(RULE.code, cause, context.line)):
+            continue
+        if issue.anchor == "key":
+            yield RULE.finding(context.key_range(*issue.path), issue.message, cause=cause)
+        elif issue.keyword == "finite":
+            where = context.value_range(*issue.path)
+            written = row.text[where.start.character : where.end.character]
+            yield RULE.finding(where, non_finite_message(issue.path, written), cause=cause)
+        else:
+            yield RULE.finding(context.value_range(*issue.path), issue.message, cause=cause)
+
+
+def issue_cause(issue) -> str:
+    """What a row's schema issue shares with the same issue of other rows: the
+    check that failed, at the same key (list positions aside), for the same
+    value's type. An unknown key is its name; a wrong type, the type written."""
+    where = ".".join(str(part) for part in issue.path if type(part) is not int) or _THE_ROW
+    return f"{issue.keyword} at {where}"
+
+
+@RULE.folds
+def every_row_alike(cause):
+    keyword, _, where = cause.partition(" at ")
+    if cause.startswith("corpus "):
+        return (
+            f"these cases ask for {cause}, which the suite's target does not serve: most likely the dataset was "
+            "written for a search service of the team's own while its suites name another target. Name that service "
+            "in .punica/targets.yaml (a command or http target serving the corpus) and make it the suites' target, "
+            "or add the corpus to the builtin target's `corpora`",
+            None,
+        )
+    if keyword == "additionalProperties":
+        return (
+            f"every such row carries the key `{where.rsplit('.', 1)[-1]}`, most likely written by the tool that exported "
+            "the dataset: move the team's own data into `metadata`, where any key is welcome, or remove it",
+            None,
+        )
+    return f"the rows were most likely written this way by the tool that wrote the dataset ({keyword} at `{where}`)", None

@@ -1,0 +1,81 @@
+"""Duplicate case id.
+
+## What it does
+Finds a rag case whose `id` (a gdi_text_v1 row whose `input_id`) is already used
+by an earlier row of the same dataset, and points at the repeat (related
+information points at the first use).
+
+## Why is this bad?
+Run results, code lenses and `rag-lsp run --case ID` name cases by id. With two
+cases of one id, a result can be shown beside the wrong case and only one of them
+can be run on its own: `rag-lsp run` scores the first and reports the repeat as
+a broken case.
+
+## Example
+```json
+{"id": "gateway-approval", "input": {"query": "approval"}, "expect": {"relevant": ["src/gateway.ts"]}}
+{"id": "gateway-approval", "input": {"query": "who approves"}, "expect": {"relevant": ["docs/approvals.md"]}}
+```
+
+## How to fix
+Give each case its own id. The quick fix appends a suffix (`gateway-approval-2`)
+that no case of the file uses yet.
+"""
+
+from ..datasetindex import RowGrouping
+from ...reading.findings import Fix, Related, Severity, TextEdit
+from ...workspace.manifests import GDI_TEXT
+from ...reading.text import Position, Range
+from . import DATASET, rule_of
+
+RULE = rule_of(__doc__, "RAG202", "duplicate-case-id", Severity.ERROR)
+
+
+class CaseIds(RowGrouping):
+    """Rows are grouped by their case id."""
+
+    def value_of(self, value, shape):
+        # As contexts.case_id, inline: this runs once per row of a dataset.
+        case_id = value.get("input_id" if shape == GDI_TEXT else "id")
+        return case_id if type(case_id) is str and case_id else None
+
+
+RULE.groups_rows(CaseIds())
+
+
+@RULE.check(DATASET)
+def duplicate_case_id(context):
+    # New ids offered by fixes are reserved, so two repeats are not offered the same;
+    # each id's next number to try is kept, as a thousand repeats of one id would
+    # otherwise each try again every number the repeats before it took.
+    reserved: set[str] = set()
+    next_number: dict[str, int] = {}
+    key = context.id_key
+    what = "case id" if key == "id" else key
+    for case_id, group in context.repeated.items():
+        first = group[0]
+        first_where = first.value_range(key)
+        for row in group[1:]:
+            number = _free_number(case_id, context.ids, reserved, next_number.get(case_id, 2))
+            next_number[case_id] = number + 1
+            suffix = f"-{number}"
+            reserved.add(case_id + suffix)
+            where = row.value_range(key)
+            # Insert before the closing quote: the id's own text (escapes included) stays.
+            closing_quote = Position(row.line, where.end.character - 1)
+            fix = Fix("Make the id unique", edits=(TextEdit(Range(closing_quote, closing_quote), suffix),))
+            # No line numbers in the texts: they would go stale as lines move above.
+            yield RULE.finding(
+                where,
+                f"{what} {case_id!r} is already used by an earlier case: give each case its own id "
+                f"(results and --case name cases by id)",
+                fixes=[fix],
+                related=[Related(context.path, first_where, f"{case_id!r} first used here")],
+            )
+
+
+def _free_number(case_id: str, ids, reserved: set[str], number: int) -> int:
+    """The first ``number`` or above whose ``{case_id}-{number}`` no case uses or was offered."""
+    while f"{case_id}-{number}" in ids or f"{case_id}-{number}" in reserved:
+        number += 1
+    return number

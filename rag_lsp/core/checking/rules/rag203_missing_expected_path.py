@@ -1,0 +1,267 @@
+"""Expected path is not a file in the workspace.
+
+## What it does
+Where a suite reads the dataset with `match: path` (the default) through a target
+that searches this workspace (the builtin target, or a target declaring
+`workspace_paths: true` in `.punica/targets.yaml`), checks each value of a case's
+`expect.relevant` against the files of the workspace and reports one that is not
+there: a typo, a file since moved or deleted, a folder, a path that leaves the
+workspace, or a file that is git-ignored or in a skipped folder (`node_modules`,
+`.venv`, ...). It suggests the closest workspace path when there is one. A
+dataset that no suite reads is checked against the workspace as well.
+
+Through a builtin target, an expected path must also be a file it searches: not
+a hidden file, in one of its corpora (and in one of those the case names in
+`input.corpora`; the quick fix adds the corpus that holds it), and text it can
+read (not binary, not past `max-file-bytes`; files named like binary ones, such
+as `.pdf` or `.png`, are read to tell).
+
+When most expected paths of a dataset (and at least 20) are not workspace files,
+the corpus the cases describe most likely lives elsewhere (a search service's
+index): one finding says so for the whole file, with the counts, instead of one
+warning per value.
+
+Suites whose targets do not declare that they search the workspace (a `command`,
+`http` or `recorded` target without `workspace_paths: true`) are not checked: their
+hits name documents of a corpus rag-lsp cannot see.
+
+## Why is this bad?
+Matching is exact string equality on the hit's `path`. A path no target can return
+is a relevant document that is always "missed": the case's recall is capped below
+1 however good the retrieval is, and the suite gates on a number it can never reach.
+
+## Example
+```json
+{"id": "approvals", "input": {"query": "approval rules"}, "expect": {"relevant": ["docs/approval.md"]}}
+```
+where the file is `docs/approvals.md`: the quick fix changes the value to the
+closest workspace path.
+
+## How to fix
+Write the path of the file as it is in the workspace, relative to the workspace
+root and `/`-separated, or remove the value if the file is gone. When the corpus
+is indexed by a service and not by this workspace, name that service as the
+suite's target in `.punica/targets.yaml` (a `command` or `http` target); declare
+`workspace_paths: true` on it only if it indexes this repository.
+"""
+
+import json
+import os
+
+from ..contexts import never_searched
+from ...workspace.files import BINARY, HIDDEN, IN_NO_CORPUS, TOO_LARGE, globs_matcher
+from ...reading.findings import Finding, Fix, Severity, TextEdit
+from ...reading.paths import normalize_relative
+from . import DATASET, ROW, rule_of
+
+RULE = rule_of(__doc__, "RAG203", "missing-expected-path", Severity.WARNING)
+
+# How alike (0..100, rapidfuzz's ratio) a workspace path must be to be suggested.
+_SUGGESTION_CUTOFF = 80
+
+
+@RULE.check(ROW)
+def missing_expected_path(rows):
+    use = rows.use
+    if "path" not in use.matches or not use.paths_in_workspace or use.paths_elsewhere:
+        return
+    workspace = rows.workspace
+    files = workspace.file_set()
+    found = workspace.normal_file_set()
+    searched = workspace.searched_files(use)
+    # A missing path is often listed by many cases (a file moved, say), and its
+    # message costs file-system calls and a fuzzy search of the workspace: done
+    # once per path, and only for the findings shown where not all are.
+    problems = workspace.memo(RULE.code)
+    later = rows.finish_when_shown
+    # The cases written otherwise only (`./a.md` for a file) have none to find.
+    for context, relevant in rows.missing_expected:
+        for index, value in enumerate(relevant):
+            if type(value) is not str or value in searched:
+                continue
+            if value in found:
+                message = _unsearched(workspace, use.builtin_corpora, value)
+                if message is not None:
+                    yield RULE.finding(context.value_range("expect", "relevant", index), message)
+                continue
+            problem = problems.get(value)
+            if problem is None:
+                normal = normalize_relative(value)
+                if normal in files:
+                    continue  # a path that is not in normal form is RAG206's
+                if later:
+                    where = context.value_range("expect", "relevant", index)
+                    yield RULE.finding(where, f"{value!r} is not a file in the workspace", unfinished=value)
+                    continue
+                problem = problems[value] = _problem(workspace, value, normal)
+            yield _finding(context.value_range("expect", "relevant", index), problem)
+    yield from _outside_the_cases_corpora(rows)
+
+
+def _outside_the_cases_corpora(rows):
+    """An expected path that a builtin target holds in one of its corpora, but
+    not in those the case names in ``input.corpora``."""
+    use = rows.use
+    # Only a target whose corpora hold different files can hold a file in some
+    # corpora and not in others.
+    narrowing = [(target, corpora) for target, corpora in use.builtin_corpora if len({globs for _, globs in corpora}) > 1]
+    if not narrowing:
+        return
+    workspace = rows.workspace
+    searched = workspace.searched_files(use)
+    held = workspace.memo(f"{RULE.code} corpora")
+    for context, relevant in rows.expected:
+        query = context.row.value.get("input")
+        names = query.get("corpora") if type(query) is dict else None
+        if type(names) is not list or not names or not all(type(name) is str for name in names):
+            continue  # every corpus is searched, or the list is RAG004's
+        for target, corpora in narrowing:
+            globs = dict(corpora)
+            if not globs.keys() >= set(names) or set(names) >= globs.keys():
+                continue  # a corpus the target does not serve (RAG004), or all it serves
+            for index, value in enumerate(relevant):
+                if type(value) is not str or value not in searched:
+                    continue
+                key = (value, target, tuple(names))
+                holders = held.get(key)
+                if holders is None:
+                    holders = held[key] = _corpora_holding(value, corpora, names)
+                if holders:
+                    yield _not_in_the_cases_corpora(context, index, value, target, names, holders)
+                    break
+
+
+def _corpora_holding(value: str, corpora, names: list[str]) -> tuple[str, ...]:
+    """The corpora of a target that hold ``value``, when none of ``names`` does
+    (else nothing to say)."""
+    globs = dict(corpora)
+    if globs_matcher(glob for name in names for glob in globs[name])(value):
+        return ()
+    return tuple(name for name, patterns in corpora if globs_matcher(patterns)(value))
+
+
+def _not_in_the_cases_corpora(context, index: int, value: str, target: str, names: list[str], holders: tuple[str, ...]) -> Finding:
+    searching = ", ".join(map(repr, names))
+    holder = holders[0]
+    # The whole list is written again with the corpus that holds the file added.
+    fix = Fix(
+        f"Search corpus {holder!r} too",
+        edits=(TextEdit(context.value_range("input", "corpora"), json.dumps([*names, holder], ensure_ascii=False)),),
+    )
+    return RULE.finding(
+        context.value_range("expect", "relevant", index),
+        f"{value!r} is in corpus {', '.join(map(repr, holders))} of the builtin target {target!r}, but this case searches "
+        f"only {searching}, so no hit can match it: add {holder!r} to `input.corpora`, or expect a file the corpora it searches hold",
+        fixes=[fix],
+    )
+
+
+def _unsearched(workspace, builtins, value: str) -> str | None:
+    """Why a builtin target of the dataset never returns the workspace file
+    ``value`` (None: each may, a file named like a binary one holding text)."""
+    memo = workspace.memo(f"{RULE.code} unsearched")
+    key = (value, builtins)
+    if key not in memo:
+        memo[key] = next(filter(None, (_why_never_returned(workspace, value, target, corpora) for target, corpora in builtins)), None)
+    return memo[key]
+
+
+def _why_never_returned(workspace, value: str, target: str, corpora) -> str | None:
+    why = never_searched(workspace, value, corpora)
+    if why is None:
+        return None
+    builtin = f"the builtin target {target!r}"
+    if why == HIDDEN:
+        return (
+            f"{value!r} is a hidden file (a part of its path begins with a dot), and {builtin} searches no hidden file, "
+            "so no hit can match it: expect a file it searches"
+        )
+    if why == IN_NO_CORPUS:
+        held = "; ".join(f"{name}: {', '.join(globs) or 'no glob'}" for name, globs in corpora) or "it has none"
+        return (
+            f"{value!r} is in none of the corpora of {builtin} ({held}), so no hit can match it: add a glob that holds it "
+            "to a corpus in .punica/targets.yaml, or expect a file the corpora hold"
+        )
+    if why == TOO_LARGE:
+        return (
+            f"{value!r} is larger than the {workspace.settings.max_file_bytes:,} bytes {builtin} reads of a file, so no "
+            "hit can match it: raise max-file-bytes in .punica/rag-lsp.toml, or expect a smaller file"
+        )
+    kind = "a binary file" if why == BINARY else "not UTF-8 text"
+    return (
+        f"{value!r} is {kind}, and {builtin} searches text files only, so no hit can match it: "
+        "expect the text file that holds the passage"
+    )
+
+
+@RULE.finishes
+def with_the_problem(workspace, finding):
+    """An unfinished finding (see Finding.unfinished) with what is wrong with its
+    path and the workspace file it most likely means."""
+    value = finding.unfinished
+    problems = workspace.memo(RULE.code)
+    problem = problems.get(value)
+    if problem is None:
+        problem = problems[value] = _problem(workspace, value, normalize_relative(value))
+    made = _finding(finding.range, problem)
+    return Finding(finding.code, finding.severity, finding.range, made.message, finding.path, made.fixes)
+
+
+def _finding(where, problem: tuple[str, str | None]) -> Finding:
+    message, suggestion = problem
+    if suggestion is None:
+        return RULE.finding(where, message)
+    # The whole JSON string token is replaced, so no escape of the old text survives.
+    fix = Fix(f"Change to {suggestion!r}", edits=(TextEdit(where, json.dumps(suggestion, ensure_ascii=False)),))
+    return RULE.finding(where, message, fixes=[fix])
+
+
+@RULE.check(DATASET)
+def expected_paths_elsewhere(context):
+    tally = context.paths
+    if tally is None or not tally.elsewhere or context.first_missing is None:
+        return
+    row, index = context.first_missing
+    value = row.row.value["expect"]["relevant"][index] if row.row.value is not None else None
+    example = f", such as {value!r}" if isinstance(value, str) else ""
+    use = context.use
+    if use.workspace_targets:
+        reads = "reads" if len(use.suites) == 1 else "read"
+        searches = "searches" if len(use.workspace_targets) == 1 else "search"
+        reader = f"yet {_names('suite', use.suites)} {reads} it through {_names('target', use.workspace_targets)}, which {searches} this workspace"
+    else:
+        reader = "and no suite reads the dataset, so its paths are checked against this workspace"
+    yield RULE.finding(
+        row.value_range("expect", "relevant", index),
+        f"{tally.absent:,} of the {tally.listed:,} expected paths in this dataset ({tally.absent / tally.listed:.0%}) "
+        f"are not workspace files{example}, {reader}: the corpus these cases describe most likely lives elsewhere. "
+        "Declare the service that indexes it in .punica/targets.yaml and make it the suite's target (a command or "
+        "http target; `workspace_paths: true` only if it indexes this repository), or fix the paths. "
+        "Reported once for the file while most are missing.",
+    )
+
+
+def _names(kind: str, names: tuple[str, ...]) -> str:
+    shown = ", ".join(repr(name) for name in names[:3])
+    more = f" and {len(names) - 3:,} more" if len(names) > 3 else ""
+    return f"{kind}{'s' if len(names) > 1 else ''} {shown}{more}"
+
+
+def _problem(workspace, value: str, normal: str | None) -> tuple[str, str | None]:
+    """What is wrong with an expected path that is not a workspace file, and the
+    workspace file it most likely means, if one is close enough."""
+    if normal is None:
+        return f"{value!r} leaves the workspace: expected paths are relative to the workspace root, so no hit can match it", None
+    if normal == "":
+        return f"{value!r} is the workspace root, not a file: list the files that must come back", None
+    # Nearly every missing path is missing on disk too: one stat settles it.
+    # What is there is looked at further (inside the workspace, with links resolved).
+    if os.path.lexists(os.path.join(workspace.root, normal)) and workspace.contains(absolute := workspace.absolute(normal)):
+        if absolute.is_file():
+            return f"{value!r} is git-ignored or in a skipped folder, so no target returns it: expect a workspace file instead", None
+        if absolute.is_dir():
+            return f"{value!r} is a folder, not a file: list the files inside it that must come back", None
+    best = workspace.path_index().closest(normal, _SUGGESTION_CUTOFF)
+    if best is not None:
+        return f"{value!r} is not a file in the workspace, so no hit can match it (did you mean {best!r}?)", best
+    return f"{value!r} is not a file in the workspace, so no hit can match it: fix the path or remove it", None

@@ -1,0 +1,106 @@
+r"""Expected path is not normalized.
+
+## What it does
+With `match: path` (the default), finds a value of a case's `expect.relevant`
+that is not written the way hits carry paths: workspace-relative, `/`-separated,
+without `./`, `\`, `//`, `/./`, `..` or a trailing `/`.
+
+## Why is this bad?
+Matching is exact string equality: `./src/app.py` never equals the hit's
+`src/app.py`, so the file is counted as missed even when it comes back first.
+
+## Example
+```json
+{"id": "app", "input": {"query": "entry point"}, "expect": {"relevant": ["./src/app.py", "src\\util.py"]}}
+```
+
+## How to fix
+Write the path relative to the workspace root with `/` between folders:
+`src/app.py`. The quick fix does that.
+"""
+
+import json
+
+from ...reading.findings import Fix, Severity, TextEdit
+from ...reading.paths import normalize_relative
+from . import ROW, rule_of
+
+RULE = rule_of(__doc__, "RAG206", "unnormalized-path", Severity.WARNING)
+
+
+@RULE.check(ROW)
+def unnormalized_path(rows):
+    if "path" not in rows.use.matches:
+        return
+    not_normal = rows.not_normal_expected
+    if not not_normal:
+        return
+    # What is said of a value is said once: a dataset written by another tool
+    # lists each of its paths in many cases, all of them in the same form.
+    said = rows.workspace.memo(RULE.code)
+    # A form written on most rows is only counted (see RowsContext.passes_over).
+    presumed = rows.presumed(RULE.code)
+    for context, relevant in rows.expected_off_the_files:
+        passed: list[tuple[str, str]] = []
+        for index, value in enumerate(relevant):
+            if type(value) is not str or value not in not_normal:
+                continue
+            told = said.get(value)
+            if told is None:
+                told = said[value] = _told(value)
+            if told is _NOTHING:
+                continue
+            message, title, new_text, cause = told
+            pair = presumed.get(cause)
+            if pair is not None:
+                passed.append(pair)
+                continue
+            where = context.value_range("expect", "relevant", index)
+            # Replace the whole JSON string token, so escapes in the old text cannot survive.
+            yield RULE.finding(where, message, fixes=[Fix(title, edits=(TextEdit(where, new_text),))], cause=cause)
+        if passed:
+            rows.pass_over(passed, context.line)
+
+
+_NOTHING = ()
+
+
+def _told(value: str) -> tuple[str, str, str, str] | tuple[()]:
+    """The message, fix title, fix text and cause of a finding on ``value``;
+    nothing for a path that leaves the workspace (or names its root), which is
+    RAG203's."""
+    normal = normalize_relative(value)
+    if not normal or normal == value:
+        return _NOTHING
+    message = f"{value!r} is not a normalized path and hits carry {normal!r}: matching is exact, so write {normal!r}"
+    return message, f"Normalize to {normal!r}", json.dumps(normal, ensure_ascii=False), path_form(value)
+
+
+# How a path is written that is not in normal form, by what gives it away first.
+_FORMS = {
+    "backslash": "written with `\\` between folders, as Windows writes paths",
+    "dot-slash": "written from `./`, as a shell completes paths",
+    "trailing-slash": "written with a trailing `/`",
+    "other": "written with `//`, `/./` or `..`",
+}
+
+
+def path_form(value: str) -> str:
+    """The form a path not in normal form is written in: the cause its finding
+    shares with those of paths written alike (see core.checking.folding)."""
+    if "\\" in value:
+        return "backslash"
+    if value.startswith("./"):
+        return "dot-slash"
+    if value.endswith("/"):
+        return "trailing-slash"
+    return "other"
+
+
+@RULE.folds
+def every_path_of_a_form(cause):
+    return (
+        f"the expected paths of this dataset are {_FORMS.get(cause, _FORMS['other'])}, most likely by the tool that "
+        "wrote it, while hits carry workspace paths with `/` between folders",
+        "Normalize every such path",
+    )

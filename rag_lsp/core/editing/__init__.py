@@ -1,0 +1,3 @@
+"""What an editor asks while a file is written: completion, hover, navigation, and
+suggestions from the workspace's index.
+"""

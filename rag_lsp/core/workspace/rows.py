@@ -1,0 +1,135 @@
+"""Reading a dataset's lines into rows, and the shape a file's rows have.
+
+A line is one JSON value; a blank one is no row; a line above the size limit is
+refused (RAG005) rather than decoded. A file's shape is that of the majority of
+its readable rows (SPEC 2.2): a rag case (``input``/``expect``) or a
+gdi_text_v1 row (``input_id``/``retrieved_context``/``reference_contexts``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, TypeVar
+
+from ..reading.jsonrows import Row, fine_row
+from .manifests import GDI_TEXT, RAG_CASE
+from ..reading.sources import size_above
+
+
+def row_shape(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return None
+    if "input_id" in value or "retrieved_context" in value or "reference_contexts" in value:
+        return GDI_TEXT
+    if "input" in value or "expect" in value:
+        return RAG_CASE
+    return None
+
+
+def read_by_checks(line_text: str, limit: int) -> bool:
+    """Whether the checks read a dataset line: not one above ``limit`` bytes
+    (max-line-bytes, RAG005). The editing features leave such a line alone too:
+    walking ten megabytes per hover would hold up every check queued behind it."""
+    return size_above(line_text, limit) is None
+
+
+def looks_like_a_row(value: Any) -> bool:
+    """Whether a JSON value is plainly a rag case or a gdi_text_v1 row, as other
+    JSON Lines (training data, logs) hardly are: it has an ``expect``, an ``input``
+    holding a ``query``, or a key of gdi rows alone."""
+    if type(value) is not dict:
+        return False
+    if "expect" in value or "input_id" in value or "retrieved_context" in value or "reference_contexts" in value:
+        return True
+    query = value.get("input")
+    return type(query) is dict and "query" in query
+
+
+R = TypeVar("R", bound=Row)
+
+
+DR = TypeVar("DR", bound="DatasetRow")
+
+
+def read_lines(kind: type[R], lines: list[str], limit: int) -> list[tuple[int, R]]:
+    """(line number, row) for each line of a dataset that is not blank: rows of
+    ``kind``, refused (RAG005) when longer than ``limit``. Lines are the text split
+    at "\n"; a "\r" before it is part of the ending, as in LineIndex."""
+    numbers: list[int] = []
+    texts: list[str] = []
+    refused: list[tuple[int, R]] = []
+    for number, line in enumerate(lines):
+        if line.endswith("\r"):
+            line = line[:-1]
+        if not line or line.isspace():
+            continue
+        # The limit counts bytes, as the line is written (a line of CJK text is
+        # three times as long as its characters).
+        if size_above(line, limit) is None:
+            numbers.append(number)
+            texts.append(line)
+        else:
+            refused.append((number, kind.too_long(line, limit)))
+    rows = list(zip(numbers, kind.read_many(texts)))
+    # Line numbers are distinct: sorting never compares two rows.
+    return sorted(rows + refused, key=lambda item: item[0]) if refused else rows
+
+
+class DatasetRow(Row):
+    """A dataset line's row with its shape (see row_shape), settled once: the
+    file's shape, which rows are cases and which schema a row meets all ask."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, text: str, refused: str | None = None) -> None:
+        super().__init__(text, refused)
+        self.shape = row_shape(self.value)
+
+    @classmethod
+    def read_fine(cls: type[DR], text: str, value: Any) -> DR:
+        row = fine_row(cls, text, value)
+        row.shape = row_shape(value)
+        return row
+
+    @classmethod
+    def undecodable(cls: type[DR], text: str, column: int, message: str) -> DR:
+        """The row of a line holding a byte that is not UTF-8 (at ``column``): not
+        read, like a line that is not JSON (JSON text is UTF-8)."""
+        row = fine_row(cls, text, None)
+        row.shape = None
+        row.error = (column, f"{message}; a dataset is UTF-8 text: save the file as UTF-8")
+        return row
+
+
+def top_k_asked(value: Any) -> int:
+    """The hits a row (its decoded value) asks for: its `input.topK` where that
+    is a positive integer, else 0."""
+    case_input = value.get("input") if type(value) is dict else None
+    top_k = case_input.get("topK") if type(case_input) is dict else None
+    return top_k if type(top_k) is int and top_k > 0 else 0
+
+
+def corpora_asked(value: Any) -> tuple[str, ...]:
+    """The corpora a row (its decoded value) asks to search: the names of its
+    `input.corpora`, each once, in order; () when it names none."""
+    case_input = value.get("input") if type(value) is dict else None
+    names = case_input.get("corpora") if type(case_input) is dict else None
+    if type(names) is not list or not names:
+        return ()
+    return tuple(dict.fromkeys(name for name in names if type(name) is str))
+
+
+def shape_of_rows(rows: Iterable[DatasetRow]) -> str | None:
+    counts = {RAG_CASE: 0, GDI_TEXT: 0}
+    for row in rows:
+        shape = row.shape
+        if shape is not None:
+            counts[shape] += 1
+    return majority_shape(counts[RAG_CASE], counts[GDI_TEXT])
+
+
+def majority_shape(cases: int, gdi: int) -> str | None:
+    """A file's shape from how many of its rows are rag cases and gdi_text_v1 rows."""
+    if not cases and not gdi:
+        return None
+    # A tie reads as rag cases: the engine format is the primary one.
+    return RAG_CASE if cases >= gdi else GDI_TEXT

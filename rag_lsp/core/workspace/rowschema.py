@@ -1,0 +1,174 @@
+"""What a dataset row's schema says is wrong with it, as RAG004 reports it.
+
+``rag-lsp check`` (the rule RAG004) and ``rag-lsp run`` (which breaks a
+gdi_text_v1 row that fails its schema rather than score it) read a row's schema
+through this one function, so the two give one verdict on every row.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import lru_cache
+from typing import Any
+
+from .manifests import GDI_TEXT, RAG_CASE
+from ..reading.resources import load_schema
+from ..reading.schemacheck import SchemaChecker, SchemaIssue, non_finite_issues, schema_issues, validator_for, validator_of
+
+ROW_SCHEMAS = {RAG_CASE: "rag-case", GDI_TEXT: "gdi-text-v1"}
+
+# Missing keys that dedicated rules report with a better message.
+OWNED_BY_OTHER_RULES = {
+    (RAG_CASE, (), "expect"),  # RAG201
+    (RAG_CASE, ("expect",), "relevant"),  # RAG201
+    (GDI_TEXT, (), "reference_contexts"),  # RAG208
+}
+
+
+def row_checker(shape: str) -> SchemaChecker:
+    """The checker of the schema of rows of ``shape``."""
+    return validator_for(ROW_SCHEMAS[shape])
+
+
+@lru_cache(maxsize=16)
+def case_checker_serving(corpora: tuple[str, ...], at_least_one: bool = False) -> SchemaChecker:
+    """The checker of the rag case schema that also holds `input.corpora` to
+    ``corpora`` (and, ``at_least_one``, to one corpus or more): one pass over a
+    group of valid rows, in jsonschema-rs, settles both (the rule that explains a
+    corpus outside them, or an empty list, is RAG004's)."""
+    schema = copy.deepcopy(load_schema(ROW_SCHEMAS[RAG_CASE]))
+    listed = schema["properties"]["input"]["properties"]["corpora"]
+    listed["items"]["enum"] = list(corpora)
+    if at_least_one:
+        listed["minItems"] = 1
+    return validator_of(schema)
+
+
+# Keywords that judge a value whatever its type, or through other schemas: a
+# value of a wrong type under such a schema may fail more than its type.
+_BEYOND_TYPE = {"enum", "const", "not", "allOf", "anyOf", "oneOf", "if", "$ref", "$dynamicRef"}
+
+
+def plain_types_at(schema: dict[str, Any], path: tuple[str, ...]) -> frozenset[str] | None:
+    """The JSON types the schema allows at ``path`` (keys of objects, followed
+    through `properties`), where a value of another type fails only its type;
+    None where that cannot be told from the schema alone."""
+    node: Any = schema
+    for key in path:
+        properties = node.get("properties") if isinstance(node, dict) else None
+        node = properties.get(key) if isinstance(properties, dict) else None
+        if not isinstance(node, dict) or _BEYOND_TYPE & node.keys():
+            return None
+    allowed = node.get("type")
+    if isinstance(allowed, str):
+        return frozenset([allowed])
+    if isinstance(allowed, list) and all(isinstance(each, str) for each in allowed):
+        return frozenset(allowed)
+    return None
+
+
+def json_types(value: Any) -> frozenset[str]:
+    """The JSON types ``value`` (as decoded) is of: an integral number is both."""
+    kind = type(value)
+    if kind is str:
+        return _STRING
+    if kind is bool:
+        return _BOOLEAN
+    if kind is int:
+        return _INTEGER
+    if kind is float:
+        return _INTEGER if value.is_integer() else _NUMBER
+    if kind is list:
+        return _ARRAY
+    if kind is dict:
+        return _OBJECT
+    if value is None:
+        return _NULL
+    return frozenset()
+
+
+_STRING, _BOOLEAN, _NULL = frozenset(["string"]), frozenset(["boolean"]), frozenset(["null"])
+_INTEGER, _NUMBER = frozenset(["integer", "number"]), frozenset(["number"])
+_ARRAY, _OBJECT = frozenset(["array"]), frozenset(["object"])
+
+# By the schema's identity and the keys made optional: (the schema, kept so its
+# identity is not reused, and the checker).
+_WITHOUT: dict[tuple[int, tuple[tuple[tuple[str, ...], str], ...]], tuple[Any, SchemaChecker | None]] = {}
+
+
+def checker_without(checker: SchemaChecker, keys: tuple[tuple[tuple[str, ...], str], ...]) -> SchemaChecker | None:
+    """A checker of ``checker``'s schema that does not require ``keys``, each an
+    object's path (keys followed through `properties`) and the key it holds:
+    a row with such keys taken out (or missing) is valid by it exactly when the
+    rest of the row is valid. None when a path cannot be followed so."""
+    key = (id(checker.schema), keys)
+    held = _WITHOUT.get(key)
+    if held is None:
+        schema = copy.deepcopy(checker.schema)
+        made = all(_not_required(schema, path, name) for path, name in keys)
+        held = _WITHOUT[key] = (checker.schema, validator_of(schema) if made else None)
+    return held[1]
+
+
+def object_schema_at(schema: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any] | None:
+    """The schema of the object at ``path`` (keys followed through `properties`)."""
+    node: Any = schema
+    for key in path:
+        properties = node.get("properties") if isinstance(node, dict) else None
+        node = properties.get(key) if isinstance(properties, dict) else None
+    return node if isinstance(node, dict) else None
+
+
+def required_keys(schema: dict[str, Any], shape: str, path: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The keys the object at ``path`` must hold: all of them, and those RAG004
+    reports missing (other rules report the others); None where the schema
+    cannot tell."""
+    node = object_schema_at(schema, path)
+    required = node.get("required") if node is not None else None
+    if not isinstance(required, list) or not all(isinstance(name, str) for name in required) or _BEYOND_TYPE & node.keys():
+        return None
+    return tuple(required), tuple(name for name in required if (shape, path, name) not in OWNED_BY_OTHER_RULES)
+
+
+def _not_required(schema: dict[str, Any], path: tuple[str, ...], name: str) -> bool:
+    node = object_schema_at(schema, path)
+    if node is None:
+        return False
+    required = node.get("required")
+    if isinstance(required, list):
+        node["required"] = [each for each in required if each != name]
+    return True
+
+
+def row_issues(value: Any, shape: str, exact: bool = True) -> list[SchemaIssue]:
+    """Every way a row (a JSON object) fails the schema of ``shape``, but for the
+    missing keys other rules report; a number read as infinity is one issue
+    (keyword ``finite``), whatever the schema says of its place. ``exact``: the
+    row was read by the standard decoder, the only one that reads such a number
+    (the fast one refuses it), so only then is it looked for."""
+    found = list(non_finite_issues(value)) if exact else []
+    taken = {issue.path for issue in found}
+    for issue in schema_issues(row_checker(shape), value):
+        if issue.path in taken:
+            continue
+        missing = _missing_key(issue.message) if issue.keyword == "required" else None
+        if missing is not None and (shape, issue.path, missing) in OWNED_BY_OTHER_RULES:
+            continue
+        found.append(issue)
+    return found
+
+
+def non_finite_message(path: tuple[Any, ...], written: str = "") -> str:
+    """What is wrong with a number of a row beyond the range of a double (at
+    ``path`` in the row, written as ``written``), for people."""
+    where = "".join(f"[{part}]" if type(part) is int else f".{part}" for part in path).lstrip(".") or "the row"
+    number = f"{written} is" if written else "the number is"
+    return (
+        f"`{where}`: {number} beyond the range of a double and would be read as infinity, which is no number: "
+        "write a finite number, or a string"
+    )
+
+
+def _missing_key(message: str) -> str | None:
+    prefix = "missing required key "
+    return message[len(prefix):].strip("'\"") if message.startswith(prefix) else None
