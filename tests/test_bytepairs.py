@@ -11,12 +11,13 @@ import json
 import sys
 from pathlib import Path
 
+import numpy
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_lsp.core.search import embedding
-from rag_lsp.core.search.bytepairs import BytePairTokenizer, Unsupported
+from rag_lsp.core.search.bytepairs import BytePairTokenizer, Unsupported, tables_path, write_tables
 from tinymodel import write_model
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -227,3 +228,49 @@ def test_what_the_own_tokenizer_does_not_read_is_said(change: dict, said: str) -
     value.update(change)
     with pytest.raises(Unsupported, match=said):
         BytePairTokenizer.from_json(value)
+
+
+# ---------------------------------------------------------------- tables
+
+
+def test_the_packaged_tables_are_those_of_the_packaged_tokenizer() -> None:
+    """The default model's tables file was made from its tokenizer file as it is, and holds what reading
+    that file gives; after a change to the tokenizer file, run the command in the message."""
+    tokenizer = embedding.wordllama_files().tokenizer
+    source = tokenizer.read_bytes()
+    fresh = BytePairTokenizer.from_json(json.loads(source.decode("utf-8"))).tables(source)
+    with numpy.load(tables_path(tokenizer), allow_pickle=False) as packaged:
+        assert sorted(packaged.files) == sorted(fresh)
+        stale = [name for name in fresh if not numpy.array_equal(packaged[name], fresh[name])]
+    assert not stale, f"{tables_path(tokenizer)} is stale ({', '.join(stale)}): run python -m rag_lsp.core.search.bytepairs {tokenizer}"
+
+
+def test_a_tokenizer_read_from_its_tables_is_the_one_read_from_its_file(model) -> None:
+    """The tables give the tokenizer reading the file gives: the same vocabulary, cutting and ids."""
+    tokenizer = embedding.wordllama_files().tokenizer
+    from_tables = BytePairTokenizer.from_file(tokenizer)
+    from_json = BytePairTokenizer.from_json(json.loads(tokenizer.read_text(encoding="utf-8")))
+    assert from_tables.get_vocab() == from_json.get_vocab() and from_tables.cuts and from_json.cuts
+    texts = [path.read_text(encoding="utf-8") for path in sorted((REPOSITORY / "docs").glob("*.md"))] + ["héllo wörld 中文 🎉\t\n  x", ""]
+    assert from_tables.encode_batch(texts) == from_json.encode_batch(texts)
+
+
+@pytest.mark.parametrize("damage", ["other-bytes", "not-an-archive", "no-meta"])
+def test_tables_made_from_other_bytes_or_damaged_are_not_used(tmp_path: Path, damage: str) -> None:
+    """Tables beside a tokenizer file are used only when made from its very bytes: stale or damaged ones
+    are passed over, and the file itself is read (the same ids as the tokenizers package gives)."""
+    packaged = embedding.wordllama_files().tokenizer
+    tokenizer = tmp_path / "tokenizer.json"
+    tokenizer.write_bytes(packaged.read_bytes())
+    write_tables(tokenizer)
+    if damage == "other-bytes":
+        # The same tokenizer written otherwise: its SHA-256 is another.
+        tokenizer.write_text(json.dumps(json.loads(packaged.read_text(encoding="utf-8")), indent=1), encoding="utf-8")
+    elif damage == "not-an-archive":
+        tables_path(tokenizer).write_bytes(b"not an archive")
+    else:
+        numpy.savez(tables_path(tokenizer), ids=numpy.arange(3))
+    read = BytePairTokenizer.from_file(tokenizer)
+    reference = tokenizers.Tokenizer.from_file(str(packaged))
+    texts = ["how does the gateway approve a request", "naïve café — 中文 🎉"]
+    assert read.encode_batch(texts) == reference_ids(reference, texts)

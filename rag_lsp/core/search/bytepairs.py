@@ -26,18 +26,29 @@ letters, a run of punctuation, one digit or one CJK character), and each
 piece is merged on its own; pieces repeat (``self``, ``return``, indentation,
 ``(``), so each piece's ids are remembered and a piece seen before costs one
 lookup.
+
+Reading the file's merges into these tables is a tenth of a second in Python,
+most of a warm start's model loading: for a file with a ``.tables.npz`` beside
+it (written by ``python -m rag_lsp.core.search.bytepairs TOKENIZER_JSON``, as the
+default model's is), the tables are read from it instead, once its SHA-256 of
+the file says it was made from this very file; else the file is read whole.
 """
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import itertools
 import json
 import operator
 import re
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Callable
+
+import numpy
+import orjson
 
 # Llama's mark for a space, which its normalizer writes.
 SPACE_MARK = "\u2581"
@@ -117,14 +128,21 @@ class BytePairTokenizer:
         self._symbols_of: dict[str, list[int]] = {}
         self._memo: dict[str, list[int]] = {}
         self._memo_lock = threading.Lock()
+        # What the tables file keeps beside the tables (see tables).
+        self._spec: dict[str, Any] = {}
 
     @classmethod
     def from_file(cls, path: Path) -> BytePairTokenizer:
         """The tokenizer of a ``tokenizer.json``: OSError if it cannot be read,
         ValueError if it is not a tokenizer, Unsupported if it is one of a kind
-        this module does not read."""
+        this module does not read. Its tables are read from the tables file
+        beside it when that was made from this very file (see tables_path)."""
+        data = Path(path).read_bytes()
+        made = _from_tables_of(Path(path), data)
+        if made is not None:
+            return made
         try:
-            value = json.loads(Path(path).read_text(encoding="utf-8"))
+            value = json.loads(data.decode("utf-8"))
         except RecursionError:
             raise ValueError("it is nested too deep") from None
         except UnicodeDecodeError:
@@ -155,7 +173,7 @@ class BytePairTokenizer:
         unk_token = model.get("unk_token")
         if unk_token is not None and not isinstance(unk_token, str):
             raise ValueError("its unknown token is not a string")
-        return cls(
+        made = cls(
             vocab,
             _merges(model.get("merges", [])),
             unk_token=unk_token,
@@ -165,6 +183,59 @@ class BytePairTokenizer:
             normalizers=_normalizers(value.get("normalizer")),
             added_tokens=_added_tokens(value.get("added_tokens") or []),
         )
+        made._spec = {"normalizer": value.get("normalizer"), "added_tokens": value.get("added_tokens") or []}
+        return made
+
+    # ------------------------------------------------------------ tables
+
+    def tables(self, source: bytes) -> dict[str, numpy.ndarray]:
+        """What :func:`from_tables` makes this tokenizer again from, for the
+        tables file of the ``tokenizer.json`` whose bytes are ``source``: numpy
+        arrays only, read back without unpickling anything."""
+        tokens = list(self._vocab)
+        meta = {
+            "source_sha256": hashlib.sha256(source).hexdigest(),
+            "tokens": tokens,
+            "unk_token": self.unk_token,
+            "fuse_unk": self._fuse_unk,
+            "ignore_merges": self._ignore_merges,
+            "byte_ids": self._byte_ids,
+            "stride": self._stride,
+            "pieces": self._pieces.pattern if self._pieces is not None else None,
+            **self._spec,
+        }
+        return {
+            "meta": numpy.array(orjson.dumps(meta).decode("utf-8")),
+            "ids": numpy.fromiter(self._vocab.values(), dtype=numpy.int64, count=len(tokens)),
+            "pairs": numpy.fromiter(self._ranks, dtype=numpy.int64, count=len(self._ranks)),
+            "ranks": numpy.fromiter(self._ranks.values(), dtype=numpy.int64, count=len(self._ranks)),
+        }
+
+    @classmethod
+    def from_tables(cls, arrays: Any) -> BytePairTokenizer:
+        """The tokenizer :meth:`tables` were taken of."""
+        meta = orjson.loads(str(arrays["meta"][()]))
+        made = cls.__new__(cls)
+        made._vocab = dict(zip(meta["tokens"], arrays["ids"].tolist()))
+        made._normalizers = _normalizers(meta["normalizer"])
+        made._added_ids = _added_tokens(meta["added_tokens"])
+        made._added = None
+        if made._added_ids:
+            longest_first = sorted(made._added_ids, key=len, reverse=True)
+            made._added = re.compile("|".join(map(re.escape, longest_first)))
+        made.unk_token = meta["unk_token"]
+        made._unk_id = made._vocab[made.unk_token] if made.unk_token is not None else None
+        made._fuse_unk = meta["fuse_unk"]
+        made._ignore_merges = meta["ignore_merges"]
+        made._byte_ids = meta["byte_ids"]
+        made._stride = meta["stride"]
+        made._ranks = dict(zip(arrays["pairs"].tolist(), arrays["ranks"].tolist()))
+        made._pieces = re.compile(meta["pieces"], re.DOTALL) if meta["pieces"] is not None else None
+        made._symbols_of = {}
+        made._memo = {}
+        made._memo_lock = threading.Lock()
+        made._spec = {"normalizer": meta["normalizer"], "added_tokens": meta["added_tokens"]}
+        return made
 
     # ------------------------------------------------------------ lookups
 
@@ -361,11 +432,47 @@ def _cutting(
     members: dict[str, list[str]] = {}
     for character in list(group):
         members.setdefault(root(character), []).append(character)
-    runs = ["[" + "".join(map(re.escape, sorted(chars))) + "]+" for chars in sorted(members.values(), key=len, reverse=True)]
+    # The largest groups first, alike ones in the order of their characters: the
+    # same pattern in every process (the groups are disjoint, so their order
+    # changes no piece, but the tables file keeps the pattern's text).
+    groups = sorted((sorted(chars) for chars in members.values()), key=lambda chars: (-len(chars), chars))
+    runs = ["[" + "".join(map(re.escape, chars)) + "]+" for chars in groups]
     pieces = re.compile(f"{SPACE_MARK}*(?:{'|'.join(runs + ['.'])})", re.DOTALL)
     if any(len(pieces.findall(pair)) != 1 for pair in pairs):
         return None  # a merged token holds "▁" after another character
     return pieces
+
+
+def tables_path(tokenizer: Path) -> Path:
+    """The tables file of a ``tokenizer.json`` (see BytePairTokenizer.tables)."""
+    return tokenizer.with_name(tokenizer.stem + ".tables.npz")
+
+
+def _from_tables_of(tokenizer: Path, source: bytes) -> BytePairTokenizer | None:
+    """The tokenizer from the tables file beside ``tokenizer`` (its bytes are
+    ``source``), when there is one made from these very bytes; None otherwise
+    (no tables file, a stale or damaged one: the file itself is read)."""
+    tables = tables_path(tokenizer)
+    if not tables.is_file():
+        return None
+    try:
+        with numpy.load(tables, allow_pickle=False) as arrays:
+            meta = orjson.loads(str(arrays["meta"][()]))
+            if meta.get("source_sha256") != hashlib.sha256(source).hexdigest():
+                return None
+            return BytePairTokenizer.from_tables(arrays)
+    except (OSError, ValueError, KeyError, TypeError, orjson.JSONDecodeError, re.error):
+        return None
+
+
+def write_tables(tokenizer: Path) -> Path:
+    """Write the tables file of ``tokenizer`` (see BytePairTokenizer.tables); its path."""
+    source = tokenizer.read_bytes()
+    made = BytePairTokenizer.from_json(json.loads(source.decode("utf-8")))
+    target = tables_path(tokenizer)
+    with open(target, "wb") as out:
+        numpy.savez_compressed(out, **made.tables(source))
+    return target
 
 
 def _merges(value: Any) -> tuple[list[str], list[str]]:
@@ -427,3 +534,8 @@ def _added_tokens(value: Any) -> dict[str, int]:
         if token["content"]:
             added[token["content"]] = token["id"]
     return added
+
+
+if __name__ == "__main__":
+    for argument in sys.argv[1:]:
+        print(f"wrote {write_tables(Path(argument))}")
