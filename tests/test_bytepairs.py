@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_lsp.core.search import embedding
-from rag_lsp.core.search.bytepairs import BytePairTokenizer, Unsupported, tables_path, write_tables
+from rag_lsp.core.search.bytepairs import BytePairTokenizer, Unsupported, tables_of, tables_path, write_tables
 from tinymodel import write_model
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -238,7 +238,7 @@ def test_the_packaged_tables_are_those_of_the_packaged_tokenizer() -> None:
     that file gives; after a change to the tokenizer file, run the command in the message."""
     tokenizer = embedding.wordllama_files().tokenizer
     source = tokenizer.read_bytes()
-    fresh = BytePairTokenizer.from_json(json.loads(source.decode("utf-8"))).tables(source)
+    fresh = tables_of(json.loads(source.decode("utf-8")), source)
     with numpy.load(tables_path(tokenizer), allow_pickle=False) as packaged:
         assert sorted(packaged.files) == sorted(fresh)
         stale = [name for name in fresh if not numpy.array_equal(packaged[name], fresh[name])]
@@ -246,16 +246,17 @@ def test_the_packaged_tables_are_those_of_the_packaged_tokenizer() -> None:
 
 
 def test_a_tokenizer_read_from_its_tables_is_the_one_read_from_its_file(model) -> None:
-    """The tables give the tokenizer reading the file gives: the same vocabulary, cutting and ids."""
+    """The tables give the tokenizer reading the file gives: the same vocabulary, ranks, cutting and ids."""
     tokenizer = embedding.wordllama_files().tokenizer
     from_tables = BytePairTokenizer.from_file(tokenizer)
     from_json = BytePairTokenizer.from_json(json.loads(tokenizer.read_text(encoding="utf-8")))
     assert from_tables.get_vocab() == from_json.get_vocab() and from_tables.cuts and from_json.cuts
+    assert from_tables._ranks == from_json._ranks and from_tables._pieces.pattern == from_json._pieces.pattern
     texts = [path.read_text(encoding="utf-8") for path in sorted((REPOSITORY / "docs").glob("*.md"))] + ["héllo wörld 中文 🎉\t\n  x", ""]
     assert from_tables.encode_batch(texts) == from_json.encode_batch(texts)
 
 
-@pytest.mark.parametrize("damage", ["other-bytes", "not-an-archive", "no-meta"])
+@pytest.mark.parametrize("damage", ["other-bytes", "not-an-archive", "no-meta", "ids-past-the-vocabulary"])
 def test_tables_made_from_other_bytes_or_damaged_are_not_used(tmp_path: Path, damage: str) -> None:
     """Tables beside a tokenizer file are used only when made from its very bytes: stale or damaged ones
     are passed over, and the file itself is read (the same ids as the tokenizers package gives)."""
@@ -268,9 +269,27 @@ def test_tables_made_from_other_bytes_or_damaged_are_not_used(tmp_path: Path, da
         tokenizer.write_text(json.dumps(json.loads(packaged.read_text(encoding="utf-8")), indent=1), encoding="utf-8")
     elif damage == "not-an-archive":
         tables_path(tokenizer).write_bytes(b"not an archive")
-    else:
+    elif damage == "no-meta":
         numpy.savez(tables_path(tokenizer), ids=numpy.arange(3))
+    else:
+        with numpy.load(tables_path(tokenizer), allow_pickle=False) as arrays:
+            kept = {name: arrays[name] for name in arrays.files}
+        kept["left"] = kept["left"] + 10**6
+        numpy.savez(tables_path(tokenizer), **kept)
     read = BytePairTokenizer.from_file(tokenizer)
     reference = tokenizers.Tokenizer.from_file(str(packaged))
     texts = ["how does the gateway approve a request", "naïve café — 中文 🎉"]
     assert read.encode_batch(texts) == reference_ids(reference, texts)
+
+
+def test_the_packaged_tokenizer_is_read_from_its_tables_without_its_merges(monkeypatch: pytest.MonkeyPatch, reference) -> None:
+    """Where the tables fit, the merges of the file are not read at all (the slow part of reading it)."""
+    from rag_lsp.core.search import bytepairs
+
+    def merges_read(value):
+        raise AssertionError("the merges were read from the file")
+
+    monkeypatch.setattr(bytepairs, "_merges", merges_read)
+    tokenizer = BytePairTokenizer.from_file(embedding.wordllama_files().tokenizer)
+    texts = ["how does the gateway approve a request", "naïve café — 中文 🎉"]
+    assert tokenizer.cuts and tokenizer.encode_batch(texts) == reference_ids(reference, texts)

@@ -62,6 +62,10 @@ find "$libs" -type f \( -name '*.h' -o -name '*.a' -o -name '*.pxd' -o -name '*.
 # numpy's build tools (numpy.distutils, f2py: they write and compile extension
 # modules, and numpy imports them only when asked for by name).
 rm -rf "$libs/numpy/distutils" "$libs/numpy/f2py" "$libs/numpy/_pyinstaller" "$libs/numpy/random/_examples"
+# numpy's extension modules that only its test suite imports (none of numpy's
+# own modules does, numpy.testing's table printer aside).
+rm -f "$libs"/numpy/_core/_simd.* "$libs"/numpy/_core/_multiarray_tests.* "$libs"/numpy/_core/_umath_tests.* \
+  "$libs"/numpy/_core/_rational_tests.* "$libs"/numpy/_core/_struct_ufunc_tests.* "$libs"/numpy/_core/_operand_flag_tests.*
 # The Linux builds' shared libraries without the symbols that only debuggers
 # read (the dynamic ones the loader needs stay); not those that auditwheel
 # rewrote with patchelf (in a *.libs folder, or given a search path), which

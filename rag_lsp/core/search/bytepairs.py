@@ -27,11 +27,12 @@ piece is merged on its own; pieces repeat (``self``, ``return``, indentation,
 ``(``), so each piece's ids are remembered and a piece seen before costs one
 lookup.
 
-Reading the file's merges into these tables is a tenth of a second in Python,
-most of a warm start's model loading: for a file with a ``.tables.npz`` beside
-it (written by ``python -m rag_lsp.core.search.bytepairs TOKENIZER_JSON``, as the
-default model's is), the tables are read from it instead, once its SHA-256 of
-the file says it was made from this very file; else the file is read whole.
+Turning the file's merges into the table of ranks and finding how to cut texts
+is a tenth of a second in Python, most of a warm start's model loading: for a
+file with a ``.tables.npz`` beside it (written by ``python -m
+rag_lsp.core.search.bytepairs TOKENIZER_JSON``, as the default model's is), the
+merges are read from it as arrays of token ids, with the cutting, once its
+SHA-256 of the file says it was made from this very file.
 """
 
 from __future__ import annotations
@@ -87,7 +88,10 @@ class BytePairTokenizer:
         ignore_merges: bool = False,
         normalizers: list[Callable[[str], str]] | None = None,
         added_tokens: dict[str, int] | None = None,
+        tables: Any = None,
     ) -> None:
+        """``tables``: the arrays of a tables file made from the same file (see
+        write_tables), which stand for ``merges``."""
         self._vocab = vocab
         self._normalizers = normalizers or []
         self._added_ids = dict(added_tokens or {})
@@ -109,6 +113,12 @@ class BytePairTokenizer:
         # merged id (so the lower rank is the lower number); a pair listed twice
         # keeps its last rank, as the library's map does.
         self._stride = stride = max(vocab.values(), default=0) + 1
+        if tables is not None:
+            self._ranks, self._pieces = _from_arrays(tables, stride)
+            self._symbols_of: dict[str, list[int]] = {}
+            self._memo: dict[str, list[int]] = {}
+            self._memo_lock = threading.Lock()
+            return
         lefts, rights = merges
         made = list(map(operator.add, lefts, rights))
         left_ids, right_ids, made_ids = (list(map(vocab.get, tokens)) for tokens in (lefts, rights, made))
@@ -128,8 +138,6 @@ class BytePairTokenizer:
         self._symbols_of: dict[str, list[int]] = {}
         self._memo: dict[str, list[int]] = {}
         self._memo_lock = threading.Lock()
-        # What the tables file keeps beside the tables (see tables).
-        self._spec: dict[str, Any] = {}
 
     @classmethod
     def from_file(cls, path: Path) -> BytePairTokenizer:
@@ -138,9 +146,12 @@ class BytePairTokenizer:
         this module does not read. Its tables are read from the tables file
         beside it when that was made from this very file (see tables_path)."""
         data = Path(path).read_bytes()
-        made = _from_tables_of(Path(path), data)
-        if made is not None:
-            return made
+        tables = _tables_of(Path(path), data)
+        if tables is not None:
+            try:
+                return cls.from_json(orjson.loads(data), tables)
+            except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, re.error):
+                pass  # tables that do not fit: the file is read as if there were none
         try:
             value = json.loads(data.decode("utf-8"))
         except RecursionError:
@@ -150,7 +161,9 @@ class BytePairTokenizer:
         return cls.from_json(value)
 
     @classmethod
-    def from_json(cls, value: Any) -> BytePairTokenizer:
+    def from_json(cls, value: Any, tables: Any = None) -> BytePairTokenizer:
+        """The tokenizer of a ``tokenizer.json``'s value; ``tables``: the arrays of
+        its tables file, which stand for its merges (see write_tables)."""
         if not isinstance(value, dict):
             raise ValueError("it is not a JSON object")
         model = value.get("model")
@@ -173,71 +186,17 @@ class BytePairTokenizer:
         unk_token = model.get("unk_token")
         if unk_token is not None and not isinstance(unk_token, str):
             raise ValueError("its unknown token is not a string")
-        made = cls(
+        return cls(
             vocab,
-            _merges(model.get("merges", [])),
+            _merges(model.get("merges", [])) if tables is None else ([], []),
             unk_token=unk_token,
             fuse_unk=bool(model.get("fuse_unk", False)),
             byte_fallback=bool(model.get("byte_fallback", False)),
             ignore_merges=bool(model.get("ignore_merges", False)),
             normalizers=_normalizers(value.get("normalizer")),
             added_tokens=_added_tokens(value.get("added_tokens") or []),
+            tables=tables,
         )
-        made._spec = {"normalizer": value.get("normalizer"), "added_tokens": value.get("added_tokens") or []}
-        return made
-
-    # ------------------------------------------------------------ tables
-
-    def tables(self, source: bytes) -> dict[str, numpy.ndarray]:
-        """What :func:`from_tables` makes this tokenizer again from, for the
-        tables file of the ``tokenizer.json`` whose bytes are ``source``: numpy
-        arrays only, read back without unpickling anything."""
-        tokens = list(self._vocab)
-        meta = {
-            "source_sha256": hashlib.sha256(source).hexdigest(),
-            "tokens": tokens,
-            "unk_token": self.unk_token,
-            "fuse_unk": self._fuse_unk,
-            "ignore_merges": self._ignore_merges,
-            "byte_ids": self._byte_ids,
-            "stride": self._stride,
-            "pieces": self._pieces.pattern if self._pieces is not None else None,
-            **self._spec,
-        }
-        return {
-            "meta": numpy.array(orjson.dumps(meta).decode("utf-8")),
-            "ids": numpy.fromiter(self._vocab.values(), dtype=numpy.int64, count=len(tokens)),
-            "pairs": numpy.fromiter(self._ranks, dtype=numpy.int64, count=len(self._ranks)),
-            "ranks": numpy.fromiter(self._ranks.values(), dtype=numpy.int64, count=len(self._ranks)),
-        }
-
-    @classmethod
-    def from_tables(cls, arrays: Any) -> BytePairTokenizer:
-        """The tokenizer :meth:`tables` were taken of."""
-        meta = orjson.loads(str(arrays["meta"][()]))
-        made = cls.__new__(cls)
-        made._vocab = dict(zip(meta["tokens"], arrays["ids"].tolist()))
-        made._normalizers = _normalizers(meta["normalizer"])
-        made._added_ids = _added_tokens(meta["added_tokens"])
-        made._added = None
-        if made._added_ids:
-            longest_first = sorted(made._added_ids, key=len, reverse=True)
-            made._added = re.compile("|".join(map(re.escape, longest_first)))
-        made.unk_token = meta["unk_token"]
-        made._unk_id = made._vocab[made.unk_token] if made.unk_token is not None else None
-        made._fuse_unk = meta["fuse_unk"]
-        made._ignore_merges = meta["ignore_merges"]
-        made._byte_ids = meta["byte_ids"]
-        made._stride = meta["stride"]
-        made._ranks = dict(zip(arrays["pairs"].tolist(), arrays["ranks"].tolist()))
-        made._pieces = re.compile(meta["pieces"], re.DOTALL) if meta["pieces"] is not None else None
-        made._symbols_of = {}
-        made._memo = {}
-        made._memo_lock = threading.Lock()
-        made._spec = {"normalizer": meta["normalizer"], "added_tokens": meta["added_tokens"]}
-        return made
-
-    # ------------------------------------------------------------ lookups
 
     def token_to_id(self, token: str) -> int | None:
         found = self._added_ids.get(token)
@@ -444,12 +403,40 @@ def _cutting(
 
 
 def tables_path(tokenizer: Path) -> Path:
-    """The tables file of a ``tokenizer.json`` (see BytePairTokenizer.tables)."""
+    """The tables file of a ``tokenizer.json`` (see write_tables)."""
     return tokenizer.with_name(tokenizer.stem + ".tables.npz")
 
 
-def _from_tables_of(tokenizer: Path, source: bytes) -> BytePairTokenizer | None:
-    """The tokenizer from the tables file beside ``tokenizer`` (its bytes are
+def tables_of(value: Any, source: bytes) -> dict[str, numpy.ndarray]:
+    """The tables of a ``tokenizer.json`` (its bytes ``source``, its value
+    ``value``): each merge's left, right and made token ids (the made ones as
+    steps from the one before, which compress to nearly nothing), how texts are
+    cut, and the file's SHA-256. Numpy arrays only, read back without
+    unpickling anything."""
+    made = BytePairTokenizer.from_json(value)
+    vocab = value["model"]["vocab"]
+    lefts, rights = _merges(value["model"].get("merges", []))
+    ids = [numpy.fromiter(map(vocab.__getitem__, tokens), dtype=numpy.int64, count=len(lefts)) for tokens in (lefts, rights, list(map(operator.add, lefts, rights)))]
+    meta = {"source_sha256": hashlib.sha256(source).hexdigest(), "pieces": made._pieces.pattern if made._pieces is not None else None}
+    return {
+        "meta": numpy.array(orjson.dumps(meta).decode("utf-8")),
+        "left": ids[0].astype(numpy.int32),
+        "right": ids[1].astype(numpy.int32),
+        "made_steps": numpy.diff(ids[2], prepend=0).astype(numpy.int32),
+    }
+
+
+def write_tables(tokenizer: Path) -> Path:
+    """Write the tables file of ``tokenizer`` (see tables_of); its path."""
+    source = tokenizer.read_bytes()
+    target = tables_path(tokenizer)
+    with open(target, "wb") as out:
+        numpy.savez_compressed(out, **tables_of(json.loads(source.decode("utf-8")), source))
+    return target
+
+
+def _tables_of(tokenizer: Path, source: bytes) -> dict[str, Any] | None:
+    """The arrays of the tables file beside ``tokenizer`` (its bytes are
     ``source``), when there is one made from these very bytes; None otherwise
     (no tables file, a stale or damaged one: the file itself is read)."""
     tables = tables_path(tokenizer)
@@ -457,22 +444,25 @@ def _from_tables_of(tokenizer: Path, source: bytes) -> BytePairTokenizer | None:
         return None
     try:
         with numpy.load(tables, allow_pickle=False) as arrays:
-            meta = orjson.loads(str(arrays["meta"][()]))
-            if meta.get("source_sha256") != hashlib.sha256(source).hexdigest():
-                return None
-            return BytePairTokenizer.from_tables(arrays)
-    except (OSError, ValueError, KeyError, TypeError, orjson.JSONDecodeError, re.error):
+            read = {name: arrays[name] for name in ("meta", "left", "right", "made_steps")}
+        read["meta"] = orjson.loads(str(read["meta"][()]))
+    except (OSError, ValueError, KeyError, TypeError, orjson.JSONDecodeError):
         return None
+    return read if read["meta"].get("source_sha256") == hashlib.sha256(source).hexdigest() else None
 
 
-def write_tables(tokenizer: Path) -> Path:
-    """Write the tables file of ``tokenizer`` (see BytePairTokenizer.tables); its path."""
-    source = tokenizer.read_bytes()
-    made = BytePairTokenizer.from_json(json.loads(source.decode("utf-8")))
-    target = tables_path(tokenizer)
-    with open(target, "wb") as out:
-        numpy.savez_compressed(out, **made.tables(source))
-    return target
+def _from_arrays(tables: dict[str, Any], stride: int) -> tuple[dict[int, int], re.Pattern[str] | None]:
+    """The table of ranks and the cutting of a tokenizer, from its tables
+    (see tables_of): as BytePairTokenizer.__init__ makes them from the merges."""
+    left, right, steps = (numpy.asarray(tables[name], dtype=numpy.int64) for name in ("left", "right", "made_steps"))
+    if not (len(left) == len(right) == len(steps)) or (len(left) and (min(left.min(), right.min()) < 0 or max(left.max(), right.max()) >= stride)):
+        raise ValueError("its tables are not of its vocabulary")
+    made = numpy.cumsum(steps)
+    if len(made) and (made.min() < 0 or made.max() >= stride):
+        raise ValueError("its tables are not of its vocabulary")
+    ranks = dict(zip((left * stride + right).tolist(), (numpy.arange(len(made), dtype=numpy.int64) * stride + made).tolist()))
+    pattern = tables["meta"]["pieces"]
+    return ranks, re.compile(pattern, re.DOTALL) if pattern is not None else None
 
 
 def _merges(value: Any) -> tuple[list[str], list[str]]:
