@@ -2,4 +2,7 @@
 
 from .cli import entry
 
-entry()
+# Guarded: a process this one spawns (the tokenizer's, see
+# core.search.embedding) imports the main module again and must not run it.
+if __name__ == "__main__":
+    entry()
