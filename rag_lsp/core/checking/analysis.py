@@ -89,7 +89,7 @@ class Analysis:
         """:meth:`expect_large` when one of ``discovered`` (a workspace's files
         by kind) is a dataset of ``LARGE_DATASET_BYTES`` or more; whether one is."""
         for relative, kind in discovered.items():
-            if kind == DATASET_FILE and _size_at_least(workspace, relative, LARGE_DATASET_BYTES):
+            if kind == DATASET_FILE and _dataset_size(workspace, relative) >= LARGE_DATASET_BYTES:
                 self.expect_large()
                 return True
         return False
@@ -111,20 +111,16 @@ class Analysis:
         (the row shape its suites are checked against), so the suites that read
         it do not read it again."""
         files = list(files)
-        large = [index for index, (workspace, relative, kind) in enumerate(files) if _is_dataset_of(workspace, relative, kind, SHARED_FROM_BYTES)]
-        if not large:
+        sizes = [_dataset_size(workspace, relative) if kind == DATASET_FILE else 0 for workspace, relative, kind in files]
+        if not any(size >= SHARED_FROM_BYTES for size in sizes):
             self.idle()
         found: dict[int, list[Finding]] = {}
-        for index, (workspace, relative, kind) in enumerate(files):
-            if _is_dataset_of(workspace, relative, kind, MODELLED_FROM_BYTES):
-                model = self._read_from_disk(workspace, relative, shared=index in large)
+        for index, ((workspace, relative, _), size) in enumerate(zip(files, sizes)):
+            if size >= MODELLED_FROM_BYTES:
+                model = self._read_from_disk(workspace, relative, shared=size >= SHARED_FROM_BYTES)
                 if model is not None:
                     found[index] = model.findings()
         return [found[index] if index in found else analyze_file(workspace, relative, kind) for index, (workspace, relative, kind) in enumerate(files)]
-
-    def check_file(self, workspace: Workspace, relative: str, kind: str | None = None) -> list[Finding]:
-        """Every finding of one file, as :meth:`check` gives it."""
-        return self.check([(workspace, relative, kind)])[0]
 
     def findings_in_one_go(self, workspace: Workspace, relative: str) -> list[Finding]:
         """Every finding of a file analysed in one go, with no model: a file an
@@ -153,12 +149,9 @@ class Analysis:
         return model
 
 
-def _is_dataset_of(workspace: Workspace, relative: str, kind: str | None, least: int) -> bool:
-    return kind == DATASET_FILE and _size_at_least(workspace, relative, least)
-
-
-def _size_at_least(workspace: Workspace, relative: str, least: int) -> bool:
+def _dataset_size(workspace: Workspace, relative: str) -> int:
+    """The size of a dataset on disk; 0 for one gone since it was listed (its check says so)."""
     try:
-        return workspace.absolute(relative).stat().st_size >= least
-    except (OSError, ValueError):  # gone since it was listed: its check says so
-        return False
+        return workspace.absolute(relative).stat().st_size
+    except (OSError, ValueError):
+        return 0
