@@ -212,24 +212,52 @@ class RowsContext:
 
     @cached_property
     def _off_by_form(self) -> tuple[list[tuple[RowContext, list[Any]]], list[tuple[RowContext, list[Any]]]]:
-        searched = self.workspace.searched_files(self.use)
-        # A value's normal form, once per workspace: a dataset lists each path many times.
-        normal_forms = self.workspace.memo("normal forms")
+        off = self.expected_off_the_files
+        if not off:
+            return [], []
+        reachable = self._reachable_values(off)
+        if reachable is None:  # a value that cannot be in a set (an object): case by case
+            return self._off_by_form_one_by_one(off)
+        # Each case in one search in C: a dataset written by another tool lists
+        # hundreds of thousands of values, every one written otherwise.
+        superset = reachable.issuperset
         otherwise: list[tuple[RowContext, list[Any]]] = []
         missing: list[tuple[RowContext, list[Any]]] = []
-        for pair in self.expected_off_the_files:
-            for value in pair[1]:
-                if type(value) is not str:
-                    missing.append(pair)
-                    break
-                normal = normal_forms.get(value, _UNSEEN)
-                if normal is _UNSEEN:
-                    normal = normal_forms[value] = normalize_relative(value)
-                if normal not in searched:
-                    missing.append(pair)
-                    break
-            else:
+        for pair in off:
+            (otherwise if superset(pair[1]) else missing).append(pair)
+        return otherwise, missing
+
+    def _reachable_values(self, off: list[tuple[RowContext, list[Any]]]) -> set[Any] | None:
+        """The values, as written, whose normal form is a file the targets may
+        return, among those seen so far in the workspace (kept with its other
+        facts): each distinct value is normalized once. None when a value of
+        ``off`` cannot be in a set."""
+        searched = self.workspace.searched_files(self.use)
+        known = self.workspace.memo("values by reach")
+        entry = known.get(self.use.builtin_corpora)
+        if entry is None or entry[0] is not searched:
+            entry = known[self.use.builtin_corpora] = (searched, set(searched), set())
+        _, reachable, unreachable = entry
+        try:
+            values = set().union(*(relevant for _, relevant in off))
+        except TypeError:
+            return None
+        for value in values.difference(reachable, unreachable):
+            normal = normalize_relative(value) if type(value) is str else None
+            (reachable if normal is not None and normal in searched else unreachable).add(value)
+        return reachable
+
+    def _off_by_form_one_by_one(
+        self, off: list[tuple[RowContext, list[Any]]]
+    ) -> tuple[list[tuple[RowContext, list[Any]]], list[tuple[RowContext, list[Any]]]]:
+        searched = self.workspace.searched_files(self.use)
+        otherwise: list[tuple[RowContext, list[Any]]] = []
+        missing: list[tuple[RowContext, list[Any]]] = []
+        for pair in off:
+            if all(type(value) is str and normalize_relative(value) in searched for value in pair[1]):
                 otherwise.append(pair)
+            else:
+                missing.append(pair)
         return otherwise, missing
 
     @cached_property
@@ -241,8 +269,11 @@ class RowsContext:
         normal form (its normal form is one), so only the other cases are searched."""
         files = self.workspace.normal_file_set()
         values = [value for _, relevant in self.missing_expected for value in relevant if type(value) is str and value not in files]
-        otherwise = {value for _, relevant in self.written_otherwise for value in relevant if value not in files}
-        return not_normal_among(values) | otherwise if otherwise else not_normal_among(values)
+        written_otherwise = self.written_otherwise
+        if not written_otherwise:
+            return not_normal_among(values)
+        otherwise = set().union(*(relevant for _, relevant in written_otherwise)).difference(files)
+        return not_normal_among(values) | otherwise
 
     @cached_property
     def paths(self) -> tuple[PathTally, tuple[RowContext, int] | None]:

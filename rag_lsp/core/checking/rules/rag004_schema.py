@@ -48,7 +48,7 @@ from typing import Any, NamedTuple
 
 from ...reading.findings import Severity
 from ...workspace.manifests import GDI_TEXT, RAG_CASE
-from ...workspace.rowschema import case_checker_serving, checker_without, json_types, non_finite_message, plain_types_at, required_keys, row_checker, row_issues
+from ...workspace.rowschema import case_checker_serving, checker_tolerating, checker_without, json_types, non_finite_message, plain_types_at, required_keys, row_checker, row_issues
 from ...reading.schemacheck import non_finite_issues, schema_issues, validator_for
 from . import ROW, SUITE, SUITE_FILE, TARGETS, YAML, rule_of
 from ._suite import closest, did_you_mean, rename_fixes
@@ -194,34 +194,65 @@ def row_schema(rows):
     for start in range(0, len(rows.rows), _VALIDATED_TOGETHER):
         group = rows.rows[start : start + _VALIDATED_TOGETHER]
         # A row read by the standard decoder may hold a number read as infinity,
-        # which a schema may allow: such a row is always looked at (they are rare).
-        values = [
-            context.row.value
+        # which a schema may allow: such a row is always looked at (they are rare),
+        # as is a row that is no object of the file's shape. Neither sends the
+        # rest of its group to a call per row.
+        plain = [
+            context
             for context in group
             if type(context.row.value) is dict and context.row.shape in (None, default_shape) and not context.row.exact
         ]
-        if aside is not None and len(values) == len(group):
-            set_aside = aside.apply(group, rows)
-            if set_aside.all_valid():
-                continue
-            for number, context in enumerate(group):
-                if not set_aside.is_valid(number):
-                    passed = set_aside.counted[number]
-                    yield from _row_schema(context, rows.shape, rows, passed)
-                    if served:
-                        yield from _unserved_corpora(context, served, said, builtins, rows, passed)
+        if aside is not None:
+            yield from _group_setting_aside(aside, group, plain, rows, _UnservedCorpora(served, said, builtins))
+        else:
+            yield from _group(checker, group, plain, rows, _UnservedCorpora(served, said, builtins))
+
+
+class _UnservedCorpora(NamedTuple):
+    """What _unserved_corpora needs of the batch."""
+
+    served: Any
+    said: dict[str, str]
+    builtins: tuple[str, ...]
+
+    def findings(self, context, rows, passed=frozenset()):
+        if self.served:
+            yield from _unserved_corpora(context, self.served, self.said, self.builtins, rows, passed)
+
+
+def _group(checker, group, plain, rows, unserved: _UnservedCorpora):
+    """The findings of a group of rows, of which ``plain`` are objects of the file's shape."""
+    # Most rows are valid: one call into jsonschema-rs settles a group of them.
+    plain_valid = checker.all_valid([context.row.value for context in plain])
+    if plain_valid and len(plain) == len(group):
+        return
+    plain_ids = {id(context) for context in plain}
+    for context in group:
+        if id(context) in plain_ids and (plain_valid or checker.is_valid(context.row.value)):
             continue
-        # Most rows are valid: one call into jsonschema-rs settles a group of them.
-        if len(values) == len(group) and checker.all_valid(values):
+        yield from _row_schema(context, rows.shape, rows)
+        yield from unserved.findings(context, rows)
+
+
+def _group_setting_aside(aside: _SetAside, group, plain, rows, unserved: _UnservedCorpora):
+    """As _group, where causes are presumed to stand on most rows (see _SetAside)."""
+    if aside.counted_if_valid(plain, rows):
+        set_aside = None
+    else:
+        set_aside = aside.apply(plain, rows)
+        if set_aside.all_valid():
+            set_aside = None
+    if set_aside is None and len(plain) == len(group):
+        return
+    # Each plain row by its identity: what was set aside of it, and whether the rest is valid.
+    numbers = {id(context): number for number, context in enumerate(plain)}
+    for context in group:
+        number = numbers.get(id(context))
+        if number is not None and (set_aside is None or set_aside.is_valid(number)):
             continue
-        for context in group:
-            value = context.row.value
-            row = context.row
-            if type(value) is dict and row.shape in (None, default_shape) and not row.exact and checker.is_valid(value):
-                continue
-            yield from _row_schema(context, rows.shape, rows)
-            if served:
-                yield from _unserved_corpora(context, served, said, builtins, rows)
+        passed = set_aside.counted[number] if number is not None and set_aside is not None else frozenset()
+        yield from _row_schema(context, rows.shape, rows, passed)
+        yield from unserved.findings(context, rows, passed)
 
 
 class _SetAside(NamedTuple):
@@ -246,6 +277,8 @@ class _SetAside(NamedTuple):
     corpora: frozenset[str]
     checker: Any
     relaxed: Any
+    # The checker that tolerates all of the above (see checker_tolerating), or None.
+    tolerant: Any
 
     @classmethod
     def of(cls, systemic: frozenset[tuple[str, str]], checker, shape: str) -> _SetAside | None:
@@ -280,7 +313,50 @@ class _SetAside(NamedTuple):
             typed, required = [], []
         if not (keys or typed or required or corpora):
             return None
-        return cls(tuple(keys), tuple(typed), tuple(required), frozenset(corpora), checker, relaxed)
+        key_paths = tuple(path for path, _ in keys)
+        # Counting a row's causes on the row as it is (see counted_if_valid)
+        # needs each other path to lie outside the keys set aside.
+        inside_a_key = any(
+            other[: len(path)] == path for path in key_paths for other in [*(each[0] for each in typed), *(each[0] for each in required)]
+        )
+        tolerant = None if inside_a_key else checker_tolerating(
+            checker,
+            keys=key_paths,
+            typed=tuple((path, allowed) for path, _, allowed in typed),
+            optional=tuple((path, name) for path, _, (names, _) in required for name in names),
+            corpora=frozenset(corpora),
+        )
+        return cls(tuple(keys), tuple(typed), tuple(required), frozenset(corpora), checker, relaxed, tolerant)
+
+    def counted_if_valid(self, group, rows) -> bool:
+        """Whether every row of ``group`` is valid with what is set aside of it
+        tolerated, settled in one call; if so, its occurrences are counted, as
+        :meth:`apply` counts them, without a copy of any row."""
+        if self.tolerant is None or not self.tolerant.all_valid([context.row.value for context in group]):
+            return False
+        code = RULE.code
+        for context in group:
+            for cause in self._causes(context.row.value):
+                rows.passes_over(code, cause, context.line)
+        return True
+
+    def _causes(self, value: dict[str, Any]) -> list[str]:
+        """The causes set aside of a row, in the order apply counts them."""
+        causes: list[str] = []
+        for path, cause in self.keys:
+            holder = _object_at(value, path[:-1]) if len(path) > 1 else value
+            if holder is not None and path[-1] in holder:
+                causes.append(cause)
+        for path, cause, allowed in self.typed:
+            if _of_another_type(value, path, allowed):
+                causes.append(cause)
+        for path, cause, (names, reported) in self.required:
+            holder = _object_at(value, path)
+            if holder is not None and not all(name in holder for name in names):
+                causes += [cause] * sum(1 for name in reported if name not in holder)
+        if self.corpora:
+            causes += [f"corpus {corpus}" for corpus in _corpora_among(value, self.corpora)]
+        return causes
 
     def apply(self, group, rows) -> _SetAsideGroup:
         """``group`` (rows of objects) with what is set aside of each, counted."""
@@ -387,13 +463,11 @@ def _without_corpora(value: dict[str, Any], corpora: frozenset[str]) -> tuple[di
     """``value`` with the corpora of ``corpora`` out of its `input.corpora` (the
     key dropped when none is left: a list emptied here is not the empty list the
     builtin target refuses), and those taken out, once each."""
-    case_input = value.get("input")
-    listed = case_input.get("corpora") if type(case_input) is dict else None
-    if type(listed) is not list:
-        return value, []
-    taken = [corpus for corpus in listed if type(corpus) is str and corpus in corpora]
+    taken = _corpora_among(value, corpora)
     if not taken:
         return value, []
+    case_input = value["input"]
+    listed = case_input["corpora"]
     kept = [corpus for corpus in listed if not (type(corpus) is str and corpus in corpora)]
     changed_input = dict(case_input)
     if kept:
@@ -402,7 +476,16 @@ def _without_corpora(value: dict[str, Any], corpora: frozenset[str]) -> tuple[di
         del changed_input["corpora"]
     changed = dict(value)
     changed["input"] = changed_input
-    return changed, list(dict.fromkeys(taken))
+    return changed, taken
+
+
+def _corpora_among(value: dict[str, Any], corpora: frozenset[str]) -> list[str]:
+    """The corpora of ``corpora`` that a row's `input.corpora` names, once each."""
+    case_input = value.get("input")
+    listed = case_input.get("corpora") if type(case_input) is dict else None
+    if type(listed) is not list:
+        return []
+    return list(dict.fromkeys(corpus for corpus in listed if type(corpus) is str and corpus in corpora))
 
 
 def _unserved_corpora(context, served, said: dict[str, str], builtins: tuple[str, ...] = (), rows=None, passed=frozenset()):
