@@ -426,8 +426,7 @@ class DatasetModel:
             for number, found_here in unfinished.items():
                 # By the line's number in the batch, made on its line of the file.
                 found[first + number] = _Unfinished(found_here) if any(finding.unfinished is not None for finding in found_here) else found_here
-            for number, pairs in passed.items():
-                self._set_passed(first + number, pairs)
+            self._set_passed_many(passed, first)
             if looks:
                 read = read_lines(_Line, [lines[line - first] for line in looks], self.workspace.settings.max_line_bytes)
                 for number, row in read:
@@ -793,6 +792,24 @@ class DatasetModel:
             self._count_passed_pairs(before, -1)
         self._passed[line] = pairs
         self._count_passed_pairs(pairs, 1)
+
+    def _set_passed_many(self, passed: dict[int, Sequence[tuple[str, str]]], first: int = 0) -> None:
+        """Keep the occurrences passed over on each line of a batch (by its
+        number from ``first``), as _set_passed does one line at a time: a
+        dataset written by another tool passes some over on every line."""
+        if self._passed_totals is not None:  # counted already: each line's count changes
+            for number, pairs in passed.items():
+                self._set_passed(first + number, tuple(pairs))
+            return
+        table = self._pairs
+        store = self._passed
+        for number, pairs in passed.items():
+            key = tuple(pairs)
+            held = table.get(key)
+            if held is None:
+                held = self._interned(key)
+            store[first + number] = held
+        self._passed_changes += len(passed)
 
     def _first_passed_lines(self, key: tuple[str, str], count: int) -> list[int]:
         """The first ``count`` lines holding occurrences of ``key`` passed over."""
@@ -1192,8 +1209,7 @@ class DatasetModel:
             if tally:
                 for (_, row), (listed, absent) in zip(batch, context.path_tallies):
                     row.listed, row.absent = listed, absent
-            for line, pairs in passed_by_line(context.passed_over).items():
-                self._set_passed(line, pairs)
+            self._set_passed_many(context.passed_over)
         finally:
             for _, row in batch:
                 row.drop()
@@ -1422,7 +1438,7 @@ def screen_batch(
         else:
             codes[number] = LOOK
     alike: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
-    passed = {line - first: alike.setdefault(pairs, pairs) for line, pairs in passed_by_line(context.passed_over).items()}
+    passed = {line - first: alike.setdefault(key, key) for line, pairs in context.passed_over.items() if (key := tuple(pairs))}
     # The corpora each plain line asks to search, where it asks (rows alike share one tuple).
     asked: dict[tuple[str, ...], tuple[str, ...]] = {}
     corpora = {number: asked.setdefault(row.corpora, row.corpora) for number, row in rows if row.corpora and codes[number] != LOOK}
@@ -1492,12 +1508,6 @@ def _are_passed(passed: Any, codes: bytes, lines: int, systemic: frozenset[tuple
         return False
     alike = {id(pairs): pairs for pairs in passed.values()}.values()
     return all(type(pairs) is tuple and pairs and all(pair in systemic for pair in pairs) for pairs in alike)
-
-
-def passed_by_line(passed_over: dict[int, list[tuple[str, str]]]) -> dict[int, tuple[tuple[str, str], ...]]:
-    """The occurrences a check passed over (see RowsContext.passes_over), as the
-    (code, cause) pairs of each line's, by line."""
-    return {line: tuple(pairs) for line, pairs in passed_over.items()}
 
 
 def _are_plain_findings(number: Any, found: Any, codes: bytes, lines: int, path: str, first: int) -> bool:
