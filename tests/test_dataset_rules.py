@@ -15,12 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag_lsp.core.checking import incremental
+
 from rag_lsp.core.checking import rules as registry
 from rag_lsp.core.checking.analyze import analyze_file
 from rag_lsp.core.checking.datasetindex import RowGrouping
 from rag_lsp.core.reading.findings import Related, Severity
-from rag_lsp.core.checking.incremental import DatasetModel, screen_batch
+from rag_lsp.core.checking.incremental import DatasetModel
+from rag_lsp.core.checking.modelrows import ModelRow
+from rag_lsp.core.checking.screening import is_answer, screen_batch
 from rag_lsp.core.reading.sources import DiskSource, OverlaySource
 from rag_lsp.core.workspace.suitefacts import DatasetUse
 from rag_lsp.core.reading.text import Position
@@ -58,7 +60,7 @@ def with_the_rule(monkeypatch: pytest.MonkeyPatch):
     for cached in (registry.checks_for, registry.groupings, registry.whole_dataset_checks):
         cached.cache_clear()
     monkeypatch.setattr(registry, "all_rules", lambda: rules)
-    monkeypatch.setattr(incremental._Line, "kept_of", None)
+    monkeypatch.setattr(ModelRow, "kept_of", None)
     yield
     for cached in (registry.checks_for, registry.groupings, registry.whole_dataset_checks):
         cached.cache_clear()
@@ -138,5 +140,5 @@ def test_a_screening_sends_what_a_registered_grouping_keeps(tmp_path: Path, with
     workspace, _ = workspace_with(tmp_path, "\n".join(lines) + "\n")
     answer = screen_batch(workspace, DATASET, DatasetUse(), None, lines)
     assert answer[1] == [("a", "q1"), ("b", "q1")]
-    assert incremental._is_answer(answer, 2, DATASET, 0)
-    assert not incremental._is_answer((answer[0], [("a", 1), ("b", "q1")], *answer[2:]), 2, DATASET, 0)
+    assert is_answer(answer, 2, DATASET, 0)
+    assert not is_answer((answer[0], [("a", 1), ("b", "q1")], *answer[2:]), 2, DATASET, 0)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from rag_lsp.core.checking.incremental import _Line
+from rag_lsp.core.checking.modelrows import ModelRow
 from rag_lsp.core.reading.jsonrows import Row, _span_at, duplicate_key_spans
 from rag_lsp.core.reading.schemacheck import validator_for
 from rag_lsp.core.reading.text import LineIndex, Range, apply_edits, character_from_utf16, utf16_character
@@ -268,7 +268,7 @@ CASE_LINES = [
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", [Row, DatasetRow, _Line], ids=lambda kind: kind.__name__)
+@pytest.mark.parametrize("kind", [Row, DatasetRow, ModelRow], ids=lambda kind: kind.__name__)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=st.lists(written | st.sampled_from(TRICKY_LINES + CASE_LINES), min_size=1, max_size=700))
 @example(lines=['{"q": "\\u0022:"}', '{"a": 1, "a": 2}'])  # one row's extra ": cannot hide another's repeat

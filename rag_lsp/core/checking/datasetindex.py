@@ -35,7 +35,7 @@ class RowGrouping:
     than one row."""
 
     # The types of the values it keeps: a helper process's answer holding
-    # others is not believed (see incremental._is_answer).
+    # others is not believed (see screening.is_answer).
     kept_types: tuple[type, ...] = (str,)
 
     def value_of(self, value: dict[str, Any], shape: str | None) -> Hashable | None:

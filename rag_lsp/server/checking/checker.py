@@ -22,7 +22,8 @@ from pygls.protocol import default_converter
 from ...core.checking.analysis import Analysis
 from ...core.workspace.documents import document_relative, drop_closed, hold_text
 from ...core.reading.findings import Finding, shown_in_editor
-from ...core.checking.incremental import DatasetModel, ShownFindings
+from ...core.checking.incremental import DatasetModel
+from ...core.checking.shown import ShownFindings
 from ...core.workspace.config import CONFIG_PATHS
 from ...core.workspace.settings import EditorSettings
 from ...core.reading.text import LineIndex
