@@ -28,7 +28,8 @@ from ...core.workspace.settings import EditorSettings
 from ...core.reading.text import LineIndex
 from ...core.reading.sources import OverlaySource, lines_size, utf8_size
 from ... import collector
-from ...core.workspace.workspace import DATASET_FILE, find_root, read_workspace_config, settings_source, Workspace
+from ...core.workspace.roots import find_root, read_workspace_config, settings_source
+from ...core.workspace.workspace import DATASET_FILE, Workspace
 from ..base.convert import Positions, file_uri, finding_json, json_text as _json_text, split_at_line_numbers, wire_json
 from ..base.diagnostics import FileDiagnostics
 from ..base.document import Change
