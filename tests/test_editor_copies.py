@@ -22,7 +22,7 @@ import pytest
 
 from rag_lsp.core.workspace.files import glob_match
 from rag_lsp.core.workspace.settings import DEFAULT_DATASET_GLOBS, DEFAULT_MANIFEST_GLOBS, DEFAULT_SUITE_GLOBS
-from rag_lsp.core.workspace.workspace import find_root
+from rag_lsp.core.workspace.roots import find_root
 
 REPO = Path(__file__).resolve().parent.parent
 NVIM_PLUGIN = REPO / "editors" / "nvim"

@@ -20,7 +20,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..core.workspace.workspace import find_root
+from ..core.workspace.roots import find_root
 from .exits import EXIT_FINDINGS, EXIT_OK, UsageError
 
 

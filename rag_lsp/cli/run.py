@@ -44,7 +44,8 @@ from .. import collector
 from ..core.reading.findings import Severity
 from ..core.workspace.suitefacts import SuiteInfo
 from ..core.running.selection import suite_files_without_suites, suites_named_by_file, suites_under
-from ..core.workspace.workspace import SUITE_FILE, Workspace, find_root
+from ..core.workspace.roots import find_root
+from ..core.workspace.workspace import SUITE_FILE, Workspace
 from .exits import EXIT_FINDINGS, EXIT_OK, UsageError
 from .outcome import Run
 

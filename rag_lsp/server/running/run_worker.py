@@ -36,7 +36,8 @@ from ...core.workspace.settings import EditorSettings, Settings
 from ...core.workspace.suitefacts import SuiteInfo, TargetInfo
 from ...core.running.targets import TargetPool
 from ...core.reading.wording import counted
-from ...core.workspace.workspace import Workspace, read_workspace_config, settings_source
+from ...core.workspace.roots import read_workspace_config, settings_source
+from ...core.workspace.workspace import Workspace
 from ..base.uris import near
 from .run_commands import RUN_CASE, RunRequest
 from .run_marks import Placed, lines_of
