@@ -17,7 +17,7 @@ import orjson
 from lsprotocol import types
 from pygls.protocol import default_converter
 
-from ...core.checking.incremental import ShownFindings
+from ...core.checking.shown import ShownFindings
 from ...core.reading.findings import Finding
 from ..base.convert import Positions, finding_json, json_text as _json_text, split_at_line_numbers, wire_json
 
