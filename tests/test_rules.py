@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from rag_lsp.core.checking.analyze import analyze_file, analyze_workspace
-from rag_lsp.core.running.results import CASE_RESULT, KEYWORD_FALLBACK, THRESHOLD_FAILED, THRESHOLD_MET
+from rag_lsp.core.running.runner import CASE_RESULT, KEYWORD_FALLBACK, THRESHOLD_FAILED, THRESHOLD_MET
 from rag_lsp.core.workspace.codes import known_codes
 from rag_lsp.core.reading.findings import Severity
 from rag_lsp.core.checking.rules import agreeing, all_rules
