@@ -22,7 +22,7 @@ from rag_lsp.core.running.compare import (
     vs_baseline,
 )
 from rag_lsp.core.running.report import BaselineError, parse_report
-from rag_lsp.core.running.runner import CaseResult
+from rag_lsp.core.running.results import CaseResult
 
 
 def scores(recall: float, mrr: float = 1.0, precision: float = 0.5, retrieved: float = 4.0) -> dict:

@@ -22,7 +22,8 @@ from rag_lsp.core.running.marks import (
     suite_marks,
     suite_title,
 )
-from rag_lsp.core.running.runner import CaseResult, Runner
+from rag_lsp.core.running.results import CaseResult
+from rag_lsp.core.running.runner import Runner
 from rag_lsp.core.running.selection import suite_key
 from rag_lsp.core.running.targets import Hit
 from rag_lsp.core.workspace.workspace import Workspace

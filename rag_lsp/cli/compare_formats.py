@@ -30,7 +30,7 @@ from ..core.running.compare import (
     figure,
     signed,
 )
-from ..core.running.runner import describe_threshold
+from ..core.running.results import describe_threshold
 from ..core.running.scorer import RAG_METRICS, label
 from ..core.reading.wording import counted
 from .outcome import Run

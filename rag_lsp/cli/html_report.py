@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 import orjson
 
 from ..core.running.compare import COUNTER, describe_change, describe_significance
-from ..core.running.runner import SuiteResult, describe_threshold
+from ..core.running.results import SuiteResult, describe_threshold
 from ..core.running.scorer import MRR, RAG_METRICS, RECALL, label
 from .outcome import Run
 

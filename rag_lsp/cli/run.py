@@ -533,7 +533,8 @@ def execute(
     ``ks`` sweeps k (every case also scored at each); ``recordings`` receive every
     answer the targets give, and are written when the run ends (thrown away when
     it fails with an error)."""
-    from ..core.running.runner import CaseNotFound, Runner
+    from ..core.running.results import CaseNotFound
+    from ..core.running.runner import Runner
 
     run = Run()
     started = time.perf_counter()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .runner import CaseResult, describe_case
+from .results import CaseResult, describe_case
 
 
 # Hits listed by a case's hover.

@@ -37,7 +37,7 @@ from .compare import (
     vs_baseline,
 )
 from ..reading.findings import Severity
-from .runner import (
+from .results import (
     BROKEN_CASE,
     CASE_RESULT,
     HIT_AT_K,

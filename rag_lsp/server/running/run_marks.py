@@ -30,7 +30,7 @@ from ...core.reading.findings import Severity
 from ...core.running.case_hover import hover_markdown
 from ...core.running.line_marks import LineMarks
 from ...core.running.marks import CASE, Mark
-from ...core.running.runner import describe_case
+from ...core.running.results import describe_case
 from ...core.workspace.settings import Settings
 from ..base.convert import diagnostic_json, json_text, line_diagnostic, on_line, split_at_line_numbers
 from ..base.diagnostics import FileDiagnostics
