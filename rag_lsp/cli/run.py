@@ -276,7 +276,7 @@ def run_command(arguments: argparse.Namespace) -> int:
         for note in recordings.notes():
             print(f"rag-lsp: {note}", file=sys.stderr)
     if comparison is not None and arguments.compare_json:
-        from ..core.running.compare import report_json
+        from ..core.running.comparison import report_json
 
         from ..core.running.report import json_bytes
 
@@ -406,7 +406,7 @@ def _configured_baseline(selected: list[tuple[Workspace, SuiteInfo | str]]):
 
 def _direction(run: Run):
     """Each metric's direction from the manifests of the run's workspaces."""
-    from ..core.running.compare import COUNTER, default_direction, direction_from
+    from ..core.running.comparison import COUNTER, default_direction, direction_from
 
     known = [direction_from(workspace.manifests()) for workspace in {id(w): w for w, _ in run.results}.values()]
 

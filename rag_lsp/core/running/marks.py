@@ -22,14 +22,10 @@ from typing import Any, Callable, Iterable, Mapping
 
 
 from .case_hover import CaseRun
-from .compare import (
+from .compare import compare_case, compare_figures, compare_suite
+from .comparison import (
     CaseChange,
     Direction,
-    RunFigures,
-    SuiteFigures,
-    compare_case,
-    compare_figures,
-    compare_suite,
     default_direction,
     describe_hits,
     describe_significance,
@@ -37,6 +33,7 @@ from .compare import (
     vs_baseline,
 )
 from ..reading.findings import Severity
+from .report import RunFigures, SuiteFigures
 from .results import (
     BROKEN_CASE,
     CASE_RESULT,

@@ -26,7 +26,7 @@ from typing import Any, Callable
 from lsprotocol import types
 
 from ... import collector
-from ...core.running.compare import direction_from
+from ...core.running.comparison import direction_from
 from ...core.workspace.documents import document_relative, drop_closed, hold_text
 from ...core.running.report import BaselineError, RunFigures, load_baseline, suite_summary
 from ...core.running.marks import Baseline, case_id_of, case_marks, refusal_marks, suite_marks
