@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from workspaces import make_workspace
 
-from rag_lsp.core.running.runner import BROKEN_CASE, TARGET_FAILED, CaseNotFound, CaseResult, Runner, describe_case
+from rag_lsp.core.running.results import BROKEN_CASE, TARGET_FAILED, CaseNotFound, CaseResult, describe_case
+from rag_lsp.core.running.runner import Runner
 from rag_lsp.core.running.scorer import score_case
 from rag_lsp.core.running.targets import Hit
 from rag_lsp.core.workspace.workspace import Workspace

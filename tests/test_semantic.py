@@ -525,11 +525,11 @@ def test_only_cases_searched_by_meaning_over_the_whole_index_are_ranked_with_the
 ) -> None:
     """A run ranks a block of cases at once only for a search by meaning alone over a corpus holding
     every chunk; any other case is ranked on its own, and its answer is the same as one case asked alone."""
-    from rag_lsp.core.running.targets import builtin as builtin_module
+    from rag_lsp.core.running.targets import builtin_search
 
     blocks: list[int] = []
-    ranked_together = builtin_module.best_of_block
-    monkeypatch.setattr(builtin_module, "best_of_block", lambda scores, *rest: blocks.append(len(scores)) or ranked_together(scores, *rest))
+    ranked_together = builtin_search.best_of_block
+    monkeypatch.setattr(builtin_search, "best_of_block", lambda scores, *rest: blocks.append(len(scores)) or ranked_together(scores, *rest))
     target = builtin(docs, **options)
     extra = {"corpora": corpora} if corpora else {}
     requests = [Request(str(n), {"query": query, **extra}) for n, query in enumerate(["busy customer starving", "readiness probe", "who changed what"])]

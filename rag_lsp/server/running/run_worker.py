@@ -26,11 +26,12 @@ from typing import Any, Callable
 from lsprotocol import types
 
 from ... import collector
-from ...core.running.compare import direction_from
+from ...core.running.comparison import direction_from
 from ...core.workspace.documents import document_relative, drop_closed, hold_text
 from ...core.running.report import BaselineError, RunFigures, load_baseline, suite_summary
-from ...core.running.results import Baseline, case_id_of, case_marks, refusal_marks, suite_marks
-from ...core.running.runner import TARGET_FAILED, CaseNotFound, Runner, SuiteResult
+from ...core.running.marks import Baseline, case_id_of, case_marks, refusal_marks, suite_marks
+from ...core.running.results import TARGET_FAILED, CaseNotFound, SuiteResult
+from ...core.running.runner import Runner
 from ...core.running.selection import choose_for_case, choose_for_suite, indexed_suites, shares_dataset
 from ...core.workspace.settings import EditorSettings, Settings
 from ...core.workspace.suitefacts import SuiteInfo, TargetInfo
