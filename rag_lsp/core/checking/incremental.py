@@ -26,7 +26,8 @@ from typing import Any, Sequence
 
 from . import rules as registry
 from .analyze import check_rows, finish
-from .contexts import DatasetContext, RowContext, RowsContext, first_missing_index
+from .contexts import DatasetContext, RowContext, RowsContext
+from .expectedpaths import first_missing_index
 from .datasetindex import KeptGroups
 from ..reading.findings import Finding
 from .parallel import Helper, TwoEnds

@@ -12,7 +12,8 @@ from typing import Any, Sequence
 
 from . import rules as registry
 from .analyze import finish
-from .contexts import ID_KEYS, DatasetContext, PathTally, RowContext, case_path_tallies, tallied_as_case
+from .contexts import ID_KEYS, DatasetContext, RowContext
+from .expectedpaths import PathTally, case_path_tallies, tallied_as_case
 from ..reading.findings import Finding
 from ..workspace.manifests import GDI_TEXT, RAG_CASE
 from ..workspace.rows import majority_shape

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable
 
 from . import ir
 from ..checking.analyze import analyze_file
-from ..checking.contexts import unreachable_paths
+from ..checking.expectedpaths import unreachable_paths
 from .datasets import DatasetProblem, RunDataset, read_dataset
 from ..reading.findings import Severity
 from .plans import Plan, carry_metadata, decode_input, plan_gdi_rows, plan_rag_cases

@@ -281,7 +281,7 @@ def text_of(data: bytes) -> str:
 
 
 # Why the builtin target never returns a workspace file (see
-# contexts.never_searched): these five are its reasons.
+# expectedpaths.never_searched): these five are its reasons.
 HIDDEN = "hidden"
 IN_NO_CORPUS = "in no corpus"
 TOO_LARGE = "too large"
