@@ -159,8 +159,8 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         self._moves: dict[int, tuple[Finding, Finding, int]] = {}
         # What an editor was last shown, for the next to be made from it (see shown).
         self._last_shown: LastShown | None = None
-        # The findings of _paths_summary, with what they were made from.
-        self._summary: tuple[Any, list[Finding]] | None = None
+        # The findings of _whole_dataset_findings, with what they were made from.
+        self._whole_dataset: tuple[Any, list[Finding]] | None = None
         # Lines of the first reading whose screening a helper process answered.
         self.lines_from_helper = 0
         self._read_and_check(helper)
@@ -382,36 +382,39 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
             self._check_stale_lines(use, shape)
         self._check_groups(shape)
         across = [finding for _, groups in self._groups for made in groups.found.values() for finding in made]
-        across += self._paths_summary(use, shape)
+        across += self._whole_dataset_findings(use, shape)
         across.sort(key=position_key)
         self.checked = True
         return across
 
-    def _paths_summary(self, use: DatasetUse, shape: str | None) -> list[Finding]:
-        """The dataset rules' findings on the file's expected paths (one finding
-        when most are not workspace files), at its first missing path."""
+    def _whole_dataset_findings(self, use: DatasetUse, shape: str | None) -> list[Finding]:
+        """The findings of every registered check over the whole dataset (see
+        registry.whole_dataset_checks), given the dataset's facts as the
+        one-shot analysis gives them: its tally of expected paths, and where
+        most are missing the first one (RAG203 then reports them once)."""
         tally = self._path_tally(use, shape)
-        if not tally.elsewhere:
-            return []
-        line, row = next((line, row) for line, row in enumerate(self.rows) if row is not None and row.absent)
+        # The first missing path is looked for only where it is reported: a
+        # scan of the rows on every keystroke would cost as much as the edit.
+        line = next((line for line, row in enumerate(self.rows) if row is not None and row.absent), None) if tally.elsewhere else None
         # The same findings while what they say is the same (a word typed into a
         # query changes none of it): then what an editor is shown is spliced (see
         # _spliced) rather than looked at again whole.
-        key = (self._facts, tally.listed, tally.absent, line, self.lines[line])
-        if self._summary is not None and self._summary[0] == key:
-            return self._summary[1]
-        row.restore()
+        key = (self._facts, tally.listed, tally.absent, line, self.lines[line] if line is not None else None)
+        if self._whole_dataset is not None and self._whole_dataset[0] == key:
+            return self._whole_dataset[1]
+        row = self.rows[line] if line is not None else None
+        if row is not None:
+            row.restore()
         try:
-            first = (RowContext(self.path, row, line), first_missing_index(self.workspace, row.value["expect"]["relevant"]))
+            first = (RowContext(self.path, row, line), first_missing_index(self.workspace, row.value["expect"]["relevant"])) if row is not None else None
             context = DatasetContext(self.workspace, self.path, {}, (), use, tally, first)
-            found: list[Finding] = []
-            for _, check in registry.whole_dataset_checks():
-                found.extend(check(context))
+            found = [finding for _, check in registry.whole_dataset_checks() for finding in check(context)]
         finally:
-            row.drop()
-        summary = finish(self.workspace, self.path, found)
-        self._summary = (key, summary)
-        return summary
+            if row is not None:
+                row.drop()
+        made = finish(self.workspace, self.path, found)
+        self._whole_dataset = (key, made)
+        return made
 
     def _check_stale_lines(self, use: Any, shape: str | None) -> None:
         if self._stale is None:
