@@ -683,6 +683,8 @@ def test_a_model_asked_for_every_finding_leaves_the_helpers_lines_to_the_helper(
 SYSTEMIC_DEFECTS = {
     # Every expected path written from `./` (one RAG206 per path, two on some rows).
     "dot-slash": lambda n: case(f"dot-{n}", ["./src/app.py"] + (["./docs/guide.md"] if n % 3 else [])),
+    # Every expected path written with `\`, as Windows writes paths, one of them missing on some rows.
+    "backslash": lambda n: case(f"back-{n}", ["src\\app.py"] + (["docs\\missing.md"] if n % 7 == 0 else [])),
     # A key of the exporting tool on every row (RAG004, one per row).
     "extra-key": lambda n: case(f"key-{n}", ["src/app.py"], source="export"),
     # Both at once, on a row with more to say (a missing path).
