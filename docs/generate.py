@@ -169,7 +169,7 @@ def _settings_page() -> str:
         "Tables (`severity`, `per-file-ignores`) are merged code by code and glob by glob: an editor that",
         "silences one code keeps the workspace's other choices. `rag-lsp check --show-settings` prints the",
         "settings in force and where each comes from. The settings file's JSON Schema is",
-        "[`schemas/config.schema.json`](../../schemas/config.schema.json).",
+        "`schemas/config.schema.json`.",
     ]
     return HEADER + "\n".join(lines) + "\n"
 
@@ -250,7 +250,7 @@ def _metrics_page() -> str:
     lines = [
         "# Metrics and engines",
         "",
-        "The built-in manifests, as [`schemas/manifests/`](../../schemas/manifests/) defines them: what each",
+        "The built-in manifests, as `schemas/manifests/` defines them: what each",
         "engine emits and each metric means, its direction, range and options. Completion and hover in the",
         "editor show the same text. A workspace adds or overrides manifests in `.punica/metrics/*.yaml`.",
         "A metric whose name ends in `@k` is a family: threshold it at any integer cutoff (`ir.nDCG@10`).",
@@ -298,7 +298,7 @@ def _targets_page() -> str:
         "# Targets",
         "",
         "A suite's `target: {kind: capability, id: ...}` is looked up in `.punica/targets.yaml`",
-        "(JSON Schema: [`schemas/targets.schema.json`](../../schemas/targets.schema.json)).",
+        "(JSON Schema: `schemas/targets.schema.json`).",
         "",
         schema["description"],
         "",
