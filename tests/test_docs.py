@@ -121,3 +121,41 @@ def test_every_relative_link_points_to_an_existing_file(page: Path) -> None:
         elif anchor and destination.suffix == ".md" and anchor not in anchors(destination):
             broken.append(target)
     assert broken == [], f"{page.relative_to(REPO)} links to what does not exist: {broken}"
+
+
+def site_nav_pages() -> list[str]:
+    """The pages the nav of mkdocs.yml lists, relative to docs/, in its order."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    # mkdocs.yml names a Python function (the heading slugs): read it as nothing.
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+    config = yaml.load((REPO / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+    pages: list[str] = []
+
+    def walk(entry: object) -> None:
+        if isinstance(entry, str):
+            pages.append(entry)
+        elif isinstance(entry, list):
+            for item in entry:
+                walk(item)
+        elif isinstance(entry, dict):
+            for value in entry.values():
+                walk(value)
+
+    walk(config["nav"])
+    return pages
+
+
+def test_every_page_of_docs_is_in_the_site_nav() -> None:
+    """Each Markdown page under docs/ is listed once in the nav of mkdocs.yml, so none is left out of the site,
+    and each page the nav lists exists."""
+    nav = site_nav_pages()
+    on_disk = sorted(str(path.relative_to(REPO / "docs")) for path in (REPO / "docs").rglob("*.md"))
+    assert sorted(nav) == on_disk, {
+        "not in the nav": sorted(set(on_disk) - set(nav)),
+        "in the nav, no such page": sorted(set(nav) - set(on_disk)),
+        "listed twice": sorted({page for page in nav if nav.count(page) > 1}),
+    }
