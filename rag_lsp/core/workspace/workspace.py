@@ -28,7 +28,7 @@ from .manifests import ManifestRegistry, manifest_from, unreadable_manifest
 from .pathindex import PathIndex
 from ..reading.paths import not_normal_among, normalize_relative
 from .rows import DatasetRow, corpora_asked, looks_like_a_row, read_lines, shape_of_rows, top_k_asked
-from .settings import Settings
+from .settings import SHARED_DEFAULTS, Settings
 from ..reading.sources import DiskSource, FileSource, OverlaySource, SourceText, size_above
 from .suitefacts import BUILTIN_FIELDS, DEFAULT_TARGET, Corpora, DatasetUse, SuiteInfo, TargetInfo, builtin_corpora, suite_info, target_info
 from ..reading.text import LineIndex, Lines
@@ -92,16 +92,23 @@ def settings_source(root: Path, texts: Mapping[Path, str]) -> OverlaySource:
     return source
 
 
+# What marks a workspace root, in order, from the defaults shared with the
+# editors (settings.py): a name, and whether it must be a folder.
+ROOT_MARKERS: tuple[tuple[str, bool], ...] = tuple(
+    (marker["name"], marker["kind"] == "folder") for marker in SHARED_DEFAULTS["rootMarkers"]
+)
+
+
 def find_root(start: Path) -> Path:
-    """The nearest folder upwards holding ``.punica/``, else the git root, else ``start``."""
+    """The nearest folder upwards holding ``.punica/``, else the git root, else
+    ``start``'s folder: the first of the ROOT_MARKERS found upwards."""
     start = located(start)
     folder = start if start.is_dir() else start.parent
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".punica").is_dir():
-            return candidate
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return candidate
+    for name, folder_only in ROOT_MARKERS:
+        for candidate in (folder, *folder.parents):
+            marker = candidate / name
+            if marker.is_dir() if folder_only else marker.exists():
+                return candidate
     return folder
 
 
