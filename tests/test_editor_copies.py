@@ -25,7 +25,7 @@ import pytest
 from rag_lsp.core.workspace.config import CONFIG_PATH, CONFIG_PATHS, PYPROJECT_PATH, PYPROJECT_TABLE
 from rag_lsp.core.workspace.files import glob_match
 from rag_lsp.core.workspace.settings import DEFAULT_DATASET_GLOBS, DEFAULT_MANIFEST_GLOBS, DEFAULT_SUITE_GLOBS
-from rag_lsp.core.workspace.workspace import ROOT_MARKERS, find_root
+from rag_lsp.core.workspace.roots import ROOT_MARKERS, find_root
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DEFAULTS = REPO / "rag_lsp" / "core" / "workspace" / "defaults.json"

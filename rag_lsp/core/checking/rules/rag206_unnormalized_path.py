@@ -32,34 +32,55 @@ RULE = rule_of(__doc__, "RAG206", "unnormalized-path", Severity.WARNING)
 def unnormalized_path(rows):
     if "path" not in rows.use.matches:
         return
-    not_normal = rows.not_normal_expected
-    if not not_normal:
+    verdicts = _verdicts(rows)
+    if not verdicts:
         return
-    # What is said of a value is said once: a dataset written by another tool
-    # lists each of its paths in many cases, all of them in the same form.
-    said = rows.workspace.memo(RULE.code)
-    # A form written on most rows is only counted (see RowsContext.passes_over).
-    presumed = rows.presumed(RULE.code)
+    get = verdicts.get
+    # Whether every value is only counted: a dataset written by another tool
+    # writes all its paths in one form, on every row.
+    only_counted = all(len(verdict) == 2 for verdict in verdicts.values())
     for context, relevant in rows.expected_off_the_files:
+        try:
+            found = [verdict for value in relevant if (verdict := get(value)) is not None]
+        except TypeError:  # a value that cannot be a key (an object): RAG004's
+            found = [get(value) for value in relevant if type(value) is str and value in verdicts]
+        if not found:
+            continue
+        if only_counted:
+            rows.pass_over(found, context.line)
+            continue
         passed: list[tuple[str, str]] = []
         for index, value in enumerate(relevant):
-            if type(value) is not str or value not in not_normal:
+            verdict = get(value) if type(value) is str else None
+            if verdict is None:
                 continue
-            told = said.get(value)
-            if told is None:
-                told = said[value] = _told(value)
-            if told is _NOTHING:
+            if len(verdict) == 2:
+                passed.append(verdict)
                 continue
-            message, title, new_text, cause = told
-            pair = presumed.get(cause)
-            if pair is not None:
-                passed.append(pair)
-                continue
+            message, title, new_text, cause = verdict
             where = context.value_range("expect", "relevant", index)
             # Replace the whole JSON string token, so escapes in the old text cannot survive.
             yield RULE.finding(where, message, fixes=[Fix(title, edits=(TextEdit(where, new_text),))], cause=cause)
         if passed:
             rows.pass_over(passed, context.line)
+
+
+def _verdicts(rows) -> dict[str, tuple[str, str] | tuple[str, str, str, str]]:
+    """For each value of the batch not in normal form that this rule reports:
+    the (code, cause) pair it is counted as where its form is presumed to stand
+    on most rows (see RowsContext.passes_over), else what is said of it (see _told)."""
+    # What is said of a value is said once: a dataset written by another tool
+    # lists each of its paths in many cases, all of them in the same form.
+    said = rows.workspace.memo(RULE.code)
+    presumed = rows.presumed(RULE.code)
+    verdicts = {}
+    for value in rows.not_normal_expected:
+        told = said.get(value)
+        if told is None:
+            told = said[value] = _told(value)
+        if told is not _NOTHING:
+            verdicts[value] = presumed.get(told[3]) or told
+    return verdicts
 
 
 _NOTHING = ()
