@@ -14,7 +14,7 @@ from typing import Mapping
 from ..reading.safefiles import inside
 from ..reading.sources import DiskSource, FileSource, OverlaySource
 from .config import CONFIG_PATH, CONFIG_PATHS, ConfigFile, find_config, outside_config
-from .settings import Settings
+from .settings import SHARED_DEFAULTS, Settings
 
 
 def read_workspace_config(root: Path, source: FileSource | None = None) -> ConfigFile | None:
@@ -58,16 +58,23 @@ def settings_source(root: Path, texts: Mapping[Path, str]) -> OverlaySource:
     return source
 
 
+# What marks a workspace root, in order, from the defaults shared with the
+# editors (settings.py): a name, and whether it must be a folder.
+ROOT_MARKERS: tuple[tuple[str, bool], ...] = tuple(
+    (marker["name"], marker["kind"] == "folder") for marker in SHARED_DEFAULTS["rootMarkers"]
+)
+
+
 def find_root(start: Path) -> Path:
-    """The nearest folder upwards holding ``.punica/``, else the git root, else ``start``."""
+    """The nearest folder upwards holding ``.punica/``, else the git root, else
+    ``start``'s folder: the first of the ROOT_MARKERS found upwards."""
     start = located(start)
     folder = start if start.is_dir() else start.parent
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".punica").is_dir():
-            return candidate
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return candidate
+    for name, folder_only in ROOT_MARKERS:
+        for candidate in (folder, *folder.parents):
+            marker = candidate / name
+            if marker.is_dir() if folder_only else marker.exists():
+                return candidate
     return folder
 
 
