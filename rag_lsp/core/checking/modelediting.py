@@ -15,7 +15,9 @@ from .modelrows import ModelRow, causes_of
 
 class FollowsEdits:
     """The part of :class:`~rag_lsp.core.checking.incremental.DatasetModel`
-    that takes an editor's edits (see the module's docstring)."""
+    that takes an editor's edits (see the module's docstring): it replaces
+    ``lines`` and ``rows``, and keeps every per-line list of the model
+    (``_placed``, ``_passed``) and its indexes in step."""
 
     @property
     def text(self) -> str:

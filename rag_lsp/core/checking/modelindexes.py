@@ -23,7 +23,9 @@ from .modelrows import ABSENT_OF, CORPORA_OF, LISTED_OF, ModelRow, SHAPE_OF, TOP
 
 class KeepsIndexes:
     """The part of :class:`~rag_lsp.core.checking.incremental.DatasetModel`
-    that keeps its indexes (see the module's docstring)."""
+    that keeps its indexes (see the module's docstring): ``_shapes``, ``_top_ks``,
+    ``_corpora``, ``_listed`` and ``_absent``, and ``_groups``, set up with the
+    rows and lines in DatasetModel._build."""
 
     def _unindex(self, row: ModelRow | None) -> None:
         """Take ``row`` out of the indexes (see _index_many)."""

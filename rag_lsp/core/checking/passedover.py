@@ -18,7 +18,10 @@ from .modelrows import Unfinished, causes_of
 
 class CountsPassedOver:
     """The part of :class:`~rag_lsp.core.checking.incremental.DatasetModel`
-    that keeps the occurrences passed over (see the module's docstring)."""
+    that keeps the occurrences passed over (see the module's docstring):
+    ``_systemic``, ``_passed`` with its interned ``_pairs`` and ``_pair_counts``,
+    ``_passed_totals``, ``_passed_changes`` and ``_folded_cache``, set up in
+    DatasetModel._build."""
 
     def _presumed(self, found: dict[int, list[Finding]], lines: int) -> frozenset[tuple[str, str]]:
         """The (code, cause) pairs that stand on most rows of the first batch (its

@@ -70,7 +70,10 @@ class ShownFindings(NamedTuple):
 
 class ShowsFindings:
     """The part of :class:`~rag_lsp.core.checking.incremental.DatasetModel`
-    that gives out its findings (see the module's docstring)."""
+    that gives out its findings (see the module's docstring): from the findings
+    placed on lines (``_placed``, ``_lines_with_findings``, ``_lines_by_code``,
+    ``_placed_counts``) and what was last shown (``_last_shown``), set up in
+    DatasetModel._build."""
 
     def _shown_on(self, line: int) -> Sequence[Finding]:
         """The findings placed on ``line``, finished: they are given out (see
