@@ -67,9 +67,7 @@ _FEW_SYMBOLS = 48
 # New pieces of a batch merged together in numpy from this many on; fewer, one
 # by one in Python.
 _MERGED_TOGETHER = 64
-# The slots of the table of pieces seen at first (see BytePairTokenizer._found).
-_FIRST_SLOTS = 1 << 12
-# The hash of pieces (see _hashes, _slot): odd numbers, the inverse of the base
+# The hash of pieces (see _hashes, _Table): odd numbers, the inverse of the base
 # modulo 2**64.
 _HASH_BASE = numpy.uint64(0x9E3779B97F4A7C15)
 _HASH_INVERSE = numpy.uint64(pow(0x9E3779B97F4A7C15, -1, 1 << 64))
@@ -143,10 +141,11 @@ class BytePairTokenizer:
             groups = _cutting(lefts, rights, unmade, self._byte_ids, self._unk_id, fuse_unk)
         keys, numbers = left * stride + right, numpy.arange(len(made), dtype=numpy.int64) * stride + made
         self._ranks: dict[int, int] = dict(zip(keys.tolist(), numbers.tolist()))
-        # The same as two arrays, the pairs ascending, for numpy (see _merged_many).
-        self._pair_keys, self._pair_merges = _last_of_each(keys, numbers)
+        # The same in a table for numpy (see _merged_many), made when first used.
+        self._pairs: _Table | None = None
         self._no_pair = len(made) * stride
         self._symbols_of: dict[str, list[int]] = {}
+        self._char_ids: numpy.ndarray | None = None  # see _learn
         # How texts are cut (see _cutting): the pattern that finds the pieces, and
         # each character's group by its code point (0: none), for numpy (see _cut).
         self._groups = groups
@@ -158,7 +157,7 @@ class BytePairTokenizer:
                 self._group_of[list(map(ord, group))] = number
         # The pieces seen (see _cut): by number, where their ids are stored and
         # how many there are, and their code points; their numbers by their
-        # hashes, in a table of open addressing (see _found), and by their text
+        # hashes (see _Table), and by their text
         # where texts are not cut (or where a piece's hash is another's).
         self._memo: dict[str, int] = {}
         self._memo_lock = threading.Lock()
@@ -343,11 +342,19 @@ class BytePairTokenizer:
         ``lengths[n]`` characters from ``firsts[n]``: the pieces never seen
         are merged and stored first."""
         hashes = _hashes(codes, firsts, lengths)
-        numbers = self._found(hashes)
-        # A hash found holds the piece looked up only if they have the same code points.
-        found = numpy.flatnonzero(numbers >= 0)
-        same = _same_codes(codes, firsts[found], self._codes, self._code_firsts[numbers[found]], lengths[found], self._code_lengths[numbers[found]])
-        odd = [found[~same]]
+        numbers = self._seen.found(hashes)
+        # A hash found holds the piece looked up only if they have the same code
+        # points: every character is compared with the one stored for its piece
+        # (those of a piece not found, with any: their outcome is not read).
+        known = numbers >= 0
+        if self._codes_stored:
+            held = numpy.maximum(numbers, 0)
+            same = known & (self._code_lengths[held] == lengths)
+            stored = numpy.take(self._codes, _spans(self._code_firsts[held], lengths), mode="clip")
+            same[numpy.searchsorted(firsts, numpy.flatnonzero(stored != codes), side="right") - 1] = False
+            odd = [numpy.flatnonzero((numbers >= 0) & ~same)]
+        else:
+            odd = []
         unseen = numpy.flatnonzero(numbers < 0)
         if unseen.size:
             # Each new piece merged once: the first of its hash, which the others must equal.
@@ -400,42 +407,13 @@ class BytePairTokenizer:
     def _forget(self) -> None:
         """Empty the memo of pieces (it is full): their table, ids and code points."""
         self._memo.clear()
-        self._slot_hashes = numpy.zeros(_FIRST_SLOTS, dtype=numpy.uint64)
-        self._slot_numbers = numpy.full(_FIRST_SLOTS, -1, dtype=numpy.int64)
-        self._kept = self._stored = self._codes_stored = self._slots_taken = 0
-
-    def _found(self, hashes: numpy.ndarray) -> numpy.ndarray:
-        """The number of the piece held under each of ``hashes``, else -1: the
-        table is open addressing, each hash's slot tried, then the next."""
-        slot_hashes, slot_numbers = self._slot_hashes, self._slot_numbers
-        found = numpy.full(hashes.size, -1, dtype=numpy.int64)
-        looking = numpy.arange(hashes.size)
-        at = _slot(hashes, slot_hashes.size)
-        while looking.size:
-            numbers = slot_numbers[at]
-            taken = numbers >= 0
-            hit = taken & (slot_hashes[at] == hashes[looking])
-            found[looking[hit]] = numbers[hit]
-            going = taken & ~hit
-            looking, at = looking[going], (at[going] + 1) & (slot_hashes.size - 1)
-        return found
+        self._seen = _Table(load=4)
+        self._kept = self._stored = self._codes_stored = 0
 
     def _insert(self, hashes: numpy.ndarray, numbers: numpy.ndarray, codes: numpy.ndarray, firsts: numpy.ndarray, lengths: numpy.ndarray) -> None:
         """Hold pieces (of distinct hashes, none held yet) in the table, and keep
         their code points (``lengths[n]`` of ``codes`` from ``firsts[n]``)."""
-        taken = self._slots_taken + hashes.size
-        if 2 * taken > self._slot_hashes.size:
-            # At most half full: a table twice as large at least, every piece held again.
-            size = self._slot_hashes.size
-            while 2 * taken > size:
-                size *= 2
-            held = numpy.flatnonzero(self._slot_numbers >= 0)
-            old_hashes, old_numbers = self._slot_hashes[held], self._slot_numbers[held]
-            self._slot_hashes = numpy.zeros(size, dtype=numpy.uint64)
-            self._slot_numbers = numpy.full(size, -1, dtype=numpy.int64)
-            _put(self._slot_hashes, self._slot_numbers, old_hashes, old_numbers)
-        _put(self._slot_hashes, self._slot_numbers, hashes, numbers)
-        self._slots_taken = taken
+        self._seen.put(hashes, numbers)
         begin, end = self._codes_stored, self._codes_stored + int(lengths.sum())
         if end > self._codes.size:
             self._codes = _grown(self._codes, end)
@@ -450,7 +428,13 @@ class BytePairTokenizer:
         merged together, a merge of each piece per step, in numpy (see
         _merged_many); a piece of many symbols is merged on its own (see _merged)."""
         lengths = numpy.fromiter(map(len, pieces), dtype=numpy.int64, count=len(pieces))
-        codes = numpy.fromiter(map(self._vocab.get, "".join(pieces), itertools.repeat(-1)), dtype=numpy.int64, count=int(lengths.sum()))
+        if self._char_ids is None:
+            # The token of each character that is one, by its code point (-1: none).
+            singles = {ord(token): token_id for token, token_id in self._vocab.items() if len(token) == 1}
+            self._char_ids = numpy.full(max(singles, default=0) + 2, -1, dtype=numpy.int64)
+            self._char_ids[numpy.fromiter(singles, dtype=numpy.int64, count=len(singles))] = numpy.fromiter(singles.values(), dtype=numpy.int64, count=len(singles))
+        points = numpy.frombuffer("".join(pieces).encode("utf-32-le"), dtype=numpy.uint32)
+        codes = self._char_ids[numpy.minimum(points, self._char_ids.size - 1)]
         # A piece whose every character is a token is those tokens; the others'
         # symbols are found character by character (_symbols).
         odd = numpy.zeros(len(pieces), dtype=bool)
@@ -499,7 +483,7 @@ class BytePairTokenizer:
     def _merged_some(self, symbols: numpy.ndarray, counts: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray]:
         """Pieces of few symbols merged: together (in numpy) when there are
         many, else one by one (numpy's cost per call outweighs a few pieces)."""
-        if len(counts) >= _MERGED_TOGETHER and self._pair_keys.size:
+        if len(counts) >= _MERGED_TOGETHER and self._ranks:
             # At most so many symbols a call: a pair's merge times the symbols
             # of the call fits in 63 bits (see _merged_many).
             most = max((1 << 62) // (self._no_pair + 1), _FEW_SYMBOLS)
@@ -521,16 +505,18 @@ class BytePairTokenizer:
         pair of the lowest rank (the leftmost of equal ones) is merged, and a
         piece with no pair left to merge is set aside. The ids, laid end to
         end, and their count per piece."""
-        pairs_at = self._pair_keys
-        pair_merges = self._pair_merges
+        if self._pairs is None:
+            # The merges by their pairs, for numpy: made at the first use.
+            self._pairs = _Table(load=4)
+            self._pairs.put(numpy.fromiter(self._ranks, dtype=numpy.uint64, count=len(self._ranks)), numpy.fromiter(self._ranks.values(), dtype=numpy.int64, count=len(self._ranks)))
+        pairs = self._pairs
         stride = self._stride
         none = self._no_pair
 
         def merges_of(left: numpy.ndarray, right: numpy.ndarray) -> numpy.ndarray:
-            keys = left * stride + right
-            at = numpy.searchsorted(pairs_at, keys)
-            at[at == pairs_at.size] = 0
-            return numpy.where(pairs_at[at] == keys, pair_merges[at], none)
+            merges = pairs.found((left * stride + right).astype(numpy.uint64))
+            merges[merges < 0] = none
+            return merges
 
         count = len(counts)
         # A piece of no symbol (its characters left out) has no id.
@@ -547,6 +533,15 @@ class BytePairTokenizer:
         while pieces.size:
             size = symbols.size
             starts = ends - counts
+            if pieces.size <= _MERGED_TOGETHER // 4:
+                # The last few pieces (the longest) one by one: numpy's steps would cost more.
+                bounds = _starts_of(counts).tolist()
+                every = symbols.tolist()
+                lists = [self._merged(every[start:end]) for start, end in zip(bounds, bounds[1:])]
+                done_pieces.append(pieces)
+                done_counts.append(numpy.fromiter(map(len, lists), dtype=numpy.int64, count=len(lists)))
+                done_symbols.append(numpy.fromiter(itertools.chain.from_iterable(lists), dtype=numpy.int64, count=int(done_counts[-1].sum())))
+                break
             # Each piece's best pair: the lowest merge, the leftmost of equal ones.
             best = numpy.minimum.reduceat(merges * size + numpy.arange(size, dtype=numpy.int64), starts)
             going = best < none * size
@@ -560,15 +555,12 @@ class BytePairTokenizer:
             at = best[going] % size
             first, end = starts[going], ends[going]
             symbols[at] = merges[at] % stride
-            # The merged symbol's pairs with the symbols on either side of it.
-            right = at + 2
-            inside = right < end
-            after = numpy.full(at.size, none, dtype=numpy.int64)
-            after[inside] = merges_of(symbols[at[inside]], symbols[right[inside]])
-            merges[at] = after
-            inside = at > first
-            before = at[inside] - 1
-            merges[before] = merges_of(symbols[before], symbols[before + 1])
+            # The merged symbol's pairs with the symbols on either side of it
+            # (the one after it goes), looked up together.
+            before, after = at[at > first] - 1, at[at + 2 < end]
+            merges[at] = none
+            lefts = numpy.concatenate((before, after))
+            merges[lefts] = merges_of(symbols[lefts], symbols[numpy.concatenate((before + 1, after + 2))])
             kept = numpy.repeat(going, counts)
             kept[at + 1] = False
             symbols, merges = symbols[kept], merges[kept]
@@ -796,15 +788,6 @@ def _from_arrays(tables: dict[str, Any], stride: int) -> tuple[numpy.ndarray, nu
     return left, right, made, groups
 
 
-def _last_of_each(keys: numpy.ndarray, values: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray]:
-    """``keys`` ascending, each once, with the value of its last place in ``keys``."""
-    order = numpy.argsort(keys, kind="stable")
-    keys, values = keys[order], values[order]
-    last = numpy.ones(keys.size, dtype=bool)
-    last[:-1] = keys[1:] != keys[:-1]
-    return keys[last], values[last]
-
-
 def _starts_of(lengths: numpy.ndarray) -> numpy.ndarray:
     """Where each of runs of ``lengths`` laid end to end starts, then the end of the last."""
     starts = numpy.zeros(len(lengths) + 1, dtype=numpy.int64)
@@ -859,31 +842,69 @@ def _hashes(codes: numpy.ndarray, firsts: numpy.ndarray, lengths: numpy.ndarray)
     return (sums[firsts + lengths] - sums[firsts]) * inverses[firsts] + lengths.astype(numpy.uint64) * _HASH_LENGTH
 
 
-def _slot(hashes: numpy.ndarray, size: int) -> numpy.ndarray:
-    """Each hash's first slot in a table of ``size`` (a power of two) slots: the
-    top bits of the hash times an odd number (the low bits of a sum of powers
-    are the weakest)."""
-    bits = size.bit_length() - 1
-    return ((hashes * _HASH_SPREAD) >> numpy.uint64(64 - bits)).astype(numpy.int64) if bits else numpy.zeros(hashes.size, dtype=numpy.int64)
+class _Table:
+    """Numbers (0 or more) by distinct 64-bit keys, looked up many at a time in
+    numpy: open addressing, each key's slot tried and then the next, the table
+    at most a ``load``-th full (a key not held is looked for until a free
+    slot: the emptier the table, the sooner)."""
 
+    def __init__(self, size: int = 1 << 12, load: int = 2) -> None:
+        self.keys = numpy.zeros(size, dtype=numpy.uint64)
+        self.numbers = numpy.full(size, -1, dtype=numpy.int64)
+        self.count = 0
+        self.load = load
 
-def _put(slot_hashes: numpy.ndarray, slot_numbers: numpy.ndarray, hashes: numpy.ndarray, numbers: numpy.ndarray) -> None:
-    """Hold ``numbers`` under their ``hashes`` (distinct, none held yet) in a
-    table of open addressing that has room for them: each in the first free
-    slot from its own on; of those that reach a free slot together, one takes
-    it and the others go on."""
-    mask = slot_hashes.size - 1
-    waiting = numpy.arange(hashes.size)
-    at = _slot(hashes, slot_hashes.size)
-    while waiting.size:
-        free = numpy.flatnonzero(slot_numbers[at] < 0)
-        slots, first = numpy.unique(at[free], return_index=True)
-        placed = free[first]
-        slot_hashes[slots] = hashes[waiting[placed]]
-        slot_numbers[slots] = numbers[waiting[placed]]
-        going = numpy.ones(waiting.size, dtype=bool)
-        going[placed] = False
-        waiting, at = waiting[going], (at[going] + 1) & mask
+    def found(self, keys: numpy.ndarray) -> numpy.ndarray:
+        """The number held under each of ``keys``, else -1."""
+        table_keys, table_numbers, mask = self.keys, self.numbers, self.keys.size - 1
+        found = numpy.full(keys.size, -1, dtype=numpy.int64)
+        looking = numpy.arange(keys.size)
+        at = self._slots(keys)
+        while looking.size:
+            numbers = table_numbers[at]
+            taken = numbers >= 0
+            hit = taken & (table_keys[at] == keys[looking])
+            found[looking[hit]] = numbers[hit]
+            going = taken & ~hit
+            looking, at = looking[going], (at[going] + 1) & mask
+        return found
+
+    def put(self, keys: numpy.ndarray, numbers: numpy.ndarray) -> None:
+        """Hold ``numbers`` under ``keys`` (distinct, none held yet)."""
+        count = self.count + keys.size
+        if self.load * count > self.keys.size:
+            size = self.keys.size
+            while self.load * count > size:
+                size *= 2
+            held = numpy.flatnonzero(self.numbers >= 0)
+            old_keys, old_numbers = self.keys[held], self.numbers[held]
+            self.keys = numpy.zeros(size, dtype=numpy.uint64)
+            self.numbers = numpy.full(size, -1, dtype=numpy.int64)
+            self._placed(old_keys, old_numbers)
+        self._placed(keys, numbers)
+        self.count = count
+
+    def _placed(self, keys: numpy.ndarray, numbers: numpy.ndarray) -> None:
+        """Each key in the first free slot from its own on; of those that reach
+        a free slot together, one takes it and the others go on."""
+        mask = self.keys.size - 1
+        waiting = numpy.arange(keys.size)
+        at = self._slots(keys)
+        while waiting.size:
+            free = numpy.flatnonzero(self.numbers[at] < 0)
+            slots, first = numpy.unique(at[free], return_index=True)
+            placed = free[first]
+            self.keys[slots] = keys[waiting[placed]]
+            self.numbers[slots] = numbers[waiting[placed]]
+            going = numpy.ones(waiting.size, dtype=bool)
+            going[placed] = False
+            waiting, at = waiting[going], (at[going] + 1) & mask
+
+    def _slots(self, keys: numpy.ndarray) -> numpy.ndarray:
+        """Each key's own slot: the top bits of the key times an odd number (the
+        low bits of a sum of powers, see _hashes, are its weakest)."""
+        bits = self.keys.size.bit_length() - 1
+        return ((keys * _HASH_SPREAD) >> numpy.uint64(64 - bits)).astype(numpy.int64)
 
 
 def _same_codes(
