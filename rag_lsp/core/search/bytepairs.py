@@ -442,7 +442,7 @@ class BytePairTokenizer:
         if unknown.size:
             odd[numpy.searchsorted(_starts_of(lengths), unknown, side="right") - 1] = True
         plain = numpy.flatnonzero(~odd)
-        groups = [(plain, codes[numpy.repeat(~odd, lengths)], lengths[plain])]
+        groups = [(plain, codes[_repeated(~odd, lengths)], lengths[plain])]
         if unknown.size:
             chosen = numpy.flatnonzero(odd)
             lists = [self._symbols(pieces[at]) for at in chosen.tolist()]
@@ -453,7 +453,7 @@ class BytePairTokenizer:
         for chosen, symbols, symbol_counts in groups:
             few = symbol_counts <= _FEW_SYMBOLS
             order.append(chosen[few])
-            merged.append(self._merged_some(symbols[numpy.repeat(few, symbol_counts)], symbol_counts[few]))
+            merged.append(self._merged_some(symbols[_repeated(few, symbol_counts)], symbol_counts[few]))
             # Long pieces one by one (a queue of their pairs).
             bounds = _starts_of(symbol_counts).tolist()
             for at in numpy.flatnonzero(~few).tolist():
@@ -548,7 +548,7 @@ class BytePairTokenizer:
             if not going.all():
                 finished = ~going
                 done_pieces.append(pieces[finished])
-                done_symbols.append(symbols[numpy.repeat(finished, counts)])
+                done_symbols.append(symbols[_repeated(finished, counts)])
                 done_counts.append(counts[finished])
                 if not going.any():
                     break
@@ -561,7 +561,7 @@ class BytePairTokenizer:
             merges[at] = none
             lefts = numpy.concatenate((before, after))
             merges[lefts] = merges_of(symbols[lefts], symbols[numpy.concatenate((before + 1, after + 2))])
-            kept = numpy.repeat(going, counts)
+            kept = _repeated(going, counts)
             kept[at + 1] = False
             symbols, merges = symbols[kept], merges[kept]
             pieces, counts = pieces[going], counts[going] - 1
@@ -570,7 +570,7 @@ class BytePairTokenizer:
         out_counts = numpy.zeros(count, dtype=numpy.int64)
         out_counts[order] = numpy.concatenate(done_counts) if done_counts else counts
         # Each piece's ids, in the order of the pieces.
-        places = numpy.argsort(numpy.repeat(order, out_counts[order]), kind="stable")
+        places = numpy.argsort(_repeated(order, out_counts[order]), kind="stable")
         out = numpy.concatenate(done_symbols) if done_symbols else symbols
         return out[places], out_counts
 
@@ -798,7 +798,19 @@ def _starts_of(lengths: numpy.ndarray) -> numpy.ndarray:
 def _spans(firsts: numpy.ndarray, lengths: numpy.ndarray) -> numpy.ndarray:
     """The places of runs, each ``lengths[n]`` long from ``firsts[n]``, one after another."""
     starts = _starts_of(lengths)
-    return numpy.repeat(firsts - starts[:-1], lengths) + numpy.arange(starts[-1], dtype=numpy.int64)
+    return _repeated(firsts - starts[:-1], lengths) + numpy.arange(starts[-1], dtype=numpy.int64)
+
+
+def _repeated(values: numpy.ndarray, counts: numpy.ndarray) -> numpy.ndarray:
+    """``numpy.repeat(values, counts)`` (integers or booleans), as the running
+    sum of the steps between runs: numpy.repeat holds the interpreter's lock
+    all along, where a running sum lets other threads run."""
+    runs = numpy.flatnonzero(counts)
+    starts = _starts_of(counts)
+    steps = numpy.zeros(int(starts[-1]), dtype=numpy.int64)
+    steps[starts[runs]] = numpy.diff(values[runs].astype(numpy.int64), prepend=0)
+    repeated = numpy.cumsum(steps)
+    return repeated.astype(bool) if values.dtype == bool else repeated
 
 
 def _joined(flat: numpy.ndarray, starts: numpy.ndarray, refs: numpy.ndarray, counts: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray]:
@@ -917,7 +929,7 @@ def _same_codes(
     used = lengths[compared]
     equal = codes[_spans(firsts[compared], used)] == other_codes[_spans(other_firsts[compared], used)]
     if not equal.all():
-        owners = numpy.repeat(compared, used)
+        owners = _repeated(compared, used)
         same[owners[~equal]] = False
     return same
 
