@@ -67,6 +67,8 @@ _FEW_SYMBOLS = 48
 # New pieces of a batch merged together in numpy from this many on; fewer, one
 # by one in Python.
 _MERGED_TOGETHER = 64
+# Characters cut at once (see BytePairTokenizer._cut_in_parts): 8 MB of arrays.
+_CUT_AT_ONCE = 1 << 18
 # The hash of pieces (see _hashes, _Table): odd numbers, the inverse of the base
 # modulo 2**64.
 _HASH_BASE = numpy.uint64(0x9E3779B97F4A7C15)
@@ -152,9 +154,14 @@ class BytePairTokenizer:
         self._pieces = _pattern(groups) if groups is not None else None
         self._group_of: numpy.ndarray | None = None
         if groups is not None:
-            self._group_of = numpy.zeros(max((ord(character) for group in groups for character in group), default=0) + 2, dtype=numpy.int32)
+            self._group_of = numpy.zeros(
+                max((ord(character) for group in groups for character in group), default=0) + 2, dtype=numpy.uint8 if len(groups) < 256 else numpy.int32
+            )
             for number, group in enumerate(groups, 1):
                 self._group_of[list(map(ord, group))] = number
+        # Whether a line end is never joined with what follows it in a piece: it
+        # is in no group (so it ends a run) and not "▁" (see _cut_in_parts).
+        self._line_breaks = groups is not None and not any("\n" in group for group in groups)
         # The pieces seen (see _cut): by number, where their ids are stored and
         # how many there are, and their code points; their numbers by their
         # hashes (see _Table), and by their text
@@ -290,7 +297,7 @@ class BytePairTokenizer:
             if whole:
                 stretches = [text if at not in whole else "" for at, text in enumerate(stretches)]
         with self._memo_lock:
-            flat, starts = self._cut(stretches) if self._group_of is not None else self._uncut(stretches)
+            flat, starts = self._cut_in_parts(stretches) if self._group_of is not None else self._uncut(stretches)
         if whole:
             # Those stretches (encoded as empty ones) are rows of one id each, after the others.
             rows = list(range(len(stretches)))
@@ -299,6 +306,44 @@ class BytePairTokenizer:
             flat, starts = _with_rows(flat, starts, list(whole.values()))
             flat, starts = _joined(flat, starts, _rows_past(rows, len(stretches)), numpy.ones(len(rows), dtype=numpy.int64))
         return flat, starts
+
+    def _cut_in_parts(self, texts: list[str]) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """_cut, _CUT_AT_ONCE characters at a time or so (its arrays take 30
+        bytes a character): texts are cut a few at a time, and a longer text
+        after line ends (where no piece goes on past one, see _line_breaks)."""
+        sizes = list(map(len, texts))
+        if sum(sizes) <= _CUT_AT_ONCE:
+            return self._cut(texts)
+        parts: list[str] = []
+        counts: list[int] = []
+        for text, size in zip(texts, sizes):
+            before = len(parts)
+            if size > _CUT_AT_ONCE and self._line_breaks:
+                lines = text.split("\n")
+                lines = [line + "\n" for line in lines[:-1]] + lines[-1:]
+                at = 0
+                while at < len(lines):
+                    taken, end = 0, at
+                    while end < len(lines) and (end == at or taken + len(lines[end]) <= _CUT_AT_ONCE):
+                        taken += len(lines[end])
+                        end += 1
+                    parts.append("".join(lines[at:end]))
+                    at = end
+            else:
+                parts.append(text)
+            counts.append(len(parts) - before)
+        rows: list[tuple[numpy.ndarray, numpy.ndarray]] = []
+        first = 0
+        while first < len(parts):
+            last, taken = first, 0
+            while last < len(parts) and (last == first or taken + len(parts[last]) <= _CUT_AT_ONCE):
+                taken += len(parts[last])
+                last += 1
+            rows.append(self._cut(parts[first:last]))
+            first = last
+        flat = numpy.concatenate([ids for ids, _ in rows])
+        starts = _starts_of(numpy.concatenate([numpy.diff(part_starts) for _, part_starts in rows]))
+        return _joined(flat, starts, numpy.arange(len(parts), dtype=numpy.int64), numpy.asarray(counts, dtype=numpy.int64))
 
     def _cut(self, texts: list[str]) -> tuple[numpy.ndarray, numpy.ndarray]:
         """The ids of normalized ``texts``, cut into pieces (see _cutting), in numpy.
@@ -407,7 +452,7 @@ class BytePairTokenizer:
     def _forget(self) -> None:
         """Empty the memo of pieces (it is full): their table, ids and code points."""
         self._memo.clear()
-        self._seen = _Table(load=4)
+        self._seen = _Table()
         self._kept = self._stored = self._codes_stored = 0
 
     def _insert(self, hashes: numpy.ndarray, numbers: numpy.ndarray, codes: numpy.ndarray, firsts: numpy.ndarray, lengths: numpy.ndarray) -> None:
@@ -533,7 +578,7 @@ class BytePairTokenizer:
         while pieces.size:
             size = symbols.size
             starts = ends - counts
-            if pieces.size <= _MERGED_TOGETHER // 4:
+            if pieces.size <= _MERGED_TOGETHER // 2:
                 # The last few pieces (the longest) one by one: numpy's steps would cost more.
                 bounds = _starts_of(counts).tolist()
                 every = symbols.tolist()
@@ -842,16 +887,22 @@ def _hashes(codes: numpy.ndarray, firsts: numpy.ndarray, lengths: numpy.ndarray)
     is weighed once) and brought back to the run's first place by the powers
     of the number's inverse; and its length. Everything modulo 2**64, as
     numpy's unsigned integers wrap."""
-    size = codes.size
-    powers = numpy.full(size, _HASH_BASE, dtype=numpy.uint64)
-    powers[0] = 1
-    numpy.cumprod(powers, out=powers)
-    inverses = numpy.full(size, _HASH_INVERSE, dtype=numpy.uint64)
-    inverses[0] = 1
-    numpy.cumprod(inverses, out=inverses)
-    sums = numpy.zeros(size + 1, dtype=numpy.uint64)
-    numpy.cumsum(codes * powers, out=sums[1:])
-    return (sums[firsts + lengths] - sums[firsts]) * inverses[firsts] + lengths.astype(numpy.uint64) * _HASH_LENGTH
+    # (Two arrays of the size of ``codes`` at a time, each let go once used.)
+    weighed = _powers(_HASH_BASE, codes.size)
+    numpy.multiply(weighed, codes, out=weighed)
+    sums = numpy.zeros(codes.size + 1, dtype=numpy.uint64)
+    numpy.cumsum(weighed, out=sums[1:])
+    del weighed
+    runs = sums[firsts + lengths] - sums[firsts]
+    del sums
+    return runs * _powers(_HASH_INVERSE, codes.size)[firsts] + lengths.astype(numpy.uint64) * _HASH_LENGTH
+
+
+def _powers(base: numpy.uint64, count: int) -> numpy.ndarray:
+    """1, base, base**2, ... (``count`` of them), modulo 2**64."""
+    powers = numpy.full(count, base, dtype=numpy.uint64)
+    powers[:1] = 1
+    return numpy.cumprod(powers, out=powers)
 
 
 class _Table:
