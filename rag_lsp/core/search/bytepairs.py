@@ -67,6 +67,11 @@ _FEW_SYMBOLS = 48
 # New pieces of a batch merged together in numpy from this many on; fewer, one
 # by one in Python.
 _MERGED_TOGETHER = 64
+# At most this many characters (a query's) are cut by the pattern, each piece
+# looked up in a dictionary of its own of at most _FEW_KEPT pieces (see
+# BytePairTokenizer._cut_few): numpy's calls cost a tenth of a millisecond.
+_FEW_CHARACTERS = 1024
+_FEW_KEPT = 1 << 14
 # Characters cut at once (see BytePairTokenizer._cut_in_parts): 8 MB of arrays.
 _CUT_AT_ONCE = 1 << 18
 # The hash of pieces (see _hashes, _Table): odd numbers, the inverse of the base
@@ -148,6 +153,7 @@ class BytePairTokenizer:
         self._no_pair = len(made) * stride
         self._symbols_of: dict[str, list[int]] = {}
         self._char_ids: numpy.ndarray | None = None  # see _learn
+        self._few: dict[str, list[int]] = {}  # see _cut_few
         # How texts are cut (see _cutting): the pattern that finds the pieces, and
         # each character's group by its code point (0: none), for numpy (see _cut).
         self._groups = groups
@@ -297,7 +303,12 @@ class BytePairTokenizer:
             if whole:
                 stretches = [text if at not in whole else "" for at, text in enumerate(stretches)]
         with self._memo_lock:
-            flat, starts = self._cut_in_parts(stretches) if self._group_of is not None else self._uncut(stretches)
+            if self._group_of is None:
+                flat, starts = self._uncut(stretches)
+            elif sum(map(len, stretches)) <= _FEW_CHARACTERS:
+                flat, starts = self._cut_few(stretches)
+            else:
+                flat, starts = self._cut_in_parts(stretches)
         if whole:
             # Those stretches (encoded as empty ones) are rows of one id each, after the others.
             rows = list(range(len(stretches)))
@@ -306,6 +317,26 @@ class BytePairTokenizer:
             flat, starts = _with_rows(flat, starts, list(whole.values()))
             flat, starts = _joined(flat, starts, _rows_past(rows, len(stretches)), numpy.ones(len(rows), dtype=numpy.int64))
         return flat, starts
+
+    def _cut_few(self, texts: list[str]) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """_cut for a few characters (a query's): the pieces found by the
+        pattern and looked up one by one in a dictionary of their own, where
+        numpy's cost per call would be most of the time."""
+        memo = self._few
+        lists = []
+        for text in texts:
+            ids: list[int] = []
+            for piece in self._pieces.findall(text):  # type: ignore[union-attr]
+                found = memo.get(piece)
+                if found is None:
+                    found = self._merged(self._symbols(piece))
+                    if len(memo) >= _FEW_KEPT:
+                        memo.clear()
+                    memo[piece] = found
+                ids += found
+            lists.append(ids)
+        counts = numpy.fromiter(map(len, lists), dtype=numpy.int64, count=len(lists))
+        return numpy.fromiter(itertools.chain.from_iterable(lists), dtype=numpy.int64, count=int(counts.sum())), _starts_of(counts)
 
     def _cut_in_parts(self, texts: list[str]) -> tuple[numpy.ndarray, numpy.ndarray]:
         """_cut, _CUT_AT_ONCE characters at a time or so (its arrays take 30
