@@ -24,8 +24,18 @@ Speed: a text is cut into pieces that no merge ever joins (see _cutting:
 checked on the merges when the file is read; for Llama's, "▁" and a run of
 letters, a run of punctuation, one digit or one CJK character), and each
 piece is merged on its own; pieces repeat (``self``, ``return``, indentation,
-``(``), so each piece's ids are remembered and a piece seen before costs one
-lookup.
+``(``), so each piece's ids are remembered and a piece seen before costs a
+lookup. A batch of texts (an index's chunks) is encoded in numpy, which runs
+without the interpreter's lock, beside the thread that pools the vectors, as
+the ``tokenizers`` package's Rust does: its characters are one array of code
+points, cut where a piece starts; each piece is hashed and found in a table of
+the pieces seen (and compared with the one found there, character by
+character); only the new ones are merged, together, a merge of each per step
+(see BytePairTokenizer._cut). Python's own per-piece work (a regular
+expression's matches, a dictionary's lookups) held the lock for the whole of
+the tokenizer's time, and cost twice as much. A few characters (a query's) are
+cut by a regular expression and looked up in a dictionary: numpy's calls
+would cost more than the work.
 
 Turning the file's merges into the table of ranks and finding how to cut texts
 is a tenth of a second in Python, most of a warm start's model loading: for a
@@ -170,8 +180,8 @@ class BytePairTokenizer:
         self._line_breaks = groups is not None and not any("\n" in group for group in groups)
         # The pieces seen (see _cut): by number, where their ids are stored and
         # how many there are, and their code points; their numbers by their
-        # hashes (see _Table), and by their text
-        # where texts are not cut (or where a piece's hash is another's).
+        # hashes (see _Table), and by their text where texts are not cut (or
+        # where a piece's hash is another's).
         self._memo: dict[str, int] = {}
         self._memo_lock = threading.Lock()
         self._firsts = numpy.zeros(0, dtype=numpy.int64)
@@ -407,6 +417,7 @@ class BytePairTokenizer:
         starts = ~after_mark & (mark | ~carries_on)
         starts[text_starts[:-1][counts > 0]] = True
         firsts = numpy.flatnonzero(starts)
+        del groups, mark, after_mark, carries_on, starts
         lengths = numpy.diff(firsts, append=size)
         numbers = self._numbers(joined, codes, firsts, lengths)
         token_counts = self._lengths[numbers]
