@@ -333,9 +333,9 @@ class BytePairTokenizer:
         pattern and looked up one by one in a dictionary of their own, where
         numpy's cost per call would be most of the time."""
         memo = self._few
-        lists = []
+        ids: list[int] = []
+        ends = [0]
         for text in texts:
-            ids: list[int] = []
             for piece in self._pieces.findall(text):  # type: ignore[union-attr]
                 found = memo.get(piece)
                 if found is None:
@@ -344,9 +344,8 @@ class BytePairTokenizer:
                         memo.clear()
                     memo[piece] = found
                 ids += found
-            lists.append(ids)
-        counts = numpy.fromiter(map(len, lists), dtype=numpy.int64, count=len(lists))
-        return numpy.fromiter(itertools.chain.from_iterable(lists), dtype=numpy.int64, count=int(counts.sum())), _starts_of(counts)
+            ends.append(len(ids))
+        return numpy.array(ids, dtype=numpy.int64), numpy.array(ends, dtype=numpy.int64)
 
     def _cut_in_parts(self, texts: list[str]) -> tuple[numpy.ndarray, numpy.ndarray]:
         """_cut, _CUT_AT_ONCE characters at a time or so (its arrays take 30
