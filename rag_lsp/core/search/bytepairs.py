@@ -64,9 +64,10 @@ import orjson
 # Llama's mark for a space, which its normalizer writes.
 SPACE_MARK = "\u2581"
 _BYTE_TOKENS = frozenset(f"<0x{byte:02X}>" for byte in range(256))
-# Pieces remembered at most (about 200 bytes each), and the longest remembered
-# (a longer one is a line of data, seen once); the memo is emptied when full,
-# or once the ids it stores pass _MEMO_TOKENS (4 bytes each).
+# Pieces remembered at most (their numbers, ids and code points: about 120
+# bytes each), and the longest remembered (a longer one is a line of data, seen
+# once); the memo is emptied when full, or once the ids it stores pass
+# _MEMO_TOKENS (4 bytes each).
 _MEMO_SIZE = 1 << 17
 _MEMO_LONGEST = 256
 _MEMO_TOKENS = 1 << 21
@@ -82,7 +83,7 @@ _MERGED_TOGETHER = 64
 # BytePairTokenizer._cut_few): numpy's calls cost a tenth of a millisecond.
 _FEW_CHARACTERS = 1024
 _FEW_KEPT = 1 << 14
-# Characters cut at once (see BytePairTokenizer._cut_in_parts): 8 MB of arrays.
+# Characters cut at once (see BytePairTokenizer._cut_in_parts): about 20 MB of arrays.
 _CUT_AT_ONCE = 1 << 18
 # The hash of pieces (see _hashes, _Table): odd numbers, the inverse of the base
 # modulo 2**64.
