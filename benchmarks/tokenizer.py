@@ -52,7 +52,7 @@ def with_tokenizers_package() -> None:
     (in this process), as rag-lsp did before it had its own."""
     from tokenizers import Tokenizer
 
-    from rag_lsp.core.search import embedding
+    from rag_lsp.core.search.embedding import loading
 
     def read(files: Any) -> Any:
         tokenizer = Tokenizer.from_file(str(files.tokenizer))
@@ -60,7 +60,7 @@ def with_tokenizers_package() -> None:
         tokenizer.no_truncation()
         return tokenizer
 
-    embedding._tokenizer = read
+    loading._tokenizer = read
 
 
 def once(root: Path, kind: str) -> dict:

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_lsp.core.search import embedding
+from rag_lsp.core.search.embedding import loading as embedding_loading
 from rag_lsp.core.search.bytepairs import BytePairTokenizer, Unsupported, tables_of, tables_path, write_tables
 from tinymodel import write_model
 
@@ -270,7 +271,7 @@ def test_without_the_tokenizers_package_another_kind_is_a_model_error_and_the_de
     tokenizer is of another kind is a ModelError naming what it uses and what to install."""
     folder = write_model(tmp_path / "tiny")
     monkeypatch.setitem(sys.modules, "tokenizers", None)  # `import tokenizers` raises ImportError
-    monkeypatch.setattr(embedding, "_loaded", {})
+    monkeypatch.setattr(embedding_loading, "_loaded", {})
     with pytest.raises(embedding.ModelError, match=r"models/tiny/tokenizer.json .*WordLevel.*pip install tokenizers"):
         embedding.load(embedding.model2vec_files(folder, "models/tiny"))
     model = embedding.load(embedding.wordllama_files())

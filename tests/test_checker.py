@@ -14,7 +14,8 @@ from workspaces import GOOD_CASE, GOOD_SUITE, make_workspace
 from rag_lsp.core.workspace.settings import EditorSettings
 from rag_lsp.core.reading.text import Position
 from rag_lsp.core.workspace.workspace import Workspace
-from rag_lsp.server.checking.checker import Checker, OpenDocument, Snapshot
+from rag_lsp.server.checking.checker import Checker
+from rag_lsp.server.checking.snapshot import OpenDocument, Snapshot
 from rag_lsp.core.checking.analysis import Analysis
 from rag_lsp.server.base.transport import LARGE_MESSAGE_BYTES
 

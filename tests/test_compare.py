@@ -8,21 +8,11 @@ from pathlib import Path
 import pytest
 from workspaces import make_workspace, rag_lsp
 
-from rag_lsp.core.running.compare import (
-    COUNTER,
-    HIGHER,
-    LOWER,
-    NEW,
-    REMOVED,
-    HitChange,
-    compare_case,
-    compare_run,
-    describe_change,
-    report_json,
-    vs_baseline,
-)
+from rag_lsp.core.running.compare import compare_case, compare_run
+from rag_lsp.core.running.comparison import COUNTER, NEW, REMOVED, HitChange, describe_change, report_json, vs_baseline
 from rag_lsp.core.running.report import BaselineError, parse_report
-from rag_lsp.core.running.runner import CaseResult
+from rag_lsp.core.running.results import CaseResult
+from rag_lsp.core.workspace.manifests import HIGHER, LOWER
 
 
 def scores(recall: float, mrr: float = 1.0, precision: float = 0.5, retrieved: float = 4.0) -> dict:

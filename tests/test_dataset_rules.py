@@ -1,9 +1,10 @@
 """A rule over the whole dataset plugs in through the rule registry alone.
 
-A rule that groups rows (core.checking.datasetindex) declares what it keeps of a row and
+A rule over the whole dataset is given its facts (the tally of expected paths). A rule that
+groups rows (core.checking.datasetindex) declares what it keeps of a row and
 its findings on rows that share a value; the one-shot analysis, a dataset model
 through edits, and a helper process's screening all drive it with no code of
-their own for it. The rule below (the same query asked twice) exists only here.
+their own for it. The rules below (the same query asked twice, few expected paths) exist only here.
 """
 
 from __future__ import annotations
@@ -15,15 +16,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag_lsp.core.checking import incremental
+
 from rag_lsp.core.checking import rules as registry
 from rag_lsp.core.checking.analyze import analyze_file
 from rag_lsp.core.checking.datasetindex import RowGrouping
 from rag_lsp.core.reading.findings import Related, Severity
-from rag_lsp.core.checking.incremental import DatasetModel, screen_batch
+from rag_lsp.core.checking.incremental import DatasetModel
+from rag_lsp.core.checking.modelrows import ModelRow
+from rag_lsp.core.checking.screening import is_answer, screen_batch
 from rag_lsp.core.reading.sources import DiskSource, OverlaySource
 from rag_lsp.core.workspace.suitefacts import DatasetUse
-from rag_lsp.core.reading.text import Position
+from rag_lsp.core.reading.text import Position, Range
 from rag_lsp.core.workspace.workspace import Workspace
 
 DATASET = ".punica/evals/cases.jsonl"
@@ -58,7 +61,7 @@ def with_the_rule(monkeypatch: pytest.MonkeyPatch):
     for cached in (registry.checks_for, registry.groupings, registry.whole_dataset_checks):
         cached.cache_clear()
     monkeypatch.setattr(registry, "all_rules", lambda: rules)
-    monkeypatch.setattr(incremental._Line, "kept_of", None)
+    monkeypatch.setattr(ModelRow, "kept_of", None)
     yield
     for cached in (registry.checks_for, registry.groupings, registry.whole_dataset_checks):
         cached.cache_clear()
@@ -138,5 +141,43 @@ def test_a_screening_sends_what_a_registered_grouping_keeps(tmp_path: Path, with
     workspace, _ = workspace_with(tmp_path, "\n".join(lines) + "\n")
     answer = screen_batch(workspace, DATASET, DatasetUse(), None, lines)
     assert answer[1] == [("a", "q1"), ("b", "q1")]
-    assert incremental._is_answer(answer, 2, DATASET, 0)
-    assert not incremental._is_answer((answer[0], [("a", 1), ("b", "q1")], *answer[2:]), 2, DATASET, 0)
+    assert is_answer(answer, 2, DATASET, 0)
+    assert not is_answer((answer[0], [("a", 1), ("b", "q1")], *answer[2:]), 2, DATASET, 0)
+
+
+FEW_PATHS = registry.rule_of("Few expected paths.", "RAG998", "few-expected-paths", Severity.INFORMATION)
+
+
+@FEW_PATHS.check(registry.DATASET)
+def few_expected_paths(context):
+    tally = context.paths
+    if tally is not None and 0 < tally.listed < 3:
+        yield FEW_PATHS.finding(Range(Position(0, 0), Position(0, 0)), f"the dataset lists only {tally.listed} expected paths")
+
+
+@pytest.fixture
+def with_a_whole_dataset_rule(monkeypatch: pytest.MonkeyPatch):
+    """The registry with RAG998, a check over the whole dataset that groups no rows, beside the project's rules."""
+    rules = {**registry.all_rules(), FEW_PATHS.code: FEW_PATHS}
+    for cached in (registry.checks_for, registry.groupings, registry.whole_dataset_checks):
+        cached.cache_clear()
+    monkeypatch.setattr(registry, "all_rules", lambda: rules)
+    yield
+    for cached in (registry.checks_for, registry.groupings, registry.whole_dataset_checks):
+        cached.cache_clear()
+
+
+def test_a_registered_whole_dataset_check_is_given_the_dataset_s_facts_by_both_analyses(tmp_path: Path, with_a_whole_dataset_rule: None) -> None:
+    """A check over the whole dataset reads its tally of expected paths in the one-shot analysis and in a model, through edits."""
+    text = case("a", "q1") + "\n"
+    workspace, source = workspace_with(tmp_path, text)
+    found = fresh(workspace, source, text)
+    assert [finding.message for finding in found if finding.code == "RAG998"] == ["the dataset lists only 1 expected paths"]
+    model = DatasetModel(workspace, DATASET, text)
+    assert model.findings() == found
+    model.edit(Position(1, 0), Position(1, 0), case("b", "q2") + "\n" + case("c", "q3") + "\n")  # three paths now
+    assert not any(finding.code == "RAG998" for finding in model.findings())
+    assert model.findings() == fresh(workspace, source, model.text)
+    model.edit(Position(1, 0), Position(3, 0), "")  # one again
+    assert [finding.message for finding in model.findings() if finding.code == "RAG998"] == ["the dataset lists only 1 expected paths"]
+    assert model.findings() == fresh(workspace, source, model.text)

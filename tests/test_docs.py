@@ -4,6 +4,7 @@ every relative link leads somewhere."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import urllib.parse
 from pathlib import Path
@@ -67,18 +68,54 @@ def test_a_stale_page_is_caught(generated: dict[str, str], tmp_path: Path) -> No
     assert "docs/reference/settings.md" in module.stale(changed)
 
 
-def test_the_editors_default_globs_are_written_from_the_servers(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The Neovim plugin's and the VS Code extension's default globs are regenerated from
-    rag_lsp.core.workspace.settings: a changed default changes their text, so the stale test catches them."""
-    from rag_lsp.core.workspace import settings
+EDITOR_COPIES = (
+    "editors/vscode/src/defaults.generated.ts",
+    "editors/vscode/package.json",
+    "editors/nvim/lua/rag_lsp/defaults.lua",
+    "editors/emacs/rag-lsp.el",
+    "editors/helix/languages.toml",
+)
 
+
+def test_each_editors_copy_of_the_defaults_is_written_from_the_shared_file(generated: dict[str, str]) -> None:
+    """Every editor's copy of the defaults is generated from rag_lsp/core/workspace/defaults.json: a changed
+    glob, settings file or root marker there changes the copies that hold it, so the stale test catches
+    a copy left behind."""
     module = generator()
-    before = module.generated()
-    monkeypatch.setattr(settings, "DEFAULT_SUITE_GLOBS", ("evals/**/*.suite.yaml",))
-    after = module.generated()
-    for path in ("editors/nvim/lua/rag_lsp/init.lua", "editors/vscode/src/documents.ts", "editors/vscode/package.json"):
-        assert '"evals/**/*.suite.yaml"' in after[path] and after[path] != before[path], path
-    assert 'local SUITE_GLOBS = { "evals/**/*.suite.yaml" }' in after["editors/nvim/lua/rag_lsp/init.lua"]
+    defaults = module.shared_defaults()
+    assert all(generated[path] == text for path, text in module.editor_files(defaults).items())
+    changed = json.loads(json.dumps(defaults))
+    changed["suiteGlobs"] = ["evals/**/*.suite.yaml"]
+    changed["settingsFiles"][0]["path"] = ".evals/settings.toml"
+    changed["rootMarkers"][0]["name"] = ".evals"
+    after = module.editor_files(changed)
+    assert sorted(after) == sorted(EDITOR_COPIES)
+    for path in EDITOR_COPIES:
+        assert after[path] != generated[path], path
+        assert set(module.stale({**generated, path: after[path]})) == {path}, path
+    for path in ("editors/vscode/src/defaults.generated.ts", "editors/nvim/lua/rag_lsp/defaults.lua"):
+        assert all(value in after[path] for value in ('"evals/**/*.suite.yaml"', '".evals/settings.toml"', '".evals"')), path
+    assert 'suiteGlobs = ["evals/**/*.suite.yaml"]' in after["editors/helix/languages.toml"]
+    assert '"/evals/\\\\(?:.*/\\\\)?[^/]*\\\\.suite\\\\.yaml\\\\\'"' in after["editors/emacs/rag-lsp.el"]
+    assert "'((\".evals\" . folder) (\".git\" . any))" in after["editors/emacs/rag-lsp.el"]
+    assert '"ragLsp.suiteGlobs"' in after["editors/vscode/package.json"] and '"evals/**/*.suite.yaml"' in after["editors/vscode/package.json"]
+
+
+@pytest.mark.parametrize(
+    ("glob", "matches", "misses"),
+    [
+        ("**/*.suite.yaml", ["/p/a.suite.yaml", "/p/x/y/a.suite.yaml"], ["/p/a.suite.yaml.bak", "/p/a.suite.yml"]),
+        (".punica/**/*.yml", ["/p/.punica/a.yml", "/p/.punica/x/y/a.yml"], ["/p/punica/a.yml", "/p/xpunica/a.yml"]),
+        ("evals/*.{yaml,yml}", ["/p/evals/a.yaml", "/p/evals/a.yml"], ["/p/evals/x/a.yaml", "/p/evals/a.json"]),
+        ("a?c.yaml", ["/p/abc.yaml"], ["/p/a/c.yaml", "/p/abbc.yaml"]),
+    ],
+)
+def test_a_glob_becomes_the_emacs_regexp_of_the_same_file_names(glob: str, matches: list[str], misses: list[str]) -> None:
+    """The generator's glob -> Emacs regexp (for rag-lsp.el's auto-mode-alist) matches a file name ending in a path the glob matches."""
+    regexp = generator().emacs_regexp(glob)
+    # Emacs's \(?: \) \| \' as Python's (?: ) | \Z.
+    python = regexp.replace("\\(", "(").replace("\\)", ")").replace("\\|", "|").replace("\\'", r"\Z")
+    assert [bool(re.search(python, name)) for name in matches + misses] == [True] * len(matches) + [False] * len(misses)
 
 
 def test_the_readme_is_at_most_15_kb() -> None:
@@ -121,3 +158,41 @@ def test_every_relative_link_points_to_an_existing_file(page: Path) -> None:
         elif anchor and destination.suffix == ".md" and anchor not in anchors(destination):
             broken.append(target)
     assert broken == [], f"{page.relative_to(REPO)} links to what does not exist: {broken}"
+
+
+def site_nav_pages() -> list[str]:
+    """The pages the nav of mkdocs.yml lists, relative to docs/, in its order."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    # mkdocs.yml names a Python function (the heading slugs): read it as nothing.
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+    config = yaml.load((REPO / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+    pages: list[str] = []
+
+    def walk(entry: object) -> None:
+        if isinstance(entry, str):
+            pages.append(entry)
+        elif isinstance(entry, list):
+            for item in entry:
+                walk(item)
+        elif isinstance(entry, dict):
+            for value in entry.values():
+                walk(value)
+
+    walk(config["nav"])
+    return pages
+
+
+def test_every_page_of_docs_is_in_the_site_nav() -> None:
+    """Each Markdown page under docs/ is listed once in the nav of mkdocs.yml, so none is left out of the site,
+    and each page the nav lists exists."""
+    nav = site_nav_pages()
+    on_disk = sorted(str(path.relative_to(REPO / "docs")) for path in (REPO / "docs").rglob("*.md"))
+    assert sorted(nav) == on_disk, {
+        "not in the nav": sorted(set(on_disk) - set(nav)),
+        "in the nav, no such page": sorted(set(nav) - set(on_disk)),
+        "listed twice": sorted({page for page in nav if nav.count(page) > 1}),
+    }

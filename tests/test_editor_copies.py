@@ -2,10 +2,12 @@
 
 Each integration decides which files to hand the server before the server has
 said anything: its default globs, how it matches a glob, which folder is the
-workspace root. Those copies are held to the server's own definitions here: the
-defaults read from each integration's source and compared with
-``rag_lsp.core.workspace.settings``; Neovim's glob matching and root finding, and Emacs's
-root finding and file modes, run on the same cases as ``glob_match`` and
+workspace root. The defaults are written once, in
+``rag_lsp/core/workspace/defaults.json``: the server reads them from there, and
+each editor's copy is generated from it (``tests/test_docs.py`` fails when one
+is stale). What each integration does with them is held to the server's own
+definitions here: Neovim's glob matching and root finding, and Emacs's root
+finding and file modes, run on the same cases as ``glob_match`` and
 ``find_root``.
 """
 
@@ -20,14 +22,14 @@ from pathlib import Path
 
 import pytest
 
+from rag_lsp.core.workspace.config import CONFIG_PATH, CONFIG_PATHS, PYPROJECT_PATH, PYPROJECT_TABLE
 from rag_lsp.core.workspace.files import glob_match
 from rag_lsp.core.workspace.settings import DEFAULT_DATASET_GLOBS, DEFAULT_MANIFEST_GLOBS, DEFAULT_SUITE_GLOBS
-from rag_lsp.core.workspace.workspace import find_root
+from rag_lsp.core.workspace.roots import ROOT_MARKERS, find_root
 
 REPO = Path(__file__).resolve().parent.parent
+SHARED_DEFAULTS = REPO / "rag_lsp" / "core" / "workspace" / "defaults.json"
 NVIM_PLUGIN = REPO / "editors" / "nvim"
-NVIM_INIT = NVIM_PLUGIN / "lua" / "rag_lsp" / "init.lua"
-VSCODE_DOCUMENTS = REPO / "editors" / "vscode" / "src" / "documents.ts"
 VSCODE_PACKAGE = REPO / "editors" / "vscode" / "package.json"
 EMACS_MODE = REPO / "editors" / "emacs" / "rag-lsp.el"
 
@@ -65,41 +67,25 @@ PATHS = [
 ]
 
 
-def lua_list(source: str, name: str) -> list[str]:
-    """The strings of ``local NAME = { ... }`` in Lua source."""
-    found = re.search(rf"^local {name} = \{{(.*?)\}}", source, flags=re.MULTILINE | re.DOTALL)
-    assert found is not None, f"no {name} in the Lua source"
-    return re.findall(r'"([^"]*)"', found.group(1))
-
-
-def ts_list(source: str, name: str) -> list[str]:
-    """The strings of the array ``NAME: [ ... ]`` in TypeScript source."""
-    found = re.search(rf"\b{name}: \[(.*?)\]", source, flags=re.DOTALL)
-    assert found is not None, f"no {name} in the TypeScript source"
-    return re.findall(r'"([^"]*)"', found.group(1))
+def shared_defaults() -> dict:
+    """The shared defaults without their explanation."""
+    data = json.loads(SHARED_DEFAULTS.read_text(encoding="utf-8"))
+    return {key: value for key, value in data.items() if not key.startswith("$")}
 
 
 # ---------------------------------------------------------------- default globs
 
 
-def test_neovim_default_suite_globs_are_the_servers() -> None:
-    """The Neovim plugin's default suite globs are the server's."""
-    assert tuple(lua_list(NVIM_INIT.read_text(encoding="utf-8"), "SUITE_GLOBS")) == DEFAULT_SUITE_GLOBS
-
-
-def test_neovim_default_manifest_globs_are_the_servers() -> None:
-    """The Neovim plugin's default manifest globs are the server's."""
-    assert tuple(lua_list(NVIM_INIT.read_text(encoding="utf-8"), "MANIFEST_GLOBS")) == DEFAULT_MANIFEST_GLOBS
-
-
-def test_vscode_default_suite_globs_are_the_servers() -> None:
-    """The VS Code extension's default suite globs are the server's."""
-    assert tuple(ts_list(VSCODE_DOCUMENTS.read_text(encoding="utf-8"), "suiteGlobs")) == DEFAULT_SUITE_GLOBS
-
-
-def test_vscode_default_manifest_globs_are_the_servers() -> None:
-    """The VS Code extension's default manifest globs are the server's."""
-    assert tuple(ts_list(VSCODE_DOCUMENTS.read_text(encoding="utf-8"), "manifestGlobs")) == DEFAULT_MANIFEST_GLOBS
+def test_the_server_reads_its_defaults_from_the_shared_file() -> None:
+    """The server's default globs, settings files and root markers are those of defaults.json, in its order."""
+    defaults = shared_defaults()
+    assert (DEFAULT_SUITE_GLOBS, DEFAULT_DATASET_GLOBS, DEFAULT_MANIFEST_GLOBS) == tuple(
+        tuple(defaults[key]) for key in ("suiteGlobs", "datasetGlobs", "manifestGlobs")
+    )
+    assert CONFIG_PATHS == tuple(file["path"] for file in defaults["settingsFiles"])
+    own, tabled = defaults["settingsFiles"]
+    assert (CONFIG_PATH, PYPROJECT_PATH, PYPROJECT_TABLE) == (own["path"], tabled["path"], tuple(tabled["table"]))
+    assert ROOT_MARKERS == tuple((marker["name"], marker["kind"] == "folder") for marker in defaults["rootMarkers"])
 
 
 @pytest.mark.parametrize(
@@ -119,16 +105,6 @@ def test_vscode_settings_default_to_the_servers_globs(setting: str, default: tup
 
 
 @pytest.mark.parametrize("path", [path for path in PATHS if glob_match(path, DEFAULT_SUITE_GLOBS)])
-def test_vscode_workspace_markers_find_every_file_the_default_suite_globs_match(path: str) -> None:
-    """A workspace holding any file the server's default suite globs match starts the VS Code extension's server."""
-    markers = re.search(r'WORKSPACE_MARKERS = "([^"]*)"', VSCODE_DOCUMENTS.read_text(encoding="utf-8"))
-    assert markers is not None, "no WORKSPACE_MARKERS in documents.ts"
-    # One VS Code glob of alternatives, each a glob ("{**/.punica/**,**/*.suite.yaml}").
-    alternatives = markers.group(1).removeprefix("{").removesuffix("}").split(",")
-    assert glob_match(path, alternatives), alternatives
-
-
-@pytest.mark.parametrize("path", [path for path in PATHS if glob_match(path, DEFAULT_SUITE_GLOBS)])
 def test_vscode_activates_on_every_file_the_default_suite_globs_match(path: str) -> None:
     """The VS Code extension's workspaceContains activation events cover every file the server's default suite globs match."""
     events = json.loads(VSCODE_PACKAGE.read_text(encoding="utf-8"))["activationEvents"]
@@ -137,10 +113,12 @@ def test_vscode_activates_on_every_file_the_default_suite_globs_match(path: str)
 
 
 def emacs_suite_patterns() -> list[str]:
-    """The auto-mode-alist patterns that open rag-lsp-suite-mode, as Python regexes."""
+    """The regexps of rag-lsp-suite-file-regexps (which open rag-lsp-suite-mode), as Python regexes."""
     source = EMACS_MODE.read_text(encoding="utf-8")
-    patterns = re.findall(r"""\(add-to-list 'auto-mode-alist '\("((?:[^"\\]|\\.)*)" \. rag-lsp-suite-mode\)\)""", source)
-    assert patterns, "rag-lsp.el adds no auto-mode-alist pattern for rag-lsp-suite-mode"
+    block = re.search(r"\(defconst rag-lsp-suite-file-regexps\s*'\((.*?)\)\s*\n\s*\"", source, flags=re.S)
+    assert block is not None, "rag-lsp.el defines no rag-lsp-suite-file-regexps"
+    patterns = re.findall(r'"((?:[^"\\]|\\.)*)"', block.group(1))
+    assert patterns, "rag-lsp-suite-file-regexps is empty"
     # An Elisp string's "\\" is one backslash; Emacs's \' is Python's \Z, its \( \) \| are ( ) |.
     python = []
     for pattern in patterns:
@@ -149,11 +127,15 @@ def emacs_suite_patterns() -> list[str]:
     return python
 
 
+# The YAML files Emacs opens in rag-lsp-suite-mode: those of suites and manifests.
+EMACS_SUITE_MODE_GLOBS = (*DEFAULT_SUITE_GLOBS, *DEFAULT_MANIFEST_GLOBS)
+
+
 @pytest.mark.parametrize("path", [path for path in PATHS if path.endswith((".yaml", ".yml"))])
-def test_emacs_opens_in_suite_mode_exactly_the_yaml_the_default_suite_globs_match(path: str) -> None:
-    """A YAML file opens in rag-lsp-suite-mode in Emacs when the server's default suite globs match it."""
+def test_emacs_opens_in_suite_mode_exactly_the_yaml_the_default_globs_match(path: str) -> None:
+    """A YAML file opens in rag-lsp-suite-mode in Emacs when the server's default suite or manifest globs match it."""
     opened = any(re.search(pattern, "/home/someone/project/" + path) for pattern in emacs_suite_patterns())
-    assert opened == glob_match(path, DEFAULT_SUITE_GLOBS)
+    assert opened == glob_match(path, EMACS_SUITE_MODE_GLOBS)
 
 
 # ---------------------------------------------------------------- behaviour
@@ -188,7 +170,7 @@ def nvim_binary() -> str | None:
 NVIM_SCRIPT = r"""
 local M = require("rag_lsp")
 local cases = vim.fn.json_decode(table.concat(vim.fn.readfile(vim.env.RAG_CASES), "\n"))
-local out = { matches = {}, roots = {} }
+local out = { matches = {}, roots = {}, defaults = require("rag_lsp.defaults") }
 for _, glob in ipairs(cases.globs) do
   local regex = M.glob_to_regex(glob)
   local row = {}
@@ -206,7 +188,8 @@ vim.fn.writefile({ vim.fn.json_encode(out) }, vim.env.RAG_OUT)
 
 @pytest.fixture(scope="module")
 def nvim_answers(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list[Path]]:
-    """What the Neovim plugin's glob matching and root finding answer on GLOBS × PATHS and a tree of workspaces."""
+    """What the Neovim plugin's glob matching and root finding answer on GLOBS × PATHS and a tree of workspaces,
+    and the defaults its module rag_lsp.defaults holds."""
     nvim = nvim_binary()
     if nvim is None:
         if os.environ.get("RAG_LSP_REQUIRE_EDITORS") == "1":
@@ -235,6 +218,13 @@ def test_neovim_matches_each_glob_as_the_server_does(nvim_answers: tuple[dict, l
     answers, _ = nvim_answers
     row = answers["matches"][GLOBS.index(glob)]
     assert {path: matched for path, matched in zip(PATHS, row)} == {path: glob_match(path, [glob]) for path in PATHS}
+
+
+@pytest.mark.slow
+def test_neovim_reads_the_shared_defaults_from_its_own_lua_tree(nvim_answers: tuple[dict, list[Path]]) -> None:
+    """The Neovim plugin, alone on the runtimepath, loads rag_lsp.defaults, which holds the shared defaults."""
+    answers, _ = nvim_answers
+    assert answers["defaults"] == shared_defaults()
 
 
 @pytest.mark.slow
@@ -269,3 +259,33 @@ def test_emacs_finds_the_root_the_server_finds(tmp_path: Path) -> None:
     roots = out.read_text(encoding="utf-8").splitlines()
     expected = [str(find_root(file)) if file.parts[-2:] != ("plain", "c.suite.yaml") else "nil" for file in files]
     assert [root if root == "nil" else os.path.realpath(root) for root in roots] == expected
+
+
+@pytest.mark.slow
+def test_emacs_opens_in_suite_mode_the_yaml_the_default_globs_match(tmp_path: Path) -> None:
+    """With rag-lsp.el loaded, Emacs's auto-mode-alist gives rag-lsp-suite-mode to exactly the YAML files the
+    server's default suite and manifest globs match."""
+    emacs = shutil.which("emacs")
+    if emacs is None:
+        if os.environ.get("RAG_LSP_REQUIRE_EDITORS") == "1":
+            pytest.fail("Emacs is not installed")
+        pytest.skip("Emacs is not installed")
+    paths = [path for path in PATHS if path.endswith((".yaml", ".yml"))]
+    out = tmp_path / "modes.txt"
+    forms = " ".join(
+        f'(insert (format "%s\\n" (assoc-default "/home/someone/project/{path}" auto-mode-alist (function string-match))))'
+        for path in paths
+    )
+    result = subprocess.run(
+        [emacs, "--batch", "-l", str(EMACS_MODE), "--eval", f'(with-temp-file "{out}" {forms})'],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if not out.exists() and "eglot" in result.stderr.lower():
+        pytest.skip("Emacs has no Eglot, which rag-lsp.el needs")
+    assert out.exists(), result.stdout + result.stderr
+    modes = out.read_text(encoding="utf-8").splitlines()
+    assert {path: mode == "rag-lsp-suite-mode" for path, mode in zip(paths, modes)} == {
+        path: glob_match(path, EMACS_SUITE_MODE_GLOBS) for path in paths
+    }

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag_lsp.core.checking.contexts import case_path_tallies, path_tally
+from rag_lsp.core.checking.expectedpaths import case_path_tallies, path_tally
 from rag_lsp.core.workspace.expected import Expected, ExpectedVerdict, judge_expected, split_by_list
 from rag_lsp.core.workspace.workspace import Workspace
 

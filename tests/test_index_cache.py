@@ -240,16 +240,16 @@ def test_recent_files_found_unchanged_are_trusted_from_then_on(tmp_path: Path, c
     """Files written in the moments before the index was built are read again by the next target (they
     may have changed within the same tick of the clock); found unchanged, the cache records when, and
     the target after that reads none of them."""
-    from rag_lsp.core.search import index as index_module
+    from rag_lsp.core.search.index import builder as index_builder
 
     space = workspace(tmp_path / "ws")  # written just now: too recent to trust by size and time
     target(space).prepare()
     read: list[str] = []
-    original = index_module.FileReader.read
-    monkeypatch.setattr(index_module.FileReader, "read", lambda self, relative: read.append(relative) or original(self, relative))
+    original = index_builder.FileReader.read
+    monkeypatch.setattr(index_builder.FileReader, "read", lambda self, relative: read.append(relative) or original(self, relative))
     # Later starts, ten seconds on.
-    now = index_module.time.time_ns()
-    monkeypatch.setattr(index_module.time, "time_ns", lambda: now + 10_000_000_000)
+    now = index_builder.time.time_ns()
+    monkeypatch.setattr(index_builder.time, "time_ns", lambda: now + 10_000_000_000)
     target(space).prepare()
     assert sorted(read) == sorted(DOCS)
     read.clear()
@@ -265,11 +265,11 @@ def test_how_recent_a_file_may_be_and_be_trusted_follows_its_file_systems_granul
     """A file whose time has a fraction of a second (a file system keeping times to the clock's tick)
     is trusted by its size and time once it is a tenth of a second older than the index; a time to the
     whole second (a file system that may keep them to two seconds) must be two seconds older."""
-    from rag_lsp.core.search import index as index_module
+    from rag_lsp.core.search.index import builder as index_builder
 
     space = workspace(tmp_path / "ws")
-    built = index_module.time.time_ns()
-    monkeypatch.setattr(index_module.time, "time_ns", lambda: built)
+    built = index_builder.time.time_ns()
+    monkeypatch.setattr(index_builder.time, "time_ns", lambda: built)
     second = built // 1_000_000_000 * 1_000_000_000
 
     def fine(ns: int) -> int:
@@ -284,8 +284,8 @@ def test_how_recent_a_file_may_be_and_be_trusted_follows_its_file_systems_granul
         os.utime(space.root / relative, ns=(mtime, mtime))
     target(space).prepare()
     read: list[str] = []
-    original = index_module.FileReader.read
-    monkeypatch.setattr(index_module.FileReader, "read", lambda self, relative: read.append(relative) or original(self, relative))
+    original = index_builder.FileReader.read
+    monkeypatch.setattr(index_builder.FileReader, "read", lambda self, relative: read.append(relative) or original(self, relative))
     target(space).prepare()
     assert sorted(read) == ["docs/audit.md", "docs/deploy.md"]
 
@@ -355,12 +355,12 @@ def test_a_corpus_file_is_read_whole_up_to_the_limit_and_refused_past_it(
 ) -> None:
     """A file of at most max_bytes is read whole (also when it grew after its size was looked at); a
     larger one is refused (no text to index)."""
-    from rag_lsp.core.search import index as index_module
+    from rag_lsp.core.search.index import builder as index_builder
 
     (tmp_path / "note.txt").write_bytes(b"x" * size)
     if grew:  # its size looked at while it was shorter
-        monkeypatch.setattr(index_module.os, "fstat", lambda fd: os.stat_result((0, 0, 0, 0, 0, 0, size // 2, 0, 0, 0)))
-    data, text = index_module.FileReader(tmp_path, 100).read("note.txt")
+        monkeypatch.setattr(index_builder.os, "fstat", lambda fd: os.stat_result((0, 0, 0, 0, 0, 0, size // 2, 0, 0, 0)))
+    data, text = index_builder.FileReader(tmp_path, 100).read("note.txt")
     if size <= 100:
         assert data == b"x" * size and text == "x" * size
     else:

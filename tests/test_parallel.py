@@ -27,7 +27,7 @@ from lspclient import (
 from pytest_lsp import LanguageClient
 from test_equivalence import SEVERITIES, finding, fresh_check
 
-from rag_lsp.core.checking import incremental, parallel
+from rag_lsp.core.checking import incremental, modelrows, parallel, screening
 from rag_lsp.core.checking.analyze import analyze_file
 from rag_lsp.core.reading.findings import SHOWN_PER_CODE, Finding
 from rag_lsp.core.checking.folding import Occurrences, covered_lines, every_occurrence_fix
@@ -432,7 +432,7 @@ def test_warming_up_prepares_what_a_first_screening_loads() -> None:
     code = (
         "import sys; from rag_lsp.core.checking.parallel import _preload; "
         "before = {'jsonschema', 'rapidfuzz'} & set(sys.modules); "
-        "_preload('rag_lsp.core.checking.incremental:warm_up'); "
+        "_preload('rag_lsp.core.checking.screening:warm_up'); "
         "print(sorted(before), sorted({'jsonschema', 'rapidfuzz'} & set(sys.modules)))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT_S, check=True)
@@ -590,13 +590,13 @@ def test_a_screening_leaves_the_did_you_mean_to_the_model(tmp_path: Path, monkey
     monkeypatch.setattr(rag203, "_problem", lambda workspace, value, normal: looked_for.append(value) or problem(workspace, value, normal))
     root = make_root(tmp_path, mixed_dataset(40))
     workspace = Workspace(root)
-    job = incremental._Screening(
+    job = screening.Screening(
         root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     )
     codes, _, _, unfinished, _, _ = job.start()(0, first_lines(root / DATASET, 16))
     assert unfinished
     assert {finding.unfinished for found in unfinished.values() for finding in found if finding.code == "RAG203"} == {"docs/missing.md"}
-    assert all(codes[number] not in (incremental.BLANK, incremental.LOOK) for number in unfinished)
+    assert all(codes[number] not in (modelrows.BLANK, modelrows.LOOK) for number in unfinished)
     assert looked_for == []
     model = DatasetModel(Workspace(root), DATASET, (root / DATASET).read_text(encoding="utf-8"))
     assert any(finding.code == "RAG203" and "docs/missing.md" in finding.message for finding in model.findings())
@@ -609,9 +609,9 @@ def test_a_screening_for_every_finding_finishes_them(tmp_path: Path) -> None:
     root = make_root(tmp_path, mixed_dataset(40))
     workspace = Workspace(root)
     use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
-    job = incremental._Screening(root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True)
+    job = screening.Screening(root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True)
     codes, _, _, found, _, _ = job.start()(0, first_lines(root / DATASET, 16))
-    assert found and all(codes[number] not in (incremental.BLANK, incremental.LOOK) for number in found)
+    assert found and all(codes[number] not in (modelrows.BLANK, modelrows.LOOK) for number in found)
     finished = [finding for findings in found.values() for finding in findings if finding.code == "RAG203"]
     assert finished and {finding.unfinished for finding in finished} == {None}
     expected = {finding.range.start.line: finding for finding in analyze_file(Workspace(root), DATASET) if finding.code == "RAG203"}
@@ -626,10 +626,10 @@ def test_a_screening_for_every_finding_passes_lines_that_repeat_a_missing_path(t
     root = make_root(tmp_path, "\n".join(lines) + "\n")
     workspace = Workspace(root)
     use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
-    screen = incremental._Screening(root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True).start()
+    screen = screening.Screening(root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True).start()
     screen(0, memoryview("\n".join(lines[:4]).encode()))
     codes, _, _, found, _, _ = screen(1, memoryview("\n".join(lines[4:]).encode()))
-    assert incremental.LOOK not in codes
+    assert modelrows.LOOK not in codes
     assert sorted(found) == [0, 1, 2, 3]
     expected = {finding.range.start.line: finding for finding in analyze_file(Workspace(root), DATASET) if finding.code == "RAG203"}
     assert all(finding.moved(4) == expected[number + 4] for number, findings in found.items() for finding in findings)
@@ -644,11 +644,11 @@ def test_a_screening_passes_lines_with_findings_made_on_the_lines_of_the_file(tm
     root = make_root(tmp_path, "\n".join(lines) + "\n")
     workspace = Workspace(root)
     use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
-    screen = incremental._Screening(
+    screen = screening.Screening(
         root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True, batch_starts=(0, 4)
     ).start()
     codes, _, _, found, _, _ = screen(1, memoryview("\n".join(lines[4:]).encode()))
-    assert incremental.LOOK not in codes and sorted(found) == [0, 1, 2, 3]
+    assert modelrows.LOOK not in codes and sorted(found) == [0, 1, 2, 3]
     expected = [finding for finding in analyze_file(Workspace(root), DATASET) if finding.range.start.line >= 4]
     assert {finding.code for finding in expected} == {"RAG004", "RAG206"}
     assert sorted((finding for findings in found.values() for finding in findings), key=Finding.sort_key) == expected
@@ -683,6 +683,8 @@ def test_a_model_asked_for_every_finding_leaves_the_helpers_lines_to_the_helper(
 SYSTEMIC_DEFECTS = {
     # Every expected path written from `./` (one RAG206 per path, two on some rows).
     "dot-slash": lambda n: case(f"dot-{n}", ["./src/app.py"] + (["./docs/guide.md"] if n % 3 else [])),
+    # Every expected path written with `\`, as Windows writes paths, one of them missing on some rows.
+    "backslash": lambda n: case(f"back-{n}", ["src\\app.py"] + (["docs\\missing.md"] if n % 7 == 0 else [])),
     # A key of the exporting tool on every row (RAG004, one per row).
     "extra-key": lambda n: case(f"key-{n}", ["src/app.py"], source="export"),
     # Both at once, on a row with more to say (a missing path).

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from rag_lsp.core.checking.incremental import _Line
-from rag_lsp.core.reading.jsonrows import Row, _span_at, duplicate_key_spans
+from rag_lsp.core.checking.modelrows import ModelRow
+from rag_lsp.core.reading.jsonrows import Row
+from rag_lsp.core.reading.jsonspans import duplicate_key_spans, span_at
 from rag_lsp.core.reading.schemacheck import validator_for
 from rag_lsp.core.reading.text import LineIndex, Range, apply_edits, character_from_utf16, utf16_character
 from rag_lsp.core.workspace.rows import DatasetRow
@@ -117,7 +118,7 @@ def test_json_duplicate_keys_are_found_with_spans() -> None:
     """A repeated key in a row is found, with the repeat and the first occurrence."""
     row = Row('{"id": "a", "expect": {"relevant": []}, "id": "b"}')
     assert row.has_duplicate_keys
-    ((path, start, end, first_start, first_end),) = duplicate_key_spans(row)
+    ((path, start, end, first_start, first_end),) = duplicate_key_spans(row.text)
     assert path == ("id",)
     assert row.text[start:end] == '"id"'
     assert (first_start, first_end) == (1, 5)
@@ -268,7 +269,7 @@ CASE_LINES = [
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", [Row, DatasetRow, _Line], ids=lambda kind: kind.__name__)
+@pytest.mark.parametrize("kind", [Row, DatasetRow, ModelRow], ids=lambda kind: kind.__name__)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=st.lists(written | st.sampled_from(TRICKY_LINES + CASE_LINES), min_size=1, max_size=700))
 @example(lines=['{"q": "\\u0022:"}', '{"a": 1, "a": 2}'])  # one row's extra ": cannot hide another's repeat
@@ -280,6 +281,8 @@ def test_reading_many_rows_at_once_gives_what_reading_each_gives(kind: type[Row]
         extra = tuple(getattr(row, name, None) for name in ("shape", "key", "dropped", "line"))
         return (row.text, row.value, row.error, row.has_duplicate_keys, row.refused, row.refused_span, row.exact, *extra)
 
+    if kind is ModelRow:
+        ModelRow.prepare()  # as a dataset model does before it reads a line
     assert [state(row) for row in kind.read_many(lines)] == [state(kind(line)) for line in lines]
 
 
@@ -337,7 +340,7 @@ def test_a_leading_key_found_without_a_parse_has_the_parsed_span(row) -> None:
     value) is the span tree-sitter gives, for repeated keys, escapes, spacing and non-ASCII text."""
     text, keys = row
     for key in keys:
-        assert Row(text).span(key) == _span_at(text, (key,))
+        assert Row(text).span(key) == span_at(text, (key,))
 
 
 _ELEMENTS = st.one_of(st.sampled_from(["a.md", "src/x.py", "", "é😀/b", 'a"b', "a\\b", "]", ",", "relevant"]), st.integers(0, 3), st.none())
@@ -381,11 +384,11 @@ def test_an_expected_value_found_without_a_parse_has_the_parsed_span(case) -> No
     text, count = case
     paths = [("expect", "relevant"), *(("expect", "relevant", index) for index in range(count + 1))]
     for path in paths:
-        assert Row(text).span(*path) == _span_at(text, path), path
+        assert Row(text).span(*path) == span_at(text, path), path
     # One row asked for its values in any order: found together, once.
     row = Row(text)
     for path in reversed(paths):
-        assert row.span(*path) == _span_at(text, path), path
+        assert row.span(*path) == span_at(text, path), path
 
 
 _INPUT_KEYS = st.sampled_from(["query", "topK", "corpora", "extra", "id"])
@@ -422,4 +425,4 @@ def test_a_value_of_the_input_found_without_a_parse_has_the_parsed_span(case) ->
     or null under a key written once in a line without escapes) is the span tree-sitter gives."""
     text, keys = case
     for key in keys:
-        assert Row(text).span("input", key) == _span_at(text, ("input", key)), key
+        assert Row(text).span("input", key) == span_at(text, ("input", key)), key

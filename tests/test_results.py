@@ -1,5 +1,6 @@
-"""Run results as marks in files (rag_lsp.core.running.results): where they go, what they say,
-and how they follow edits. Pure functions, no server."""
+"""Run results as marks in files (rag_lsp.core.running.marks, line_marks and
+case_hover): where they go, what they say, and how they follow edits. Pure
+functions, no server."""
 
 from __future__ import annotations
 
@@ -9,19 +10,20 @@ from pathlib import Path
 import pytest
 from workspaces import make_workspace
 
-from rag_lsp.core.running.results import (
+from rag_lsp.core.running.case_hover import hover_markdown
+from rag_lsp.core.running.line_marks import LineMarks
+from rag_lsp.core.running.marks import (
     CASE,
-    LineMarks,
     Mark,
     case_id_of,
     case_marks,
     case_title,
-    hover_markdown,
     id_span,
     suite_marks,
     suite_title,
 )
-from rag_lsp.core.running.runner import CaseResult, Runner
+from rag_lsp.core.running.results import CaseResult
+from rag_lsp.core.running.runner import Runner
 from rag_lsp.core.running.selection import suite_key
 from rag_lsp.core.running.targets import Hit
 from rag_lsp.core.workspace.workspace import Workspace

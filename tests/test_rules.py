@@ -16,11 +16,10 @@ from pathlib import Path
 import pytest
 
 from rag_lsp.core.checking.analyze import analyze_file, analyze_workspace
-from rag_lsp.core.running.results import CASE_RESULT, KEYWORD_FALLBACK, THRESHOLD_FAILED, THRESHOLD_MET
+from rag_lsp.core.running.results import BROKEN_CASE, CASE_RESULT, KEYWORD_FALLBACK, TARGET_FAILED, THRESHOLD_FAILED, THRESHOLD_MET
 from rag_lsp.core.workspace.codes import known_codes
 from rag_lsp.core.reading.findings import Severity
 from rag_lsp.core.checking.rules import agreeing, all_rules
-from rag_lsp.core.running.runner import BROKEN_CASE, TARGET_FAILED
 from rag_lsp.core.reading.text import apply_edits
 from rag_lsp.core.reading.sources import DiskSource, OverlaySource
 from rag_lsp.core.workspace.workspace import Workspace

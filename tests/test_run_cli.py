@@ -435,7 +435,7 @@ def test_building_the_index_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -
     env = {**os.environ, "RAG_LSP_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "120", "TERM": "xterm"}
     # The bar waits PROGRESS_AFTER_S before it shows; a fast machine indexes 600 files sooner. The run
     # is told to show it at once, so what it shows does not depend on the machine's speed.
-    at_once = "import sys; import rag_lsp.cli.run as run; run.PROGRESS_AFTER_S = 0; from rag_lsp.cli import entry; sys.argv[0] = 'rag-lsp'; entry()"
+    at_once = "import sys; import rag_lsp.cli.run_suites as run_suites; run_suites.PROGRESS_AFTER_S = 0; from rag_lsp.cli import entry; sys.argv[0] = 'rag-lsp'; entry()"
     process = subprocess.Popen(
         [sys.executable, "-c", at_once, "run"], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=terminal
     )

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from workspaces import make_workspace
 
-from rag_lsp.core.running.runner import BROKEN_CASE, TARGET_FAILED, CaseNotFound, CaseResult, Runner, describe_case
+from rag_lsp.core.running.results import BROKEN_CASE, TARGET_FAILED, CaseNotFound, CaseResult, describe_case
+from rag_lsp.core.running.runner import Runner
 from rag_lsp.core.running.scorer import score_case
 from rag_lsp.core.running.targets import Hit
 from rag_lsp.core.workspace.workspace import Workspace
@@ -334,7 +335,7 @@ def test_a_suite_asked_for_by_a_dataset_that_it_does_not_read_names_those_that_d
 def test_a_run_reads_no_file_its_builtin_index_holds_to_say_why_it_was_missed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A missed file whose text the builtin target's index holds is not returned, said without reading
     it again; a missed file named like text that holds none is read, once, and missed as never searched."""
-    from rag_lsp.core.checking import contexts
+    from rag_lsp.core.checking import expectedpaths
 
     dataset = "\n".join(
         case(f"c{n}", ["src/app.py", "docs/guide.md", "src/nul.ts"], input={"query": "startup", "topK": 1}) for n in range(3)
@@ -347,8 +348,8 @@ def test_a_run_reads_no_file_its_builtin_index_holds_to_say_why_it_was_missed(tm
         'targets:\n  vectors.query:\n    builtin: {corpora: {code: ["**"]}, retrieval: keyword}\n', encoding="utf-8"
     )
     read: list[str] = []
-    why_no_text = contexts.why_no_text
-    monkeypatch.setattr(contexts, "why_no_text", lambda path, limit: read.append(path.name) or why_no_text(path, limit))
+    why_no_text = expectedpaths.why_no_text
+    monkeypatch.setattr(expectedpaths, "why_no_text", lambda path, limit: read.append(path.name) or why_no_text(path, limit))
     result = run(Workspace(tmp_path))
     reasons = [{miss.value: miss.reason for miss in outcome.why_missed} for outcome in result.cases]
     assert all(found.get("src/nul.ts") == "never-searched" for found in reasons)

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from rag_lsp.core.running.targets import Answer, Request, TargetError, open_target
 from rag_lsp.core.search import embedding
+from rag_lsp.core.search.embedding import loading as embedding_loading, matching as embedding_matching, model as embedding_model
 from rag_lsp.core.workspace.chunking import Chunking, ChunkingError, chunk_ids, line_ranges
 from rag_lsp.core.search.index import contextual, path_words
 from rag_lsp.core.search.ranking import (
@@ -285,7 +286,7 @@ def test_the_packaged_model_loads_and_embeds_without_the_network(no_network: Non
     files = embedding.wordllama_files()
     assert files.weights.name == "l2_supercat_256.safetensors" and files.tokenizer.parent == files.weights.parent
     assert files.weights.parent.parent.name == "rag_lsp"
-    model = embedding._load(files)  # not the process's shared copy: a load from scratch
+    model = embedding_loading._load(files)  # not the process's shared copy: a load from scratch
     vectors = model.embed(["how does the gateway decide an approval", ""])
     assert vectors.shape == (2, 256) and model.dim == 256
     assert numpy.linalg.norm(vectors[0]) == pytest.approx(1.0, abs=1e-5) and not vectors[1].any()
@@ -347,7 +348,7 @@ def test_chunks_pooled_many_at_a_time_are_texts_pooled_one_by_one() -> None:
         "tokens: " + " ".join(f"w{number}" for number in range(embedding.TERMS_PER_CHUNK * 3)),
         "tokens: " + " ".join(f"w{number}" for number in range(embedding.TERMS_PER_CHUNK * 3)),
         "x <s> y",
-    ] * (embedding._TEXTS_PER_BATCH // 3)
+    ] * (embedding_model._TEXTS_PER_BATCH // 3)
     vectors, terms = model.embed_chunks(texts)
     alone = model.embed(texts)
     numpy.testing.assert_allclose(vectors, alone, atol=1e-5)
@@ -362,14 +363,14 @@ def test_chunks_pooled_many_at_a_time_are_texts_pooled_one_by_one() -> None:
         assert model.embed_chunks([text])[1][0].tolist() == row.tolist()
 
 
-@pytest.mark.parametrize("kept, gathered", [(embedding._TOKENS_KEPT, embedding._MATCHES_GATHERED), (3, embedding._MATCHES_GATHERED), (embedding._TOKENS_KEPT, 8)])
+@pytest.mark.parametrize("kept, gathered", [(embedding_matching._TOKENS_KEPT, embedding_matching._MATCHES_GATHERED), (3, embedding_matching._MATCHES_GATHERED), (embedding_matching._TOKENS_KEPT, 8)])
 def test_a_small_index_matches_token_by_token_as_any_index_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: int, gathered: int) -> None:
     """Over an index of at most SMALL_INDEX chunks, each token's match with every chunk is kept from one query to
     the next (up to a number of tokens); a query's figures, asked once or again, are those of matching its chunks
     afresh (to float rounding), and a larger index matches its chunks afresh. A block of queries gets each query's
     own figures, however many of its tokens are gathered at a time."""
-    monkeypatch.setattr(embedding, "_TOKENS_KEPT", kept)
-    monkeypatch.setattr(embedding, "_MATCHES_GATHERED", gathered)
+    monkeypatch.setattr(embedding_matching, "_TOKENS_KEPT", kept)
+    monkeypatch.setattr(embedding_matching, "_MATCHES_GATHERED", gathered)
     folder = write_model(tmp_path / "tiny")
     model = embedding.load(embedding.model2vec_files(folder, "tiny"))
     _, terms = model.embed_chunks(["a car with a wheel, a car", "banana and apple", "zzz", "apple wheel car banana"])
@@ -391,7 +392,7 @@ def test_a_small_index_matches_token_by_token_as_any_index_does(tmp_path: Path, 
             assert row.tolist() == small(queries[query], every).tolist()
     heads = numpy.array([[3, 0], [1, 2], [0, 0], [2, 3]], dtype=numpy.int64)
     assert small.heads(queries, heads).tolist() == [small(queries[query], heads[query]).tolist() for query in range(4)]
-    monkeypatch.setattr(embedding, "SMALL_INDEX", 3)
+    monkeypatch.setattr(embedding_model, "SMALL_INDEX", 3)
     large = model.matching_over(terms)
     assert not isinstance(large, embedding.TokenMatches)
     chosen = numpy.array([3, 1], dtype=numpy.int64)
@@ -524,11 +525,11 @@ def test_only_cases_searched_by_meaning_over_the_whole_index_are_ranked_with_the
 ) -> None:
     """A run ranks a block of cases at once only for a search by meaning alone over a corpus holding
     every chunk; any other case is ranked on its own, and its answer is the same as one case asked alone."""
-    from rag_lsp.core.running.targets import builtin as builtin_module
+    from rag_lsp.core.running.targets import builtin_search
 
     blocks: list[int] = []
-    ranked_together = builtin_module.best_of_block
-    monkeypatch.setattr(builtin_module, "best_of_block", lambda scores, *rest: blocks.append(len(scores)) or ranked_together(scores, *rest))
+    ranked_together = builtin_search.best_of_block
+    monkeypatch.setattr(builtin_search, "best_of_block", lambda scores, *rest: blocks.append(len(scores)) or ranked_together(scores, *rest))
     target = builtin(docs, **options)
     extra = {"corpora": corpora} if corpora else {}
     requests = [Request(str(n), {"query": query, **extra}) for n, query in enumerate(["busy customer starving", "readiness probe", "who changed what"])]

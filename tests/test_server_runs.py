@@ -654,7 +654,7 @@ def test_result_diagnostics_are_written_as_pygls_would_write_them() -> None:
     """The JSON of a result diagnostic, written without converting it, is what pygls's converter makes of it."""
     from pygls.protocol import default_converter
 
-    from rag_lsp.core.running.results import CASE, Mark
+    from rag_lsp.core.running.marks import CASE, Mark
     from rag_lsp.server.running.run_marks import mark_diagnostic
 
     item = Mark("s", CASE, "RAG405", 2, 6, 'target failed: "x" — 🚀', 'é🚀 "case" …')

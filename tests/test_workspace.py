@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rag_lsp.core.reading.paths import is_normal, normalize_relative, not_normal_among
-from rag_lsp.core.workspace.workspace import DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, find_root, Workspace
+from rag_lsp.core.workspace.roots import find_root
+from rag_lsp.core.workspace.workspace import DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
 
 SUITE = """\
 suites:

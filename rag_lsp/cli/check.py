@@ -12,7 +12,8 @@ from ..core.checking.analysis import Analysis
 from ..core.workspace.config import CONFIG_PATHS
 from ..core.reading.findings import Finding, Severity
 from ..core.checking.rules import all_rules
-from ..core.workspace.workspace import Workspace, find_root
+from ..core.workspace.roots import find_root
+from ..core.workspace.workspace import Workspace
 from .exits import EXIT_FINDINGS, EXIT_OK, UsageError
 from .formats import FORMATS, Checked
 

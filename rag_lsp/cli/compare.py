@@ -20,7 +20,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..core.workspace.workspace import find_root
+from ..core.workspace.roots import find_root
 from .exits import EXIT_FINDINGS, EXIT_OK, UsageError
 
 
@@ -48,17 +48,17 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def compare_command(arguments: argparse.Namespace) -> int:
-    from . import run
+    from . import run, run_suites
 
     run.one_shot_process()
     if arguments.suite_a == arguments.suite_b:
         raise UsageError(f"compare needs two different suites, not {arguments.suite_a!r} twice")
     paths = [Path(path) for path in arguments.paths] or [find_root(Path.cwd())]
-    selected = run.select(paths, [arguments.suite_a, arguments.suite_b])
+    selected = run_suites.select(paths, [arguments.suite_a, arguments.suite_b])
     side_a = _the_suite(selected, arguments.suite_a)
     side_b = _the_suite(selected, arguments.suite_b)
     dataset = _shared_dataset(side_a, side_b)
-    done = run.execute([side_a, side_b], arguments.case, no_exec=arguments.no_exec, show_progress=arguments.format == "text" or None)
+    done = run_suites.execute([side_a, side_b], arguments.case, no_exec=arguments.no_exec, show_progress=arguments.format == "text" or None)
     results = {result.id: result for _, result in done.results}
     result_a, result_b = results.get(arguments.suite_a), results.get(arguments.suite_b)
     unrun = [result for result in (result_a, result_b) if result is None or result.error is not None]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 from typing import Sequence
 
-from ..core.running.compare import (
+from ..core.running.comparison import (
     COMPARED,
     COUNTER,
     NEW,
@@ -28,10 +28,10 @@ from ..core.running.compare import (
     describe_change,
     describe_significance,
     figure,
-    signed,
 )
-from ..core.running.runner import describe_threshold
+from ..core.running.results import describe_threshold
 from ..core.running.scorer import RAG_METRICS, label
+from ..core.running.significance import signed
 from ..core.reading.wording import counted
 from .outcome import Run
 

@@ -36,13 +36,13 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import orjson
 
-from ..core.running.compare import COUNTER, describe_change, describe_significance
-from ..core.running.runner import SuiteResult, describe_threshold
+from ..core.running.comparison import COUNTER, describe_change, describe_significance
+from ..core.running.results import SuiteResult, describe_threshold
 from ..core.running.scorer import MRR, RAG_METRICS, RECALL, label
 from .outcome import Run
 
 if TYPE_CHECKING:
-    from ..core.running.compare import Comparison, MetricDelta
+    from ..core.running.comparison import Comparison, MetricDelta
     from ..core.running.history import Point
 
 # The cases that got worse (and better) listed per suite in the comparison; the

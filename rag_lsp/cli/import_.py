@@ -70,7 +70,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run_import(arguments: argparse.Namespace) -> int:
     from ..core.running import importing
-    from ..core.workspace.workspace import find_root
+    from ..core.workspace.roots import find_root
 
     source = Path(arguments.source)
     if not os.path.exists(source):

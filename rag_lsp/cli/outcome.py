@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..core.running.runner import SuiteResult
+    from ..core.running.results import SuiteResult
     from ..core.workspace.workspace import Workspace
 
 

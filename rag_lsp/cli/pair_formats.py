@@ -15,7 +15,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from ..core.running.compare import describe_significance, figure, side_by_side, significance_json
+from ..core.running.comparison import describe_significance, figure, side_by_side, significance_json
 from ..core.running.pairs import A_WINS, B_WINS, MIXED, CaseWin, PairComparison, ranks_text
 from ..core.running.significance import signed, verdict
 from ..core.reading.wording import counted

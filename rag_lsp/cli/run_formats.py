@@ -44,7 +44,7 @@ import xml.etree.ElementTree as ET
 from typing import Callable
 
 
-from ..core.running.runner import (
+from ..core.running.results import (
     BROKEN_CASE,
     HIT_AT_K,
     KEYWORD_FALLBACK,

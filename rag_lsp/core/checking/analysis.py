@@ -25,7 +25,8 @@ from typing import Iterable, Mapping
 
 from .analyze import analyze_file
 from ..reading.findings import Finding
-from .incremental import MODELLED_FROM_BYTES, SHARED_FROM_BYTES, DatasetModel, reading_helper
+from .incremental import MODELLED_FROM_BYTES, SHARED_FROM_BYTES, DatasetModel
+from .screening import reading_helper
 from .parallel import Helper
 from ..workspace.workspace import DATASET_FILE, Workspace
 

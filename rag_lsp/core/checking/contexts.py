@@ -8,19 +8,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Collection, Container, Iterable
+from typing import Any, Container, Iterable
 
 from .datasetindex import RowGrouping, groups_of
-from ..workspace.expected import NEVER_SEARCHED, NOT_IN_WORKSPACE, ExpectedVerdict, split_by_list
-from ..workspace.files import BINARY, HIDDEN, IN_NO_CORPUS, NOT_UTF8, TOO_LARGE, globs_matcher, hidden, why_no_text
+from ..workspace.expected import ExpectedVerdict, split_by_list
 from ..reading.jsonrows import Row
 from ..workspace.manifests import GDI_TEXT, RAG_CASE
 from ..reading.schemacheck import SchemaIssue
 from ..reading.text import Position, Range
-from ..reading.paths import is_normal, normalize_relative, not_normal_among
-from ..workspace.suitefacts import Corpora, DatasetUse, SuiteInfo
+from ..reading.paths import normalize_relative, not_normal_among
+from ..workspace.suitefacts import DatasetUse, SuiteInfo
 from ..workspace.workspace import ParsedYaml, Workspace
 from ..reading.yamltree import YNode
+from .expectedpaths import PathTally, all_among, case_path_tallies, first_missing_index, path_tally, tallied_as_case, tally_of
 
 
 @dataclass
@@ -193,7 +193,7 @@ class RowsContext:
         try:
             return [pair for pair in self.expected if not superset(pair[1])]
         except TypeError:  # a value that cannot be in a set (an object): looked at case by case
-            return [pair for pair in self.expected if not _all_among(files, pair[1])]
+            return [pair for pair in self.expected if not all_among(files, pair[1])]
 
     @cached_property
     def written_otherwise(self) -> list[tuple[RowContext, list[Any]]]:
@@ -212,24 +212,52 @@ class RowsContext:
 
     @cached_property
     def _off_by_form(self) -> tuple[list[tuple[RowContext, list[Any]]], list[tuple[RowContext, list[Any]]]]:
-        searched = self.workspace.searched_files(self.use)
-        # A value's normal form, once per workspace: a dataset lists each path many times.
-        normal_forms = self.workspace.memo("normal forms")
+        off = self.expected_off_the_files
+        if not off:
+            return [], []
+        reachable = self._reachable_values(off)
+        if reachable is None:  # a value that cannot be in a set (an object): case by case
+            return self._off_by_form_one_by_one(off)
+        # Each case in one search in C: a dataset written by another tool lists
+        # hundreds of thousands of values, every one written otherwise.
+        superset = reachable.issuperset
         otherwise: list[tuple[RowContext, list[Any]]] = []
         missing: list[tuple[RowContext, list[Any]]] = []
-        for pair in self.expected_off_the_files:
-            for value in pair[1]:
-                if type(value) is not str:
-                    missing.append(pair)
-                    break
-                normal = normal_forms.get(value, _UNSEEN)
-                if normal is _UNSEEN:
-                    normal = normal_forms[value] = normalize_relative(value)
-                if normal not in searched:
-                    missing.append(pair)
-                    break
-            else:
+        for pair in off:
+            (otherwise if superset(pair[1]) else missing).append(pair)
+        return otherwise, missing
+
+    def _reachable_values(self, off: list[tuple[RowContext, list[Any]]]) -> set[Any] | None:
+        """The values, as written, whose normal form is a file the targets may
+        return, among those seen so far in the workspace (kept with its other
+        facts): each distinct value is normalized once. None when a value of
+        ``off`` cannot be in a set."""
+        searched = self.workspace.searched_files(self.use)
+        known = self.workspace.memo("values by reach")
+        entry = known.get(self.use.builtin_corpora)
+        if entry is None or entry[0] is not searched:
+            entry = known[self.use.builtin_corpora] = (searched, set(searched), set())
+        _, reachable, unreachable = entry
+        try:
+            values = set().union(*(relevant for _, relevant in off))
+        except TypeError:
+            return None
+        for value in values.difference(reachable, unreachable):
+            normal = normalize_relative(value) if type(value) is str else None
+            (reachable if normal is not None and normal in searched else unreachable).add(value)
+        return reachable
+
+    def _off_by_form_one_by_one(
+        self, off: list[tuple[RowContext, list[Any]]]
+    ) -> tuple[list[tuple[RowContext, list[Any]]], list[tuple[RowContext, list[Any]]]]:
+        searched = self.workspace.searched_files(self.use)
+        otherwise: list[tuple[RowContext, list[Any]]] = []
+        missing: list[tuple[RowContext, list[Any]]] = []
+        for pair in off:
+            if all(type(value) is str and normalize_relative(value) in searched for value in pair[1]):
                 otherwise.append(pair)
+            else:
+                missing.append(pair)
         return otherwise, missing
 
     @cached_property
@@ -241,8 +269,11 @@ class RowsContext:
         normal form (its normal form is one), so only the other cases are searched."""
         files = self.workspace.normal_file_set()
         values = [value for _, relevant in self.missing_expected for value in relevant if type(value) is str and value not in files]
-        otherwise = {value for _, relevant in self.written_otherwise for value in relevant if value not in files}
-        return not_normal_among(values) | otherwise if otherwise else not_normal_among(values)
+        written_otherwise = self.written_otherwise
+        if not written_otherwise:
+            return not_normal_among(values)
+        otherwise = set().union(*(relevant for _, relevant in written_otherwise)).difference(files)
+        return not_normal_among(values) | otherwise
 
     @cached_property
     def paths(self) -> tuple[PathTally, tuple[RowContext, int] | None]:
@@ -303,7 +334,7 @@ class RowsContext:
             not_normal = self.not_normal_expected
             known = workspace.file_set() if not_normal else frozenset()
             for context, relevant in off:
-                by_row[id(context)] = _tally_of([value for value in relevant if type(value) is str], files, not_normal, known)
+                by_row[id(context)] = tally_of([value for value in relevant if type(value) is str], files, not_normal, known)
         none = (0, 0)
         return [by_row.get(id(context), none) for context in self.rows]
 
@@ -329,27 +360,6 @@ class RowsContext:
             if own_shape is None or own_shape == checked_as:
                 found[checked_as].append((context, value))
         return found
-
-
-@dataclass(frozen=True, slots=True)
-class PathTally:
-    """How many expected paths a dataset lists, and how many of them are not
-    workspace files (counted where RAG203 applies, see RowsContext.paths)."""
-
-    listed: int = 0
-    absent: int = 0
-
-    @property
-    def elsewhere(self) -> bool:
-        """Whether most expected paths are not workspace files, and enough of them
-        that one finding for the file says more than one per value: the corpus
-        the cases expect most likely lives elsewhere (a service's index)."""
-        return self.absent >= PATHS_ELSEWHERE_FROM and self.absent * 2 > self.listed
-
-
-# The fewest missing paths reported once for a file rather than one by one: a
-# small dataset's few missing paths are each worth their own did-you-mean.
-PATHS_ELSEWHERE_FROM = 20
 
 
 @dataclass
@@ -398,166 +408,6 @@ def _id_key(rows: RowsContext) -> str:
 
 # The key that names a row, by the shape it is checked as.
 ID_KEYS = {RAG_CASE: "id", GDI_TEXT: "input_id"}
-
-
-def tallied_as_case(row: Any) -> bool:
-    """Whether a dataset model counts the expected paths of ``row`` (a dataset
-    row holding its value): an object of no other shape than a rag case's,
-    whatever the file's shape (see case_path_tallies)."""
-    return type(row.value) is dict and row.shape in (None, RAG_CASE)
-
-
-def case_path_tallies(workspace: Workspace, cases: list[dict[str, Any]]) -> list[tuple[int, int]]:
-    """:func:`path_tally` of each rag case's expected list ((0, 0) when it has
-    none), as :attr:`RowsContext.paths` counts it, counted together. A dataset
-    that describes a corpus elsewhere lists hundreds of thousands of paths that
-    are not workspace files: their values not in normal form are found by one
-    search over them all (see not_normal_among), and each case's are then
-    counted by a few calls in C instead of a test of each value."""
-    files = workspace.normal_file_set()
-    tallies: list[tuple[int, int]] = []
-    # The cases listing something other than workspace files: their place in
-    # ``tallies`` and their string values.
-    off: list[tuple[int, list[str]]] = []
-    for case in cases:
-        expect = case.get("expect")
-        relevant = expect.get("relevant") if type(expect) is dict else None
-        if type(relevant) is not list or not relevant:
-            tallies.append((0, 0))
-        elif _all_among(files, relevant):
-            tallies.append((len(relevant), 0))
-        else:
-            off.append((len(tallies), [value for value in relevant if type(value) is str]))
-            tallies.append((0, 0))
-    if off:
-        not_normal = not_normal_among([value for _, strings in off for value in strings])
-        known = workspace.file_set() if not_normal else frozenset()
-        for place, strings in off:
-            tallies[place] = _tally_of(strings, files, not_normal, known)
-    return tallies
-
-
-def _tally_of(strings: list[str], files: frozenset[str], not_normal: Container[str], known: frozenset[str]) -> tuple[int, int]:
-    """(values, those not workspace files) of a case's string values. ``files``:
-    the normal file set; ``not_normal``: the values outside it that are not in
-    normal form; ``known``: every file (looked at only for those)."""
-    found = sum(map(files.__contains__, strings))
-    if not_normal and not not_normal.isdisjoint(strings):
-        # A value not in normal form is no workspace file's path as written.
-        found += sum(1 for value in strings if value in not_normal and normalize_relative(value) in known)
-    return len(strings), len(strings) - found
-
-
-def path_tally(
-    workspace: Workspace, files: frozenset[str], relevant: list[Any], not_normal: Container[str] | None = None
-) -> tuple[int, int]:
-    """(expected values that are strings, those that are not workspace files) of
-    one case's non-empty expected list; ``files`` is the normal file set, and
-    ``not_normal``, when known, holds those of its values not in normal form."""
-    if _all_among(files, relevant):
-        return len(relevant), 0
-    listed = absent = 0
-    known = workspace.file_set()
-    for value in relevant:
-        if type(value) is str:
-            listed += 1
-            if _missing(value, files, known, not_normal):
-                absent += 1
-    return listed, absent
-
-
-def first_missing_index(workspace: Workspace, relevant: list[Any]) -> int:
-    """The index of the first expected value that is a string and not a workspace file."""
-    files = workspace.normal_file_set()
-    known = workspace.file_set()
-    for index, value in enumerate(relevant):
-        if type(value) is str and _missing(value, files, known):
-            return index
-    return 0
-
-
-def unreachable_paths(
-    workspace: Workspace, corpora: Corpora | None = None, held: Collection[str] | None = None
-) -> Callable[[str], tuple[str, str] | None]:
-    """RAG203's test of one expected path, for a run to say why a value was
-    missed: a Miss reason and message when it is not a workspace file, as written
-    nor in normal form, or, for a builtin target with ``corpora``, a file it never
-    searches (see never_searched); else None. The workspace's files are listed
-    once, here. Of a builtin target, a missed file that is named like text is read
-    (once) too: it may hold none the target searches (NUL bytes, not UTF-8, past
-    `max-file-bytes`), which the checks, reading no file, leave unsaid; unless it
-    is among ``held``, the files the target's index holds text of (a run of
-    100,000 cases misses tens of thousands of them)."""
-    files = workspace.normal_file_set()
-    known = workspace.file_set()
-    never = workspace.unsearched_files(corpora) if corpora is not None else frozenset()
-    without_text: dict[str, str | None] = {}
-
-    def never_returned(value: str) -> tuple[str, str] | None:
-        if corpora is None:
-            return None
-        if value in never:
-            why = never_searched(workspace, value, corpora)
-            said = f"{NEVER_SEARCHED_AS_SAID[why]}, RAG203" if why else None
-        else:
-            if held is not None and value in held:
-                return None
-            if value not in without_text:
-                without_text[value] = why_no_text(workspace.absolute(value), workspace.settings.max_file_bytes)
-            why = without_text[value]
-            said = NEVER_SEARCHED_AS_SAID[why] if why else None
-        return (NEVER_SEARCHED, f"never searched by the builtin target: {said}") if said else None
-
-    def unreachable(value: str) -> tuple[str, str] | None:
-        if value in files:
-            return never_returned(value)
-        return (NOT_IN_WORKSPACE, "not a file in the workspace, RAG203") if _missing(value, files, known) else None
-
-    return unreachable
-
-
-# What never_searched finds, as a run's report and a hover say it.
-NEVER_SEARCHED_AS_SAID = {
-    HIDDEN: "a hidden file",
-    IN_NO_CORPUS: "in none of its corpora",
-    TOO_LARGE: "larger than max-file-bytes",
-    BINARY: "a binary file",
-    NOT_UTF8: "not UTF-8 text",
-}
-
-
-def never_searched(workspace: Workspace, value: str, corpora: Corpora) -> str | None:
-    """Why a builtin target with ``corpora`` never returns the workspace file
-    ``value`` (in normal form): HIDDEN, IN_NO_CORPUS, or as files.why_no_text
-    says (TOO_LARGE, BINARY, NOT_UTF8); None when it may. Only a file named like
-    a binary one is read."""
-    if value not in workspace.unsearched_files(corpora):
-        return None
-    if hidden(value):
-        return HIDDEN
-    if not globs_matcher(glob for _, globs in corpora for glob in globs)(value):
-        return IN_NO_CORPUS
-    return why_no_text(workspace.absolute(value), workspace.settings.max_file_bytes)
-
-
-def _missing(value: str, files: frozenset[str], known: frozenset[str], not_normal: Container[str] | None = None) -> bool:
-    """Whether an expected path is not a workspace file: not one as written (in
-    ``files``, the normal file set), nor in normal form (among ``known``, every
-    file); a value in normal form that is not a file's path names none in another
-    form. ``not_normal``, when known, holds the values not in normal form."""
-    if value in files:
-        return False
-    unnormal = value in not_normal if not_normal is not None else not is_normal(value)
-    return not unnormal or normalize_relative(value) not in known
-
-
-def _all_among(found: frozenset[str], values: list[Any]) -> bool:
-    """Whether every value is in ``found`` (one call in C; False for a value
-    that cannot be in a set, a list say)."""
-    try:
-        return found.issuperset(values)
-    except TypeError:
-        return False
 
 
 def case_id(case: dict[str, Any], shape: str | None = None) -> str | None:

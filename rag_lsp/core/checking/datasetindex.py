@@ -14,6 +14,11 @@ Both analyses drive every registered grouping the same way:
   joins its group when its line is read and leaves it when its line is
   replaced, and only the groups an edit touched are checked again.
 
+A rule over the whole dataset that groups no rows (RAG203's "most expected
+paths are missing") has only its ``DATASET`` check: both analyses call every
+such check (``registry.whole_dataset_checks``) with the dataset's facts, its
+tally of expected paths and, where most are missing, the first one.
+
 A helper process that screens a large dataset's lines sends, for each plain
 line, what every grouping keeps of it: a new grouping needs nothing beyond its
 rule's file. The incremental-equivalence property test checks every registered
@@ -35,7 +40,7 @@ class RowGrouping:
     than one row."""
 
     # The types of the values it keeps: a helper process's answer holding
-    # others is not believed (see incremental._is_answer).
+    # others is not believed (see screening.is_answer).
     kept_types: tuple[type, ...] = (str,)
 
     def value_of(self, value: dict[str, Any], shape: str | None) -> Hashable | None:

@@ -15,7 +15,7 @@ other's counter a moment late can only make both take the same last batch (the
 caller keeps its own reading of it), never leave a batch to neither.
 
 The helper only *screens* lines: for each it answers either the little a plain
-line leaves behind (see ``incremental.screen_batch``) or "look at this one", and
+line leaves behind (see ``screening.screen_batch``) or "look at this one", and
 the caller reads and checks those itself. A plain line may carry unfinished
 findings (a missing expected path: see ``Finding.unfinished``), which say only
 what they are about; the caller's own rules and workspace finish them (or the

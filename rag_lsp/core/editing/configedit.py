@@ -13,7 +13,7 @@ import json
 import re
 
 from .answers import Completion, Completions, HoverText
-from ..workspace.config import FIELD_KEYS, PYPROJECT_PATH
+from ..workspace.config import FIELD_KEYS, PYPROJECT_PATH, PYPROJECT_TABLE
 from ..reading.resources import load_schema
 from ..reading.text import LineIndex, Range
 
@@ -35,9 +35,9 @@ def _table_at(lines: LineIndex, line: int, pyproject: bool) -> tuple[str, ...] |
             continue
         parts = tuple(part.strip().strip("\"'") for part in header.group(1).split("."))
         if pyproject:
-            if parts[:2] != ("tool", "rag-lsp"):
+            if parts[: len(PYPROJECT_TABLE)] != PYPROJECT_TABLE:
                 return None
-            return parts[2:]
+            return parts[len(PYPROJECT_TABLE) :]
         return parts
     # Above every header: the top level of .punica/rag-lsp.toml, none of ours in pyproject.toml.
     return None if pyproject else ()

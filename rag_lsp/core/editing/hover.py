@@ -20,7 +20,7 @@ from typing import Any
 from .answers import HoverText
 from .configedit import hover_config
 from .completion import dataset_corpora
-from ..checking.contexts import NEVER_SEARCHED_AS_SAID, never_searched
+from ..checking.expectedpaths import NEVER_SEARCHED_AS_SAID, never_searched
 from .cursor import ITEM, KEY, YamlCursor, json_cursor, yaml_cursor
 from .docs import engine_markdown, metric_markdown, option_markdown, schema_at, schema_text
 from ..workspace.manifests import GDI_TEXT

@@ -21,7 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from ..reading.jsonrows import Row, _pairs, _parse, _string_value
+from ..reading.jsonrows import Row
+from ..reading.jsonspans import object_pairs, parse_line, string_value
 from ..workspace.suitefacts import DEFAULT_TARGET, TargetInfo
 from ..workspace.workspace import Workspace
 
@@ -100,7 +101,7 @@ def _value_at(line_text: str, path: tuple[str, ...]) -> Any:
         for part in path:
             value = value.get(part) if isinstance(value, dict) else None
         return value
-    _, node = _parse(line_text)
+    _, node = parse_line(line_text)
     if node is None:
         # An object the parser could not close: its pairs hang from the root.
         node = _parser_root(line_text)
@@ -115,15 +116,15 @@ def _value_at(line_text: str, path: tuple[str, ...]) -> Any:
 
 
 def _parser_root(line_text: str) -> Any:
-    from ..reading.jsonrows import _parser
+    from ..reading.jsonspans import line_parser
 
-    return _parser().parse(line_text.encode("utf-8", "surrogatepass")).root_node
+    return line_parser().parse(line_text.encode("utf-8", "surrogatepass")).root_node
 
 
 def _child(node: Any, key: str) -> Any:
     found = None
-    for key_node, value_node in _pairs(node):
-        if _string_value(key_node) == key:
+    for key_node, value_node in object_pairs(node):
+        if string_value(key_node) == key:
             found = value_node
     return found
 

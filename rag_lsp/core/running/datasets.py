@@ -135,7 +135,7 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
             case = _DECODE_CASE(line)
             if case.input_id is UNSET and case.reference_contexts is UNSET and case.retrieved_context is UNSET:
                 # Its `input` is read only by a target that needs it (see
-                # runner._decode_input, which refuses a number read as infinity).
+                # plans.decode_input, which refuses a number read as infinity).
                 append((number, case))
                 counts[RAG_CASE] += 1
                 continue

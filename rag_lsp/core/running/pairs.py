@@ -23,7 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .compare import (
+from .compare import compare_case, compare_figures, with_significance
+from .comparison import (
     BETTER,
     COUNTER,
     WORSE,
@@ -32,11 +33,8 @@ from .compare import (
     Direction,
     HitChange,
     MetricDelta,
-    compare_case,
-    compare_figures,
     default_direction,
     keyed,
-    with_significance,
 )
 
 A_WINS = "a"

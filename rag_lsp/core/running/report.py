@@ -28,7 +28,7 @@ from typing import Annotated, Any, Callable
 import msgspec
 import orjson
 
-from .runner import CaseResult, SuiteResult
+from .results import CaseResult, SuiteResult
 
 # A figure of a report: a finite number. JSON holds no infinity, but a reader
 # takes `1e999` for one, and a baseline figure of infinity compares with nothing.

@@ -1,697 +1,250 @@
-"""Run results placed in files: what a run shows, where, and how it follows edits.
+"""What a run gives: each case's result and each suite's, the codes run results
+are reported with, and how a result reads in one line.
 
-A run (:mod:`.runner`) answers with a :class:`~.runner.SuiteResult`. An editor
-shows it in two files: each case's result on its dataset line (RAG400 figures,
-RAG401 broken, RAG402 keyword fallback, RAG405 target failure), and the suite's
-verdict in the suite file (RAG403 / RAG404 on each threshold's key, RAG401 on
-`match` when the hits lack that field, RAG405 on the target when the suite could
-not reach it). Each of those is a :class:`Mark`: a code, a place on one line, a
-message, and the code-lens title and hover the line shows after the run.
-
-:class:`LineMarks` keeps one file's marks by line and moves them with the file's
-edits: a mark on a line an edit replaced is dropped (a figure never sits beside
-text it was not computed from), a mark below an edit moves by the lines the edit
-added or removed. Moving is a vectorized add on a sorted array of lines, so an
-edit above a hundred thousand results costs microseconds.
-
-Pure: no I/O, no protocol types; columns are code points.
+A case has figures, or the reason it has none and the code of the check that
+reports it (a broken case, RAG401; a target that did not answer it, RAG405). A
+suite has its cases, its means against its thresholds, or why it was not run.
+The runner (:mod:`.runner`) makes them, and raises :class:`CaseNotFound` when
+asked for cases a dataset does not hold; both shells show them
+(:func:`describe_case` is RAG400's message) and the run report writes them
+(:mod:`.report`).
 """
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
 
-
-from .compare import (
-    CaseChange,
-    Direction,
-    RunFigures,
-    SuiteFigures,
-    compare_case,
-    compare_figures,
-    compare_suite,
-    default_direction,
-    describe_hits,
-    describe_significance,
-    keyed,
-    vs_baseline,
+from . import ir
+from ..workspace.expected import joined
+from ..reading.findings import Finding
+from .scorer import (
+    HIT_AT_1,
+    MRR,
+    PRECISION,
+    RECALL,
+    RETRIEVED,
+    SEMANTIC,
+    AnswerRanks,
+    CaseScore,
+    Miss,
+    ThresholdResult,
+    label,
 )
-from ..reading.findings import Severity
-from .runner import (
-    BROKEN_CASE,
-    CASE_RESULT,
-    HIT_AT_K,
-    KEYWORD_FALLBACK,
-    RESULT_CODES,
-    TARGET_FAILED,
-    THRESHOLD_FAILED,
-    THRESHOLD_MET,
-    UNKNOWN_TARGET,
-    CaseResult,
-    SuiteResult,
-    describe_case,
-    describe_threshold,
-)
-from .scorer import MRR, RECALL, SEMANTIC, label
-from ..reading.text import LineIndex
-from ..reading.wording import counted
-from ..workspace.suitefacts import SuiteInfo
+from .targets import Hit
+
+if TYPE_CHECKING:
+    from .hit_at_k import HitAtKResult
+    from .slices import Slice
+
+HIT_AT_K = "rag.hit_at_k"
+
+# The codes of a run's results (their severities are their rules').
+CASE_RESULT = "RAG400"
+# Which diagnostic explains a case without figures.
+BROKEN_CASE = "RAG401"
+KEYWORD_FALLBACK = "RAG402"
+THRESHOLD_FAILED = "RAG403"
+THRESHOLD_MET = "RAG404"
+TARGET_FAILED = "RAG405"
+RESULT_CODES = (CASE_RESULT, BROKEN_CASE, KEYWORD_FALLBACK, THRESHOLD_FAILED, THRESHOLD_MET, TARGET_FAILED)
+# Why a suite is not run when its target id is configured nowhere.
+UNKNOWN_TARGET = "RAG111"
 
 
-# What a new run replaces: the marks of the cases it ran, or every mark of its suite.
-CASE = "case"
-SUITE = "suite"
+# Not frozen: a frozen dataclass sets each field through object.__setattr__,
+# which triples the cost of building 100k results.
+@dataclass(slots=True)
+class CaseResult:
+    """One case of a run."""
 
+    id: str
+    # 0-based line of the case in the dataset.
+    line: int
+    # Metric -> value, or None when the case has no figures (see ``reason``).
+    scores: dict[str, float] | None
+    # The fields below are given by name (see scored(), the one exception).
+    # Why there are no figures, for people; None when scored.
+    reason: str | None = None
+    # The code of the check that reports that reason on the case's line (RAG200,
+    # RAG004, ...), when one does.
+    reason_code: str | None = None
+    # RAG401 (broken case) or RAG405 (the target failed) when broken.
+    code: str | None = None
+    missed: tuple[str, ...] = ()
+    first_relevant_rank: int | None = None
+    mode: str | None = None
+    hits: tuple[Hit, ...] = ()
+    # 1-based ranks (within the first k) of the hits that were relevant.
+    relevant_ranks: tuple[int, ...] = ()
+    # Distinct expected values found, and declared ("recall 0.50 (1/2)").
+    found: int = 0
+    expected: int = 0
+    # The target's failure (RAG405), when that is why the case is broken.
+    error: str | None = None
+    # The Hit@K result of a gdi row (its explanation names the deciding pair).
+    detail: HitAtKResult | None = None
+    # Each expected value that came back -> the rank of its first hit within the
+    # first k (what a comparison with an earlier run needs to say which hit was
+    # lost, and from which rank); None when the case has no figures.
+    ranks: dict[str, int] | None = None
+    # A sweep (``run_suite(ks=...)``): k -> the case's figures at that k, or None
+    # where it has none at that k; None when the run swept no k.
+    at_k: dict[int, dict[str, float] | None] | None = None
+    # Why each value of ``missed`` was missed, in its order.
+    why_missed: tuple[Miss, ...] = ()
+    # What the target's whole answer held, before the cut at k (every rank of
+    # each expected value): None when the target gave no answer to score.
+    answer: AnswerRanks | None = None
+    # The case's `metadata` object in the dataset (the team's own data), if any.
+    metadata: dict[str, Any] | None = None
 
-
-@lru_cache(maxsize=1)
-def _severities() -> dict[str, Severity]:
-    """The severity of each code a mark can have, as its rule declares it."""
-    from ..checking.rules import all_rules
-
-    rules = all_rules()
-    return {code: rules[code].severity for code in RESULT_CODES}
-
-
-# Hits listed by a case's hover.
-HOVER_HITS = 20
-_TITLE_REASON = 60
-
-
-@dataclass(frozen=True, slots=True)
-class CaseRun:
-    """A case's result with what it was run under (for the hover)."""
-
-    case: CaseResult
-    suite: str
-    target: str | None
-    match: str
-    k: int | None
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class Mark:
-    """One run result on one line of a file. Compared and hashed by identity."""
-
-    # The suite the run was of (see selection.suite_key), and what a new run replaces.
-    suite: str
-    scope: str
-    # RAG400–RAG405, or None for a mark only the code lens shows (a suite's verdict).
-    code: str | None
-    start: int
-    end: int
-    message: str
-    # The line's text the result was computed from.
-    text: str
-    lens: str | None = None
-    run: CaseRun | None = None
-    # The lines the result was computed from, from its own down: a suite's verdict
-    # covers its suite's lines, and an edit of any of them (a threshold, an
-    # option) makes every result of that run stale.
-    lines: int = 1
+    @classmethod
+    def scored_case(cls, case_id: str, line: int, outcome: CaseScore, mode: str | None, hits: tuple[Hit, ...]) -> CaseResult:
+        """A case the scorer gave figures (``outcome``), with the target's answer
+        mode and the hits kept. The fields are given by position, in their order
+        above: a run builds one per case, and naming them would cost each a
+        microsecond more (a tenth of a 100k-case run)."""
+        return cls(
+            case_id, line, outcome.scores, None, None, None, outcome.missed, outcome.first_relevant_rank, mode, hits,
+            outcome.relevant_ranks, outcome.found, outcome.expected, None, None, outcome.ranks, None, outcome.why_missed,
+            outcome.answer,
+        )
 
     @property
-    def severity(self) -> Severity | None:
-        return _severities().get(self.code) if self.code is not None else None
+    def scored(self) -> bool:
+        return self.scores is not None
+
+    @property
+    def broken(self) -> str | None:
+        """Why there are no figures, as people read it: the reason and, in
+        brackets, the code of the check that reports it; None when scored."""
+        reason = self.reason
+        if reason is None or self.reason_code is None:
+            return reason
+        return f"{reason} ({self.reason_code})"
 
 
-def case_id_of(line_text: str, gdi: bool = False) -> str | None:
-    """The id the runner gives the case on this dataset line: its ``id`` (``input_id``
-    for a gdi_text_v1 row), else ``line N`` (the runner's name for a line without one);
-    None for a blank line."""
-    if not line_text.strip():
-        return None
-    try:
-        value = json.loads(line_text)
-    except (ValueError, RecursionError):
-        return None
-    key = "input_id" if gdi else "id"
-    found = value.get(key) if isinstance(value, dict) else None
-    return found if isinstance(found, str) and found else None
+@dataclass
+class SuiteResult:
+    """One suite of a run."""
+
+    id: str
+    file: str
+    dataset: str | None
+    target: str | None
+    cases: list[CaseResult] = field(default_factory=list)
+    aggregates: dict[str, float] = field(default_factory=dict)
+    thresholds: tuple[ThresholdResult, ...] = ()
+    # Offsets (start, end) in the suite file of each threshold's key, by metric.
+    threshold_spans: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # Why the suite was not run; None when it ran.
+    reason: str | None = None
+    # The code of the finding that says why it was not run (RAG111 for a target
+    # not configured, RAG405 for one refused or unreachable, ...), when one does.
+    error_code: str | None = None
+    # The error findings that stopped it, when that is why.
+    findings: tuple[Finding, ...] = ()
+    cancelled: bool = False
+    # The k values of a sweep (ascending), and the suite's means at each; empty
+    # when the run swept no k. Thresholds are checked at the suite's own k only.
+    ks: tuple[int, ...] = ()
+    at_k: dict[int, dict[str, float]] = field(default_factory=dict)
+    # The scoring metadata of each metric's config (``metric_name``, ``weight``,
+    # ``inverted``, ``min``, ``max``), by metric: not applied, carried into the
+    # report for whoever combines the figures.
+    metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # What the target said about this run, once (e.g. that it fell back to keyword search).
+    notes: tuple[str, ...] = ()
+    # ``rag-lsp run --by metadata.KEY``: per `--by` as written, the suite's means
+    # per value of that key (see slices.slice_cases); empty when not asked.
+    slices: dict[str, dict[str, Slice]] = field(default_factory=dict)
+
+    @property
+    def error(self) -> str | None:
+        """Why the suite was not run, as people read it (its code in brackets at
+        the end, when it has one); None when it ran."""
+        return joined(self.reason, self.error_code) if self.reason is not None else None
+
+    @property
+    def broken(self) -> bool:
+        return self.reason is not None or any(case.scores is None for case in self.cases)
+
+    @property
+    def passed(self) -> bool:
+        return not self.broken and not self.cancelled and all(threshold.passed for threshold in self.thresholds)
+
+    @property
+    def scored(self) -> int:
+        return sum(1 for case in self.cases if case.scores is not None)
 
 
-_ID_KEY = {False: re.compile(r'"id"\s*:\s*'), True: re.compile(r'"input_id"\s*:\s*')}
+class CaseNotFound(LookupError):
+    """``--case`` names an id no case of the suite has."""
 
 
-def id_span(line_text: str, case_id: str, gdi: bool = False) -> tuple[int, int]:
-    """Where a case's id value is on its line (the quoted string), else the line's content."""
-    written = json.dumps(case_id)
-    if not gdi and line_text.startswith('{"id": ' + written):  # the usual line: the id first
-        return 7, 7 + len(written)
-    forms = {json.dumps(case_id, ensure_ascii=False), written}
-    for key in _ID_KEY[gdi].finditer(line_text):
-        start = key.end()
-        for form in forms:
-            if line_text.startswith(form, start):
-                return start, start + len(form)
-    stripped = line_text.rstrip()
-    start = len(stripped) - len(stripped.lstrip())
-    return start, max(start, len(stripped))
+def _figure(value: float) -> str:
+    return f"{value:.2f}"
 
 
-# ---------------------------------------------------------------- titles
+# Missed values a case's line names (the text and JUnit reports, RAG400): a case
+# may list thousands, and its line would be megabytes; the JSON report lists all.
+MISSED_SHOWN = 10
 
 
-def _short(text: str | None, limit: int = _TITLE_REASON) -> str:
-    text = (text or "").strip().split("; ")[0]
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+def describe_case(case: CaseResult, versus: Callable[[str], str] | None = None) -> str:
+    """A case's result in one line, as RAG400 shows it:
+    ``recall 0.50 (1/2) · precision 0.10 · MRR 0.33 (first relevant at rank 3) · hit@1 0
+    · retrieved 10 · semantic 1 — missed: docs/approvals.md (rank 12, k = 10)``,
+    each missed value with why (:func:`describe_missed`).
 
-
-def _carry_no_field(case: CaseResult, match: str, k: int | None) -> bool:
-    considered = case.hits[:k] if k is not None else case.hits
-    return bool(considered) and all(getattr(hit, match, None) is None for hit in considered)
-
-
-def case_title(case: CaseResult, match: str = "path", k: int | None = None, versus: Callable[[str], str] = lambda _: "") -> str:
-    """The lens title of a case that ran: ``recall 0.50 · MRR 0.33`` (with a
-    baseline ``recall 0.50 (−0.50 vs baseline) · MRR 0.33``),
-    ``broken: hits carry no path field``, ``target failed: …``."""
-    scores = case.scores
-    if scores is not None:
-        if HIT_AT_K in scores:
-            return _beside(f"hit@k {scores[HIT_AT_K]:g}", versus(HIT_AT_K))
-        parts = []
-        if RECALL in scores:
-            parts.append(_beside(f"recall {scores[RECALL]:.2f}", versus(RECALL)))
-        if MRR in scores:
-            parts.append(_beside(f"MRR {scores[MRR]:.2f}", versus(MRR)))
-        return " · ".join(parts) or "scored"
-    if case.code == TARGET_FAILED:
-        return "target failed: " + _short(case.reason)
-    if _carry_no_field(case, match, k):
-        return f"broken: hits carry no {match} field"
-    if (case.reason or "").startswith("nothing relevant declared"):
-        return "broken: nothing relevant declared"
-    return "broken: " + _short(case.reason)
-
-
-def _beside(text: str, note: str) -> str:
-    return f"{text} ({note})" if note else text
-
-
-def _figures(aggregates: dict[str, float], versus: Callable[[str], str]) -> str:
-    parts = []
-    for metric in (RECALL, MRR, HIT_AT_K):
-        if metric in aggregates:
-            parts.append(_beside(f"{label(metric)} {aggregates[metric]:.2f}", versus(metric)))
-    return " · ".join(parts)
-
-
-def _cases(count: int) -> str:
-    return counted(count, "case")
-
-
-def suite_title(result: SuiteResult, versus: Callable[[str], str] = lambda _: "") -> str:
-    """The lens title of a suite that ran: ``passed · recall 0.96 · MRR 0.90 (10 cases)``
-    (with a baseline ``passed · recall 0.96 (+0.02 vs baseline) · MRR 0.90 (10 cases)``)."""
-    if result.reason is not None:
-        return "not run: " + _short(result.reason.removeprefix("not run: "))
-    total = len(result.cases)
-    if result.cancelled:
-        return f"cancelled after {_cases(total)}"
-    broken = total - result.scored
-    if broken:
-        head = f"broken: {broken:,} of {_cases(total)}"
-    elif result.passed:
-        head = "passed"
-    else:
-        failed = [threshold for threshold in result.thresholds if not threshold.passed]
-        head = "failed: " + ", ".join(describe_threshold(threshold) for threshold in failed[:2])
-    figures = _figures(result.aggregates, versus)
-    return head + (f" · {figures}" if figures else "") + f" ({_cases(total)})"
-
-
-# ---------------------------------------------------------------- against a baseline
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """A previous run report (``ragLsp.baseline``) as a run's marks read it: each
-    figure is shown with how far it moved since (``recall 0.50 (−0.50 vs
-    baseline)``), and what a case lost or gained is named."""
-
-    report: RunFigures
-    direction: Direction = default_direction
-
-    def suite(self, suite_id: str | None) -> SuiteFigures | None:
-        return keyed(self.report.suites).get(suite_id) if suite_id is not None else None
-
-
-def _versus(
-    figures: Mapping[str, float | None] | None, current: Mapping[str, float] | None, direction: Direction
-) -> Callable[[str], str]:
-    """``versus(metric)``: ``−0.50 vs baseline`` for a figure that moved, "" otherwise."""
-    deltas = {delta.metric: delta for delta in compare_figures(figures, current, direction)}
-    return lambda metric: vs_baseline(deltas.get(metric))
-
-
-def _how_sure(before: Any, result: SuiteResult, direction: Direction) -> Callable[[str], str]:
-    """``how_sure(metric)``: how sure the suite mean's move since the baseline is
-    (``+0.10 recall (95% CI −0.05 to +0.25, p = 0.37, 2 better, 1 worse): not
-    distinguishable from noise on 10 cases``), computed when first asked."""
-    said: dict[str, str] = {}
-
-    def how_sure(metric: str) -> str:
-        if not said:
-            said.update((delta.metric, describe_significance(delta)) for delta in compare_suite(before, result, direction).aggregates)
-            said.setdefault("", "")
-        return said.get(metric, "")
-
-    return how_sure
-
-
-def _case_tail(change: CaseChange | None) -> str:
-    """What a case's message adds after its figures about the baseline."""
-    if change is None:
-        return " — not in the baseline"
-    if change.broken is not None and change.baseline_scores is not None:
-        known = {metric: value for metric, value in change.baseline_scores.items() if value is not None}
-        scored = _figures(known, lambda _: "")
-        return f" — the baseline scored it: {scored}" if scored else " — the baseline scored it"
-    if change.baseline_broken is not None:
-        return f" — broken in the baseline: {change.baseline_broken}"
-    # The case's own result says why each value it lost is missed now.
-    hits = describe_hits(change, why_now=False)
-    if hits:
-        return f" — vs baseline: {hits}"
-    return " — same as the baseline" if not change.changed else ""
-
-
-# ---------------------------------------------------------------- marks of a run
-
-
-def case_marks(
-    result: SuiteResult,
-    suite: SuiteInfo,
-    key: str,
-    line_text: Callable[[int], str],
-    lines: Iterable[int] | None = None,
-    baseline: Baseline | None = None,
-    named: bool = False,
-) -> list[tuple[int, Mark]]:
-    """Each case's marks on its dataset line (only on ``lines`` when given), with
-    each case's figures against the same case in ``baseline`` when one is given;
-    ``named``: each message starts with the suite's id (several suites read the
-    dataset, and their results share its lines)."""
-    wanted = set(lines) if lines is not None else None
-    gdi = suite.scores_metrics_only
-    before = baseline.suite(result.id) if baseline is not None else None
-    before_cases = keyed(before.cases) if before is not None else {}
-    placed: list[tuple[int, Mark]] = []
-    for case in result.cases:
-        line = case.line
-        if wanted is not None and line not in wanted:
-            continue
-        text = line_text(line)
-        start, end = id_span(text, case.id, gdi)
-        run = CaseRun(case, suite.id or "?", suite.target, suite.match, suite.k)
-        versus: Callable[[str], str] = lambda _: ""
-        tail = ""
-        if baseline is not None:
-            old = before_cases.get(case.id)
-            change = compare_case(old, case, baseline.direction) if old is not None else None
-            versus = _versus(old.scores if old is not None else None, case.scores, baseline.direction)
-            tail = _case_tail(change)
-        title = case_title(case, suite.match, suite.k, versus)
-        message = describe_case(case, versus) + tail
-        if named:
-            message = f"{suite.id or '?'}: {message}"
-        if case.scores is not None:
-            placed.append((line, Mark(key, CASE, CASE_RESULT, start, end, message, text, title, run)))
-            semantic = case.scores.get(SEMANTIC)
-            if semantic is not None and semantic < 1:
-                placed.append((line, Mark(key, CASE, KEYWORD_FALLBACK, start, end, _fallback(case), text)))
-        else:
-            code = case.code or BROKEN_CASE
-            placed.append((line, Mark(key, CASE, code, start, end, message, text, title, run)))
-    return placed
-
-
-def _fallback(case: CaseResult) -> str:
-    answered = f"`mode: {case.mode}`" if case.mode else "no `mode`"
-    return (
-        f"keyword fallback: the target answered {answered}, so rag.mode.semantic is 0 for this case; "
-        "these figures describe a keyword search, not the semantic search the suite measures"
-    )
-
-
-def refusal_marks(
-    result: SuiteResult, key: str, line_text: Callable[[int], str], lines: Iterable[int], gdi: bool = False
-) -> list[tuple[int, Mark]]:
-    """A suite that was not run, on each of ``lines`` (the cases asked for): RAG405
-    when its target was refused or unreachable (untrusted, not configured), else
-    only the lens says why (its suite file's own findings show the errors)."""
-    code = TARGET_FAILED if _target_refusal(result) else None
-    message = result.error or ""
-    placed = []
-    for line in lines:
-        text = line_text(line)
-        start, end = id_span(text, case_id_of(text, gdi) or "", gdi)
-        title = "not run: " + _short((result.reason or "").removeprefix("not run: "))
-        placed.append((line, Mark(key, CASE, code, start, end, message, text, title)))
-    return placed
-
-
-def _target_refusal(result: SuiteResult) -> bool:
-    """Whether the suite was not run for its target (refused, unreachable, or not configured)."""
-    return not result.findings and result.error_code in (TARGET_FAILED, UNKNOWN_TARGET)
-
-
-def suite_marks(
-    result: SuiteResult, suite: SuiteInfo, key: str, lines: LineIndex, baseline: Baseline | None = None
-) -> list[tuple[int, Mark]]:
-    """A suite run's marks in its suite file: its verdict (lens) on its first line,
-    RAG403 / RAG404 on each threshold's key, RAG401 on `match` when hits lack that
-    field, RAG405 on the target when the suite could not reach it. With a
-    ``baseline``, the verdict and each threshold show how far the suite's means moved."""
-    placed: list[tuple[int, Mark]] = []
-    versus: Callable[[str], str] = lambda _: ""
-    how_sure: Callable[[str], str] = lambda _: ""
-    new_suite = ""
-    if baseline is not None:
-        before = baseline.suite(result.id)
-        if before is None:
-            new_suite = " · not in the baseline"
-        else:
-            versus = _versus(before.aggregates, result.aggregates, baseline.direction)
-            how_sure = _how_sure(before, result, baseline.direction)
-
-    def mark(start: int, end: int, code: str | None, message: str, lens: str | None = None, covered: int = 1) -> None:
-        position = lines.position(start)
-        text = lines.line_text(position.line)
-        stop = lines.position(end)
-        end_character = stop.character if stop.line == position.line else len(text)
-        placed.append(
-            (position.line, Mark(key, SUITE, code, position.character, end_character, message, text, lens, lines=covered))
-        )
-
-    first = suite.node.start
-    # The verdict covers the suite's lines: editing any of them makes it stale.
-    covered = lines.position(max(first, suite.node.end - 1)).line - lines.position(first).line + 1
-    mark(first, first, None, "", suite_title(result, versus) + new_suite, covered)
-    if result.error is not None:
-        if _target_refusal(result):
-            # Its target's id; a target written as no mapping, itself.
-            target = suite.node.get("target")
-            named = suite.target_id_node if target is None or target.is_map else target
-            node = named or suite.node.get("id") or suite.node
-            mark(node.start, node.end, TARGET_FAILED, result.error)
-        return placed
-    if not result.cancelled:
-        scored = result.scored
-        broken = len(result.cases) - scored
-        for threshold in result.thresholds:
-            span = result.threshold_spans.get(threshold.metric)
-            if span is None:
-                continue
-            message = describe_threshold(threshold)
-            moved = versus(threshold.metric)
-            if moved:
-                message += f" ({moved})"
-            if threshold.value is not None:
-                message += f" (mean over {counted(scored, 'scored case')})"
-            if moved:
-                # Whether the move is real or noise, over the cases both runs scored.
-                sure = how_sure(threshold.metric)
-                message += f"; {sure}" if sure else ""
-            if broken:
-                message += f"; the suite fails as broken: {broken:,} of {_cases(len(result.cases))} have no figures"
-            mark(span[0], span[1], THRESHOLD_MET if threshold.passed else THRESHOLD_FAILED, message)
-    lacking = [case for case in result.cases if case.scores is None and case.code == BROKEN_CASE and _carry_no_field(case, suite.match, suite.k)]
-    if lacking:
-        node = suite.match_node
-        carried = sorted({name for case in lacking for hit in case.hits for name in ("path", "id", "corpus") if getattr(hit, name, None) is not None})
-        carry = f"they carry {', '.join(carried)}" if carried else "they carry none of path, id, corpus"
-        message = (
-            f"{len(lacking):,} of {_cases(len(result.cases))} broken: the hits carry no `{suite.match}` field ({carry}); "
-            "set options.rag.match to a field the target's hits carry"
-        )
-        target = node or suite.node.get("id") or suite.node
-        mark(target.start, target.end, BROKEN_CASE, message)
-    return placed
-
-
-# ---------------------------------------------------------------- hover
-
-
-def hover_markdown(run: CaseRun) -> str:
-    """A case's result for its hover: the figures, the ranked hits (relevant ones
-    marked, those beyond `k` set apart, an expected one among them named) and
-    what was missed, each value with why."""
-    case = run.case
-    expected = case.answer.ranks if case.answer is not None else {}
-    header = f"**Run result** · suite `{run.suite}`" + (f" · target `{run.target}`" if run.target else "")
-    header += f" · match `{run.match}`" + (f" · k {run.k}" if run.k is not None else "")
-    parts = [header, describe_case(case)]
-    if case.hits:
-        relevant = set(case.relevant_ranks)
-        rows = []
-        for rank, hit in enumerate(case.hits[:HOVER_HITS], 1):
-            value = getattr(hit, run.match, None)
-            label = f"`{value}`" if value is not None else f"*(no {run.match})*"
-            extra = [f"score {hit.score:.3g}"] if hit.score is not None else []
-            if run.match != "corpus" and hit.corpus is not None:
-                extra.append(f"corpus {hit.corpus}")
-            note = ""
-            if rank in relevant:
-                label = f"**{label}**"
-                note = " — ✓ relevant"
-            elif run.k is not None and rank > run.k:
-                note = f" — beyond k = {run.k}, not scored"
-                if value in expected:
-                    note += " (expected: counted as missed)"
-            rows.append(f"{rank}. {label}" + (f" ({', '.join(extra)})" if extra else "") + note)
-        if len(case.hits) > HOVER_HITS:
-            rows.append(f"… and {len(case.hits) - HOVER_HITS:,} more hits")
-        parts.append(f"**Hits** ({case.mode or 'no'} mode):\n\n" + "\n".join(rows))
-    elif case.scores is not None:
-        parts.append("No hits came back.")
-    if case.missed:
-        if len(case.why_missed) == len(case.missed):
-            missed = [f"`{miss.value}` ({miss.message})" for miss in case.why_missed]
-        else:
-            missed = [f"`{value}`" for value in case.missed]
-        parts.append("**Missed:** " + ", ".join(missed))
-    return "\n\n".join(parts)
-
-
-# ---------------------------------------------------------------- marks by line
-
-
-def _numpy() -> Any:
-    """numpy, imported once marks are kept: a server that runs nothing never
-    loads it (15 MB of memory)."""
-    import numpy
-
-    return numpy
-
-
-class LineMarks:
-    """One file's marks, sorted by line, moved by edits.
-
-    Lines (and each mark's rank for display) are kept in numpy arrays beside the
-    marks: an edit finds the marks on the lines it replaced by binary search and
-    moves every mark below it with one vectorized add, and the marks to show are
-    picked by a vectorized scan; a keystroke costs microseconds however many
-    results the file holds.
+    ``versus(metric)``: what to say beside a figure, e.g. ``−0.50 vs baseline``
+    (empty when nothing is to be said); it joins the figure's parentheses.
     """
+    if case.scores is None:
+        return f"broken: {case.broken}" if case.code != TARGET_FAILED else f"target failed: {case.broken}"
+    scores = case.scores
 
-    __slots__ = ("_lines", "_ranks", "_marks", "_suspects", "_wide")
+    def figure(metric: str, text: str, *notes: str) -> str:
+        said = [note for note in (*notes, versus(metric) if versus is not None else "") if note]
+        return text + (f" ({', '.join(said)})" if said else "")
 
-    def __init__(self) -> None:
-        np = _numpy()
-        self._lines = np.zeros(0, dtype=np.int64)
-        self._ranks = np.zeros(0, dtype=np.int8)
-        self._marks: list[Mark] = []
-        # Marks on a line an edit touched that may still read the same (see settle()).
-        self._suspects: set[Mark] = set()
-        # The marks that cover lines below their own (Mark.lines): a suite file's few verdicts.
-        self._wide: set[Mark] = set()
-
-    def __len__(self) -> int:
-        return len(self._marks)
-
-    def __iter__(self) -> Iterator[tuple[int, Mark]]:
-        return zip(self._lines.tolist(), self._marks)
-
-    def at(self, line: int) -> list[Mark]:
-        np = _numpy()
-        lo = int(np.searchsorted(self._lines, line, "left"))
-        hi = int(np.searchsorted(self._lines, line, "right"))
-        return self._marks[lo:hi]
-
-    # -------------------------------------------------- changing the set
-
-    def add(self, placed: Sequence[tuple[int, Mark]], replaces: Callable[[int, Mark], bool] | None = None) -> None:
-        """Add marks, first removing those ``replaces`` says the new ones replace."""
-        np = _numpy()
-        if replaces is not None:
-            self.remove(replaces)
-        if not placed:
-            return
-        count = len(placed)
-        lines = np.concatenate([self._lines, np.fromiter((line for line, _ in placed), dtype=np.int64, count=count)])
-        ranks = np.concatenate([self._ranks, np.fromiter((_rank(mark) for _, mark in placed), dtype=np.int8, count=count)])
-        marks = self._marks + [mark for _, mark in placed]
-        self._wide.update(mark for _, mark in placed if mark.lines > 1)
-        order = np.argsort(lines, kind="stable")
-        self._lines = lines[order]
-        self._ranks = ranks[order]
-        self._marks = [marks[index] for index in order.tolist()]
-
-    def remove(self, predicate: Callable[[int, Mark], bool]) -> bool:
-        """Remove the marks ``predicate(line, mark)`` holds for; whether any was."""
-        drop = [index for index, (line, mark) in enumerate(zip(self._lines.tolist(), self._marks)) if predicate(line, mark)]
-        self._delete(drop)
-        return bool(drop)
-
-    def _delete(self, drop: list[int]) -> None:
-        """Delete the marks at these indexes (ascending)."""
-        np = _numpy()
-        if not drop:
-            return
-        self._lines = np.delete(self._lines, drop)
-        self._ranks = np.delete(self._ranks, drop)
-        marks = self._marks
-        removed = [marks[index] for index in drop]
-        if len(drop) <= 32:
-            for index in reversed(drop):
-                del marks[index]  # a memmove each: cheaper than rebuilding a long list
-        else:
-            dropped = set(drop)
-            self._marks = [mark for index, mark in enumerate(marks) if index not in dropped]
-        if self._suspects:
-            self._suspects.difference_update(removed)
-        if self._wide:
-            self._wide.difference_update(removed)
-
-    # -------------------------------------------------- following edits
-
-    def edit(self, start_line: int, start_character: int, end_line: int, end_character: int, text: str) -> set[str]:
-        """The file's text between two positions was replaced by ``text``.
-
-        Marks below the edit move by the lines it added or removed. A mark on the
-        last replaced line moves with it when the edit ended at that line's start
-        and what replaced it ends a line (lines inserted or removed above it). A
-        mark on the first replaced line may still read the same (an edit at its
-        end); it is kept until :meth:`settle` compares its text. Any other mark on
-        a replaced line is dropped. An edit of the lines a wide mark covers (a
-        suite's, see Mark.lines) drops every mark of its run here; the runs (by
-        suite key) are returned, for their marks in other files.
-        """
-        np = _numpy()
-        if (start_line, start_character) > (end_line, end_character):
-            start_line, start_character, end_line, end_character = end_line, end_character, start_line, start_character
-        lines = self._lines
-        if not len(lines):
-            return set()
-        stale = self._wide_marks_touched(start_line, end_line, end_character) if self._wide else set()
-        if stale:
-            self.remove(lambda _, mark: mark.suite in stale)
-            lines = self._lines
-            if not len(lines):
-                return stale
-        added = text.count("\n")
-        delta = added - (end_line - start_line)
-        lo = int(np.searchsorted(lines, start_line, "left"))
-        hi = int(np.searchsorted(lines, end_line, "right"))
-        if delta and hi < len(lines):
-            lines[hi:] += delta
-        if lo == hi:
-            return stale
-        keep_last = end_character == 0 and (text.endswith("\n") or (not text and start_character == 0))
-        drop = []
-        for index in range(lo, hi):
-            line = int(lines[index])
-            if line == end_line and keep_last:
-                lines[index] = start_line + added
-            elif line == start_line:
-                self._suspects.add(self._marks[index])
-            else:
-                drop.append(index)
-        self._delete(drop)
-        return stale
-
-    def _wide_marks_touched(self, start_line: int, end_line: int, end_character: int) -> set[str]:
-        """The suite keys of the wide marks whose lines an edit from ``start_line``
-        to (``end_line``, ``end_character``) changes: one that ends at the start of
-        a mark's first line only inserts or removes lines above it."""
-        touched = set()
-        for mark in self._wide:
-            first = int(self._lines[self._marks.index(mark)])
-            last = first + mark.lines - 1
-            if start_line <= last and (end_line > first or (end_line == first and end_character > 0)):
-                touched.add(mark.suite)
-        return touched
-
-    def replace_all(self) -> set[str]:
-        """The whole text was replaced: every mark stays only where its line reads
-        the same, but for the runs of a wide mark (returned, see edit), which may
-        have changed anywhere in its lines."""
-        stale = {mark.suite for mark in self._wide}
-        if stale:
-            self.remove(lambda _, mark: mark.suite in stale)
-        self._suspects.update(self._marks)
-        return stale
-
-    def settle(self, line_text: Callable[[int], str]) -> bool:
-        """Drop the marks an edit touched whose line no longer reads as it did; whether any was."""
-        if not self._suspects:
-            return False
-        suspects, self._suspects = self._suspects, set()
-        lines = self._lines
-        if len(suspects) <= 32:
-            drop = []
-            for mark in suspects:
-                index = self._marks.index(mark)  # by identity, at C speed
-                if line_text(int(lines[index])) != mark.text:
-                    drop.append(index)
-            drop.sort()
-        else:
-            drop = [
-                index
-                for index, (line, mark) in enumerate(zip(lines.tolist(), self._marks))
-                if mark in suspects and line_text(line) != mark.text
-            ]
-        self._delete(drop)
-        return bool(drop)
-
-    def verify(self, line_text: Callable[[int], str]) -> bool:
-        """Drop every mark whose line no longer reads as it did (a file opened or
-        closed with another text); whether any was."""
-        self._suspects.update(self._marks)
-        return self.settle(line_text)
-
-    # -------------------------------------------------- what to show
-
-    def shown(self, limit: int) -> list[tuple[int, Mark]]:
-        """The marks to show as diagnostics, at most ``limit``: errors first, then
-        warnings, then the rest, each in line order."""
-        np = _numpy()
-        ranks = self._ranks
-        picked = np.flatnonzero(ranks < _NOT_SHOWN)
-        if len(picked) > limit:
-            parts, left = [], limit
-            for rank in range(_NOT_SHOWN):
-                found = np.flatnonzero(ranks == rank)[:left]
-                parts.append(found)
-                left -= len(found)
-                if not left:
-                    break
-            picked = np.sort(np.concatenate(parts))
-        marks = self._marks
-        return [(line, marks[index]) for line, index in zip(self._lines[picked].tolist(), picked.tolist())]
+    if HIT_AT_K in scores:
+        explanation = getattr(case.detail, "explanation", "")
+        return figure(HIT_AT_K, f"{label(HIT_AT_K)} {scores[HIT_AT_K]:g}") + (f" — {explanation}" if explanation else "")
+    notes = {
+        RECALL: f"{case.found}/{case.expected}",
+        MRR: f"first relevant at rank {case.first_relevant_rank}" if case.first_relevant_rank else "",
+    }
+    # Shares as 0.50, counts and flags as they are (hit@1 0, retrieved 10).
+    shares = (RECALL, PRECISION, MRR)
+    parts = [
+        figure(metric, f"{label(metric)} {_figure(scores[metric]) if metric in shares else format(scores[metric], 'g')}", notes.get(metric, ""))
+        for metric in (RECALL, PRECISION, MRR, HIT_AT_1, RETRIEVED, SEMANTIC)
+        if metric in scores
+    ]
+    # The ir engine's figures, in the order the suite chose its measures.
+    parts += [figure(metric, f"{metric} {_figure(value)}") for metric, value in scores.items() if metric.startswith(ir.PREFIX)]
+    line = " · ".join(parts)
+    return line + (f" — missed: {describe_missed(case)}" if case.missed else "")
 
 
-# Display ranks: errors, warnings, the rest; marks without a code are not shown.
-_NOT_SHOWN = 3
+def describe_missed(case: CaseResult) -> str:
+    """What a case missed, each value with why: ``b.md (rank 4, k = 3), c.md (not
+    among the 10 hits the target returned)``; the bare values when the run did
+    not say why. The first MISSED_SHOWN, and how many more."""
+    described = case.why_missed if len(case.why_missed) == len(case.missed) else case.missed
+    shown = ", ".join(map(str, described[:MISSED_SHOWN]))
+    more = len(described) - MISSED_SHOWN
+    return shown + (f" and {more:,} more (`rag-lsp run --format json` lists them all)" if more > 0 else "")
 
 
-def _rank(mark: Mark) -> int:
-    if mark.code is None:
-        return _NOT_SHOWN
-    return {Severity.ERROR: 0, Severity.WARNING: 1}.get(mark.severity, 2)
+def describe_threshold(threshold: ThresholdResult) -> str:
+    """``rag.recall 0.62 < 0.8`` / ``rag.recall 0.91 ≥ 0.8`` / ``rag.recall: no scored case``."""
+    if threshold.value is None:
+        return f"{threshold.metric}: no scored case to compare with {threshold.threshold:g}"
+    if threshold.passed:
+        relation = threshold.comparison
+    else:
+        relation = "<" if threshold.higher_is_better else ">"
+    return f"{threshold.metric} {_figure(threshold.value)} {relation} {threshold.threshold:g}"

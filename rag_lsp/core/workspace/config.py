@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping
 from .codes import known_codes, rule_finding
 from ..reading.findings import Finding, Related
 from ..reading.schemacheck import schema_issues, validator_for
-from .settings import PARSERS, Settings, with_values
+from .settings import PARSERS, SHARED_DEFAULTS, Settings, with_values
 from ..reading.text import LineIndex, Position, Range
 from ..reading.tomlspans import TomlSpan, element_span, repeated_keys, toml_spans
 
@@ -31,10 +31,17 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - the same reader, from PyPI, before Python 3.11
     import tomli as tomllib
 
-CONFIG_PATH = ".punica/rag-lsp.toml"
-PYPROJECT_PATH = "pyproject.toml"
-PYPROJECT_TABLE = ("tool", "rag-lsp")
-CONFIG_PATHS = (CONFIG_PATH, PYPROJECT_PATH)
+# The settings files, from the defaults shared with the editors (settings.py):
+# rag-lsp's own, and pyproject.toml, which holds them in one table.
+CONFIG_PATH: str = next(file["path"] for file in SHARED_DEFAULTS["settingsFiles"] if "table" not in file)
+PYPROJECT_PATH: str = next(file["path"] for file in SHARED_DEFAULTS["settingsFiles"] if "table" in file)
+PYPROJECT_TABLE: tuple[str, ...] = next(tuple(file["table"]) for file in SHARED_DEFAULTS["settingsFiles"] if "table" in file)
+CONFIG_PATHS: tuple[str, ...] = tuple(file["path"] for file in SHARED_DEFAULTS["settingsFiles"])
+# `[tool.rag-lsp]`, as messages name it.
+PYPROJECT_HEADER = f"[{'.'.join(PYPROJECT_TABLE)}]"
+# A line that opens that table, quoted keys allowed: how a file that is not
+# TOML shows it was meant to hold rag-lsp's settings.
+_PYPROJECT_TABLE_LINE = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(f"[\"']?{re.escape(part)}" for part in PYPROJECT_TABLE), re.MULTILINE)
 
 # Key of the file -> field of Settings. The file spells keys as TOML files do
 # (`suite-globs`); editors send camelCase (`suiteGlobs`), see settings.ALIASES.
@@ -74,7 +81,7 @@ class ConfigFile:
 
     @property
     def origin(self) -> str:
-        return f"{PYPROJECT_PATH} [tool.rag-lsp]" if self.path == PYPROJECT_PATH else self.path
+        return f"{PYPROJECT_PATH} {PYPROJECT_HEADER}" if self.path == PYPROJECT_PATH else self.path
 
 
 def holds_settings(path: str, text: str) -> bool:
@@ -82,15 +89,23 @@ def holds_settings(path: str, text: str) -> bool:
     always, ``pyproject.toml`` when it has a ``[tool.rag-lsp]`` table."""
     if path == CONFIG_PATH:
         return True
-    if path != PYPROJECT_PATH or "rag-lsp" not in text:
+    if path != PYPROJECT_PATH or PYPROJECT_TABLE[-1] not in text:
         return False
     try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, ValueError, RecursionError):
         # Broken TOML that mentions rag-lsp: ours to report where it breaks.
-        return bool(re.search(r"^\s*\[\s*tool\s*\.\s*[\"']?rag-lsp", text, re.MULTILINE))
-    tool = data.get("tool")
-    return isinstance(tool, dict) and "rag-lsp" in tool
+        return bool(_PYPROJECT_TABLE_LINE.search(text))
+    return _pyproject_table(data) is not None
+
+
+def _pyproject_table(data: Any) -> Any:
+    """What a pyproject.toml's ``data`` holds at ``[tool.rag-lsp]``; None when it has no such table."""
+    for part in PYPROJECT_TABLE:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(part)
+    return data
 
 
 def read_config(path: str, text: str) -> ConfigFile:
@@ -136,14 +151,14 @@ def _read_config(path: str, text: str) -> ConfigFile:
     prefix: tuple[str, ...] = ()
     if path == PYPROJECT_PATH:
         prefix = PYPROJECT_TABLE
-        data = data.get("tool", {}).get("rag-lsp") if isinstance(data.get("tool"), dict) else None
+        data = _pyproject_table(data)
         if data is None:
             return ConfigFile(path)
     spans = toml_spans(text)
     place = _placer(lines, spans, prefix)
     findings: list[Finding] = []
     if not isinstance(data, dict):
-        findings.append(_schema_finding(place((), "value"), "[tool.rag-lsp] must be a table of settings"))
+        findings.append(_schema_finding(place((), "value"), f"{PYPROJECT_HEADER} must be a table of settings"))
         return ConfigFile(path, findings=tuple(findings))
     data = dict(data)
     if "trusted" in data:

@@ -281,7 +281,7 @@ def text_of(data: bytes) -> str:
 
 
 # Why the builtin target never returns a workspace file (see
-# contexts.never_searched): these five are its reasons.
+# expectedpaths.never_searched): these five are its reasons.
 HIDDEN = "hidden"
 IN_NO_CORPUS = "in no corpus"
 TOO_LARGE = "too large"
@@ -291,7 +291,7 @@ NOT_UTF8 = "not UTF-8"
 
 def why_no_text(path: Path, max_bytes: int) -> str | None:
     """Why the builtin target finds no text to search in the file at ``path``,
-    as it reads files (see targets.index.FileReader): TOO_LARGE (past
+    as it reads files (see search.index.builder.FileReader): TOO_LARGE (past
     ``max_bytes``), BINARY or NOT_UTF8; None when it holds text or cannot be read."""
     try:
         with open(path, "rb") as file:

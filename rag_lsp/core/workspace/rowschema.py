@@ -110,6 +110,72 @@ def checker_without(checker: SchemaChecker, keys: tuple[tuple[tuple[str, ...], s
     return held[1]
 
 
+# By the schema's identity and what is tolerated: (the schema, kept so its
+# identity is not reused, and the checker).
+_TOLERATING: dict[tuple[int, Any], tuple[Any, SchemaChecker | None]] = {}
+
+
+def checker_tolerating(
+    checker: SchemaChecker,
+    keys: tuple[tuple[str, ...], ...] = (),
+    typed: tuple[tuple[tuple[str, ...], frozenset[str]], ...] = (),
+    optional: tuple[tuple[tuple[str, ...], str], ...] = (),
+    corpora: frozenset[str] = frozenset(),
+) -> SchemaChecker | None:
+    """A checker of ``checker``'s schema that tolerates what a dataset written by
+    another tool has on most rows, and checks the rest of each row as the
+    schema does: unknown ``keys`` (each the path of the key, holding any value),
+    values of ``typed`` paths of none of the JSON types allowed there, the
+    ``optional`` keys missing (see checker_without), and ``corpora`` among
+    those `input.corpora` may name. A row is valid by it exactly when it is
+    valid with those taken out. None when a path cannot be followed so."""
+    wanted = (keys, typed, optional, tuple(sorted(corpora)))
+    key = (id(checker.schema), wanted)
+    held = _TOLERATING.get(key)
+    if held is None:
+        schema = copy.deepcopy(checker.schema)
+        made = (
+            all(_any_value_at(schema, path) for path in keys)
+            and all(_other_types_at(schema, path, allowed) for path, allowed in typed)
+            and all(_not_required(schema, path, name) for path, name in optional)
+            and _corpora_named(schema, corpora)
+        )
+        held = _TOLERATING[key] = (checker.schema, validator_of(schema) if made else None)
+    return held[1]
+
+
+def _any_value_at(schema: dict[str, Any], path: tuple[str, ...]) -> bool:
+    node = object_schema_at(schema, path[:-1])
+    if node is None or _BEYOND_TYPE & node.keys():
+        return False
+    properties = node.setdefault("properties", {})
+    if not isinstance(properties, dict) or path[-1] in properties:
+        return False
+    properties[path[-1]] = {}
+    return True
+
+
+def _other_types_at(schema: dict[str, Any], path: tuple[str, ...], allowed: frozenset[str]) -> bool:
+    node = object_schema_at(schema, path[:-1])
+    properties = node.get("properties") if node is not None else None
+    if not isinstance(properties, dict) or not isinstance(properties.get(path[-1]), dict):
+        return False
+    properties[path[-1]] = {"anyOf": [properties[path[-1]], {"not": {"type": sorted(allowed)}}]}
+    return True
+
+
+def _corpora_named(schema: dict[str, Any], corpora: frozenset[str]) -> bool:
+    if not corpora:
+        return True
+    node = object_schema_at(schema, ("input", "corpora"))
+    items = node.get("items") if node is not None else None
+    if not isinstance(items, dict):
+        return False
+    if isinstance(items.get("enum"), list):
+        items["enum"] = items["enum"] + sorted(corpora - set(items["enum"]))
+    return True
+
+
 def object_schema_at(schema: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any] | None:
     """The schema of the object at ``path`` (keys followed through `properties`)."""
     node: Any = schema

@@ -8,15 +8,30 @@ reported and left out, so the value below it stays.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..reading.findings import SHOWN_PER_CODE, Severity
 
-DEFAULT_SUITE_GLOBS = (".punica/**/*.yaml", ".punica/**/*.yml", "**/*.suite.yaml", "**/*.suite.yml")
-DEFAULT_DATASET_GLOBS = (".punica/evals/**/*.jsonl",)
-DEFAULT_MANIFEST_GLOBS = (".punica/metrics/*.yaml", ".punica/metrics/*.yml")
+# The defaults every editor integration shares with the server (its globs, the
+# settings files, the workspace root's markers): written once, in this JSON
+# file, which docs/generate.py copies into each editor's source.
+SHARED_DEFAULTS_PATH = Path(__file__).with_name("defaults.json")
+
+
+def _shared_defaults() -> dict[str, Any]:
+    return json.loads(SHARED_DEFAULTS_PATH.read_text(encoding="utf-8"))
+
+
+SHARED_DEFAULTS: Mapping[str, Any] = MappingProxyType(_shared_defaults())
+
+DEFAULT_SUITE_GLOBS: tuple[str, ...] = tuple(SHARED_DEFAULTS["suiteGlobs"])
+DEFAULT_DATASET_GLOBS: tuple[str, ...] = tuple(SHARED_DEFAULTS["datasetGlobs"])
+DEFAULT_MANIFEST_GLOBS: tuple[str, ...] = tuple(SHARED_DEFAULTS["manifestGlobs"])
 
 OFF = "off"
 

@@ -74,7 +74,7 @@ class DatasetUse:
     # then an expected path must be a workspace file (RAG203).
     workspace_targets: tuple[str, ...] = ()
     # Set by the dataset's reader, not its suites: most of its expected paths
-    # are not workspace files (see contexts.PathTally), so RAG203 reports that
+    # are not workspace files (see expectedpaths.PathTally), so RAG203 reports that
     # once for the file instead of once per value.
     paths_elsewhere: bool = False
     # (target id, the corpora it serves) of each target a suite sends the cases

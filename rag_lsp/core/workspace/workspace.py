@@ -5,32 +5,31 @@ manifests, the targets, the index of workspace files) are computed once and kept
 until :meth:`Workspace.invalidate` says a file changed. Reading files is
 ``core.reading.sources``'s, finding them ``core.workspace.files``'s, what a suite or target is
 ``core.workspace.suitefacts``'s, and reading a dataset's rows ``core.workspace.rows``'s.
+Where a workspace's root is, and its settings file, is ``core.workspace.roots``'s;
+the facts of the list of its files are ``core.workspace.filefacts``'s, and those
+of one dataset ``core.workspace.datasetfacts``'s.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
-from itertools import filterfalse
-from operator import itemgetter, methodcaller
 from pathlib import Path
-from collections import Counter
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from .settings import MAX_YAML_DEPTH
-from .config import CONFIG_PATH, CONFIG_PATHS, PYPROJECT_PATH, ConfigFile, find_config, holds_settings, layered, outside_config
-from ..reading.safefiles import inside
-from ..reading.findings import FOLD_FROM_ROWS
-from .files import glob_match, globs_matcher, list_files, named_like_binary
+from .config import CONFIG_PATH, CONFIG_PATHS, PYPROJECT_PATH, ConfigFile, holds_settings, layered
+from .datasetfacts import DatasetFacts
+from .filefacts import FileFacts
+from .files import glob_match
 from ..reading.jsonrows import Row
 from .manifests import ManifestRegistry, manifest_from, unreadable_manifest
-from .pathindex import PathIndex
-from ..reading.paths import not_normal_among, normalize_relative
-from .rows import DatasetRow, corpora_asked, looks_like_a_row, read_lines, shape_of_rows, top_k_asked
+from ..reading.paths import normalize_relative
+from .roots import config_outside, located, read_workspace_config
+from .rows import DatasetRow, looks_like_a_row, read_lines, shape_of_rows
 from .settings import Settings
-from ..reading.sources import DiskSource, FileSource, OverlaySource, SourceText, size_above
-from .suitefacts import BUILTIN_FIELDS, DEFAULT_TARGET, Corpora, DatasetUse, SuiteInfo, TargetInfo, builtin_corpora, suite_info, target_info
+from ..reading.sources import DiskSource, FileSource, SourceText, size_above
+from .suitefacts import BUILTIN_FIELDS, DEFAULT_TARGET, SuiteInfo, TargetInfo, suite_info, target_info
 from ..reading.text import LineIndex, Lines
 from ..reading.yamltree import TooLarge, YamlDocument, YamlLimits, YamlProblem, parse_yaml
 
@@ -46,71 +45,6 @@ TARGETS_PATHS = (".punica/targets.yaml", ".punica/targets.yml")
 _ROWS_SNIFFED = 20
 # Keys that only rows of ours have, as a line that is not JSON yet holds them.
 _KEYS_OF_ROWS = ('"expect"', '"input_id"', '"retrieved_context"', '"reference_contexts"')
-
-
-# ---------------------------------------------------------------- roots
-
-
-def read_workspace_config(root: Path, source: FileSource | None = None) -> ConfigFile | None:
-    """The settings file in force at ``root``, read (None when there is none)."""
-    reader = source or DiskSource(Settings().max_file_bytes)
-    refused = config_outside(root, CONFIG_PATH)
-    if refused is not None:
-        return refused
-
-    def text_of(relative: str) -> str | None:
-        if not inside(root, root / relative):
-            return None  # a link out of the workspace is not read
-        found = reader.read(root / relative)
-        return found.text if found is not None and not found.refused else None
-
-    return find_config(text_of)
-
-
-def config_outside(root: Path, relative: str) -> ConfigFile | None:
-    """The settings file ``relative`` refused, when it is a link that leads out
-    of the workspace at ``root`` (see config.outside_config); else None."""
-    path = root / relative
-    if not os.path.islink(path) or inside(root, path):
-        return None
-    try:
-        target = str(path.resolve())
-    except (OSError, RuntimeError):
-        target = os.readlink(path)
-    return outside_config(relative, target)
-
-
-def settings_source(root: Path, texts: Mapping[Path, str]) -> OverlaySource:
-    """A source for the workspace at ``root`` that reads its settings files as an
-    editor holds them (``texts``: open documents' texts by path), from disk
-    otherwise: the settings are read before the workspace, and its limits, exist."""
-    source = OverlaySource(DiskSource(Settings().max_file_bytes))
-    for relative in CONFIG_PATHS:
-        text = texts.get(root / relative)
-        if text is not None:
-            source.texts[root / relative] = text
-    return source
-
-
-def find_root(start: Path) -> Path:
-    """The nearest folder upwards holding ``.punica/``, else the git root, else ``start``."""
-    start = located(start)
-    folder = start if start.is_dir() else start.parent
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".punica").is_dir():
-            return candidate
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return folder
-
-
-def located(path: Path) -> Path:
-    """``path`` made absolute, with links resolved in its folders but not in its
-    last part: a file that is a link is where it is linked from, as the
-    workspace's files list it (where it leads is a finding, RAG106)."""
-    path = Path(os.path.abspath(path))
-    return path.parent.resolve() / path.name if path.parent != path else path
 
 
 # ---------------------------------------------------------------- reading
@@ -144,8 +78,10 @@ class ParsedDataset:
     shape: Any = _UNKNOWN
 
 
-class Workspace:
-    """One workspace root, its settings, and its cross-file facts."""
+class Workspace(FileFacts, DatasetFacts):
+    """One workspace root, its settings, and its cross-file facts (with those of
+    the list of its files, :class:`FileFacts`, and those of one dataset,
+    :class:`DatasetFacts`)."""
 
     def __init__(
         self, root: Path, settings: Settings | None = None, source: FileSource | None = None, config: ConfigFile | None = None
@@ -399,151 +335,9 @@ class Workspace:
 
     # -------------------------------------------------- discovery
 
-    def files(self) -> list[str]:
-        """Every workspace file (relative), skipping VCS, environments, dependencies and
-        ignored files; and the editor's documents that are not on disk (yet)."""
-
-        def collect() -> list[str]:
-            listed = list_files(self.root, self.contains)
-            unsaved = self._unsaved_documents(listed)
-            return listed + unsaved if unsaved else listed
-
-        return self._file_fact("files", collect)
-
-    def _unsaved_documents(self, listed: list[str]) -> list[str]:
-        """The editor's documents in the workspace that ``listed`` does not hold:
-        a suite typed into a new buffer is a suite, and names its dataset, before
-        it is saved."""
-        held = getattr(self.source, "texts", None)
-        if not held:
-            return []
-        known = set(listed)
-        unsaved = []
-        for path in held:
-            try:
-                relative = path.relative_to(self.root).as_posix()
-            except ValueError:
-                continue
-            if relative not in known and not path.exists():
-                unsaved.append(relative)
-        return sorted(unsaved)
-
-    def knows_file(self, relative: str) -> bool:
-        """Whether ``relative`` is among the files listed (see files)."""
-        return relative in self.file_set()
-
-    def adopt_files(self, files: list[str], not_normal: Iterable[str] | None = None) -> None:
-        """Take ``files`` as the workspace's files (as another process's workspace
-        listed them), so that both judge expected paths alike; and ``not_normal``
-        as those of them not in normal form, when that workspace knows them (see
-        not_normal_files)."""
-        self._file_facts["files"] = files
-        if not_normal is not None:
-            self._file_facts["not_normal_files"] = frozenset(not_normal)
-
-    def file_set(self) -> frozenset[str]:
-        return self._file_fact("file_set", lambda: frozenset(self.files()))
-
-    def normal_file_set(self) -> frozenset[str]:
-        """The workspace files whose path is its own normal form (nearly all): an
-        expected value among them needs no normalizing to be found."""
-        def collect() -> frozenset[str]:
-            unusual = self.not_normal_files()
-            return self.file_set().difference(unusual) if unusual else self.file_set()
-
-        return self._file_fact("normal_file_set", collect)
-
-    def searched_files(self, use: DatasetUse) -> frozenset[str]:
-        """The workspace files in normal form that every builtin target of
-        ``use`` may return (all of them when none reads the dataset): an
-        expected path among them is one a hit can carry (RAG203)."""
-        if not use.builtin_corpora:
-            return self.normal_file_set()
-
-        def collect() -> frozenset[str]:
-            never = frozenset().union(*(self.unsearched_files(corpora) for _, corpora in use.builtin_corpora))
-            return self.normal_file_set().difference(never) if never else self.normal_file_set()
-
-        return self._file_fact(("searched", use.builtin_corpora), collect)
-
-    def unsearched_files(self, corpora: Corpora) -> frozenset[str]:
-        """The workspace files a builtin target with ``corpora`` may never return:
-        hidden ones, those in none of its corpora, and those named like a binary
-        file (each read when an expected path names it, to tell)."""
-
-        def collect() -> frozenset[str]:
-            files = self.normal_file_set()
-            # Hidden, as files.hidden() says: a part of the path begins with a dot.
-            never = {*self._files_holding("/."), *self._files_holding("\n.")}
-            # Each ending is judged once (a workspace has a few dozen), by calls
-            # in C over the files; the files are looked at again only for an
-            # ending of a binary format.
-            endings = set(map(itemgetter(2), map(methodcaller("rpartition", "."), files)))
-            binary = {ending for ending in endings if named_like_binary(ending)}
-            if binary:
-                never.update(relative for relative in files if relative.rpartition(".")[2] in binary)
-            globs = {glob for _, patterns in corpora for glob in patterns}
-            if "**" not in globs:
-                held = globs_matcher(globs)
-                never.update(filterfalse(held, files))
-            return frozenset(never & files)
-
-        return self._file_fact(("unsearched", corpora), collect)
-
-    def not_normal_files(self) -> frozenset[str]:
-        """The workspace files whose path is not its own normal form (hardly any;
-        one search over every path finds them: twenty milliseconds for 50,000)."""
-        return self._file_fact("not_normal_files", lambda: frozenset(not_normal_among(self.files())))
-
-    def path_index(self) -> PathIndex:
-        """The workspace files by folder and name, for did-you-mean suggestions."""
-        return self._file_fact("path_index", lambda: PathIndex(self.files()))
-
     def discover(self) -> dict[str, str]:
         """Every file of the workspace we check, with its kind."""
         return self._fact("discovered", self._discover)
-
-    def _files_holding(self, part: str) -> list[str]:
-        """The workspace files whose path holds ``part`` (a path begins after a
-        "\n": "\n." finds those beginning with a dot), found by a search of
-        their joined paths, as few hold it: a test of each path in Python takes
-        ten times as long."""
-        joined = self._file_fact("joined", lambda: "\n" + "\n".join(self.files()) + "\n")
-        found = []
-        at = joined.find(part)
-        while at >= 0:
-            start = joined.rfind("\n", 0, at + 1) + 1
-            end = joined.find("\n", at + 1)
-            found.append(joined[start:end])
-            at = joined.find(part, end)
-        return found
-
-    def nested_roots(self) -> tuple[str, ...]:
-        """The folders below the root that hold a ``.punica/`` of their own
-        (relative, shortest first): each is the root of its own workspace, whose
-        suites, datasets and settings are checked there, not here."""
-
-        def collect() -> tuple[str, ...]:
-            marked = {relative[: relative.index("/.punica/")] for relative in self._files_holding("/.punica/")}
-            return tuple(sorted(marked, key=lambda folder: (folder.count("/"), folder)))
-
-        return self._file_fact("nested roots", collect)
-
-    def _nested_prefixes(self) -> tuple[str, ...]:
-        """The folders of nested_roots, as prefixes of the paths they hold
-        (``str.startswith`` takes them all at once)."""
-        return tuple(folder + "/" for folder in self.nested_roots())
-
-    def nested_workspaces(self, prefix: str = "") -> list[Path]:
-        """The roots of the workspaces below this one (see nested_roots) under
-        the folder ``prefix`` ("" or a relative folder ending in "/"), outermost
-        first; one inside another is that one's to find."""
-        nested = self.nested_roots()
-        return [
-            self.root / folder
-            for folder in nested
-            if (folder + "/").startswith(prefix) and not any(folder.startswith(outer + "/") for outer in nested if outer != folder)
-        ]
 
     def _discover(self) -> dict[str, str]:
         found: dict[str, str] = {}
@@ -692,85 +486,6 @@ class Workspace:
             "documents files", lambda: frozenset(file for target in self.targets().values() for file in documents_files(target))
         )
 
-    def dataset_use(self, relative: str) -> DatasetUse:
-        """The matches, ks and accepted shapes of the suites that use ``relative``."""
-        users = [suite for suite in self.suites() if suite.dataset == relative]
-        if not users:
-            return DatasetUse()
-        registry = self.manifests()
-        accepts: set[str] = set()
-        for suite in users:
-            for engine in suite.engines:
-                manifest = registry.engine(engine)
-                if manifest is not None:
-                    accepts |= manifest.accepts
-            for metric in suite.metrics:
-                manifest = registry.metric_manifest(metric)
-                if manifest is not None:
-                    accepts |= manifest.accepts
-        targets = self.targets()
-        searching = tuple(dict.fromkeys(
-            suite.target
-            for suite in users
-            if suite.match == "path" and suite.target in targets and targets[suite.target].workspace_paths
-        ))
-        builtins = ((target, builtin_corpora(targets[target])) for target in searching if targets[target].kind == "builtin")
-        served = {
-            suite.target: frozenset(targets[suite.target].corpora)
-            for suite in users
-            if suite.engines and suite.target in targets and targets[suite.target].corpora is not None
-        }
-        return DatasetUse(
-            matches=frozenset(suite.match for suite in users),
-            ks=frozenset(suite.k for suite in users if suite.k is not None),
-            suites=tuple(suite.id or "?" for suite in users),
-            accepts=frozenset(accepts),
-            workspace_targets=searching,
-            served_corpora=tuple(sorted(served.items())),
-            builtin_corpora=tuple((target, corpora) for target, corpora in builtins if corpora is not None),
-        )
-
-    def top_ks_asked(self, relative: str) -> tuple[Counter[int], int]:
-        """How many rows of a dataset ask each ``input.topK`` (a positive integer),
-        and how many rows it has: what tells whether a suite's ``k`` stands above
-        what most of its cases ask (RAG207). A dataset read through its model
-        (see live_datasets) is counted there, as its lines change."""
-        live = self.live_datasets.get(relative)
-        if live is not None:
-            return live.top_ks_asked()
-        parsed = self.parsed_dataset(relative)
-        if parsed is None:
-            return Counter(), 0
-        return top_ks_of(row.value for _, row in parsed.rows), len(parsed.rows)
-
-    def corpora_asked(self, relative: str) -> tuple[Counter[str], int]:
-        """How many rows of a dataset ask to search each corpus (``input.corpora``),
-        and how many rows it has (a model's count, as for top_ks_asked)."""
-        live = self.live_datasets.get(relative)
-        if live is not None:
-            return live.corpora_asked()
-        parsed = self.parsed_dataset(relative)
-        if parsed is None:
-            return Counter(), 0
-        asked: Counter[str] = Counter()
-        for _, row in parsed.rows:
-            asked.update(corpora_asked(row.value))
-        return asked, len(parsed.rows)
-
-    def corpora_most_asked(self, relative: str) -> tuple[str, ...]:
-        """The corpora most cases of a dataset ask to search (and at least as many
-        as a folded finding needs), in order of name."""
-        asked, rows = self.corpora_asked(relative)
-        if rows < FOLD_FROM_ROWS:
-            return ()
-        return tuple(sorted(name for name, count in asked.items() if count >= rows // 2 + 1))
-
-    def top_k_most_asked_below(self, relative: str, k: int) -> int | None:
-        """The ``input.topK`` most cases of a dataset ask for, when most ask for
-        fewer hits than ``k`` (see most_asked_below); None otherwise."""
-        asked, rows = self.top_ks_asked(relative)
-        return most_asked_below(asked, rows, k)
-
     def dataset_shape(self, relative: str) -> str | None:
         """The shape most parseable rows of the dataset have: rag case or gdi_text_v1."""
         live = self.live_datasets.get(relative)
@@ -782,25 +497,3 @@ class Workspace:
         if parsed.shape is _UNKNOWN:
             parsed.shape = shape_of_rows(row for _, row in parsed.rows)
         return parsed.shape
-
-
-# ---------------------------------------------------------------- helpers
-
-
-def top_ks_of(values: Iterable[Any]) -> Counter[int]:
-    """How many of ``values`` (decoded rows) ask each ``input.topK`` that is a
-    positive integer."""
-    return Counter(top_k for top_k in map(top_k_asked, values) if top_k)
-
-
-def most_asked_below(asked: Counter[int], rows: int, k: int) -> int | None:
-    """The ``input.topK`` most of ``rows`` cases ask for, when most ask for fewer
-    hits than ``k`` (and they are at least as many as a folded finding needs):
-    a suite's ``k`` then stands above what its cases ask (RAG207). None otherwise."""
-    below = {top_k: count for top_k, count in asked.items() if top_k < k}
-    if rows < FOLD_FROM_ROWS or sum(below.values()) < rows // 2 + 1:
-        return None
-    return max(below, key=lambda top_k: (below[top_k], top_k))
-
-
-

@@ -42,7 +42,8 @@ from ..base.client import asks_for
 from ..base.convert import Positions, client_column, encoding_name, fix_json
 from ..base.document import LineDocument
 from ..base.uris import path_of
-from .checker import Checker, ConvertedDiagnostics
+from .checker import Checker
+from .conversions import ConvertedDiagnostics
 
 if TYPE_CHECKING:
     from ..base.client import Client

@@ -41,7 +41,8 @@ from ..base.diagnostics import FileDiagnostics
 from ..base.document import LineDocument
 from ..base.protocol import RawJson
 from ..base.uris import path_of
-from .checker import Checker, OpenDocument, PassResult, Snapshot
+from .checker import Checker
+from .snapshot import OpenDocument, PassResult, Snapshot
 
 if TYPE_CHECKING:
     from ..base.client import Client

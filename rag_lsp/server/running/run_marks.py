@@ -1,8 +1,8 @@
 """Run results kept per file, moved by edits, shown as diagnostics.
 
-A run leaves :class:`~rag_lsp.core.running.results.Mark` s in files (a case's figures on
+A run leaves :class:`~rag_lsp.core.running.marks.Mark` s in files (a case's figures on
 its dataset line, a suite's verdict on its thresholds). :class:`RunMarks` keeps
-them per file in a :class:`~rag_lsp.core.running.results.LineMarks`:
+them per file in a :class:`~rag_lsp.core.running.line_marks.LineMarks`:
 
 * every edit of an open file moves them with their lines and drops those on
   edited lines; edits made while a run was out are replayed on its marks before
@@ -27,8 +27,10 @@ from lsprotocol import types
 from pygls.workspace import TextDocument
 
 from ...core.reading.findings import Severity
-from ...core.running.results import CASE, LineMarks, Mark, hover_markdown
-from ...core.running.runner import describe_case
+from ...core.running.case_hover import hover_markdown
+from ...core.running.line_marks import LineMarks
+from ...core.running.marks import CASE, Mark
+from ...core.running.results import describe_case
 from ...core.workspace.settings import Settings
 from ..base.convert import diagnostic_json, json_text, line_diagnostic, on_line, split_at_line_numbers
 from ..base.diagnostics import FileDiagnostics

@@ -26,17 +26,19 @@ from typing import Any, Callable
 from lsprotocol import types
 
 from ... import collector
-from ...core.running.compare import direction_from
+from ...core.running.comparison import direction_from
 from ...core.workspace.documents import document_relative, drop_closed, hold_text
 from ...core.running.report import BaselineError, RunFigures, load_baseline, suite_summary
-from ...core.running.results import Baseline, case_id_of, case_marks, refusal_marks, suite_marks
-from ...core.running.runner import TARGET_FAILED, CaseNotFound, Runner, SuiteResult
+from ...core.running.marks import Baseline, case_id_of, case_marks, refusal_marks, suite_marks
+from ...core.running.results import TARGET_FAILED, CaseNotFound, SuiteResult
+from ...core.running.runner import Runner
 from ...core.running.selection import choose_for_case, choose_for_suite, indexed_suites, shares_dataset
 from ...core.workspace.settings import EditorSettings, Settings
 from ...core.workspace.suitefacts import SuiteInfo, TargetInfo
 from ...core.running.targets import TargetPool
 from ...core.reading.wording import counted
-from ...core.workspace.workspace import Workspace, read_workspace_config, settings_source
+from ...core.workspace.roots import read_workspace_config, settings_source
+from ...core.workspace.workspace import Workspace
 from ..base.uris import near
 from .run_commands import RUN_CASE, RunRequest
 from .run_marks import Placed, lines_of

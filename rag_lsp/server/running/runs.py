@@ -43,7 +43,7 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 
-from ...core.running.results import Mark
+from ...core.running.marks import Mark
 from ...core.workspace.settings import Settings
 from ...core.editing.suggest import IndexSearch
 from ...core.workspace.suitefacts import TargetInfo

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { anywhere, documentSelector, startsServer } from "../documents";
+import { WORKSPACE_MARKERS, anywhere, documentSelector, startsServer, tableHeader } from "../documents";
 import { globToRegExp } from "../testing/fake-vscode";
 
 test("workspace-relative globs match anywhere in an absolute path", () => {
@@ -51,4 +51,24 @@ test("a pyproject.toml starts the server only when it holds a [tool.rag-lsp] tab
   assert.ok(startsServer("C:\\ws\\pyproject.toml", '[tool."rag-lsp".severity]\nRAG207 = "off"\n'));
   assert.ok(!startsServer("/ws/pyproject.toml", "[project]\nname = 'x'\n\n[tool.ruff]\nline-length = 100\n"));
   assert.ok(!startsServer("/ws/pyproject.toml", "# [tool.rag-lsp] is documented elsewhere\n"));
+});
+
+test("a settings table's header is found however its keys are quoted, and nothing else is", () => {
+  const header = tableHeader(["tool", "rag-lsp"]);
+  assert.ok(header.test("[tool.rag-lsp]"));
+  assert.ok(header.test("x = 1\n  [ tool . 'rag-lsp' . severity ]"));
+  assert.ok(header.test('[["tool"."rag-lsp".per-file-ignores]]'));
+  assert.ok(!header.test("[tool.rag-lsp-extra]"));
+  assert.ok(!header.test("[tool.ragXlsp]"));
+});
+
+test("a workspace holding a file the default suite globs match, or rag-lsp's own folder, starts the server", () => {
+  assert.equal(WORKSPACE_MARKERS, "{**/.punica/**,**/*.suite.yaml,**/*.suite.yml}");
+  const starts = (file: string) => globToRegExp(WORKSPACE_MARKERS).test(file);
+  for (const file of [".punica/suites.yaml", ".punica/evals/rag.suite.yml", ".punica/metrics/hit.yaml", ".punica/rag-lsp.toml", "rag.suite.yaml", "a/b/rag.suite.yml"]) {
+    assert.ok(starts(file), file);
+  }
+  for (const file of ["rag.suite.yaml.bak", "punica/suites.yaml", "docs/a.yaml", "pyproject.toml"]) {
+    assert.ok(!starts(file), file);
+  }
 });

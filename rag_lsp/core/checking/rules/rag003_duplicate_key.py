@@ -22,7 +22,7 @@ Keep one of the two and delete the other.
 """
 
 from ...reading.findings import Related, Severity
-from ...reading.jsonrows import duplicate_key_spans
+from ...reading.jsonspans import duplicate_key_spans
 from . import ROW, YAML, rule_of
 
 RULE = rule_of(__doc__, "RAG003", "duplicate-key", Severity.ERROR)
@@ -42,7 +42,7 @@ def duplicate_json_key(rows):
     for context in rows.rows:
         if context.row.error is not None or not context.row.has_duplicate_keys:
             continue
-        for path, start, end, first_start, first_end in duplicate_key_spans(context.row):
+        for path, start, end, first_start, first_end in duplicate_key_spans(context.row.text):
             related = Related(context.path, context.columns(first_start, first_end), "first defined here")
             yield RULE.finding(
                 context.columns(start, end),

@@ -48,11 +48,12 @@ from typing import Any, NamedTuple
 
 from ...reading.findings import Severity
 from ...workspace.manifests import GDI_TEXT, RAG_CASE
-from ...workspace.rowschema import case_checker_serving, checker_without, json_types, non_finite_message, plain_types_at, required_keys, row_checker, row_issues
+from ...workspace.rowschema import case_checker_serving, non_finite_message, row_checker, row_issues
 from ...reading.schemacheck import non_finite_issues, schema_issues, validator_for
 from . import ROW, SUITE, SUITE_FILE, TARGETS, YAML, rule_of
 from ._suite import closest, did_you_mean, rename_fixes
 from ._targets import CorpusFiles, corpus_documents, corpus_globs, documents_problem, glob_problem, recording_problem
+from ._set_aside import THE_ROW, SetAside
 
 RULE = rule_of(__doc__, "RAG004", "schema", Severity.ERROR)
 
@@ -190,226 +191,76 @@ def row_schema(rows):
         else row_checker(default_shape)
     )
     said: dict[str, str] = {}  # by corpus: a misnamed corpus is usually misnamed in every case
-    aside = _SetAside.of(rows.systemic, checker, default_shape) if rows.systemic else None
+    aside = SetAside.of(rows.systemic, checker, default_shape, RULE.code) if rows.systemic else None
     for start in range(0, len(rows.rows), _VALIDATED_TOGETHER):
         group = rows.rows[start : start + _VALIDATED_TOGETHER]
         # A row read by the standard decoder may hold a number read as infinity,
-        # which a schema may allow: such a row is always looked at (they are rare).
-        values = [
-            context.row.value
+        # which a schema may allow: such a row is always looked at (they are rare),
+        # as is a row that is no object of the file's shape. Neither sends the
+        # rest of its group to a call per row.
+        plain = [
+            context
             for context in group
             if type(context.row.value) is dict and context.row.shape in (None, default_shape) and not context.row.exact
         ]
-        if aside is not None and len(values) == len(group):
-            set_aside = aside.apply(group, rows)
-            if set_aside.all_valid():
-                continue
-            for number, context in enumerate(group):
-                if not set_aside.is_valid(number):
-                    passed = set_aside.counted[number]
-                    yield from _row_schema(context, rows.shape, rows, passed)
-                    if served:
-                        yield from _unserved_corpora(context, served, said, builtins, rows, passed)
+        if aside is not None:
+            yield from _group_setting_aside(aside, group, plain, rows, _UnservedCorpora(served, said, builtins))
+        else:
+            yield from _group(checker, group, plain, rows, _UnservedCorpora(served, said, builtins))
+
+
+class _UnservedCorpora(NamedTuple):
+    """What _unserved_corpora needs of the batch."""
+
+    served: Any
+    said: dict[str, str]
+    builtins: tuple[str, ...]
+
+    def findings(self, context, rows, passed=frozenset()):
+        if self.served:
+            yield from _unserved_corpora(context, self.served, self.said, self.builtins, rows, passed)
+
+
+def _group(checker, group, plain, rows, unserved: _UnservedCorpora):
+    """The findings of a group of rows, of which ``plain`` are objects of the file's shape."""
+    # Most rows are valid: one call into jsonschema-rs settles a group of them.
+    plain_valid = checker.all_valid([context.row.value for context in plain])
+    if plain_valid and len(plain) == len(group):
+        return
+    plain_ids = {id(context) for context in plain}
+    for context in group:
+        if id(context) in plain_ids and (plain_valid or checker.is_valid(context.row.value)):
             continue
-        # Most rows are valid: one call into jsonschema-rs settles a group of them.
-        if len(values) == len(group) and checker.all_valid(values):
-            continue
-        for context in group:
-            value = context.row.value
-            row = context.row
-            if type(value) is dict and row.shape in (None, default_shape) and not row.exact and checker.is_valid(value):
-                continue
-            yield from _row_schema(context, rows.shape, rows)
-            if served:
-                yield from _unserved_corpora(context, served, said, builtins, rows)
+        yield from _row_schema(context, rows.shape, rows)
+        yield from unserved.findings(context, rows)
 
 
-class _SetAside(NamedTuple):
-    """What a row is validated without, where a cause of RAG004 is presumed to
-    stand on most rows (see RowsContext.passes_over): a key the schema does not
-    know (a tool's own key on every row), a value of the wrong type at a key
-    (ids written as numbers, `relevant` as one string), a corpus the targets do
-    not serve. Each such occurrence is counted, and the rest of the row
-    validated in the same call as clean rows: a dataset with a tool's key on
-    every row is read as fast as one without."""
-
-    # (the path of the unknown key, its cause), for keys of objects outside lists.
-    keys: tuple[tuple[tuple[str, ...], str], ...]
-    # (the path of the key, its cause, the JSON types its schema allows), for
-    # values of a wrong type; and the checker that does not require those keys,
-    # nor the missing ones below, for the rows they are set aside from.
-    typed: tuple[tuple[tuple[str, ...], str, frozenset[str]], ...]
-    # (the path of an object, its cause, the keys it must hold and those of them
-    # RAG004 reports), for keys missing (each one it reports is a finding of the cause).
-    required: tuple[tuple[tuple[str, ...], str, tuple[tuple[str, ...], tuple[str, ...]]], ...]
-    # The corpora not served, by name.
-    corpora: frozenset[str]
-    checker: Any
-    relaxed: Any
-
-    @classmethod
-    def of(cls, systemic: frozenset[tuple[str, str]], checker, shape: str) -> _SetAside | None:
-        keys = []
-        typed = []
-        required = []
-        corpora = set()
-        for code, cause in sorted(systemic):
-            if code != RULE.code:
-                continue
-            keyword, _, where = cause.partition(" at ")
-            path = () if where == _THE_ROW else tuple(where.split("."))
-            if keyword == "additionalProperties":
-                keys.append((path, cause))
-            elif keyword == "type" and path:
-                allowed = plain_types_at(checker.schema, path)
-                if allowed is not None:
-                    typed.append((path, cause, allowed))
-            elif keyword == "required":
-                keys_of = required_keys(checker.schema, shape, path)
-                if keys_of is not None and keys_of[1]:
-                    required.append((path, cause, keys_of))
-            elif cause.startswith("corpus "):
-                corpora.add(cause[len("corpus ") :])
-        # A key missing that other rules report (RAG201's `expect`) is no finding
-        # of RAG004's: it is not required of such rows either.
-        optional = tuple((path[:-1], path[-1]) for path, _, _ in typed) + tuple(
-            (path, name) for path, _, (names, _) in required for name in names
-        )
-        relaxed = checker_without(checker, optional) if optional else None
-        if relaxed is None:
-            typed, required = [], []
-        if not (keys or typed or required or corpora):
-            return None
-        return cls(tuple(keys), tuple(typed), tuple(required), frozenset(corpora), checker, relaxed)
-
-    def apply(self, group, rows) -> _SetAsideGroup:
-        """``group`` (rows of objects) with what is set aside of each, counted."""
-        values = []
-        counted = []
-        relaxed = []
-        for context in group:
-            value = context.row.value
-            causes: list[str] = []
-            for path, cause in self.keys:
-                without = _without_key(value, path)
-                if without is not value:
-                    causes.append(cause)
-                    value = without
-            # Whether the row is valid only by the checker that asks less (see relaxed).
-            loosened = False
-            for path, cause, allowed in self.typed:
-                if _of_another_type(value, path, allowed):
-                    causes.append(cause)
-                    value = _without_key(value, path)
-                    loosened = True
-            for path, cause, (names, reported) in self.required:
-                holder = _object_at(value, path)
-                if holder is not None and not all(name in holder for name in names):
-                    causes += [cause] * sum(1 for name in reported if name not in holder)
-                    loosened = True
-            if self.corpora:
-                value, corpora = _without_corpora(value, self.corpora)
-                causes += [f"corpus {corpus}" for corpus in corpora]
-            for cause in causes:
-                rows.passes_over(RULE.code, cause, context.line)
-            values.append(value)
-            counted.append(frozenset(causes))
-            relaxed.append(loosened)
-        return _SetAsideGroup(self, values, counted, relaxed)
-
-
-class _SetAsideGroup(NamedTuple):
-    """A group of rows with what _SetAside set aside of each."""
-
-    aside: _SetAside
-    values: list[dict[str, Any]]
-    # The causes counted on each row.
-    counted: list[frozenset[str]]
-    # Whether a value of a wrong type was set aside from each: such a row is
-    # valid when the rest is valid by the checker that does not require its key.
-    relaxed: list[bool]
-
-    def all_valid(self) -> bool:
-        aside = self.aside
-        strict = [value for value, relaxed in zip(self.values, self.relaxed) if not relaxed]
-        loose = [value for value, relaxed in zip(self.values, self.relaxed) if relaxed]
-        return (not strict or aside.checker.all_valid(strict)) and (not loose or aside.relaxed.all_valid(loose))
-
-    def is_valid(self, number: int) -> bool:
-        aside = self.aside
-        return (aside.relaxed if self.relaxed[number] else aside.checker).is_valid(self.values[number])
-
-
-_THE_ROW = "the row"
-
-
-def _object_at(value: Any, path: tuple[str, ...]) -> dict[str, Any] | None:
-    for key in path:
-        value = value.get(key) if type(value) is dict else None
-    return value if type(value) is dict else None
-
-
-def _of_another_type(value: Any, path: tuple[str, ...], allowed: frozenset[str]) -> bool:
-    """Whether ``value`` holds, at ``path`` (keys of objects), a value of none of
-    the JSON types ``allowed``."""
-    for key in path:
-        if type(value) is not dict or key not in value:
-            return False
-        value = value[key]
-    return not (json_types(value) & allowed)
-
-
-_UNKNOWN_KEY = "additionalProperties at "
-
-
-def _without_key(value: Any, path: tuple[str, ...]) -> Any:
-    """``value`` without the key at ``path`` (copies of the objects on the way),
-    or ``value`` itself when it has no such key."""
-    if type(value) is not dict:
-        return value
-    head = path[0]
-    if len(path) == 1:
-        if head not in value:
-            return value
-        copy = dict(value)
-        del copy[head]
-        return copy
-    inner = value.get(head)
-    changed = _without_key(inner, path[1:])
-    if changed is inner:
-        return value
-    copy = dict(value)
-    copy[head] = changed
-    return copy
-
-
-def _without_corpora(value: dict[str, Any], corpora: frozenset[str]) -> tuple[dict[str, Any], list[str]]:
-    """``value`` with the corpora of ``corpora`` out of its `input.corpora` (the
-    key dropped when none is left: a list emptied here is not the empty list the
-    builtin target refuses), and those taken out, once each."""
-    case_input = value.get("input")
-    listed = case_input.get("corpora") if type(case_input) is dict else None
-    if type(listed) is not list:
-        return value, []
-    taken = [corpus for corpus in listed if type(corpus) is str and corpus in corpora]
-    if not taken:
-        return value, []
-    kept = [corpus for corpus in listed if not (type(corpus) is str and corpus in corpora)]
-    changed_input = dict(case_input)
-    if kept:
-        changed_input["corpora"] = kept
+def _group_setting_aside(aside: SetAside, group, plain, rows, unserved: _UnservedCorpora):
+    """As _group, where causes are presumed to stand on most rows (see SetAside)."""
+    if aside.counted_if_valid(plain, rows):
+        set_aside = None
     else:
-        del changed_input["corpora"]
-    changed = dict(value)
-    changed["input"] = changed_input
-    return changed, list(dict.fromkeys(taken))
+        set_aside = aside.apply(plain, rows)
+        if set_aside.all_valid():
+            set_aside = None
+    if set_aside is None and len(plain) == len(group):
+        return
+    # Each plain row by its identity: what was set aside of it, and whether the rest is valid.
+    numbers = {id(context): number for number, context in enumerate(plain)}
+    for context in group:
+        number = numbers.get(id(context))
+        if number is not None and (set_aside is None or set_aside.is_valid(number)):
+            continue
+        passed = set_aside.counted[number] if number is not None and set_aside is not None else frozenset()
+        yield from _row_schema(context, rows.shape, rows, passed)
+        yield from unserved.findings(context, rows, passed)
 
 
 def _unserved_corpora(context, served, said: dict[str, str], builtins: tuple[str, ...] = (), rows=None, passed=frozenset()):
     """Corpora the case asks to search that a target its suites send it to does not
     serve: that target refuses the case, or finds nothing in a corpus it does not have.
     An empty list, where a builtin target reads the case, is refused by it.
-    ``passed``: causes already counted on this row (see _SetAside)."""
+    ``passed``: causes already counted on this row (see SetAside)."""
     value = context.row.value
     case_input = value.get("input") if type(value) is dict else None
     corpora = case_input.get("corpora") if type(case_input) is dict else None
@@ -477,7 +328,7 @@ def _unserved_message(served, corpus: str) -> str:
 
 def _row_schema(context, file_shape, rows=None, passed=frozenset()):
     """The schema's findings on one row that failed it; ``passed``: causes
-    already counted on it (see _SetAside), the others presumed to stand on
+    already counted on it (see SetAside), the others presumed to stand on
     most rows are counted now (see RowsContext.passes_over)."""
     row = context.row
     if row.error is not None or row.refused:
@@ -512,7 +363,7 @@ def issue_cause(issue) -> str:
     """What a row's schema issue shares with the same issue of other rows: the
     check that failed, at the same key (list positions aside), for the same
     value's type. An unknown key is its name; a wrong type, the type written."""
-    where = ".".join(str(part) for part in issue.path if type(part) is not int) or _THE_ROW
+    where = ".".join(str(part) for part in issue.path if type(part) is not int) or THE_ROW
     return f"{issue.keyword} at {where}"
 
 

@@ -48,7 +48,7 @@ suite's target in `.punica/targets.yaml` (a `command` or `http` target); declare
 import json
 import os
 
-from ..contexts import never_searched
+from ..expectedpaths import never_searched
 from ...workspace.files import BINARY, HIDDEN, IN_NO_CORPUS, TOO_LARGE, globs_matcher
 from ...reading.findings import Finding, Fix, Severity, TextEdit
 from ...reading.paths import normalize_relative

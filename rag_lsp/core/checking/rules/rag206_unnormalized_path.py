@@ -32,34 +32,69 @@ RULE = rule_of(__doc__, "RAG206", "unnormalized-path", Severity.WARNING)
 def unnormalized_path(rows):
     if "path" not in rows.use.matches:
         return
-    not_normal = rows.not_normal_expected
-    if not not_normal:
+    verdicts = _verdicts(rows)
+    if not any(verdicts.of.get(value) for value in rows.not_normal_expected):
         return
-    # What is said of a value is said once: a dataset written by another tool
-    # lists each of its paths in many cases, all of them in the same form.
-    said = rows.workspace.memo(RULE.code)
-    # A form written on most rows is only counted (see RowsContext.passes_over).
-    presumed = rows.presumed(RULE.code)
+    get = verdicts.of.get
+    # Whether every value is only counted: a dataset written by another tool
+    # writes all its paths in one form, on every row.
+    only_counted = not verdicts.told
     for context, relevant in rows.expected_off_the_files:
+        try:
+            found = [verdict for value in relevant if (verdict := get(value))]
+        except TypeError:  # a value that cannot be a key (an object): RAG004's
+            found = [verdict for value in relevant if type(value) is str and (verdict := get(value))]
+        if not found:
+            continue
+        if only_counted:
+            rows.pass_over(found, context.line)
+            continue
         passed: list[tuple[str, str]] = []
         for index, value in enumerate(relevant):
-            if type(value) is not str or value not in not_normal:
+            verdict = get(value) if type(value) is str else None
+            if not verdict:
                 continue
-            told = said.get(value)
-            if told is None:
-                told = said[value] = _told(value)
-            if told is _NOTHING:
+            if len(verdict) == 2:  # a (code, cause) pair: counted
+                passed.append(verdict)
                 continue
-            message, title, new_text, cause = told
-            pair = presumed.get(cause)
-            if pair is not None:
-                passed.append(pair)
-                continue
+            message, title, new_text, cause = verdict
             where = context.value_range("expect", "relevant", index)
             # Replace the whole JSON string token, so escapes in the old text cannot survive.
             yield RULE.finding(where, message, fixes=[Fix(title, edits=(TextEdit(where, new_text),))], cause=cause)
         if passed:
             rows.pass_over(passed, context.line)
+
+
+class _Verdicts:
+    """For each value not in normal form seen so far: the (code, cause) pair it
+    is counted as, where its form is presumed to stand on most rows (see
+    RowsContext.passes_over), else what is said of it (see _told; nothing for
+    a value this rule leaves to RAG203). Kept for the workspace and the causes
+    presumed: a dataset written by another tool lists each of its paths in many
+    cases, all in the same form, so each distinct value is looked at once."""
+
+    def __init__(self) -> None:
+        self.of: dict[str, tuple[str, ...]] = {}
+        # How many values have findings made (not only counted).
+        self.told = 0
+
+
+def _verdicts(rows) -> _Verdicts:
+    """The verdicts (see _Verdicts), with those of the batch's values not in normal form among them."""
+    kept = rows.workspace.memo(f"{RULE.code} verdicts")
+    verdicts = kept.get(rows.systemic)
+    if verdicts is None:
+        verdicts = kept[rows.systemic] = _Verdicts()
+    of = verdicts.of
+    new = [value for value in rows.not_normal_expected if value not in of]
+    if new:
+        presumed = rows.presumed(RULE.code)
+        for value in new:
+            told = _told(value)
+            verdict = of[value] = presumed.get(told[3]) or told if told else told
+            if len(verdict) == 4:
+                verdicts.told += 1
+    return verdicts
 
 
 _NOTHING = ()

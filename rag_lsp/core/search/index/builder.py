@@ -1,5 +1,4 @@
-"""The builtin target's index: the chunks of the corpus files and their vectors,
-kept in memory and in the user's cache folder between processes.
+"""Keeping an index of a set of workspace files up to date.
 
 Building is the costly part of a semantic run (every chunk through the model), so
 an index is updated file by file: a file whose size and modification time are
@@ -7,72 +6,30 @@ those it was indexed with keeps its chunks and vectors; one whose content hash i
 unchanged (touched, or checked out again) too; only new and changed files are
 read, cut and embedded again.
 
-**The cache.** ``$RAG_LSP_CACHE_DIR`` (tests set it), else
-``platformdirs.user_cache_dir("rag-lsp")``, holds ``index-v3/<key>/``, where the
-key hashes the workspace root, the corpora's globs, the chunking and the model's
-identity (its files' paths, sizes and modification times): another option or
-another model is another folder. In it:
-
-* ``meta.json``: the key in full, when it was built, the vector size, and per
-  file ``[path, size, mtime_ns, content hash, first row, rows]``, with the names
-  and SHA-256 of the three arrays;
-* ``chunks-<generation>.npy``: int32 ``(rows, 2)``, each chunk's first and last line;
-* ``vectors-<generation>.npy``: int8 ``(rows, dimensions)``, the codes of the
-  chunks' unit vectors, and ``scales-<generation>.npy``: float32 ``(rows,)``,
-  their scales (see ``vectors.py``);
-* ``terms-<generation>.npy``: uint16 (or int32, for a vocabulary past 65,534
-  tokens) ``(rows, 128)``, each chunk's terms (see ``StaticModel.embed_chunks``),
-  when the model gives them.
-
-The folders of older formats (``index-v1/``, ``index-v2/``) are removed once an index of this
-one is saved. Arrays are written first under a new generation and ``meta.json``
-is replaced last, so a reader sees an old or a new index, never half of one. A cache whose
-``meta.json`` is not one, whose key differs, whose arrays are missing, of the wrong
-shape, or whose bytes do not hash to what ``meta.json`` says is thrown away and
-rebuilt: it is never trusted.
-
 A file is trusted by its size and modification time only when it was last
 modified well before the index looked at it; a file written in the same moment
 as the index (a filesystem that keeps whole seconds) is hashed again.
-
-**Documents files.** A corpus given as a JSON Lines file of documents (one
-``{"_id", "title", "text"}`` object per line, see :func:`read_document`) is
-indexed as one file whose chunks are its documents: a document is the chunk of
-its one line, its text the title and the text (never the JSON around them), its
-vector its own (no context of a path or of the other documents). The index and
-its cache need nothing else: the file's content hash keys its chunks as any
-file's does, and a document's ``_id`` is read back from its line when a hit
-names it (:meth:`IndexBuilder.document_id`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
-import json
-import logging
 import os
-import re
-import shutil
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import numpy
 
-from ..workspace.files import text_of
-from ..reading.safefiles import Refused, open_regular, read_regular
-from ..workspace.chunking import Chunking, line_ranges
-from .vectors import QuantizedVectors, levels, normalize_rows
+from ...workspace.chunking import Chunking, line_ranges
+from ...workspace.files import text_of
+from ..vectors import QuantizedVectors
+from .cache import IndexCache
+from .chunks import ChunkIndex, FileEntry, TermsShape
+from .context import contextual, path_words
+from .documents import document_chunks, document_lines, document_text
 
-log = logging.getLogger(__name__)
-
-CACHE_ENV = "RAG_LSP_CACHE_DIR"
-# A meta.json larger than this is no index's (50,000 files take about 8 MB).
-_META_MAX_BYTES = 256 * 1024 * 1024
-FORMAT = 3
 # A file modified this close to (or after) the moment it was looked at may change
 # again within its modification time's granularity: its content is hashed again.
 # A time with a fraction of a second comes from a file system that keeps times
@@ -87,71 +44,12 @@ HIT_TEXT_CHARS = 4000
 _LINES_KEPT = 64
 
 Progress = Callable[[int, int], None]
-# What a model's terms of chunks are: their dtype, how many per chunk, and the
-# highest id (the one that fills the places of a chunk with fewer).
-TermsShape = tuple[numpy.dtype, int, int]
 # What an index's ``embed`` gives for its chunks: their vectors, or those and their terms.
 Embedded = numpy.ndarray | tuple[numpy.ndarray, numpy.ndarray]
 
 
 class BuildCancelled(Exception):
     """The build was cancelled (its ``cancel`` event set): the index keeps what it had."""
-
-
-class CacheDirError(ValueError):
-    """``$RAG_LSP_CACHE_DIR`` names no folder that can be used; the message says why."""
-
-
-def cache_root() -> Path:
-    """Where indexes are cached: ``$RAG_LSP_CACHE_DIR``, else the user's cache
-    folder. CacheDirError when the variable's ``~user`` names no user."""
-    configured = os.environ.get(CACHE_ENV)
-    if configured:
-        try:
-            return Path(configured).expanduser()
-        except RuntimeError:
-            raise CacheDirError(
-                f"{CACHE_ENV}={configured!r} cannot be used: its {configured.split('/')[0]} names no user with a home folder"
-            ) from None
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("rag-lsp", appauthor=False))
-
-
-@dataclass(slots=True)
-class FileEntry:
-    path: str
-    size: int
-    mtime_ns: int
-    # Content hash; "" for a file that holds no text to index (binary, not UTF-8, too large).
-    digest: str
-    first_row: int
-    rows: int
-
-
-@dataclass
-class ChunkIndex:
-    """Chunks (rows) of the indexed files, in path order, and their vectors."""
-
-    files: list[FileEntry] = field(default_factory=list)
-    # Per row: its file's position in ``files``, its first and last line (1-based).
-    row_file: numpy.ndarray = field(default_factory=lambda: numpy.zeros(0, dtype=numpy.int32))
-    lines: numpy.ndarray = field(default_factory=lambda: numpy.zeros((0, 2), dtype=numpy.int32))
-    # One vector per row, coded (see vectors.py); None when no model embeds the chunks.
-    vectors: QuantizedVectors | None = None
-    # When the files were looked at (time.time_ns()).
-    built_ns: int = 0
-    # Chunk texts by row, when a keyword search needs them all.
-    texts: list[str] | None = None
-    # Per row, its chunk's terms (see StaticModel.embed_chunks), when the model gives them.
-    terms: numpy.ndarray | None = None
-
-    @property
-    def size(self) -> int:
-        return int(self.row_file.shape[0])
-
-    def by_path(self) -> dict[str, FileEntry]:
-        return {entry.path: entry for entry in self.files}
 
 
 @dataclass
@@ -186,57 +84,6 @@ class FileReader:
         if len(data) > self.max_bytes:
             return data, ""
         return data, text_of(data)
-
-
-def document_lines(text: str) -> list[str]:
-    """The lines of a documents file: split at "\\n" only (a JSON string may
-    hold U+2028 or a form feed, which ``str.splitlines`` would cut at)."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
-def read_document(line: str) -> tuple[str, str] | None:
-    """A line of a documents file as (its ``_id``, the text searched: its
-    ``title`` and ``text``), or None when it is not a document: not a JSON
-    object, no ``_id`` (a string, or an integer written as one), or neither
-    title nor text holds a word."""
-    if not line.strip():
-        return None
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(value, dict):
-        return None
-    identifier = value.get("_id")
-    if isinstance(identifier, int) and not isinstance(identifier, bool):
-        identifier = str(identifier)
-    if not isinstance(identifier, str) or not identifier:
-        return None
-    title, body = value.get("title"), value.get("text")
-    parts = [part for part in (title, body) if isinstance(part, str) and part.strip()]
-    if not parts:
-        return None
-    return identifier, "\n".join(parts)
-
-
-def document_chunks(lines: list[str]) -> tuple[list[tuple[int, int]], list[str], dict[int, str]]:
-    """The chunks of a documents file given as its lines (see document_lines):
-    one per document, the range of its line, its text; and each document's id
-    by its line."""
-    ranges: list[tuple[int, int]] = []
-    texts: list[str] = []
-    ids: dict[int, str] = {}
-    for number, line in enumerate(lines, 1):
-        document = read_document(line)
-        if document is None:
-            continue
-        ranges.append((number, number))
-        texts.append(document[1])
-        ids[number] = document[0]
-    return ranges, texts, ids
 
 
 def digest_of(data: bytes) -> str:
@@ -289,7 +136,7 @@ class IndexBuilder:
         documents: frozenset[str] = frozenset(),
     ) -> None:
         self.root = root
-        # The paths read as documents files (see the module's docstring).
+        # The paths read as documents files (see .documents).
         self.documents = documents
         # Per documents file: the content hash it was read with, and its
         # documents' ids by line.
@@ -526,7 +373,7 @@ class IndexBuilder:
     def _texts_of(self, relative: str, spans: numpy.ndarray) -> list[str]:
         lines = self.file_lines(relative)
         if relative in self.documents:
-            return [_document_text(lines, first) for first, _ in spans.tolist()]
+            return [document_text(lines, first) for first, _ in spans.tolist()]
         return ["\n".join(lines[first - 1 : last]) for first, last in spans.tolist()]
 
     def document_id(self, entry: FileEntry, line: int) -> str:
@@ -568,57 +415,10 @@ class IndexBuilder:
                 read = self.reader.read(entry.path)
                 lines = self._split(entry.path, read[1]) if read is not None else []
             if entry.path in self.documents:
-                text = _document_text(lines, first)
+                text = document_text(lines, first)
             else:
                 text = "\n".join(lines[first - 1 : last])
         return text if len(text) <= HIT_TEXT_CHARS else text[: HIT_TEXT_CHARS - 1] + "…"
-
-
-# ---------------------------------------------------------------- a chunk in its file
-
-
-# How much a chunk's vector leans towards the words of its file's path, and then
-# towards its whole file (each a unit vector; the chunk's own is too).
-PATH_WEIGHT = 0.3
-FILE_WEIGHT = 1.0
-# What the vectors of an index are: part of the cache's key, changed with them.
-VECTORS = f"chunk+{PATH_WEIGHT}path+{FILE_WEIGHT}file"
-
-_PATH_SPLIT = re.compile(r"[^0-9A-Za-z]+|(?<=[a-z])(?=[A-Z])")
-
-
-def path_words(path: str) -> str:
-    """The words of a workspace path, its extension left out: ``src/rateLimit/token_bucket.py``
-    is "src rate Limit token bucket"."""
-    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
-    return " ".join(word for word in _PATH_SPLIT.split(stem) if word)
-
-
-def contextual(vectors: numpy.ndarray, path: numpy.ndarray) -> numpy.ndarray:
-    """The vectors of a file's chunks, each in its context: moved towards the vector
-    of the file's path (weight PATH_WEIGHT), then towards the mean of the file's
-    chunks (FILE_WEIGHT), and scaled to length 1 again.
-
-    A question asks what a passage is about, and a passage of a long file often
-    does not say it: the heading, the module's name and the rest of the file do.
-    Measured by ``benchmarks/chunking.py``, this context finds the file that answers
-    a paraphrased question among the first three hits for a tenth to a sixth more
-    questions, over prose, manual pages and code alike.
-    """
-    mixed = vectors + PATH_WEIGHT * path
-    normalize_rows(mixed)
-    whole = mixed.mean(axis=0)
-    norm = numpy.linalg.norm(whole)
-    if norm > 0:
-        mixed += (FILE_WEIGHT / norm) * whole
-        normalize_rows(mixed)
-    return mixed.astype(numpy.float32, copy=False)
-
-
-def _document_text(lines: list[str], line: int) -> str:
-    """The text searched of the document on ``line`` (1-based) of a documents file's lines."""
-    document = read_document(lines[line - 1]) if 0 < line <= len(lines) else None
-    return document[1] if document is not None else ""
 
 
 def _signature(files: list[FileEntry] | None) -> tuple | None:
@@ -631,216 +431,3 @@ def _join(parts: list[numpy.ndarray], dtype: Any, empty: tuple[int, ...]) -> num
     if not parts:
         return numpy.zeros(empty, dtype=dtype)
     return numpy.ascontiguousarray(numpy.concatenate(parts), dtype=dtype)
-
-
-# ---------------------------------------------------------------- the cache
-
-
-class IndexCache:
-    """One index's folder in the cache (see the module's docstring)."""
-
-    def __init__(self, folder: Path, key: dict[str, Any]) -> None:
-        self.folder = folder
-        self.key = key
-        # The meta of the index as last read or written here (see renew).
-        self._meta: dict[str, Any] | None = None
-
-    @classmethod
-    def for_key(cls, key: dict[str, Any], root: Path | None = None) -> IndexCache:
-        material = json.dumps(key, sort_keys=True, ensure_ascii=False).encode("utf-8")
-        name = hashlib.sha256(material).hexdigest()[:24]
-        return cls((root or cache_root()) / f"index-v{FORMAT}" / name, key)
-
-    @property
-    def meta_path(self) -> Path:
-        return self.folder / "meta.json"
-
-    def load(self, dim: int, terms_shape: TermsShape | None = None) -> tuple[ChunkIndex | None, str | None]:
-        """The cached index, or (None, why) when there is none or it cannot be
-        trusted (why is None when there simply is none). ``terms_shape``: what
-        the chunks' terms must be, when the model gives them."""
-        try:
-            raw = read_regular(self.meta_path, _META_MAX_BYTES)
-        except Refused as error:
-            if not os.path.lexists(self.meta_path):
-                return None, None
-            return None, f"the index cache cannot be read ({error}) and is built again"
-        try:
-            return self._read(raw, dim, terms_shape), None
-        except RecursionError:
-            self._meta = None
-            log.info("the index cache %s is not used: its meta.json is nested too deep", self.folder)
-            return None, "the index cache was damaged (its meta.json is nested too deep) and is built again"
-        except Exception as error:  # noqa: BLE001 - whatever is wrong with a cache, it is a cache miss
-            self._meta = None
-            log.info("the index cache %s is not used: %s", self.folder, error)
-            return None, f"the index cache was damaged ({error}) and is built again"
-
-    def _read(self, raw: bytes, dim: int, terms_shape: TermsShape | None) -> ChunkIndex:
-        self._meta = None
-        meta = json.loads(raw)
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise ValueError("not an index of this version")
-        if meta.get("key") != self.key:
-            raise ValueError("it is the index of other options")
-        rows, built_ns = meta["rows"], meta["built_ns"]
-        if meta.get("dim") != dim or not _is_int(rows) or not _is_int(built_ns) or rows < 0:
-            raise ValueError("its sizes are not this model's")
-        files: list[FileEntry] = []
-        at = 0
-        for item in meta["files"]:
-            path, size, mtime_ns, digest, first_row, count = item
-            # Exact types, tested inline: a cache of 20,000 files is read at every start.
-            if (
-                type(path) is not str
-                or type(digest) is not str
-                or type(size) is not int
-                or type(mtime_ns) is not int
-                or type(first_row) is not int
-                or type(count) is not int
-                or first_row != at
-                or count < 0
-            ):
-                raise ValueError(f"its entry for {path!r} is not one")
-            files.append(FileEntry(path, size, mtime_ns, digest, first_row, count))
-            at += count
-        if at != rows:
-            raise ValueError("its files do not add up to its rows")
-        lines = self._array(meta, "chunks", numpy.int32, (rows, 2))
-        codes = self._array(meta, "vectors", numpy.int8, (rows, dim))
-        scales = self._array(meta, "scales", numpy.float32, (rows,))
-        if rows and (lines.min() < 1 or (lines[:, 1] < lines[:, 0]).any()):
-            raise ValueError("its line ranges are not ones")
-        top = levels(dim)
-        if rows and (int(codes.min()) < -top or int(codes.max()) > top):
-            raise ValueError("its vectors' codes are out of their range")
-        if rows and not (numpy.isfinite(scales).all() and (scales >= 0).all()):
-            raise ValueError("its vectors' scales are not ones")
-        terms = None
-        if "terms" in meta["arrays"]:
-            if terms_shape is None:
-                raise ValueError("it holds terms this model does not give")
-            terms = self._array(meta, "terms", terms_shape[0], (rows, terms_shape[1]))
-            if rows and int(terms.max()) > terms_shape[2]:
-                raise ValueError("its terms are not this model's tokens")
-        elif terms_shape is not None:
-            raise ValueError("it holds no terms of its chunks")
-        row_file = numpy.repeat(numpy.arange(len(files), dtype=numpy.int32), [entry.rows for entry in files]) if files else numpy.zeros(0, dtype=numpy.int32)
-        self._meta = meta
-        return ChunkIndex(files, row_file, lines, QuantizedVectors(codes, scales), built_ns, terms=terms)
-
-    def _array(self, meta: dict, name: str, dtype: Any, shape: tuple[int, ...]) -> numpy.ndarray:
-        file_name = meta["arrays"][name]
-        if not isinstance(file_name, str) or "/" in file_name or "\\" in file_name or not file_name.endswith(".npy"):
-            raise ValueError(f"it names no {name} file")
-        # Hashed a block at a time, then read into its array from the same open
-        # file: the index's memory holds the array, never a second copy of it.
-        with open_regular(self.folder / file_name) as file:
-            digest = hashlib.sha256()
-            for block in iter(lambda: file.read(1 << 20), b""):
-                digest.update(block)
-            if digest.hexdigest() != meta["digests"][name]:
-                raise ValueError(f"its {name} file does not hold what it was written with")
-            file.seek(0)
-            array = numpy.load(file, allow_pickle=False)
-        if array.dtype != numpy.dtype(dtype) or array.shape != shape:
-            raise ValueError(f"its {name} are not shaped as its meta says")
-        return array
-
-    def save(self, index: ChunkIndex, dim: int) -> str | None:
-        """Write ``index``; why it could not be written, or None."""
-        generation = uuid.uuid4().hex[:12]
-        vectors = index.vectors if index.vectors is not None else QuantizedVectors.of(numpy.zeros((index.size, dim), dtype=numpy.float32))
-        arrays: dict[str, str] = {}
-        digests: dict[str, str] = {}
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            saved = [("chunks", index.lines), ("vectors", vectors.codes), ("scales", vectors.scales)]
-            if index.terms is not None:
-                saved.append(("terms", index.terms))
-            for name, array in saved:
-                buffer = io.BytesIO()
-                numpy.save(buffer, numpy.ascontiguousarray(array), allow_pickle=False)
-                data = buffer.getvalue()
-                file_name = f"{name}-{generation}.npy"
-                _write(self.folder / file_name, data)
-                arrays[name], digests[name] = file_name, hashlib.sha256(data).hexdigest()
-            meta = {
-                "format": FORMAT,
-                "key": self.key,
-                "built_ns": index.built_ns,
-                "dim": dim,
-                "rows": index.size,
-                "files": [[e.path, e.size, e.mtime_ns, e.digest, e.first_row, e.rows] for e in index.files],
-                "arrays": arrays,
-                "digests": digests,
-            }
-            _write(self.meta_path, json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
-        except OSError as error:
-            self._meta = None
-            # The arrays written before the failure are of no index: not left behind.
-            for file_name in arrays.values():
-                try:
-                    (self.folder / file_name).unlink()
-                except OSError:
-                    pass
-            return f"the index could not be saved in {self.folder} ({error.strerror or error}): it is built again next time"
-        self._meta = meta
-        _forget_older_formats(self.folder.parent.parent)
-        for stale in self.folder.glob("*.npy"):
-            if stale.name not in arrays.values():
-                try:
-                    stale.unlink()
-                except OSError:
-                    pass
-        return None
-
-
-    def renew(self, built_ns: int) -> None:
-        """Record that the index read or written here last was found as it is at
-        ``built_ns`` (its files checked, none changed): only the meta is written
-        again, so files that were too recent to trust then are trusted from now on."""
-        if self._meta is None:
-            return
-        meta = {**self._meta, "built_ns": built_ns}
-        try:
-            _write(self.meta_path, json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
-        except OSError as error:
-            log.info("the index cache %s could not be renewed: %s", self.folder, error)
-            return
-        self._meta = meta
-
-
-def _forget_older_formats(root: Path) -> None:
-    """Remove the indexes of older cache formats under ``root``: this version
-    never reads them, and each may hold a hundred megabytes."""
-    try:
-        folders = [path for path in root.iterdir() if _FORMAT_FOLDER.fullmatch(path.name)]
-    except OSError:
-        return
-    for folder in folders:
-        if int(folder.name.removeprefix("index-v")) < FORMAT:
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-# The cache folder of an index format (see IndexCache.for_key).
-_FORMAT_FOLDER = re.compile(r"index-v[0-9]{1,6}")
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` at once: written beside it, then moved into place."""
-    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(temporary, "wb") as file:
-            file.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            temporary.unlink()
-        except OSError:
-            pass
-        raise

@@ -1,0 +1,241 @@
+"""What RAG004 validates a row without, where a cause is presumed to stand on
+most rows of a dataset (see RowsContext.passes_over): a dataset written by
+another tool, with its key on every row, is read as fast as one without.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from ...workspace.rowschema import checker_tolerating, checker_without, json_types, plain_types_at, required_keys
+
+
+class SetAside(NamedTuple):
+    """What a row is validated without, where a cause of RAG004 is presumed to
+    stand on most rows (see RowsContext.passes_over): a key the schema does not
+    know (a tool's own key on every row), a value of the wrong type at a key
+    (ids written as numbers, `relevant` as one string), a corpus the targets do
+    not serve. Each such occurrence is counted, and the rest of the row
+    validated in the same call as clean rows: a dataset with a tool's key on
+    every row is read as fast as one without."""
+
+    # (the path of the unknown key, its cause), for keys of objects outside lists.
+    keys: tuple[tuple[tuple[str, ...], str], ...]
+    # (the path of the key, its cause, the JSON types its schema allows), for
+    # values of a wrong type; and the checker that does not require those keys,
+    # nor the missing ones below, for the rows they are set aside from.
+    typed: tuple[tuple[tuple[str, ...], str, frozenset[str]], ...]
+    # (the path of an object, its cause, the keys it must hold and those of them
+    # RAG004 reports), for keys missing (each one it reports is a finding of the cause).
+    required: tuple[tuple[tuple[str, ...], str, tuple[tuple[str, ...], tuple[str, ...]]], ...]
+    # The corpora not served, by name.
+    corpora: frozenset[str]
+    checker: Any
+    relaxed: Any
+    # The checker that tolerates all of the above (see checker_tolerating), or None.
+    tolerant: Any
+    # The code of the rule whose causes these are.
+    code: str
+
+    @classmethod
+    def of(cls, systemic: frozenset[tuple[str, str]], checker, shape: str, code: str) -> SetAside | None:
+        keys = []
+        typed = []
+        required = []
+        corpora = set()
+        for pair_code, cause in sorted(systemic):
+            if pair_code != code:
+                continue
+            keyword, _, where = cause.partition(" at ")
+            path = () if where == THE_ROW else tuple(where.split("."))
+            if keyword == "additionalProperties":
+                keys.append((path, cause))
+            elif keyword == "type" and path:
+                allowed = plain_types_at(checker.schema, path)
+                if allowed is not None:
+                    typed.append((path, cause, allowed))
+            elif keyword == "required":
+                keys_of = required_keys(checker.schema, shape, path)
+                if keys_of is not None and keys_of[1]:
+                    required.append((path, cause, keys_of))
+            elif cause.startswith("corpus "):
+                corpora.add(cause[len("corpus ") :])
+        # A key missing that other rules report (RAG201's `expect`) is no finding
+        # of RAG004's: it is not required of such rows either.
+        optional = tuple((path[:-1], path[-1]) for path, _, _ in typed) + tuple(
+            (path, name) for path, _, (names, _) in required for name in names
+        )
+        relaxed = checker_without(checker, optional) if optional else None
+        if relaxed is None:
+            typed, required = [], []
+        if not (keys or typed or required or corpora):
+            return None
+        key_paths = tuple(path for path, _ in keys)
+        # Counting a row's causes on the row as it is (see counted_if_valid)
+        # needs each other path to lie outside the keys set aside.
+        inside_a_key = any(
+            other[: len(path)] == path for path in key_paths for other in [*(each[0] for each in typed), *(each[0] for each in required)]
+        )
+        tolerant = None if inside_a_key else checker_tolerating(
+            checker,
+            keys=key_paths,
+            typed=tuple((path, allowed) for path, _, allowed in typed),
+            optional=tuple((path, name) for path, _, (names, _) in required for name in names),
+            corpora=frozenset(corpora),
+        )
+        return cls(tuple(keys), tuple(typed), tuple(required), frozenset(corpora), checker, relaxed, tolerant, code)
+
+    def counted_if_valid(self, group, rows) -> bool:
+        """Whether every row of ``group`` is valid with what is set aside of it
+        tolerated, settled in one call; if so, its occurrences are counted, as
+        :meth:`apply` counts them, without a copy of any row."""
+        if self.tolerant is None or not self.tolerant.all_valid([context.row.value for context in group]):
+            return False
+        for context in group:
+            for cause in self._causes(context.row.value):
+                rows.passes_over(self.code, cause, context.line)
+        return True
+
+    def _causes(self, value: dict[str, Any]) -> list[str]:
+        """The causes set aside of a row, in the order apply counts them."""
+        causes: list[str] = []
+        for path, cause in self.keys:
+            holder = _object_at(value, path[:-1]) if len(path) > 1 else value
+            if holder is not None and path[-1] in holder:
+                causes.append(cause)
+        for path, cause, allowed in self.typed:
+            if _of_another_type(value, path, allowed):
+                causes.append(cause)
+        for path, cause, (names, reported) in self.required:
+            holder = _object_at(value, path)
+            if holder is not None and not all(name in holder for name in names):
+                causes += [cause] * sum(1 for name in reported if name not in holder)
+        if self.corpora:
+            causes += [f"corpus {corpus}" for corpus in _corpora_among(value, self.corpora)]
+        return causes
+
+    def apply(self, group, rows) -> SetAsideGroup:
+        """``group`` (rows of objects) with what is set aside of each, counted."""
+        values = []
+        counted = []
+        relaxed = []
+        for context in group:
+            value = context.row.value
+            causes: list[str] = []
+            for path, cause in self.keys:
+                without = _without_key(value, path)
+                if without is not value:
+                    causes.append(cause)
+                    value = without
+            # Whether the row is valid only by the checker that asks less (see relaxed).
+            loosened = False
+            for path, cause, allowed in self.typed:
+                if _of_another_type(value, path, allowed):
+                    causes.append(cause)
+                    value = _without_key(value, path)
+                    loosened = True
+            for path, cause, (names, reported) in self.required:
+                holder = _object_at(value, path)
+                if holder is not None and not all(name in holder for name in names):
+                    causes += [cause] * sum(1 for name in reported if name not in holder)
+                    loosened = True
+            if self.corpora:
+                value, corpora = _without_corpora(value, self.corpora)
+                causes += [f"corpus {corpus}" for corpus in corpora]
+            for cause in causes:
+                rows.passes_over(self.code, cause, context.line)
+            values.append(value)
+            counted.append(frozenset(causes))
+            relaxed.append(loosened)
+        return SetAsideGroup(self, values, counted, relaxed)
+
+
+class SetAsideGroup(NamedTuple):
+    """A group of rows with what SetAside set aside of each."""
+
+    aside: SetAside
+    values: list[dict[str, Any]]
+    # The causes counted on each row.
+    counted: list[frozenset[str]]
+    # Whether a value of a wrong type was set aside from each: such a row is
+    # valid when the rest is valid by the checker that does not require its key.
+    relaxed: list[bool]
+
+    def all_valid(self) -> bool:
+        aside = self.aside
+        strict = [value for value, relaxed in zip(self.values, self.relaxed) if not relaxed]
+        loose = [value for value, relaxed in zip(self.values, self.relaxed) if relaxed]
+        return (not strict or aside.checker.all_valid(strict)) and (not loose or aside.relaxed.all_valid(loose))
+
+    def is_valid(self, number: int) -> bool:
+        aside = self.aside
+        return (aside.relaxed if self.relaxed[number] else aside.checker).is_valid(self.values[number])
+
+
+THE_ROW = "the row"
+
+
+def _object_at(value: Any, path: tuple[str, ...]) -> dict[str, Any] | None:
+    for key in path:
+        value = value.get(key) if type(value) is dict else None
+    return value if type(value) is dict else None
+
+
+def _of_another_type(value: Any, path: tuple[str, ...], allowed: frozenset[str]) -> bool:
+    """Whether ``value`` holds, at ``path`` (keys of objects), a value of none of
+    the JSON types ``allowed``."""
+    for key in path:
+        if type(value) is not dict or key not in value:
+            return False
+        value = value[key]
+    return not (json_types(value) & allowed)
+
+
+def _without_key(value: Any, path: tuple[str, ...]) -> Any:
+    """``value`` without the key at ``path`` (copies of the objects on the way),
+    or ``value`` itself when it has no such key."""
+    if type(value) is not dict:
+        return value
+    head = path[0]
+    if len(path) == 1:
+        if head not in value:
+            return value
+        copy = dict(value)
+        del copy[head]
+        return copy
+    inner = value.get(head)
+    changed = _without_key(inner, path[1:])
+    if changed is inner:
+        return value
+    copy = dict(value)
+    copy[head] = changed
+    return copy
+
+
+def _without_corpora(value: dict[str, Any], corpora: frozenset[str]) -> tuple[dict[str, Any], list[str]]:
+    """``value`` with the corpora of ``corpora`` out of its `input.corpora` (the
+    key dropped when none is left: a list emptied here is not the empty list the
+    builtin target refuses), and those taken out, once each."""
+    taken = _corpora_among(value, corpora)
+    if not taken:
+        return value, []
+    case_input = value["input"]
+    listed = case_input["corpora"]
+    kept = [corpus for corpus in listed if not (type(corpus) is str and corpus in corpora)]
+    changed_input = dict(case_input)
+    if kept:
+        changed_input["corpora"] = kept
+    else:
+        del changed_input["corpora"]
+    changed = dict(value)
+    changed["input"] = changed_input
+    return changed, taken
+
+
+def _corpora_among(value: dict[str, Any], corpora: frozenset[str]) -> list[str]:
+    """The corpora of ``corpora`` that a row's `input.corpora` names, once each."""
+    case_input = value.get("input")
+    listed = case_input.get("corpora") if type(case_input) is dict else None
+    if type(listed) is not list:
+        return []
+    return list(dict.fromkeys(corpus for corpus in listed if type(corpus) is str and corpus in corpora))

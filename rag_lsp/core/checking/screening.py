@@ -1,0 +1,225 @@
+"""What a helper process does with a share of a dataset's first reading.
+
+The model (rag_lsp.core.checking.incremental) hands the helper a
+:class:`Screening`; the helper screens each batch it takes with
+:func:`screen_batch` and answers what the model keeps of each line, which the
+model believes only once :func:`is_answer` says it is such an answer.
+"""
+
+from __future__ import annotations
+
+from array import array
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from . import rules as registry
+from .analyze import check_rows, finish
+from .contexts import RowsContext
+from .datasetindex import kept_are_valid
+from ..reading.findings import Finding
+from ..workspace.manifests import RAG_CASE
+from .parallel import Helper, cores
+from ..workspace.settings import Settings
+from ..workspace.rows import read_lines
+from ..workspace.suitefacts import DatasetUse
+from ..workspace.workspace import Workspace
+from .modelrows import BLANK, COUNTS, LOOK, MOST_COUNTED, ModelRow, PLAIN, PLAIN_CODE
+
+
+@dataclass(frozen=True)
+class Screening:
+    """A helper's job: screen lines of a dataset as this process checks them,
+    with the same workspace files, settings, facts and row shape."""
+
+    root: Path
+    settings: Settings
+    files: list[str]
+    # Those of the files not in normal form, as this process found them: the
+    # helper need not search every path again before its first batch.
+    not_normal_files: frozenset[str]
+    path: str
+    use: DatasetUse
+    shape: str | None
+    # Whether the helper finishes the findings of plain lines (see screen_batch).
+    finish: bool = False
+    # The first line of each batch: the findings of a batch are made on the lines
+    # of the file, not moved there by the caller one by one (a dataset written by
+    # another tool has one on every row). Without it, on the batch's own lines.
+    batch_starts: tuple[int, ...] = ()
+    # The causes presumed to stand on most rows (see DatasetModel._presumed).
+    systemic: frozenset[tuple[str, str]] = frozenset()
+
+    def start(self) -> Callable[[int, memoryview], tuple[bytes, list[str | None], bytes, dict[int, list[Finding]], dict[int, tuple]]]:
+        workspace = Workspace(self.root, self.settings)
+        workspace.adopt_files(self.files, self.not_normal_files)
+
+        def screen(index: int, text: memoryview) -> tuple[bytes, list[str | None], bytes, dict[int, list[Finding]], dict[int, tuple]]:
+            batch = str(text, "utf-8", "surrogatepass").split("\n")
+            first = self.batch_starts[index] if index < len(self.batch_starts) else 0
+            codes, kept, counts, unfinished, passed, corpora = screen_batch(workspace, self.path, self.use, self.shape, batch, first, self.systemic)
+            if self.finish:
+                unfinished = {number: [registry.finished(workspace, finding) for finding in found] for number, found in unfinished.items()}
+            return codes, kept, counts, unfinished, passed, corpora
+
+        return screen
+
+
+def screen_batch(
+    workspace: Workspace,
+    path: str,
+    use: DatasetUse,
+    shape: str | None,
+    lines: list[str],
+    first: int = 0,
+    systemic: frozenset[tuple[str, str]] = frozenset(),
+) -> tuple[bytes, list[Any], bytes, dict[int, list[Finding]], dict[int, tuple[tuple[str, str], ...]]]:
+    """For each line of a batch, a code, what the groupings keep of it and a
+    count of expected paths, and the findings of plain lines.
+    The code is BLANK; for a plain line (an object or array read with no error
+    and no repeated key) one of PLAIN's, its row's shape and whether it was
+    read exactly, with what the dataset rules that group rows keep of it (its
+    case id, see core.checking.datasetindex); else LOOK: the model reads and checks it.
+    The counts are two unsigned 32-bit integers per line, its expected paths
+    and those not workspace files (see DatasetModel._tally). A byte per line, a
+    list of kept values and an array cost little to send and to check (see is_answer).
+    A plain line's findings come by its number in the batch, made on its line
+    of the file (the batch's ``first`` line and on). A row rule's
+    findings depend on the line alone (and the facts the screening shares), so
+    a line with findings is plain all the same: a dataset written by another
+    tool holds one finding on every row, and its lines are screened here as
+    cheaply as clean ones. Findings of a rule that finishes its findings may
+    come unfinished (see Finding.unfinished), saying only what a check of the
+    line found: the model's rules finish them when they are shown, as they do
+    their own (a screening for every finding finishes them: see
+    Screening.finish). Occurrences of the ``systemic`` causes are only counted:
+    the (code, cause) pairs of each line's, by its number in the batch (see
+    RowsContext.passes_over); lines alike share one tuple, which the pickle
+    sends once."""
+    ModelRow.prepare()
+    rows = read_lines(ModelRow, lines, workspace.settings.max_line_bytes)
+    numbered = [(first + number, row) for number, row in rows] if first else rows
+    context = RowsContext.of(workspace, path, use, shape, numbered, finish_when_shown=True, systemic=systemic)
+    with_findings: dict[int, list[Finding]] = {}
+    for finding in finish(workspace, path, check_rows(context)):
+        with_findings.setdefault(finding.range.start.line - first, []).append(finding)
+    codes = bytearray(len(lines))  # BLANK
+    kept: list[Any] = [None] * len(lines)
+    counts = array("I", bytes(4 * COUNTS * len(lines)))
+    unfinished: dict[int, list[Finding]] = {}
+    for (number, _), (listed, absent) in zip(rows, context.path_tallies):
+        if listed:
+            counts[COUNTS * number], counts[COUNTS * number + 1] = listed, absent
+    for number, row in rows:
+        if row.top_k:
+            counts[COUNTS * number + 2] = min(row.top_k, MOST_COUNTED)
+    for number, row in rows:
+        found = with_findings.get(number)
+        plain = (
+            row.error is None
+            and row.refused is None
+            and not row.has_duplicate_keys
+            and type(row.value) in (dict, list)  # a value the model drops
+        )
+        if plain:
+            codes[number] = PLAIN_CODE[row.shape, row.exact]
+            kept[number] = row.kept
+            if found is not None:
+                unfinished[number] = found
+        else:
+            codes[number] = LOOK
+    alike: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
+    passed = {line - first: alike.setdefault(key, key) for line, pairs in context.passed_over.items() if (key := tuple(pairs))}
+    # The corpora each plain line asks to search, where it asks (rows alike share one tuple).
+    asked: dict[tuple[str, ...], tuple[str, ...]] = {}
+    corpora = {number: asked.setdefault(row.corpora, row.corpora) for number, row in rows if row.corpora and codes[number] != LOOK}
+    return bytes(codes), kept, counts.tobytes(), unfinished, passed, corpora
+
+
+def reading_helper() -> Helper | None:
+    """A helper process for the first readings of large datasets, not started yet,
+    on a machine with a core to spare (None on one core). It runs with the
+    collector policy of a one-shot process (see rag_lsp.collector) and warms up
+    as soon as it starts."""
+    return Helper(preload=["rag_lsp.collector:one_shot", f"{__name__}:warm_up"]) if cores() > 1 else None
+
+
+def warm_up() -> None:
+    """Screen two made-up lines in an empty workspace, as a helper's first job
+    would: what every screening needs once per process (the row schemas
+    compiled, the built-in manifests read, the schema explainer loaded) is then
+    ready before a dataset is opened."""
+    with tempfile.TemporaryDirectory(prefix="rag-lsp-warm-up-") as folder:
+        workspace = Workspace(Path(folder), Settings())
+        workspace.adopt_files([])
+        # A row with a misspelt key: explaining it loads the fuzzy matcher too.
+        lines = ['{"id": "a", "input": {"query": "q"}, "expect": {"relevant": ["a.md"], "relevent": []}}', '{"id": 1}']
+        screen_batch(workspace, "warm-up.jsonl", DatasetUse(), RAG_CASE, lines)
+
+
+def is_answer(answer: Any, lines: int, path: str, first: int, systemic: frozenset[tuple[str, str]] = frozenset()) -> bool:
+    """Whether ``answer`` is what screen_batch gives for a batch of ``lines`` of
+    the dataset at ``path``, from its line ``first``."""
+    if type(answer) is not tuple or len(answer) != 6:
+        return False
+    codes, kept, counts, unfinished, passed, corpora = answer
+    return (
+        type(codes) is bytes
+        and len(codes) == lines
+        and max(codes, default=BLANK) <= max(PLAIN)
+        and type(kept) is list
+        and len(kept) == lines
+        and kept_are_valid([rule.grouping for rule in registry.groupings()], kept)
+        and type(counts) is bytes
+        and len(counts) == 4 * COUNTS * lines
+        and type(unfinished) is dict
+        and all(_are_plain_findings(number, found, codes, lines, path, first) for number, found in unfinished.items())
+        and _are_passed(passed, codes, lines, systemic)
+        and _are_corpora(corpora, codes, lines)
+    )
+
+
+def _are_corpora(corpora: Any, codes: bytes, lines: int) -> bool:
+    """Whether ``corpora`` is what screen_batch gives of the corpora plain lines
+    of a batch of ``lines`` lines ask to search: names, by line."""
+    if type(corpora) is not dict:
+        return False
+    if not all(type(number) is int and 0 <= number < lines and codes[number] in PLAIN for number in corpora):
+        return False
+    alike = {id(names): names for names in corpora.values()}.values()
+    return all(type(names) is tuple and all(type(name) is str for name in names) for names in alike)
+
+
+def _are_passed(passed: Any, codes: bytes, lines: int, systemic: frozenset[tuple[str, str]]) -> bool:
+    """Whether ``passed`` is what screen_batch counts of the ``systemic`` causes on
+    a batch of ``lines`` lines: pairs of those causes, by plain line."""
+    if type(passed) is not dict:
+        return False
+    if not all(type(number) is int and 0 <= number < lines and codes[number] in PLAIN for number in passed):
+        return False
+    alike = {id(pairs): pairs for pairs in passed.values()}.values()
+    return all(type(pairs) is tuple and pairs and all(pair in systemic for pair in pairs) for pairs in alike)
+
+
+def _are_plain_findings(number: Any, found: Any, codes: bytes, lines: int, path: str, first: int) -> bool:
+    """Whether ``found`` are findings a plain line ``number`` of a batch may carry
+    (see screen_batch): of known rules, on that line, unfinished only where
+    their rule finishes its findings."""
+    rules = registry.all_rules()
+    return (
+        type(number) is int
+        and 0 <= number < lines
+        and codes[number] in PLAIN
+        and type(found) is list
+        and len(found) > 0
+        and all(
+            type(finding) is Finding
+            and type(finding.unfinished) in (str, type(None))
+            and finding.path == path
+            and finding.range.start.line == first + number
+            and finding.code in rules
+            and (finding.unfinished is None or rules[finding.code].finisher is not None)
+            for finding in found
+        )
+    )
