@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from pathlib import Path
 
 import numpy
@@ -117,6 +118,84 @@ def test_any_text_gets_the_tokenizers_own_ids(model, reference, texts):
     assert own_ids(model, texts) == reference_ids(reference, texts)
 
 
+# How a batch is encoded (see bytepairs): the numpy path for any batch or only past a query's size,
+# parts of a few characters or of many, a memo that forgets at once or keeps, new pieces merged
+# together or one by one.
+LIMITS = st.fixed_dictionaries(
+    {
+        "_FEW_CHARACTERS": st.sampled_from([0, 1024]),
+        "_CUT_AT_ONCE": st.sampled_from([1, 24, 1 << 18]),
+        "_MEMO_SIZE": st.sampled_from([4, 1 << 17]),
+        "_MEMO_LONGEST": st.sampled_from([3, 256]),
+        "_MERGED_TOGETHER": st.sampled_from([1, 64]),
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def own():
+    # One tokenizer for every example: pieces seen by one are remembered for the next.
+    return BytePairTokenizer.from_file(embedding.wordllama_files().tokenizer)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    batches=st.lists(
+        st.lists(st.one_of(st.text(max_size=60), st.lists(st.sampled_from(PIECES), max_size=40).map("".join)), max_size=6), min_size=1, max_size=3
+    ),
+    limits=LIMITS,
+)
+def test_any_batches_get_the_tokenizers_own_ids_however_they_are_cut(own, reference, batches, limits):
+    """Batches of any texts, one after another, get the same ids on each of the own tokenizer's paths:
+    cut by numpy or by its pattern, in parts of any size, with pieces remembered or forgotten."""
+    from rag_lsp.core.search import bytepairs
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in limits.items():
+            patch.setattr(bytepairs, name, value)
+        for texts in batches:
+            texts = [text.encode("utf-8", "replace").decode("utf-8") for text in texts]
+            flat, starts = own.encode_arrays(texts)
+            assert flat.dtype == numpy.int64 and starts.tolist()[0] == 0 and len(starts) == len(texts) + 1
+            assert own.encode_batch(texts) == reference_ids(reference, texts)
+
+
+def test_a_piece_whose_hash_is_another_pieces_is_never_taken_for_it(monkeypatch: pytest.MonkeyPatch, reference) -> None:
+    """Pieces are found by their hash and then compared by their characters: with every piece of one
+    length given one hash, each still gets its own ids, batch after batch."""
+    from rag_lsp.core.search import bytepairs
+
+    monkeypatch.setattr(bytepairs, "_hashes", lambda codes, firsts, lengths: lengths.astype(numpy.uint64))
+    monkeypatch.setattr(bytepairs, "_FEW_CHARACTERS", 0)
+    tokenizer = BytePairTokenizer.from_file(embedding.wordllama_files().tokenizer)
+    texts = [path.read_text(encoding="utf-8") for path in sorted((REPOSITORY / "docs").glob("*.md"))][:3] + TEXTS
+    for batch in (texts[:2], texts, texts[::-1]):
+        assert tokenizer.encode_batch(batch) == reference_ids(reference, batch)
+
+
+def test_texts_longer_than_a_cut_and_batches_from_two_threads_get_the_tokenizers_own_ids(reference) -> None:
+    """A text longer than is cut at once (cut after its line ends), and batches encoded by two threads
+    at once with one tokenizer, get the same ids."""
+    tokenizer = BytePairTokenizer.from_file(embedding.wordllama_files().tokenizer)
+    sources = [path.read_text(encoding="utf-8") for path in sorted((REPOSITORY / "rag_lsp").rglob("*.py"))]
+    long = "".join(sources)
+    assert len(long) > 2 * (1 << 18) and "\n" in long
+    batches = [[long[: 1 << 19]], sources[0::2], sources[1::2], ["one line of a query"] * 3]
+    expected = [reference_ids(reference, batch) for batch in batches]
+    results: dict[int, list] = {}
+
+    def encode(number: int) -> None:
+        results[number] = [tokenizer.encode_batch(batch) for batch in batches[number % 2 :: 2] * 2]
+
+    threads = [threading.Thread(target=encode, args=(number,)) for number in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for number in range(2):
+        assert results[number] == expected[number % 2 :: 2] * 2
+
+
 def test_half_a_character_is_read_as_the_replacement_character(model, reference):
     """Half of a character (a lone surrogate) is tokenized as the replacement character."""
     assert own_ids(model, ["cut \ud83d short"]) == reference_ids(reference, ["cut \ufffd short"])
@@ -153,15 +232,23 @@ def trained(corpus: list[str], options: dict, normalizer: str, added: list[str])
     ),
     normalizer=st.sampled_from(["none", "llama", "replace"]),
     added=st.lists(st.sampled_from(["<s>", "c_", "[X]"]), max_size=2, unique=True),
+    limits=LIMITS,
 )
-def test_any_tokenizer_of_the_kind_read_gets_the_tokenizers_own_ids(tmp_path_factory, corpus, texts, options, normalizer, added):
+def test_any_tokenizer_of_the_kind_read_gets_the_tokenizers_own_ids(tmp_path_factory, corpus, texts, options, normalizer, added, limits):
     """A BPE tokenizer trained on any words, with or without byte tokens (all or some), the unknown token fused or
-    not, merges ignored for known words or not, any normalizer read and added tokens, gives the same ids read here."""
+    not, merges ignored for known words or not, any normalizer read and added tokens, gives the same ids read here,
+    on each of its paths."""
+    from rag_lsp.core.search import bytepairs
+
     reference = trained(corpus, dict(options), normalizer, added)
     path = tmp_path_factory.mktemp("trained") / "tokenizer.json"
     reference.save(str(path))
     own = BytePairTokenizer.from_file(path)
-    assert own.encode_batch(texts) == reference_ids(reference, texts)
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in limits.items():
+            patch.setattr(bytepairs, name, value)
+        assert own.encode_batch(texts) == reference_ids(reference, texts)
+        assert own.encode_batch(texts[::-1]) == reference_ids(reference, texts[::-1])
 
 
 # ---------------------------------------------------------------- other kinds

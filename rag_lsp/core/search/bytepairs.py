@@ -24,8 +24,18 @@ Speed: a text is cut into pieces that no merge ever joins (see _cutting:
 checked on the merges when the file is read; for Llama's, "▁" and a run of
 letters, a run of punctuation, one digit or one CJK character), and each
 piece is merged on its own; pieces repeat (``self``, ``return``, indentation,
-``(``), so each piece's ids are remembered and a piece seen before costs one
-lookup.
+``(``), so each piece's ids are remembered and a piece seen before costs a
+lookup. A batch of texts (an index's chunks) is encoded in numpy, which runs
+without the interpreter's lock, beside the thread that pools the vectors, as
+the ``tokenizers`` package's Rust does: its characters are one array of code
+points, cut where a piece starts; each piece is hashed and found in a table of
+the pieces seen (and compared with the one found there, character by
+character); only the new ones are merged, together, a merge of each per step
+(see BytePairTokenizer._cut). Python's own per-piece work (a regular
+expression's matches, a dictionary's lookups) held the lock for the whole of
+the tokenizer's time, and cost twice as much. A few characters (a query's) are
+cut by a regular expression and looked up in a dictionary: numpy's calls
+would cost more than the work.
 
 Turning the file's merges into the table of ranks and finding how to cut texts
 is a tenth of a second in Python, most of a warm start's model loading: for a
@@ -46,7 +56,7 @@ import re
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy
 import orjson
@@ -54,13 +64,33 @@ import orjson
 # Llama's mark for a space, which its normalizer writes.
 SPACE_MARK = "\u2581"
 _BYTE_TOKENS = frozenset(f"<0x{byte:02X}>" for byte in range(256))
-# Pieces remembered at most (about 200 bytes each), and the longest remembered
-# (a longer one is a line of data, seen once); the memo is emptied when full.
+# Pieces remembered at most (their numbers, ids and code points: about 120
+# bytes each), and the longest remembered (a longer one is a line of data, seen
+# once); the memo is emptied when full, or once the ids it stores pass
+# _MEMO_TOKENS (4 bytes each).
 _MEMO_SIZE = 1 << 17
 _MEMO_LONGEST = 256
-# A piece of at most this many characters is merged by looking for its best
-# pair afresh after each merge, a longer one with a queue of its pairs.
+_MEMO_TOKENS = 1 << 21
+# A piece of at most this many symbols is merged by looking for its best
+# pair afresh after each merge (see _merged, _merged_many), a longer one with a
+# queue of its pairs.
 _FEW_SYMBOLS = 48
+# New pieces of a batch merged together in numpy from this many on; fewer, one
+# by one in Python.
+_MERGED_TOGETHER = 64
+# At most this many characters (a query's) are cut by the pattern, each piece
+# looked up in a dictionary of its own of at most _FEW_KEPT pieces (see
+# BytePairTokenizer._cut_few): numpy's calls cost a tenth of a millisecond.
+_FEW_CHARACTERS = 1024
+_FEW_KEPT = 1 << 14
+# Characters cut at once (see BytePairTokenizer._cut_in_parts): about 20 MB of arrays.
+_CUT_AT_ONCE = 1 << 18
+# The hash of pieces (see _hashes, _Table): odd numbers, the inverse of the base
+# modulo 2**64.
+_HASH_BASE = numpy.uint64(0x9E3779B97F4A7C15)
+_HASH_INVERSE = numpy.uint64(pow(0x9E3779B97F4A7C15, -1, 1 << 64))
+_HASH_LENGTH = numpy.uint64(0xC2B2AE3D27D4EB4F)
+_HASH_SPREAD = numpy.uint64(0xFF51AFD7ED558CCD)
 # Above any merge's number (see BytePairTokenizer._ranks).
 _NO_MERGE = 1 << 128
 _ADDED_TOKEN_FLAGS = ("single_word", "lstrip", "rstrip")
@@ -114,30 +144,54 @@ class BytePairTokenizer:
         # keeps its last rank, as the library's map does.
         self._stride = stride = max(vocab.values(), default=0) + 1
         if tables is not None:
-            self._ranks, self._pieces = _from_arrays(tables, stride)
-            self._symbols_of: dict[str, list[int]] = {}
-            self._memo: dict[str, list[int]] = {}
-            self._memo_lock = threading.Lock()
-            return
-        lefts, rights = merges
-        made = list(map(operator.add, lefts, rights))
-        left_ids, right_ids, made_ids = (list(map(vocab.get, tokens)) for tokens in (lefts, rights, made))
-        if None in left_ids or None in right_ids or None in made_ids:
-            at, missing = next((at, token) for at, merge in enumerate(zip(lefts, rights, made)) for token in merge if token not in vocab)
-            raise ValueError(f"its merge {lefts[at]!r} + {rights[at]!r} needs {missing!r}, which is not in its vocabulary")
-        self._ranks: dict[int, int] = dict(
-            zip(
-                [left * stride + right for left, right in zip(left_ids, right_ids)],  # type: ignore[operator]
-                [rank * stride + merged for rank, merged in enumerate(made_ids)],  # type: ignore[operator]
-            )
-        )
-        # The tokens of more than one character that merges take and none makes.
-        taken, made_set = set(left_ids) | set(right_ids), set(made_ids)
-        unmade = [token for token, token_id in vocab.items() if len(token) > 1 and token_id in taken and token_id not in made_set]
-        self._pieces = _cutting(lefts, rights, unmade, self._byte_ids, self._unk_id, fuse_unk)
+            left, right, made, groups = _from_arrays(tables, stride)
+        else:
+            lefts, rights = merges
+            made_tokens = list(map(operator.add, lefts, rights))
+            left_ids, right_ids, made_ids = (list(map(vocab.get, tokens)) for tokens in (lefts, rights, made_tokens))
+            if None in left_ids or None in right_ids or None in made_ids:
+                at, missing = next((at, token) for at, merge in enumerate(zip(lefts, rights, made_tokens)) for token in merge if token not in vocab)
+                raise ValueError(f"its merge {lefts[at]!r} + {rights[at]!r} needs {missing!r}, which is not in its vocabulary")
+            left, right, made = (numpy.array(ids, dtype=numpy.int64) for ids in (left_ids, right_ids, made_ids))
+            # The tokens of more than one character that merges take and none makes.
+            taken, made_set = set(left_ids) | set(right_ids), set(made_ids)
+            unmade = [token for token, token_id in vocab.items() if len(token) > 1 and token_id in taken and token_id not in made_set]
+            groups = _cutting(lefts, rights, unmade, self._byte_ids, self._unk_id, fuse_unk)
+        keys, numbers = left * stride + right, numpy.arange(len(made), dtype=numpy.int64) * stride + made
+        self._ranks: dict[int, int] = dict(zip(keys.tolist(), numbers.tolist()))
+        # The same in a table for numpy (see _merged_many), made when first used.
+        self._pairs: _Table | None = None
+        self._no_pair = len(made) * stride
         self._symbols_of: dict[str, list[int]] = {}
-        self._memo: dict[str, list[int]] = {}
+        self._char_ids: numpy.ndarray | None = None  # see _learn
+        self._few: dict[str, list[int]] = {}  # see _cut_few
+        # How texts are cut (see _cutting): the pattern that finds the pieces, and
+        # each character's group by its code point (0: none), for numpy (see _cut).
+        self._groups = groups
+        self._pieces = _pattern(groups) if groups is not None else None
+        self._group_of: numpy.ndarray | None = None
+        if groups is not None:
+            self._group_of = numpy.zeros(
+                max((ord(character) for group in groups for character in group), default=0) + 2, dtype=numpy.uint8 if len(groups) < 256 else numpy.int32
+            )
+            for number, group in enumerate(groups, 1):
+                self._group_of[list(map(ord, group))] = number
+        # Whether a line end is never joined with what follows it in a piece: it
+        # is in no group (so it ends a run) and not "▁" (see _cut_in_parts).
+        self._line_breaks = groups is not None and not any("\n" in group for group in groups)
+        # The pieces seen (see _cut): by number, where their ids are stored and
+        # how many there are, and their code points; their numbers by their
+        # hashes (see _Table), and by their text where texts are not cut (or
+        # where a piece's hash is another's).
+        self._memo: dict[str, int] = {}
         self._memo_lock = threading.Lock()
+        self._firsts = numpy.zeros(0, dtype=numpy.int64)
+        self._lengths = numpy.zeros(0, dtype=numpy.int64)
+        self._code_firsts = numpy.zeros(0, dtype=numpy.int64)
+        self._code_lengths = numpy.zeros(0, dtype=numpy.int64)
+        self._tokens = numpy.zeros(0, dtype=numpy.int32 if stride < 1 << 31 else numpy.int64)
+        self._codes = numpy.zeros(0, dtype=numpy.uint32)
+        self._forget()
 
     @classmethod
     def from_file(cls, path: Path) -> BytePairTokenizer:
@@ -212,52 +266,400 @@ class BytePairTokenizer:
 
     # ------------------------------------------------------------ encoding
 
-    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's ids (a text holding half of a character raises UnicodeEncodeError)."""
-        return [self.encode(text) for text in texts]
+        flat, starts = self.encode_arrays(texts)
+        ids, bounds = flat.tolist(), starts.tolist()
+        return [ids[start:end] for start, end in zip(bounds, bounds[1:])]
 
     def encode(self, text: str) -> list[int]:
-        if self._added is None or not self._added.search(text):
-            return self._stretch(text)
-        ids: list[int] = []
-        start = 0
-        for found in self._added.finditer(text):
-            ids += self._stretch(text[start : found.start()])
-            ids.append(self._added_ids[found.group()])
-            start = found.end()
-        ids += self._stretch(text[start:])
-        return ids
+        return self.encode_batch([text])[0]
 
-    def _stretch(self, text: str) -> list[int]:
-        """The ids of text between added tokens: normalized, then merged."""
+    def encode_arrays(self, texts: Sequence[str]) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """The ids of ``texts`` in one array (int64), text ``n``'s from
+        ``starts[n]`` to ``starts[n + 1]`` of the second array (see _cut)."""
+        added = self._added
+        if added is None or not any(map(added.search, texts)):
+            return self._stretches(list(map(self._normalized, texts)))
+        # Texts holding added tokens: the stretches between them are encoded as
+        # texts of their own, and each text is its stretches and added tokens.
+        stretches: list[str] = []
+        rows: list[int] = []  # each text's rows: a stretch's, or -1 - an added token's
+        counts: list[int] = []
+        added_ids: list[int] = []
+        for text in texts:
+            before, start = len(rows), 0
+            for found in added.finditer(text):
+                rows += (len(stretches), -1 - len(added_ids))
+                stretches.append(self._normalized(text[start : found.start()]))
+                added_ids.append(self._added_ids[found.group()])
+                start = found.end()
+            rows.append(len(stretches))
+            stretches.append(self._normalized(text[start:]))
+            counts.append(len(rows) - before)
+        flat, starts = _with_rows(*self._stretches(stretches), added_ids)
+        return _joined(flat, starts, _rows_past(rows, len(stretches)), numpy.asarray(counts, dtype=numpy.int64))
+
+    def _normalized(self, text: str) -> str:
         for normalize in self._normalizers:
             text = normalize(text)
-        if not text:
-            return []
-        if self._ignore_merges:
-            whole = self._vocab.get(text)
-            if whole is not None:
-                return [whole]
-        if self._pieces is None:
-            return self._piece(text)
-        memo = self._memo
-        ids: list[int] = []
-        for piece in self._pieces.findall(text):
-            found = memo.get(piece)
-            ids += found if found is not None else self._piece(piece)
-        return ids
+        return text
 
-    def _piece(self, piece: str) -> list[int]:
-        found = self._memo.get(piece)
-        if found is not None:
-            return found
-        ids = self._merged(self._symbols(piece))
-        if len(piece) <= _MEMO_LONGEST:
-            with self._memo_lock:
-                if len(self._memo) >= _MEMO_SIZE:
-                    self._memo.clear()
-                self._memo[piece] = ids
-        return ids
+    def _stretches(self, stretches: list[str]) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """The ids of normalized stretches of text (those between added tokens)."""
+        whole: dict[int, int] = {}
+        if self._ignore_merges:
+            # A stretch that is a token of the vocabulary is that token.
+            whole = {at: self._vocab[text] for at, text in enumerate(stretches) if text in self._vocab}
+            if whole:
+                stretches = [text if at not in whole else "" for at, text in enumerate(stretches)]
+        with self._memo_lock:
+            if self._group_of is None:
+                flat, starts = self._uncut(stretches)
+            elif sum(map(len, stretches)) <= _FEW_CHARACTERS:
+                flat, starts = self._cut_few(stretches)
+            else:
+                flat, starts = self._cut_in_parts(stretches)
+        if whole:
+            # Those stretches (encoded as empty ones) are rows of one id each, after the others.
+            rows = list(range(len(stretches)))
+            for number, at in enumerate(whole):
+                rows[at] = -1 - number
+            flat, starts = _with_rows(flat, starts, list(whole.values()))
+            flat, starts = _joined(flat, starts, _rows_past(rows, len(stretches)), numpy.ones(len(rows), dtype=numpy.int64))
+        return flat, starts
+
+    def _cut_few(self, texts: list[str]) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """_cut for a few characters (a query's): the pieces found by the
+        pattern and looked up one by one in a dictionary of their own, where
+        numpy's cost per call would be most of the time."""
+        memo = self._few
+        ids: list[int] = []
+        ends = [0]
+        for text in texts:
+            for piece in self._pieces.findall(text):  # type: ignore[union-attr]
+                found = memo.get(piece)
+                if found is None:
+                    found = self._merged(self._symbols(piece))
+                    if len(memo) >= _FEW_KEPT:
+                        memo.clear()
+                    memo[piece] = found
+                ids += found
+            ends.append(len(ids))
+        return numpy.array(ids, dtype=numpy.int64), numpy.array(ends, dtype=numpy.int64)
+
+    def _cut_in_parts(self, texts: list[str]) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """_cut, _CUT_AT_ONCE characters at a time or so (its arrays take 30
+        bytes a character): texts are cut a few at a time, and a longer text
+        after line ends (where no piece goes on past one, see _line_breaks)."""
+        sizes = list(map(len, texts))
+        if sum(sizes) <= _CUT_AT_ONCE:
+            return self._cut(texts)
+        parts: list[str] = []
+        counts: list[int] = []
+        for text, size in zip(texts, sizes):
+            before = len(parts)
+            if size > _CUT_AT_ONCE and self._line_breaks:
+                lines = text.split("\n")
+                lines = [line + "\n" for line in lines[:-1]] + lines[-1:]
+                at = 0
+                while at < len(lines):
+                    taken, end = 0, at
+                    while end < len(lines) and (end == at or taken + len(lines[end]) <= _CUT_AT_ONCE):
+                        taken += len(lines[end])
+                        end += 1
+                    parts.append("".join(lines[at:end]))
+                    at = end
+            else:
+                parts.append(text)
+            counts.append(len(parts) - before)
+        rows: list[tuple[numpy.ndarray, numpy.ndarray]] = []
+        first = 0
+        while first < len(parts):
+            last, taken = first, 0
+            while last < len(parts) and (last == first or taken + len(parts[last]) <= _CUT_AT_ONCE):
+                taken += len(parts[last])
+                last += 1
+            rows.append(self._cut(parts[first:last]))
+            first = last
+        flat = numpy.concatenate([ids for ids, _ in rows])
+        starts = _starts_of(numpy.concatenate([numpy.diff(part_starts) for _, part_starts in rows]))
+        return _joined(flat, starts, numpy.arange(len(parts), dtype=numpy.int64), numpy.asarray(counts, dtype=numpy.int64))
+
+    def _cut(self, texts: list[str]) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """The ids of normalized ``texts``, cut into pieces (see _cutting), in numpy.
+
+        The texts' characters are one array of code points: a piece starts at a
+        run of "▁", or at a character that does not carry on the run of its
+        group before it. Each piece is hashed from its code points and looked up
+        in a table of the pieces seen, by its hash and then its code points (so
+        a piece is never taken for another); only the pieces never seen are
+        merged (see _learn). Most of it is numpy's work, done without the
+        interpreter's lock, beside the caller's other threads."""
+        counts = numpy.fromiter(map(len, texts), dtype=numpy.int64, count=len(texts))
+        text_starts = _starts_of(counts)
+        joined = "".join(texts)
+        codes = numpy.frombuffer(joined.encode("utf-32-le"), dtype=numpy.uint32)
+        size = codes.size
+        if size == 0:
+            return numpy.zeros(0, dtype=numpy.int64), numpy.zeros(len(texts) + 1, dtype=numpy.int64)
+        group_of = self._group_of
+        assert group_of is not None
+        groups = group_of[numpy.minimum(codes, group_of.size - 1)]
+        mark = codes == ord(SPACE_MARK)
+        after_mark = numpy.zeros(size, dtype=bool)
+        after_mark[1:] = mark[:-1]
+        carries_on = numpy.zeros(size, dtype=bool)
+        carries_on[1:] = (groups[1:] == groups[:-1]) & (groups[1:] != 0)
+        # A run of marks starts a piece, which takes the character after the run
+        # and the rest of that character's group's run; a run of a group (or a
+        # character of none) starts one where no mark is before it.
+        starts = ~after_mark & (mark | ~carries_on)
+        starts[text_starts[:-1][counts > 0]] = True
+        firsts = numpy.flatnonzero(starts)
+        del groups, mark, after_mark, carries_on, starts
+        lengths = numpy.diff(firsts, append=size)
+        numbers = self._numbers(joined, codes, firsts, lengths)
+        token_counts = self._lengths[numbers]
+        flat = self._tokens[_spans(self._firsts[numbers], token_counts)].astype(numpy.int64)
+        return flat, _starts_of(token_counts)[numpy.searchsorted(firsts, text_starts)]
+
+    def _numbers(self, joined: str, codes: numpy.ndarray, firsts: numpy.ndarray, lengths: numpy.ndarray) -> numpy.ndarray:
+        """The number of each piece of ``joined`` (its code points ``codes``),
+        ``lengths[n]`` characters from ``firsts[n]``: the pieces never seen
+        are merged and stored first."""
+        hashes = _hashes(codes, firsts, lengths)
+        numbers = self._seen.found(hashes)
+        # A hash found holds the piece looked up only if they have the same code
+        # points: every character is compared with the one stored for its piece
+        # (those of a piece not found, with any: their outcome is not read).
+        known = numbers >= 0
+        if self._codes_stored:
+            held = numpy.maximum(numbers, 0)
+            same = known & (self._code_lengths[held] == lengths)
+            stored = numpy.take(self._codes, _spans(self._code_firsts[held], lengths), mode="clip")
+            same[numpy.searchsorted(firsts, numpy.flatnonzero(stored != codes), side="right") - 1] = False
+            odd = [numpy.flatnonzero((numbers >= 0) & ~same)]
+        else:
+            odd = []
+        unseen = numpy.flatnonzero(numbers < 0)
+        if unseen.size:
+            # Each new piece merged once: the first of its hash, which the others must equal.
+            distinct, first_of, which = numpy.unique(hashes[unseen], return_index=True, return_inverse=True)
+            if self._kept + distinct.size > _MEMO_SIZE or self._stored > _MEMO_TOKENS:
+                self._forget()
+                odd, unseen = [], numpy.arange(len(firsts))
+                distinct, first_of, which = numpy.unique(hashes, return_index=True, return_inverse=True)
+            new = unseen[first_of]
+            alike = _same_codes(codes, firsts[unseen], codes, firsts[new][which], lengths[unseen], lengths[new][which])
+            odd.append(unseen[~alike])
+            new_firsts, new_lengths = firsts[new], lengths[new]
+            learned = self._learn([joined[first : first + length] for first, length in zip(new_firsts.tolist(), new_lengths.tolist())])
+            numbers[unseen] = learned[which.reshape(-1)]
+            # A long piece (a line of data, seen once) is not remembered past this batch.
+            kept = new_lengths <= _MEMO_LONGEST
+            self._insert(distinct[kept], learned[kept], codes, new_firsts[kept], new_lengths[kept])
+        odd_ones = numpy.concatenate(odd)
+        if odd_ones.size:
+            numbers[odd_ones] = self._odd([joined[first : first + length] for first, length in zip(firsts[odd_ones].tolist(), lengths[odd_ones].tolist())])
+        return numbers
+
+    def _odd(self, pieces: list[str]) -> numpy.ndarray:
+        """The numbers of pieces whose hash is another piece's, looked up by their
+        text (a chance of about one in 2**64 for two pieces)."""
+        memo = self._memo
+        missing = list(dict.fromkeys(piece for piece in pieces if piece not in memo))
+        if missing:
+            memo.update(zip(missing, self._learn(missing).tolist()))
+        return numpy.array([memo[piece] for piece in pieces], dtype=numpy.int64)
+
+    def _uncut(self, texts: list[str]) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """The ids of normalized ``texts`` for a tokenizer that cuts no text
+        (see _cutting): each merged whole, remembered by its text."""
+        memo = self._memo
+        numbers_of = {text: memo.get(text, -1) for text in texts}
+        missing = [text for text, number in numbers_of.items() if number < 0]
+        if missing:
+            if len(memo) + len(missing) > _MEMO_SIZE or self._stored > _MEMO_TOKENS:
+                self._forget()
+                missing = list(numbers_of)
+            for text, number in zip(missing, self._learn(missing).tolist()):
+                numbers_of[text] = number
+                if len(text) <= _MEMO_LONGEST:
+                    memo[text] = number
+        numbers = numpy.array([numbers_of[text] for text in texts], dtype=numpy.int64)
+        token_counts = self._lengths[numbers]
+        return self._tokens[_spans(self._firsts[numbers], token_counts)].astype(numpy.int64), _starts_of(token_counts)
+
+    def _forget(self) -> None:
+        """Empty the memo of pieces (it is full): their table, ids and code points."""
+        self._memo.clear()
+        self._seen = _Table()
+        self._kept = self._stored = self._codes_stored = 0
+
+    def _insert(self, hashes: numpy.ndarray, numbers: numpy.ndarray, codes: numpy.ndarray, firsts: numpy.ndarray, lengths: numpy.ndarray) -> None:
+        """Hold pieces (of distinct hashes, none held yet) in the table, and keep
+        their code points (``lengths[n]`` of ``codes`` from ``firsts[n]``)."""
+        self._seen.put(hashes, numbers)
+        begin, end = self._codes_stored, self._codes_stored + int(lengths.sum())
+        if end > self._codes.size:
+            self._codes = _grown(self._codes, end)
+        self._codes[begin:end] = codes[_spans(firsts, lengths)]
+        self._code_firsts[numbers] = begin + _starts_of(lengths)[:-1]
+        self._code_lengths[numbers] = lengths
+        self._codes_stored = end
+
+    def _learn(self, pieces: list[str]) -> numpy.ndarray:
+        """Merge ``pieces`` (normalized text none of whose merges crosses out of
+        it) and store their ids; the number of each. Most are short: they are
+        merged together, a merge of each piece per step, in numpy (see
+        _merged_many); a piece of many symbols is merged on its own (see _merged)."""
+        lengths = numpy.fromiter(map(len, pieces), dtype=numpy.int64, count=len(pieces))
+        if self._char_ids is None:
+            # The token of each character that is one, by its code point (-1: none).
+            singles = {ord(token): token_id for token, token_id in self._vocab.items() if len(token) == 1}
+            self._char_ids = numpy.full(max(singles, default=0) + 2, -1, dtype=numpy.int64)
+            self._char_ids[numpy.fromiter(singles, dtype=numpy.int64, count=len(singles))] = numpy.fromiter(singles.values(), dtype=numpy.int64, count=len(singles))
+        points = numpy.frombuffer("".join(pieces).encode("utf-32-le"), dtype=numpy.uint32)
+        codes = self._char_ids[numpy.minimum(points, self._char_ids.size - 1)]
+        # A piece whose every character is a token is those tokens; the others'
+        # symbols are found character by character (_symbols).
+        odd = numpy.zeros(len(pieces), dtype=bool)
+        unknown = numpy.flatnonzero(codes < 0)
+        if unknown.size:
+            odd[numpy.searchsorted(_starts_of(lengths), unknown, side="right") - 1] = True
+        plain = numpy.flatnonzero(~odd)
+        groups = [(plain, codes[_repeated(~odd, lengths)], lengths[plain])]
+        if unknown.size:
+            chosen = numpy.flatnonzero(odd)
+            lists = [self._symbols(pieces[at]) for at in chosen.tolist()]
+            symbol_counts = numpy.fromiter(map(len, lists), dtype=numpy.int64, count=len(lists))
+            groups.append((chosen, numpy.fromiter(itertools.chain.from_iterable(lists), dtype=numpy.int64, count=int(symbol_counts.sum())), symbol_counts))
+        order: list[numpy.ndarray] = []
+        merged: list[tuple[numpy.ndarray, numpy.ndarray]] = []
+        for chosen, symbols, symbol_counts in groups:
+            few = symbol_counts <= _FEW_SYMBOLS
+            order.append(chosen[few])
+            merged.append(self._merged_some(symbols[_repeated(few, symbol_counts)], symbol_counts[few]))
+            # Long pieces one by one (a queue of their pairs).
+            bounds = _starts_of(symbol_counts).tolist()
+            for at in numpy.flatnonzero(~few).tolist():
+                ids = self._merged(symbols[bounds[at] : bounds[at + 1]].tolist())
+                order.append(chosen[at : at + 1])
+                merged.append((numpy.asarray(ids, dtype=numpy.int64), numpy.array([len(ids)], dtype=numpy.int64)))
+        numbers = numpy.empty(len(pieces), dtype=numpy.int64)
+        numbers[numpy.concatenate(order)] = self._store(numpy.concatenate([ids for ids, _ in merged]), numpy.concatenate([part for _, part in merged]))
+        return numbers
+
+    def _store(self, tokens: numpy.ndarray, counts: numpy.ndarray) -> numpy.ndarray:
+        """Store the ids of pieces (``counts[n]`` of ``tokens`` for the n-th); their numbers."""
+        kept, stored = self._kept, self._stored
+        rows, end = kept + counts.size, stored + tokens.size
+        if rows > self._firsts.size:
+            self._firsts, self._lengths = _grown(self._firsts, rows), _grown(self._lengths, rows)
+            self._code_firsts, self._code_lengths = _grown(self._code_firsts, rows), _grown(self._code_lengths, rows)
+        if end > self._tokens.size:
+            self._tokens = _grown(self._tokens, end)
+        self._tokens[stored:end] = tokens
+        self._firsts[kept:rows] = stored + _starts_of(counts)[:-1]
+        self._lengths[kept:rows] = counts
+        self._code_lengths[kept:rows] = -1  # no code points kept (see _insert)
+        self._kept, self._stored = rows, end
+        return numpy.arange(kept, rows, dtype=numpy.int64)
+
+    def _merged_some(self, symbols: numpy.ndarray, counts: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """Pieces of few symbols merged: together (in numpy) when there are
+        many, else one by one (numpy's cost per call outweighs a few pieces)."""
+        if len(counts) >= _MERGED_TOGETHER and self._ranks:
+            # At most so many symbols a call: a pair's merge times the symbols
+            # of the call fits in 63 bits (see _merged_many).
+            most = max((1 << 62) // (self._no_pair + 1), _FEW_SYMBOLS)
+            bounds = _starts_of(counts)
+            cuts = [0]
+            while cuts[-1] < len(counts):
+                cuts.append(max(int(numpy.searchsorted(bounds, bounds[cuts[-1]] + most, side="right")) - 1, cuts[-1] + 1))
+            parts = [self._merged_many(symbols[bounds[a] : bounds[b]], counts[a:b]) for a, b in zip(cuts, cuts[1:])]
+            return numpy.concatenate([ids for ids, _ in parts]), numpy.concatenate([part for _, part in parts])
+        bounds_list = _starts_of(counts).tolist()
+        every = symbols.tolist()
+        lists = [self._merged(every[start:end]) for start, end in zip(bounds_list, bounds_list[1:])]
+        out_counts = numpy.fromiter(map(len, lists), dtype=numpy.int64, count=len(lists))
+        return numpy.fromiter(itertools.chain.from_iterable(lists), dtype=numpy.int64, count=int(out_counts.sum())), out_counts
+
+    def _merged_many(self, symbols: numpy.ndarray, counts: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """Pieces (their ``symbols`` laid end to end, ``counts`` of them each)
+        merged as _merged merges each, all at once: at each step, each piece's
+        pair of the lowest rank (the leftmost of equal ones) is merged, and a
+        piece with no pair left to merge is set aside. The ids, laid end to
+        end, and their count per piece."""
+        if self._pairs is None:
+            # The merges by their pairs, for numpy: made at the first use.
+            self._pairs = _Table(load=4)
+            self._pairs.put(numpy.fromiter(self._ranks, dtype=numpy.uint64, count=len(self._ranks)), numpy.fromiter(self._ranks.values(), dtype=numpy.int64, count=len(self._ranks)))
+        pairs = self._pairs
+        stride = self._stride
+        none = self._no_pair
+
+        def merges_of(left: numpy.ndarray, right: numpy.ndarray) -> numpy.ndarray:
+            merges = pairs.found((left * stride + right).astype(numpy.uint64))
+            merges[merges < 0] = none
+            return merges
+
+        count = len(counts)
+        # A piece of no symbol (its characters left out) has no id.
+        pieces = numpy.flatnonzero(counts)
+        counts = counts[pieces]
+        symbols = symbols.copy()
+        ends = numpy.cumsum(counts)
+        # The merge of each pair (a symbol and the next in its piece), else none.
+        merges = numpy.full(symbols.size, none, dtype=numpy.int64)
+        if symbols.size > 1:
+            merges[:-1] = merges_of(symbols[:-1], symbols[1:])
+        merges[ends - 1] = none
+        done_pieces, done_symbols, done_counts = [], [], []
+        while pieces.size:
+            size = symbols.size
+            starts = ends - counts
+            if pieces.size <= _MERGED_TOGETHER // 2:
+                # The last few pieces (the longest) one by one: numpy's steps would cost more.
+                bounds = _starts_of(counts).tolist()
+                every = symbols.tolist()
+                lists = [self._merged(every[start:end]) for start, end in zip(bounds, bounds[1:])]
+                done_pieces.append(pieces)
+                done_counts.append(numpy.fromiter(map(len, lists), dtype=numpy.int64, count=len(lists)))
+                done_symbols.append(numpy.fromiter(itertools.chain.from_iterable(lists), dtype=numpy.int64, count=int(done_counts[-1].sum())))
+                break
+            # Each piece's best pair: the lowest merge, the leftmost of equal ones.
+            best = numpy.minimum.reduceat(merges * size + numpy.arange(size, dtype=numpy.int64), starts)
+            going = best < none * size
+            if not going.all():
+                finished = ~going
+                done_pieces.append(pieces[finished])
+                done_symbols.append(symbols[_repeated(finished, counts)])
+                done_counts.append(counts[finished])
+                if not going.any():
+                    break
+            at = best[going] % size
+            first, end = starts[going], ends[going]
+            symbols[at] = merges[at] % stride
+            # The merged symbol's pairs with the symbols on either side of it
+            # (the one after it goes), looked up together.
+            before, after = at[at > first] - 1, at[at + 2 < end]
+            merges[at] = none
+            lefts = numpy.concatenate((before, after))
+            merges[lefts] = merges_of(symbols[lefts], symbols[numpy.concatenate((before + 1, after + 2))])
+            kept = _repeated(going, counts)
+            kept[at + 1] = False
+            symbols, merges = symbols[kept], merges[kept]
+            pieces, counts = pieces[going], counts[going] - 1
+            ends = numpy.cumsum(counts)
+        order = numpy.concatenate(done_pieces) if done_pieces else pieces
+        out_counts = numpy.zeros(count, dtype=numpy.int64)
+        out_counts[order] = numpy.concatenate(done_counts) if done_counts else counts
+        # Each piece's ids, in the order of the pieces.
+        places = numpy.argsort(_repeated(order, out_counts[order]), kind="stable")
+        out = numpy.concatenate(done_symbols) if done_symbols else symbols
+        return out[places], out_counts
 
     def _symbols(self, word: str) -> list[int]:
         """A word's characters as ids: each its own token, else its UTF-8 bytes'
@@ -352,8 +754,8 @@ class BytePairTokenizer:
 
 def _cutting(
     lefts: list[str], rights: list[str], unmade: list[str], byte_ids: list[int | None] | None, unk_id: int | None, fuse_unk: bool
-) -> re.Pattern[str] | None:
-    """What cuts a text into pieces that the merges never join, so that merging
+) -> list[str] | None:
+    """The groups of characters that cut a text into pieces that the merges never join, so that merging
     each piece on its own gives the ids of merging the whole; None if none does.
 
     Two characters side by side are never joined when no token that a merge
@@ -395,11 +797,17 @@ def _cutting(
     # same pattern in every process (the groups are disjoint, so their order
     # changes no piece, but the tables file keeps the pattern's text).
     groups = sorted((sorted(chars) for chars in members.values()), key=lambda chars: (-len(chars), chars))
-    runs = ["[" + "".join(map(re.escape, chars)) + "]+" for chars in groups]
-    pieces = re.compile(f"{SPACE_MARK}*(?:{'|'.join(runs + ['.'])})", re.DOTALL)
-    if any(len(pieces.findall(pair)) != 1 for pair in pairs):
+    found = ["".join(chars) for chars in groups]
+    if any(len(_pattern(found).findall(pair)) != 1 for pair in pairs):
         return None  # a merged token holds "▁" after another character
-    return pieces
+    return found
+
+
+def _pattern(groups: list[str]) -> re.Pattern[str]:
+    """What finds the pieces of a text cut by ``groups`` (see _cutting): a run
+    of "▁", then a run of one group or one character of none."""
+    runs = ["[" + "".join(map(re.escape, chars)) + "]+" for chars in groups]
+    return re.compile(f"{SPACE_MARK}*(?:{'|'.join(runs + ['.'])})", re.DOTALL)
 
 
 def tables_path(tokenizer: Path) -> Path:
@@ -417,7 +825,7 @@ def tables_of(value: Any, source: bytes) -> dict[str, numpy.ndarray]:
     vocab = value["model"]["vocab"]
     lefts, rights = _merges(value["model"].get("merges", []))
     ids = [numpy.fromiter(map(vocab.__getitem__, tokens), dtype=numpy.int64, count=len(lefts)) for tokens in (lefts, rights, list(map(operator.add, lefts, rights)))]
-    meta = {"source_sha256": hashlib.sha256(source).hexdigest(), "pieces": made._pieces.pattern if made._pieces is not None else None}
+    meta = {"source_sha256": hashlib.sha256(source).hexdigest(), "groups": made._groups}
     return {
         "meta": numpy.array(orjson.dumps(meta).decode("utf-8")),
         "left": ids[0].astype(numpy.int32),
@@ -451,18 +859,179 @@ def _tables_of(tokenizer: Path, source: bytes) -> dict[str, Any] | None:
     return read if read["meta"].get("source_sha256") == hashlib.sha256(source).hexdigest() else None
 
 
-def _from_arrays(tables: dict[str, Any], stride: int) -> tuple[dict[int, int], re.Pattern[str] | None]:
-    """The table of ranks and the cutting of a tokenizer, from its tables
-    (see tables_of): as BytePairTokenizer.__init__ makes them from the merges."""
+def _from_arrays(tables: dict[str, Any], stride: int) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, list[str] | None]:
+    """Each merge's left, right and made ids, and the cutting of a tokenizer,
+    from its tables (see tables_of): as BytePairTokenizer.__init__ finds them
+    from the merges."""
     left, right, steps = (numpy.asarray(tables[name], dtype=numpy.int64) for name in ("left", "right", "made_steps"))
     if not (len(left) == len(right) == len(steps)) or (len(left) and (min(left.min(), right.min()) < 0 or max(left.max(), right.max()) >= stride)):
         raise ValueError("its tables are not of its vocabulary")
     made = numpy.cumsum(steps)
     if len(made) and (made.min() < 0 or made.max() >= stride):
         raise ValueError("its tables are not of its vocabulary")
-    ranks = dict(zip((left * stride + right).tolist(), (numpy.arange(len(made), dtype=numpy.int64) * stride + made).tolist()))
-    pattern = tables["meta"]["pieces"]
-    return ranks, re.compile(pattern, re.DOTALL) if pattern is not None else None
+    groups = tables["meta"]["groups"]
+    if groups is not None and not (isinstance(groups, list) and all(isinstance(group, str) for group in groups)):
+        raise ValueError("its tables' groups are not strings")
+    return left, right, made, groups
+
+
+def _starts_of(lengths: numpy.ndarray) -> numpy.ndarray:
+    """Where each of runs of ``lengths`` laid end to end starts, then the end of the last."""
+    starts = numpy.zeros(len(lengths) + 1, dtype=numpy.int64)
+    numpy.cumsum(lengths, out=starts[1:])
+    return starts
+
+
+def _spans(firsts: numpy.ndarray, lengths: numpy.ndarray) -> numpy.ndarray:
+    """The places of runs, each ``lengths[n]`` long from ``firsts[n]``, one after another."""
+    starts = _starts_of(lengths)
+    return _repeated(firsts - starts[:-1], lengths) + numpy.arange(starts[-1], dtype=numpy.int64)
+
+
+def _repeated(values: numpy.ndarray, counts: numpy.ndarray) -> numpy.ndarray:
+    """``numpy.repeat(values, counts)`` (integers or booleans), as the running
+    sum of the steps between runs: numpy.repeat holds the interpreter's lock
+    all along, where a running sum lets other threads run."""
+    runs = numpy.flatnonzero(counts)
+    starts = _starts_of(counts)
+    steps = numpy.zeros(int(starts[-1]), dtype=numpy.int64)
+    steps[starts[runs]] = numpy.diff(values[runs].astype(numpy.int64), prepend=0)
+    repeated = numpy.cumsum(steps)
+    return repeated.astype(bool) if values.dtype == bool else repeated
+
+
+def _joined(flat: numpy.ndarray, starts: numpy.ndarray, refs: numpy.ndarray, counts: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray]:
+    """Texts made of rows (row ``n``: ``flat[starts[n]:starts[n + 1]]``): the
+    rows ``refs``, ``counts[n]`` of them for text ``n``, one after another.
+    The texts' ids in one array, and where each text starts (see encode_arrays)."""
+    used = (starts[1:] - starts[:-1])[refs]
+    ends = _starts_of(used)
+    return flat[_spans(starts[:-1][refs], used)], ends[_starts_of(counts)]
+
+
+def _with_rows(flat: numpy.ndarray, starts: numpy.ndarray, ids: list[int]) -> tuple[numpy.ndarray, numpy.ndarray]:
+    """Rows (see _joined) and, after them, a row of one id for each of ``ids``."""
+    added = numpy.asarray(ids, dtype=numpy.int64)
+    return numpy.concatenate((flat, added)), numpy.concatenate((starts, starts[-1] + numpy.arange(1, added.size + 1, dtype=numpy.int64)))
+
+
+def _rows_past(rows: list[int], count: int) -> numpy.ndarray:
+    """``rows`` with each -1 - n (the n-th row added by _with_rows) made ``count`` + n."""
+    refs = numpy.asarray(rows, dtype=numpy.int64)
+    refs[refs < 0] = count - 1 - refs[refs < 0]
+    return refs
+
+
+def _hashes(codes: numpy.ndarray, firsts: numpy.ndarray, lengths: numpy.ndarray) -> numpy.ndarray:
+    """A 64-bit hash of each run of ``codes`` (``lengths[n]`` from ``firsts[n]``):
+    the sum of its code points times the powers of an odd number, from the
+    first (one) on, taken from sums over the whole array (so each code point
+    is weighed once) and brought back to the run's first place by the powers
+    of the number's inverse; and its length. Everything modulo 2**64, as
+    numpy's unsigned integers wrap."""
+    # (Two arrays of the size of ``codes`` at a time, each let go once used.)
+    weighed = _powers(_HASH_BASE, codes.size)
+    numpy.multiply(weighed, codes, out=weighed)
+    sums = numpy.zeros(codes.size + 1, dtype=numpy.uint64)
+    numpy.cumsum(weighed, out=sums[1:])
+    del weighed
+    runs = sums[firsts + lengths] - sums[firsts]
+    del sums
+    return runs * _powers(_HASH_INVERSE, codes.size)[firsts] + lengths.astype(numpy.uint64) * _HASH_LENGTH
+
+
+def _powers(base: numpy.uint64, count: int) -> numpy.ndarray:
+    """1, base, base**2, ... (``count`` of them), modulo 2**64."""
+    powers = numpy.full(count, base, dtype=numpy.uint64)
+    powers[:1] = 1
+    return numpy.cumprod(powers, out=powers)
+
+
+class _Table:
+    """Numbers (0 or more) by distinct 64-bit keys, looked up many at a time in
+    numpy: open addressing, each key's slot tried and then the next, the table
+    at most a ``load``-th full (a key not held is looked for until a free
+    slot: the emptier the table, the sooner)."""
+
+    def __init__(self, size: int = 1 << 12, load: int = 2) -> None:
+        self.keys = numpy.zeros(size, dtype=numpy.uint64)
+        self.numbers = numpy.full(size, -1, dtype=numpy.int64)
+        self.count = 0
+        self.load = load
+
+    def found(self, keys: numpy.ndarray) -> numpy.ndarray:
+        """The number held under each of ``keys``, else -1."""
+        table_keys, table_numbers, mask = self.keys, self.numbers, self.keys.size - 1
+        found = numpy.full(keys.size, -1, dtype=numpy.int64)
+        looking = numpy.arange(keys.size)
+        at = self._slots(keys)
+        while looking.size:
+            numbers = table_numbers[at]
+            taken = numbers >= 0
+            hit = taken & (table_keys[at] == keys[looking])
+            found[looking[hit]] = numbers[hit]
+            going = taken & ~hit
+            looking, at = looking[going], (at[going] + 1) & mask
+        return found
+
+    def put(self, keys: numpy.ndarray, numbers: numpy.ndarray) -> None:
+        """Hold ``numbers`` under ``keys`` (distinct, none held yet)."""
+        count = self.count + keys.size
+        if self.load * count > self.keys.size:
+            size = self.keys.size
+            while self.load * count > size:
+                size *= 2
+            held = numpy.flatnonzero(self.numbers >= 0)
+            old_keys, old_numbers = self.keys[held], self.numbers[held]
+            self.keys = numpy.zeros(size, dtype=numpy.uint64)
+            self.numbers = numpy.full(size, -1, dtype=numpy.int64)
+            self._placed(old_keys, old_numbers)
+        self._placed(keys, numbers)
+        self.count = count
+
+    def _placed(self, keys: numpy.ndarray, numbers: numpy.ndarray) -> None:
+        """Each key in the first free slot from its own on; of those that reach
+        a free slot together, one takes it and the others go on."""
+        mask = self.keys.size - 1
+        waiting = numpy.arange(keys.size)
+        at = self._slots(keys)
+        while waiting.size:
+            free = numpy.flatnonzero(self.numbers[at] < 0)
+            slots, first = numpy.unique(at[free], return_index=True)
+            placed = free[first]
+            self.keys[slots] = keys[waiting[placed]]
+            self.numbers[slots] = numbers[waiting[placed]]
+            going = numpy.ones(waiting.size, dtype=bool)
+            going[placed] = False
+            waiting, at = waiting[going], (at[going] + 1) & mask
+
+    def _slots(self, keys: numpy.ndarray) -> numpy.ndarray:
+        """Each key's own slot: the top bits of the key times an odd number (the
+        low bits of a sum of powers, see _hashes, are its weakest)."""
+        bits = self.keys.size.bit_length() - 1
+        return ((keys * _HASH_SPREAD) >> numpy.uint64(64 - bits)).astype(numpy.int64)
+
+
+def _same_codes(
+    codes: numpy.ndarray, firsts: numpy.ndarray, other_codes: numpy.ndarray, other_firsts: numpy.ndarray, lengths: numpy.ndarray, other_lengths: numpy.ndarray
+) -> numpy.ndarray:
+    """Whether each run of ``codes`` (``lengths[n]`` from ``firsts[n]``) is the
+    same as its run of ``other_codes``."""
+    same = lengths == other_lengths
+    compared = numpy.flatnonzero(same)
+    used = lengths[compared]
+    equal = codes[_spans(firsts[compared], used)] == other_codes[_spans(other_firsts[compared], used)]
+    if not equal.all():
+        owners = _repeated(compared, used)
+        same[owners[~equal]] = False
+    return same
+
+
+def _grown(array: numpy.ndarray, size: int) -> numpy.ndarray:
+    """``array`` in a larger one of at least ``size`` places (twice its size at least)."""
+    grown = numpy.empty(max(size, 2 * array.size, 1024), dtype=array.dtype)
+    grown[: array.size] = array
+    return grown
 
 
 def _merges(value: Any) -> tuple[list[str], list[str]]:

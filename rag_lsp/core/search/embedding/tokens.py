@@ -125,7 +125,7 @@ class TokenIds:
 
     def _ids(self, texts: list[str]) -> TokenLists:
         if self._own is not None:
-            return TokenLists.of(self._own.encode_batch(texts))
+            return TokenLists(*self._own.encode_arrays(texts))
         if not self.marks_spaces_itself:
             return TokenLists.of(self._tokenized(texts))
         marked = list(map(_marked, texts))
