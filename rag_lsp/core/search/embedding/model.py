@@ -208,9 +208,10 @@ class StaticModel:
         """The texts' unit vectors (and their terms into ``terms``), pooled by
         ``pool`` (default _pool) when the function returned is called. Texts of
         more than one batch, or any when ``ahead``, are tokenized a batch at a
-        time on the tokenizer thread (for a tokenizer of the ``tokenizers``
-        package, in Rust, without the interpreter's lock) from now on, and each batch is pooled as soon as it is tokenized; a
-        batch of texts (a query's) is tokenized on the caller's thread."""
+        time on the tokenizer thread from now on (the own tokenizer's numpy
+        steps let go of the interpreter's lock, so the caller pools meanwhile),
+        and each batch is pooled as soon as it is tokenized; a batch of texts
+        (a query's) is tokenized on the caller's thread."""
         pool = pool or self._pool
         out = numpy.zeros((len(texts), self.dim), dtype=numpy.float32)
         starts = range(0, len(texts), _TEXTS_PER_BATCH)
