@@ -234,19 +234,14 @@ def test_neovim_finds_the_root_the_server_finds(nvim_answers: tuple[dict, list[P
     assert [os.path.realpath(root) for root in answers["roots"]] == [str(find_root(file)) for file in files]
 
 
-@pytest.mark.slow
-def test_emacs_finds_the_root_the_server_finds(tmp_path: Path) -> None:
-    """Emacs's rag-lsp-root of each file is the server's find_root where a .punica/
-    or a git root marks it, and nil where nothing does (the server then takes the
-    file's folder, Emacs its own project)."""
+def emacs_lines(out: Path, forms: str) -> list[str]:
+    """The lines batch Emacs writes to ``out`` with rag-lsp.el loaded, evaluating
+    ``forms`` (each inserting a line); skipped where Emacs or its Eglot is missing."""
     emacs = shutil.which("emacs")
     if emacs is None:
         if os.environ.get("RAG_LSP_REQUIRE_EDITORS") == "1":
             pytest.fail("Emacs is not installed")
         pytest.skip("Emacs is not installed")
-    files = workspace_tree(tmp_path / "tree")
-    out = tmp_path / "roots.txt"
-    forms = " ".join(f'(insert (format "%s\\n" (or (rag-lsp-root "{file.parent}/") "nil")))' for file in files)
     result = subprocess.run(
         [emacs, "--batch", "-l", str(EMACS_MODE), "--eval", f'(with-temp-file "{out}" {forms})'],
         capture_output=True,
@@ -256,7 +251,17 @@ def test_emacs_finds_the_root_the_server_finds(tmp_path: Path) -> None:
     if not out.exists() and "eglot" in result.stderr.lower():
         pytest.skip("Emacs has no Eglot, which rag-lsp.el needs")
     assert out.exists(), result.stdout + result.stderr
-    roots = out.read_text(encoding="utf-8").splitlines()
+    return out.read_text(encoding="utf-8").splitlines()
+
+
+@pytest.mark.slow
+def test_emacs_finds_the_root_the_server_finds(tmp_path: Path) -> None:
+    """Emacs's rag-lsp-root of each file is the server's find_root where a .punica/
+    or a git root marks it, and nil where nothing does (the server then takes the
+    file's folder, Emacs its own project)."""
+    files = workspace_tree(tmp_path / "tree")
+    forms = " ".join(f'(insert (format "%s\\n" (or (rag-lsp-root "{file.parent}/") "nil")))' for file in files)
+    roots = emacs_lines(tmp_path / "roots.txt", forms)
     expected = [str(find_root(file)) if file.parts[-2:] != ("plain", "c.suite.yaml") else "nil" for file in files]
     assert [root if root == "nil" else os.path.realpath(root) for root in roots] == expected
 
@@ -265,27 +270,12 @@ def test_emacs_finds_the_root_the_server_finds(tmp_path: Path) -> None:
 def test_emacs_opens_in_suite_mode_the_yaml_the_default_globs_match(tmp_path: Path) -> None:
     """With rag-lsp.el loaded, Emacs's auto-mode-alist gives rag-lsp-suite-mode to exactly the YAML files the
     server's default suite and manifest globs match."""
-    emacs = shutil.which("emacs")
-    if emacs is None:
-        if os.environ.get("RAG_LSP_REQUIRE_EDITORS") == "1":
-            pytest.fail("Emacs is not installed")
-        pytest.skip("Emacs is not installed")
     paths = [path for path in PATHS if path.endswith((".yaml", ".yml"))]
-    out = tmp_path / "modes.txt"
     forms = " ".join(
         f'(insert (format "%s\\n" (assoc-default "/home/someone/project/{path}" auto-mode-alist (function string-match))))'
         for path in paths
     )
-    result = subprocess.run(
-        [emacs, "--batch", "-l", str(EMACS_MODE), "--eval", f'(with-temp-file "{out}" {forms})'],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if not out.exists() and "eglot" in result.stderr.lower():
-        pytest.skip("Emacs has no Eglot, which rag-lsp.el needs")
-    assert out.exists(), result.stdout + result.stderr
-    modes = out.read_text(encoding="utf-8").splitlines()
+    modes = emacs_lines(tmp_path / "modes.txt", forms)
     assert {path: mode == "rag-lsp-suite-mode" for path, mode in zip(paths, modes)} == {
         path: glob_match(path, EMACS_SUITE_MODE_GLOBS) for path in paths
     }
