@@ -70,15 +70,9 @@ class SetAside(NamedTuple):
             typed, required = [], []
         if not (keys or typed or required or corpora):
             return None
-        key_paths = tuple(path for path, _ in keys)
-        # Counting a row's causes on the row as it is (see counted_if_valid)
-        # needs each other path to lie outside the keys set aside.
-        inside_a_key = any(
-            other[: len(path)] == path for path in key_paths for other in [*(each[0] for each in typed), *(each[0] for each in required)]
-        )
-        tolerant = None if inside_a_key else checker_tolerating(
+        tolerant = checker_tolerating(
             checker,
-            keys=key_paths,
+            keys=tuple(path for path, _ in keys),
             typed=tuple((path, allowed) for path, _, allowed in typed),
             optional=tuple((path, name) for path, _, (names, _) in required for name in names),
             corpora=frozenset(corpora),
@@ -97,7 +91,8 @@ class SetAside(NamedTuple):
         return True
 
     def _causes(self, value: dict[str, Any]) -> list[str]:
-        """The causes set aside of a row, in the order apply counts them."""
+        """The causes set aside of a row, counted on the row as written (a key
+        taken out for its type is no key missing), in the order of the causes."""
         causes: list[str] = []
         for path, cause in self.keys:
             holder = _object_at(value, path[:-1]) if len(path) > 1 else value
@@ -121,27 +116,21 @@ class SetAside(NamedTuple):
         relaxed = []
         for context in group:
             value = context.row.value
-            causes: list[str] = []
-            for path, cause in self.keys:
-                without = _without_key(value, path)
-                if without is not value:
-                    causes.append(cause)
-                    value = without
+            causes = self._causes(value)
+            for path, _ in self.keys:
+                value = _without_key(value, path)
             # Whether the row is valid only by the checker that asks less (see relaxed).
             loosened = False
-            for path, cause, allowed in self.typed:
+            for path, _, allowed in self.typed:
                 if _of_another_type(value, path, allowed):
-                    causes.append(cause)
                     value = _without_key(value, path)
                     loosened = True
-            for path, cause, (names, reported) in self.required:
+            for path, _, (names, _) in self.required:
                 holder = _object_at(value, path)
                 if holder is not None and not all(name in holder for name in names):
-                    causes += [cause] * sum(1 for name in reported if name not in holder)
                     loosened = True
             if self.corpora:
-                value, corpora = _without_corpora(value, self.corpora)
-                causes += [f"corpus {corpus}" for corpus in corpora]
+                value, _ = _without_corpora(value, self.corpora)
             for cause in causes:
                 rows.passes_over(self.code, cause, context.line)
             values.append(value)
