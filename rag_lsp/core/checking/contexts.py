@@ -216,22 +216,19 @@ class RowsContext:
         if not off:
             return [], []
         reachable = self._reachable_values(off)
-        if reachable is None:  # a value that cannot be in a set (an object): case by case
-            return self._off_by_form_one_by_one(off)
         # Each case in one search in C: a dataset written by another tool lists
-        # hundreds of thousands of values, every one written otherwise.
-        superset = reachable.issuperset
+        # hundreds of thousands of values, every one written otherwise. A case
+        # holding a value that cannot be in a set (an object) is no such case.
         otherwise: list[tuple[RowContext, list[Any]]] = []
         missing: list[tuple[RowContext, list[Any]]] = []
         for pair in off:
-            (otherwise if superset(pair[1]) else missing).append(pair)
+            (otherwise if all_among(reachable, pair[1]) else missing).append(pair)
         return otherwise, missing
 
-    def _reachable_values(self, off: list[tuple[RowContext, list[Any]]]) -> set[Any] | None:
+    def _reachable_values(self, off: list[tuple[RowContext, list[Any]]]) -> set[Any]:
         """The values, as written, whose normal form is a file the targets may
         return, among those seen so far in the workspace (kept with its other
-        facts): each distinct value is normalized once. None when a value of
-        ``off`` cannot be in a set."""
+        facts): each distinct value is normalized once."""
         searched = self.workspace.searched_files(self.use)
         known = self.workspace.memo("values by reach")
         entry = known.get(self.use.builtin_corpora)
@@ -240,25 +237,12 @@ class RowsContext:
         _, reachable, unreachable = entry
         try:
             values = set().union(*(relevant for _, relevant in off))
-        except TypeError:
-            return None
+        except TypeError:  # a value that cannot be in a set: the strings are looked at
+            values = {value for _, relevant in off for value in relevant if type(value) is str}
         for value in values.difference(reachable, unreachable):
             normal = normalize_relative(value) if type(value) is str else None
             (reachable if normal is not None and normal in searched else unreachable).add(value)
         return reachable
-
-    def _off_by_form_one_by_one(
-        self, off: list[tuple[RowContext, list[Any]]]
-    ) -> tuple[list[tuple[RowContext, list[Any]]], list[tuple[RowContext, list[Any]]]]:
-        searched = self.workspace.searched_files(self.use)
-        otherwise: list[tuple[RowContext, list[Any]]] = []
-        missing: list[tuple[RowContext, list[Any]]] = []
-        for pair in off:
-            if all(type(value) is str and normalize_relative(value) in searched for value in pair[1]):
-                otherwise.append(pair)
-            else:
-                missing.append(pair)
-        return otherwise, missing
 
     @cached_property
     def not_normal_expected(self) -> set[str]:

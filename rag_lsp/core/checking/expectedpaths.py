@@ -6,7 +6,7 @@ first missing one, and why a path no target returns is never searched.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Collection, Container
+from typing import AbstractSet, Any, Callable, Collection, Container
 
 from ..workspace.expected import NEVER_SEARCHED, NOT_IN_WORKSPACE
 from ..workspace.files import BINARY, HIDDEN, IN_NO_CORPUS, NOT_UTF8, TOO_LARGE, globs_matcher, hidden, why_no_text
@@ -188,7 +188,7 @@ def _missing(value: str, files: frozenset[str], known: frozenset[str], not_norma
     return not unnormal or normalize_relative(value) not in known
 
 
-def all_among(found: frozenset[str], values: list[Any]) -> bool:
+def all_among(found: AbstractSet[Any], values: list[Any]) -> bool:
     """Whether every value is in ``found`` (one call in C; False for a value
     that cannot be in a set, a list say)."""
     try:
