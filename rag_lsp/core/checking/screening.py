@@ -130,7 +130,10 @@ def screen_batch(
         else:
             codes[number] = LOOK
     alike: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
-    passed = {line - first: alike.setdefault(key, key) for line, pairs in context.passed_over.items() if (key := tuple(pairs))}
+    passed: dict[int, tuple[tuple[str, str], ...]] = {}
+    for line, pairs in context.passed_over.items():
+        key = tuple(pairs)
+        passed[line - first] = alike.setdefault(key, key)
     # The corpora each plain line asks to search, where it asks (rows alike share one tuple).
     asked: dict[tuple[str, ...], tuple[str, ...]] = {}
     corpora = {number: asked.setdefault(row.corpora, row.corpora) for number, row in rows if row.corpora and codes[number] != LOOK}
