@@ -105,6 +105,10 @@ ROWS = [
     '{"id": "a", "id": "b", "input": {"query": "q"}, "expect": {"relevant": ["src\\\\a.py", "docs/"]}}',
     "",
     "   ",
+    # Causes a dataset written by another tool has on every row: a grade written as a fraction, an expected
+    # value written as an object, an empty `corpora`, a key of the tool's own.
+    '{"id": "g", "input": {"query": "g", "corpora": []}, "expect": {"relevant": ["src/a.py"], "grades": {"src/a.py": 0.5}}, "tool": 1}',
+    '{"tool": 1, "id": "o", "input": {"query": "o"}, "expect": {"relevant": [{"path": "src/a.py"}, "src/a.py"]}}',
     # 21 documents of a corpus indexed elsewhere: with them, most expected paths may be missing.
     '{"id": "kb", "input": {"query": "faq"}, "expect": {"relevant": [' + ", ".join(f'"kb/{n}.html"' for n in range(21)) + "]}}",
 ]

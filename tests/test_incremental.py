@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -507,6 +508,54 @@ def test_a_cause_on_most_rows_is_one_finding_with_a_fix_for_every_occurrence(tmp
     assert DatasetModel(workspace, ELSEWHERE_DATASET, text).findings() == found
     workspace.folds_findings = False
     assert [finding.code for finding in analyze_file(workspace, ELSEWHERE_DATASET)].count("RAG206") == 25
+
+
+# Rows as tools other than rag-lsp write them, each with one cause on every row: (the row, the code and
+# the cause of its findings, the title of the fix of every occurrence, or None where the cause lives elsewhere).
+TOOL_ROWS = {
+    "tool-key": ('{{"source": "export", "id": "t{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}}', "RAG004", "additionalProperties at source", "Remove the key `source` from every row"),
+    "fraction-grades": ('{{"id": "g{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py", "docs/b.md"], "grades": {{"src/a.py": 1.5, "docs/b.md": 0.5}}}}}}', "RAG004", "type at expect.grades.*", None),
+    "object-relevant": ('{{"id": "o{n}", "input": {{"query": "q"}}, "expect": {{"relevant": [{{"path": "src/a.py"}}]}}}}', "RAG004", "type at expect.relevant[]", None),
+    "no-corpora": ('{{"id": "c{n}", "input": {{"corpora": [], "query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}}', "RAG004", "no corpora", "Remove every empty `corpora`"),
+    "repeat": ('{{"id": "r{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py", "docs/b.md", "src/a.py"]}}}}', "RAG205", "repeat", "Remove every repeat"),
+    "one-id": ('{{"id": "same", "input": {{"query": "q{n}"}}, "expect": {{"relevant": ["src/a.py"]}}}}', "RAG202", "same", "Make every repeated id unique"),
+}
+
+
+@pytest.mark.parametrize("tool", sorted(TOOL_ROWS))
+def test_a_cause_a_tool_writes_on_every_row_is_one_finding_and_its_fix_repairs_every_row(tmp_path: Path, tool: str) -> None:
+    """A cause another tool writes on every row (its own key, grades as fractions, expected values as
+    objects, an empty `corpora`, a value listed twice, one id for every case) is one finding covering each
+    occurrence, equal in a model and a fresh check; where each occurrence has a fix, the fix of every
+    occurrence leaves JSON rows with no finding of the cause; the rows that break the pattern keep theirs."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    row, code, cause, fix_title = TOOL_ROWS[tool]
+    rows = [row.format(n=n) for n in range(24)] + ['{"id": "fine", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py"]}}']
+    rows.append('{"id": "own", "input": {"query": "q"}, "expect": {"relevant": ["./docs/b.md"]}, "tool": 1}')
+    text = "\n".join(rows) + "\n"
+    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
+    found = analyze_file(workspace, ELSEWHERE_DATASET)
+    assert DatasetModel(workspace, ELSEWHERE_DATASET, text).findings() == found
+    (folded,) = [finding for finding in found if finding.covers]
+    assert (folded.code, folded.cause) == (code, cause)
+    lines = {member.range.start.line for member in folded.covers}
+    assert lines == set(range(1 if tool == "one-id" else 0, 24))  # the first use of an id is no repeat
+    assert all(member.cause == cause for member in folded.covers)
+    # The row that breaks the pattern keeps its own findings (a path written from `./`, a key of its own).
+    assert {finding.code for finding in found if finding.range.start.line == 25} == {"RAG004", "RAG206"}
+    if fix_title is None:
+        return
+    (fix,) = folded.fixes
+    assert fix.title.startswith(fix_title)
+    fixed = text.split("\n")
+    for edit in reversed(every_occurrence_fix(folded, fix).edits):
+        line = fixed[edit.range.start.line]
+        fixed[edit.range.start.line] = line[: edit.range.start.character] + edit.new_text + line[edit.range.end.character :]
+    for line in fixed[:24]:
+        json.loads(line)
+    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = "\n".join(fixed)
+    workspace.invalidate(ELSEWHERE_DATASET, files_changed=False)
+    assert not [finding for finding in analyze_file(workspace, ELSEWHERE_DATASET) if (finding.code, finding.cause) == (code, cause)]
 
 
 def test_a_folded_finding_kept_through_typing_fixes_the_lines_as_they_are(tmp_path: Path, monkeypatch) -> None:

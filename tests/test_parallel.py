@@ -698,6 +698,16 @@ SYSTEMIC_DEFECTS = {
     "unserved-corpus": lambda n: json.dumps({"id": f"u-{n}", "input": {"query": f"q{n}", "corpora": ["issues"], "topK": 3}, "expect": {"relevant": ["src/app.py"]}}),
     # Rows missing their id, some with a key of their own too.
     "missing-id": lambda n: json.dumps({"input": {"query": f"q{n}"}, "expect": {"relevant": ["src/app.py"]}, **({"x": 1} if n % 4 == 0 else {})}),
+    # Grades written as fractions: a wrong type under keys of the row's own, one per grade (two on some rows).
+    "fraction-grades": lambda n: json.dumps(
+        {"id": f"g-{n}", "input": {"query": f"q{n}"}, "expect": {"relevant": ["src/app.py"], "grades": {"src/app.py": 1.5, **({"docs/guide.md": 0.5} if n % 3 else {})}}}
+    ),
+    # Expected values written as objects: a wrong type at each element of the list.
+    "object-relevant": lambda n: json.dumps({"id": f"o-{n}", "input": {"query": f"q{n}"}, "expect": {"relevant": [{"path": "src/app.py"}]}}),
+    # Every case asking for no corpus at all (`corpora: []`), which the builtin target refuses.
+    "no-corpora": lambda n: json.dumps({"id": f"c-{n}", "input": {"query": f"q{n}", "corpora": []}, "expect": {"relevant": ["src/app.py"]}}),
+    # Every case listing its first expected value twice.
+    "repeat": lambda n: case(f"rep-{n}", ["src/app.py", "docs/guide.md", "src/app.py"]),
 }
 
 

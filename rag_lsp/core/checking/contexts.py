@@ -91,6 +91,23 @@ class RowContext:
     def line_range(self) -> Range:
         return self.columns(0, len(self.row.text))
 
+    def member_range(self, *path: Any) -> Range:
+        """What removing the member at ``path`` (an object's key with its value)
+        takes out: with the comma before it, or, for an object's first member,
+        with the comma after it and the space up to the next key, so that what
+        is left is JSON still."""
+        span = self.row.span(*path)
+        text = self.row.text
+        start = span.key_start if span.key_start is not None else span.value_start
+        end = span.value_end
+        before = text[:start].rstrip()
+        if before.endswith(","):
+            return self.columns(len(before) - 1, end)
+        after = text[end:].lstrip()
+        if after.startswith(","):
+            return self.columns(start, len(text) - len(after[1:].lstrip()))
+        return self.columns(start, end)
+
 
 @dataclass
 class RowsContext:

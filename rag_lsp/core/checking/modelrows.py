@@ -17,7 +17,7 @@ from .datasetindex import kept_of
 from ..reading.findings import Finding
 from ..reading.jsonrows import fine_row
 from ..workspace.manifests import GDI_TEXT, RAG_CASE
-from ..workspace.rows import DatasetRow, corpora_asked, row_shape, top_k_asked
+from ..workspace.rows import DatasetRow, asked_of, row_shape
 
 # A helper's answer for each line of a batch is a byte (see screen_batch): a
 # blank line, a line it did not pass, or a plain line's row shape and whether
@@ -60,10 +60,9 @@ class ModelRow(DatasetRow):
         self.kept = self.kept_of(value, self.shape) if type(value) is dict else None  # type: ignore[misc]
         # The hits it asks for (`input.topK`, a positive integer), else 0: a
         # suite's `k` is weighed against the dataset's (see Workspace.top_ks_asked).
-        self.top_k = top_k_asked(value)
-        # The corpora it asks to search (`input.corpora`): weighed against those
-        # its suites' targets serve (see Workspace.corpora_asked).
-        self.corpora = corpora_asked(value)
+        # And the corpora it asks to search (`input.corpora`): weighed against
+        # those its suites' targets serve (see Workspace.corpora_asked).
+        self.top_k, self.corpora = asked_of(value)
         self.dropped = False
         # The line the row was placed on; lines above it may have come or gone since.
         self.line = -1
@@ -75,13 +74,16 @@ class ModelRow(DatasetRow):
     @classmethod
     def read_fine(cls, text: str, value: Any) -> ModelRow:
         row = fine_row(cls, text, value)
-        row.shape = row_shape(value)
-        row.kept = cls.kept_of(value, row.shape) if type(value) is dict else None  # type: ignore[misc]
         row.dropped = False
         row.line = -1
         row.listed = row.absent = 0
-        row.top_k = top_k_asked(value)
-        row.corpora = corpora_asked(value)
+        if type(value) is dict:
+            row.shape = shape = row_shape(value)
+            row.kept = cls.kept_of(value, shape)  # type: ignore[misc]
+            row.top_k, row.corpora = asked_of(value)
+        else:
+            row.shape = row.kept = None
+            row.top_k, row.corpora = 0, ()
         return row
 
     @classmethod

@@ -103,19 +103,34 @@ class DatasetRow(Row):
 def top_k_asked(value: Any) -> int:
     """The hits a row (its decoded value) asks for: its `input.topK` where that
     is a positive integer, else 0."""
-    case_input = value.get("input") if type(value) is dict else None
-    top_k = case_input.get("topK") if type(case_input) is dict else None
-    return top_k if type(top_k) is int and top_k > 0 else 0
+    return asked_of(value)[0]
 
 
 def corpora_asked(value: Any) -> tuple[str, ...]:
     """The corpora a row (its decoded value) asks to search: the names of its
     `input.corpora`, each once, in order; () when it names none."""
+    return asked_of(value)[1]
+
+
+_NOTHING_ASKED: tuple[int, tuple[str, ...]] = (0, ())
+
+
+def asked_of(value: Any) -> tuple[int, tuple[str, ...]]:
+    """What a row (its decoded value) asks of a target: :func:`top_k_asked` and
+    :func:`corpora_asked` from one look at its `input`, as a dataset model asks
+    both of each of a hundred thousand rows."""
     case_input = value.get("input") if type(value) is dict else None
-    names = case_input.get("corpora") if type(case_input) is dict else None
+    if type(case_input) is not dict:
+        return _NOTHING_ASKED
+    top_k = case_input.get("topK")
+    if type(top_k) is not int or top_k <= 0:
+        top_k = 0
+    names = case_input.get("corpora")
     if type(names) is not list or not names:
-        return ()
-    return tuple(dict.fromkeys(name for name in names if type(name) is str))
+        return (top_k, ()) if top_k else _NOTHING_ASKED
+    if len(names) == 1 and type(names[0]) is str:  # nearly every case that names corpora
+        return top_k, (names[0],)
+    return top_k, tuple(dict.fromkeys(name for name in names if type(name) is str))
 
 
 def shape_of_rows(rows: Iterable[DatasetRow]) -> str | None:

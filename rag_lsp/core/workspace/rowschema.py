@@ -49,14 +49,71 @@ def case_checker_serving(corpora: tuple[str, ...], at_least_one: bool = False) -
 _BEYOND_TYPE = {"enum", "const", "not", "allOf", "anyOf", "oneOf", "if", "$ref", "$dynamicRef"}
 
 
+# In a place (see place_of): every element of a list, and every value of an
+# object whose keys are the row's own data (`expect.grades`).
+EACH_ELEMENT, EACH_KEY = "[]", "*"
+
+
+def place_of(schema: dict[str, Any], path: tuple[Any, ...]) -> tuple[str, ...]:
+    """Where ``path`` (keys and list positions) is in a row of ``schema``, said
+    alike for every row: a key the schema names, by its name; a key the row
+    names itself (of an object whose values the schema's `additionalProperties`
+    judges) as EACH_KEY; a list position as EACH_ELEMENT. A grade written as a
+    fraction is then one cause on every row, whatever its expected value."""
+    place: list[str] = []
+    node: Any = schema
+    for part in path:
+        if type(part) is int:
+            place.append(EACH_ELEMENT)
+            node = node.get("items") if isinstance(node, dict) else None
+            continue
+        properties = node.get("properties") if isinstance(node, dict) else None
+        if isinstance(properties, dict) and part in properties:
+            place.append(part)
+            node = properties[part]
+        elif isinstance(node, dict) and isinstance(node.get("additionalProperties"), dict):
+            place.append(EACH_KEY)
+            node = node["additionalProperties"]
+        else:  # a key the schema does not know: by its name
+            place.append(str(part))
+            node = None
+    return tuple(place)
+
+
+def place_text(place: tuple[str, ...]) -> str:
+    """A place as a cause names it: ``expect.relevant[]``, ``expect.grades.*``."""
+    text = ""
+    for part in place:
+        text += part if part == EACH_ELEMENT else f"{'.' if text else ''}{part}"
+    return text
+
+
+def place_parts(text: str) -> tuple[str, ...]:
+    """The place :func:`place_text` wrote as ``text``."""
+    parts: list[str] = []
+    for part in text.split("."):
+        elements = 0
+        while part.endswith(EACH_ELEMENT) and part != EACH_ELEMENT:
+            part = part[: -len(EACH_ELEMENT)]
+            elements += 1
+        parts.append(part)
+        parts += [EACH_ELEMENT] * elements
+    return tuple(parts)
+
+
+def has_each(place: tuple[str, ...]) -> bool:
+    """Whether ``place`` stands for many values of a row (a list's, a map's)."""
+    return EACH_ELEMENT in place or EACH_KEY in place
+
+
 def plain_types_at(schema: dict[str, Any], path: tuple[str, ...]) -> frozenset[str] | None:
-    """The JSON types the schema allows at ``path`` (keys of objects, followed
-    through `properties`), where a value of another type fails only its type;
+    """The JSON types the schema allows at ``path`` (keys of objects followed
+    through `properties`; EACH_ELEMENT and EACH_KEY through `items` and
+    `additionalProperties`), where a value of another type fails only its type;
     None where that cannot be told from the schema alone."""
     node: Any = schema
     for key in path:
-        properties = node.get("properties") if isinstance(node, dict) else None
-        node = properties.get(key) if isinstance(properties, dict) else None
+        node = _inner_schema(node, key)
         if not isinstance(node, dict) or _BEYOND_TYPE & node.keys():
             return None
     allowed = node.get("type")
@@ -65,6 +122,18 @@ def plain_types_at(schema: dict[str, Any], path: tuple[str, ...]) -> frozenset[s
     if isinstance(allowed, list) and all(isinstance(each, str) for each in allowed):
         return frozenset(allowed)
     return None
+
+
+def _inner_schema(node: Any, part: str) -> Any:
+    """The schema of ``part`` of a value judged by ``node`` (see place_of)."""
+    if not isinstance(node, dict):
+        return None
+    if part == EACH_ELEMENT:
+        return node.get("items")
+    if part == EACH_KEY:
+        return node.get("additionalProperties")
+    properties = node.get("properties")
+    return properties.get(part) if isinstance(properties, dict) else None
 
 
 def json_types(value: Any) -> frozenset[str]:
@@ -121,15 +190,17 @@ def checker_tolerating(
     typed: tuple[tuple[tuple[str, ...], frozenset[str]], ...] = (),
     optional: tuple[tuple[tuple[str, ...], str], ...] = (),
     corpora: frozenset[str] = frozenset(),
+    no_corpora: bool = False,
 ) -> SchemaChecker | None:
     """A checker of ``checker``'s schema that tolerates what a dataset written by
     another tool has on most rows, and checks the rest of each row as the
     schema does: unknown ``keys`` (each the path of the key, holding any value),
     values of ``typed`` paths of none of the JSON types allowed there, the
-    ``optional`` keys missing (see checker_without), and ``corpora`` among
-    those `input.corpora` may name. A row is valid by it exactly when it is
-    valid with those taken out. None when a path cannot be followed so."""
-    wanted = (keys, typed, optional, tuple(sorted(corpora)))
+    ``optional`` keys missing (see checker_without), ``corpora`` among
+    those `input.corpora` may name, and, ``no_corpora``, an empty
+    `input.corpora`. A row is valid by it exactly when it is valid with those
+    taken out. None when a path cannot be followed so."""
+    wanted = (keys, typed, optional, tuple(sorted(corpora)), no_corpora)
     key = (id(checker.schema), wanted)
     held = _TOLERATING.get(key)
     if held is None:
@@ -139,6 +210,7 @@ def checker_tolerating(
             and all(_other_types_at(schema, path, allowed) for path, allowed in typed)
             and all(_not_required(schema, path, name) for path, name in optional)
             and _corpora_named(schema, corpora)
+            and (not no_corpora or _any_number_of_corpora(schema))
         )
         held = _TOLERATING[key] = (checker.schema, validator_of(schema) if made else None)
     return held[1]
@@ -157,10 +229,14 @@ def _any_value_at(schema: dict[str, Any], path: tuple[str, ...]) -> bool:
 
 def _other_types_at(schema: dict[str, Any], path: tuple[str, ...], allowed: frozenset[str]) -> bool:
     node = object_schema_at(schema, path[:-1])
-    properties = node.get("properties") if node is not None else None
-    if not isinstance(properties, dict) or not isinstance(properties.get(path[-1]), dict):
+    last = path[-1]
+    if node is None:
         return False
-    properties[path[-1]] = {"anyOf": [properties[path[-1]], {"not": {"type": sorted(allowed)}}]}
+    # Where the schema of the value at ``path`` is held in its parent's schema.
+    holder, name = (node, "items") if last == EACH_ELEMENT else (node, "additionalProperties") if last == EACH_KEY else (node.get("properties"), last)
+    if not isinstance(holder, dict) or not isinstance(holder.get(name), dict):
+        return False
+    holder[name] = {"anyOf": [holder[name], {"not": {"type": sorted(allowed)}}]}
     return True
 
 
@@ -176,12 +252,20 @@ def _corpora_named(schema: dict[str, Any], corpora: frozenset[str]) -> bool:
     return True
 
 
+def _any_number_of_corpora(schema: dict[str, Any]) -> bool:
+    node = object_schema_at(schema, ("input", "corpora"))
+    if node is None:
+        return False
+    node.pop("minItems", None)
+    return True
+
+
 def object_schema_at(schema: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any] | None:
-    """The schema of the object at ``path`` (keys followed through `properties`)."""
+    """The schema of the value at ``path`` (keys followed through `properties`,
+    EACH_ELEMENT and EACH_KEY through `items` and `additionalProperties`)."""
     node: Any = schema
     for key in path:
-        properties = node.get("properties") if isinstance(node, dict) else None
-        node = properties.get(key) if isinstance(properties, dict) else None
+        node = _inner_schema(node, key)
     return node if isinstance(node, dict) else None
 
 

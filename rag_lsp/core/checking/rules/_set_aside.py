@@ -7,7 +7,17 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ...workspace.rowschema import checker_tolerating, checker_without, json_types, plain_types_at, required_keys
+from ...workspace.rowschema import (
+    EACH_ELEMENT,
+    EACH_KEY,
+    checker_tolerating,
+    checker_without,
+    has_each,
+    json_types,
+    place_parts,
+    plain_types_at,
+    required_keys,
+)
 
 
 class SetAside(NamedTuple):
@@ -28,8 +38,9 @@ class SetAside(NamedTuple):
     # (the path of an object, its cause, the keys it must hold and those of them
     # RAG004 reports), for keys missing (each one it reports is a finding of the cause).
     required: tuple[tuple[tuple[str, ...], str, tuple[tuple[str, ...], tuple[str, ...]]], ...]
-    # The corpora not served, by name.
+    # The corpora not served, by name; and whether an empty `input.corpora` is set aside.
     corpora: frozenset[str]
+    no_corpora: bool
     checker: Any
     relaxed: Any
     # The checker that tolerates all of the above (see checker_tolerating), or None.
@@ -43,32 +54,40 @@ class SetAside(NamedTuple):
         typed = []
         required = []
         corpora = set()
+        no_corpora = False
         for pair_code, cause in sorted(systemic):
             if pair_code != code:
                 continue
             keyword, _, where = cause.partition(" at ")
-            path = () if where == THE_ROW else tuple(where.split("."))
-            if keyword == "additionalProperties":
-                keys.append((path, cause))
-            elif keyword == "type" and path:
+            path = () if where == THE_ROW else place_parts(where)
+            if keyword == "type" and path:
+                # A value of a wrong type, at a key or (EACH_ELEMENT, EACH_KEY) at
+                # every element of a list or value of a map: each is counted.
                 allowed = plain_types_at(checker.schema, path)
                 if allowed is not None:
                     typed.append((path, cause, allowed))
+            elif has_each(path):
+                continue  # explained row by row
+            elif keyword == "additionalProperties":
+                keys.append((path, cause))
             elif keyword == "required":
                 keys_of = required_keys(checker.schema, shape, path)
                 if keys_of is not None and keys_of[1]:
                     required.append((path, cause, keys_of))
             elif cause.startswith("corpus "):
                 corpora.add(cause[len("corpus ") :])
+            elif cause == NO_CORPORA:
+                no_corpora = True
         # A key missing that other rules report (RAG201's `expect`) is no finding
-        # of RAG004's: it is not required of such rows either.
-        optional = tuple((path[:-1], path[-1]) for path, _, _ in typed) + tuple(
+        # of RAG004's: it is not required of such rows either. A value of a wrong
+        # type in a list or a map is not taken out of a row (see apply).
+        optional = tuple((path[:-1], path[-1]) for path, _, _ in typed if not has_each(path)) + tuple(
             (path, name) for path, _, (names, _) in required for name in names
         )
         relaxed = checker_without(checker, optional) if optional else None
-        if relaxed is None:
-            typed, required = [], []
-        if not (keys or typed or required or corpora):
+        if optional and relaxed is None:
+            typed, required = [entry for entry in typed if has_each(entry[0])], []
+        if not (keys or typed or required or corpora or no_corpora):
             return None
         tolerant = checker_tolerating(
             checker,
@@ -76,8 +95,9 @@ class SetAside(NamedTuple):
             typed=tuple((path, allowed) for path, _, allowed in typed),
             optional=tuple((path, name) for path, _, (names, _) in required for name in names),
             corpora=frozenset(corpora),
+            no_corpora=no_corpora,
         )
-        return cls(tuple(keys), tuple(typed), tuple(required), frozenset(corpora), checker, relaxed, tolerant, code)
+        return cls(tuple(keys), tuple(typed), tuple(required), frozenset(corpora), no_corpora, checker, relaxed, tolerant, code)
 
     def counted_if_valid(self, group, rows) -> bool:
         """Whether every row of ``group`` is valid with what is set aside of it
@@ -99,14 +119,15 @@ class SetAside(NamedTuple):
             if holder is not None and path[-1] in holder:
                 causes.append(cause)
         for path, cause, allowed in self.typed:
-            if _of_another_type(value, path, allowed):
-                causes.append(cause)
+            causes += [cause] * _of_another_type(value, path, allowed)
         for path, cause, (names, reported) in self.required:
             holder = _object_at(value, path)
             if holder is not None and not all(name in holder for name in names):
                 causes += [cause] * sum(1 for name in reported if name not in holder)
         if self.corpora:
             causes += [f"corpus {corpus}" for corpus in _corpora_among(value, self.corpora)]
+        if self.no_corpora and _no_corpora(value):
+            causes.append(NO_CORPORA)
         return causes
 
     def apply(self, group, rows) -> SetAsideGroup:
@@ -119,23 +140,32 @@ class SetAside(NamedTuple):
             causes = self._causes(value)
             for path, _ in self.keys:
                 value = _without_key(value, path)
-            # Whether the row is valid only by the checker that asks less (see relaxed).
-            loosened = False
+            # Whether the row is valid only by the checker that asks less (see
+            # relaxed); whether it is explained row by row all the same.
+            loosened = unsettled = False
             for path, _, allowed in self.typed:
-                if _of_another_type(value, path, allowed):
-                    value = _without_key(value, path)
-                    loosened = True
+                if not _of_another_type(value, path, allowed):
+                    continue
+                if has_each(path):
+                    # Values inside a list or a map stay: a list emptied of them
+                    # would fail what the list did not.
+                    unsettled = True
+                    continue
+                value = _without_key(value, path)
+                loosened = True
             for path, _, (names, _) in self.required:
                 holder = _object_at(value, path)
                 if holder is not None and not all(name in holder for name in names):
                     loosened = True
             if self.corpora:
                 value, _ = _without_corpora(value, self.corpora)
+            if self.no_corpora and _no_corpora(value):
+                value = _without_key(value, ("input", "corpora"))
             for cause in causes:
                 rows.passes_over(self.code, cause, context.line)
             values.append(value)
             counted.append(frozenset(causes))
-            relaxed.append(loosened)
+            relaxed.append(None if unsettled else loosened)
         return SetAsideGroup(self, values, counted, relaxed)
 
 
@@ -148,20 +178,29 @@ class SetAsideGroup(NamedTuple):
     counted: list[frozenset[str]]
     # Whether a value of a wrong type was set aside from each: such a row is
     # valid when the rest is valid by the checker that does not require its key.
-    relaxed: list[bool]
+    # None: a value of a wrong type inside a list or a map stayed; the row is
+    # explained on its own (its causes counted here are not said again).
+    relaxed: list[bool | None]
 
     def all_valid(self) -> bool:
         aside = self.aside
+        if None in self.relaxed:
+            return False
         strict = [value for value, relaxed in zip(self.values, self.relaxed) if not relaxed]
         loose = [value for value, relaxed in zip(self.values, self.relaxed) if relaxed]
         return (not strict or aside.checker.all_valid(strict)) and (not loose or aside.relaxed.all_valid(loose))
 
     def is_valid(self, number: int) -> bool:
         aside = self.aside
-        return (aside.relaxed if self.relaxed[number] else aside.checker).is_valid(self.values[number])
+        relaxed = self.relaxed[number]
+        if relaxed is None:
+            return False
+        return (aside.relaxed if relaxed else aside.checker).is_valid(self.values[number])
 
 
 THE_ROW = "the row"
+# The cause of an empty `input.corpora`, which a builtin target refuses (see rag004_schema).
+NO_CORPORA = "no corpora"
 
 
 def _object_at(value: Any, path: tuple[str, ...]) -> dict[str, Any] | None:
@@ -170,14 +209,24 @@ def _object_at(value: Any, path: tuple[str, ...]) -> dict[str, Any] | None:
     return value if type(value) is dict else None
 
 
-def _of_another_type(value: Any, path: tuple[str, ...], allowed: frozenset[str]) -> bool:
-    """Whether ``value`` holds, at ``path`` (keys of objects), a value of none of
+def _of_another_type(value: Any, path: tuple[str, ...], allowed: frozenset[str]) -> int:
+    """How many values ``value`` holds at ``path`` (keys of objects; EACH_ELEMENT
+    and EACH_KEY: every element of a list, every value of an object) of none of
     the JSON types ``allowed``."""
-    for key in path:
+    for index, key in enumerate(path):
+        if key == EACH_ELEMENT or key == EACH_KEY:
+            inner = value if key == EACH_ELEMENT and type(value) is list else value.values() if key == EACH_KEY and type(value) is dict else ()
+            return sum(_of_another_type(each, path[index + 1 :], allowed) for each in inner)
         if type(value) is not dict or key not in value:
-            return False
+            return 0
         value = value[key]
-    return not (json_types(value) & allowed)
+    return 0 if json_types(value) & allowed else 1
+
+
+def _no_corpora(value: dict[str, Any]) -> bool:
+    """Whether a row's `input.corpora` is an empty list."""
+    case_input = value.get("input")
+    return type(case_input) is dict and case_input.get("corpora") == []
 
 
 def _without_key(value: Any, path: tuple[str, ...]) -> Any:

@@ -46,14 +46,14 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ...reading.findings import Severity
+from ...reading.findings import Fix, Severity, TextEdit
 from ...workspace.manifests import GDI_TEXT, RAG_CASE
-from ...workspace.rowschema import case_checker_serving, non_finite_message, row_checker, row_issues
+from ...workspace.rowschema import case_checker_serving, non_finite_message, place_of, place_text, row_checker, row_issues
 from ...reading.schemacheck import non_finite_issues, schema_issues, validator_for
 from . import ROW, SUITE, SUITE_FILE, TARGETS, YAML, rule_of
 from ._suite import closest, did_you_mean, rename_fixes
 from ._targets import CorpusFiles, corpus_documents, corpus_globs, documents_problem, glob_problem, recording_problem
-from ._set_aside import THE_ROW, SetAside
+from ._set_aside import NO_CORPORA, THE_ROW, SetAside
 
 RULE = rule_of(__doc__, "RAG004", "schema", Severity.ERROR)
 
@@ -267,12 +267,16 @@ def _unserved_corpora(context, served, said: dict[str, str], builtins: tuple[str
     if type(corpora) is not list:
         return
     if not corpora and builtins:
+        if NO_CORPORA in passed or (rows is not None and rows.passes_over(RULE.code, NO_CORPORA, context.line)):
+            return
         served_by_builtins = [set(names) for target, names in served if target in builtins]
         serves = ", ".join(sorted(set.intersection(*served_by_builtins))) if served_by_builtins else ""
         yield RULE.finding(
             context.value_range("input", "corpora"),
             f"`input.corpora` is empty: the builtin target {builtins[0]!r} would search no corpus, and refuses the "
             f"case; name the corpora to search (it serves: {serves or 'none'}), or leave the key out to search them all",
+            fixes=[Fix("Remove `corpora`", edits=(TextEdit(context.member_range("input", "corpora"), ""),))],
+            cause=NO_CORPORA,
         )
         return
     for index, corpus in enumerate(corpora):
@@ -345,11 +349,17 @@ def _row_schema(context, file_shape, rows=None, passed=frozenset()):
             "keep one row shape per dataset",
         )
         return
+    schema = row_checker(shape).schema
     for issue in row_issues(row.value, shape, row.exact):
-        cause = issue_cause(issue)
+        cause = issue_cause(issue, schema)
         if cause in passed or (rows is not None and rows.systemic and rows.passes_over(RULE.code, cause, context.line)):
             continue
-        if issue.anchor == "key":
+        if issue.anchor == "key" and issue.keyword == "additionalProperties":
+            # A key nothing reads: removing it (with its value) is the fix.
+            removal = TextEdit(context.member_range(*issue.path), "")
+            fix = Fix(f"Remove the key {issue.path[-1]!r}", edits=(removal,))
+            yield RULE.finding(context.key_range(*issue.path), issue.message, fixes=[fix], cause=cause)
+        elif issue.anchor == "key":
             yield RULE.finding(context.key_range(*issue.path), issue.message, cause=cause)
         elif issue.keyword == "finite":
             where = context.value_range(*issue.path)
@@ -359,12 +369,12 @@ def _row_schema(context, file_shape, rows=None, passed=frozenset()):
             yield RULE.finding(context.value_range(*issue.path), issue.message, cause=cause)
 
 
-def issue_cause(issue) -> str:
+def issue_cause(issue, schema) -> str:
     """What a row's schema issue shares with the same issue of other rows: the
-    check that failed, at the same key (list positions aside), for the same
-    value's type. An unknown key is its name; a wrong type, the type written."""
-    where = ".".join(str(part) for part in issue.path if type(part) is not int) or THE_ROW
-    return f"{issue.keyword} at {where}"
+    check that failed, at the same place of the row (see place_of: any element
+    of a list, any value of a map of the row's own keys). An unknown key is its
+    name."""
+    return f"{issue.keyword} at {place_text(place_of(schema, issue.path)) or THE_ROW}"
 
 
 @RULE.folds
@@ -378,10 +388,17 @@ def every_row_alike(cause):
             "or add the corpus to the builtin target's `corpora`",
             None,
         )
-    if keyword == "additionalProperties":
+    if cause == NO_CORPORA:
         return (
-            f"every such row carries the key `{where.rsplit('.', 1)[-1]}`, most likely written by the tool that exported "
+            "the tool that wrote the dataset writes `corpora: []` where a case names no corpus, and the builtin target "
+            "refuses such a case: leave the key out (every corpus is searched) or name the corpora to search",
+            "Remove every empty `corpora`",
+        )
+    if keyword == "additionalProperties":
+        key = where.rsplit(".", 1)[-1]
+        return (
+            f"every such row carries the key `{key}`, most likely written by the tool that exported "
             "the dataset: move the team's own data into `metadata`, where any key is welcome, or remove it",
-            None,
+            f"Remove the key `{key}` from every row",
         )
     return f"the rows were most likely written this way by the tool that wrote the dataset ({keyword} at `{where}`)", None

@@ -71,7 +71,18 @@ def duplicate_case_id(context):
                 f"(results and --case name cases by id)",
                 fixes=[fix],
                 related=[Related(context.path, first_where, f"{case_id!r} first used here")],
+                # Repeats of one id stand on most rows only where a tool wrote one id for every case.
+                cause=case_id,
             )
+
+
+@RULE.folds
+def one_id_for_every_case(cause):
+    return (
+        f"the tool that wrote the dataset gave most cases the same id {cause!r} (a constant, or a field "
+        "it does not fill in): results and --case can tell none of them apart",
+        "Make every repeated id unique",
+    )
 
 
 def _free_number(case_id: str, ids, reserved: set[str], number: int) -> int:

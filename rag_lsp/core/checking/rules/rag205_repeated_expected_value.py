@@ -37,6 +37,8 @@ def repeated_expected_value(rows):
             if value not in first_index:
                 first_index[value] = index
                 continue
+            if rows.passes_over(RULE.code, _REPEAT, context.line):
+                continue
             # The repeat is never the first element, so removing it with the comma
             # before it (from the end of the previous element) keeps the list valid.
             previous = context.row.span("expect", "relevant", index - 1)
@@ -46,7 +48,21 @@ def repeated_expected_value(rows):
                 context.value_range("expect", "relevant", index),
                 f"{value!r} is already listed (element {first_index[value] + 1} of expect.relevant): remove the repeat",
                 fixes=[Fix(f"Remove the repeated {value!r}", edits=(removal,))],
+                cause=_REPEAT,
             )
+
+
+# Every repeat has one cause: cases written by a tool that lists a value twice.
+_REPEAT = "repeat"
+
+
+@RULE.folds
+def every_case_repeats(cause):
+    return (
+        "the tool that wrote the dataset lists an expected value twice in each case (it appends one it already "
+        "listed): a repeat counts once in recall, so removing it changes no figure",
+        "Remove every repeat",
+    )
 
 
 def _all_distinct(values: list) -> bool:

@@ -41,11 +41,13 @@ def k_above_top_k(rows):
     # One hint for the largest k: raising topK to it settles every suite.
     k = max(rows.use.ks)
     for context, case in rows.cases:
-        top_k = case["input"].get("topK") if isinstance(case.get("input"), dict) else None
-        # A topK that is not a positive integer is a schema error (RAG004).
-        if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
+        case_input = case.get("input")
+        top_k = case_input.get("topK") if type(case_input) is dict else None
+        # A topK that is not a positive integer is a schema error (RAG004); a
+        # bool is no int here. Most cases ask for k hits or more: one test each.
+        if type(top_k) is not int or top_k >= k or top_k < 1:
             continue
-        if k > top_k and not rows.passes_over(RULE.code, f"{k}>{top_k}", context.line):
+        if not rows.passes_over(RULE.code, f"{k}>{top_k}", context.line):
             yield RULE.finding(
                 context.value_range("input", "topK"),
                 f"the suite scores the first {k} hits (k: {k}) but this case asks for topK {top_k}: raise topK or lower k",
