@@ -558,6 +558,34 @@ def test_a_cause_a_tool_writes_on_every_row_is_one_finding_and_its_fix_repairs_e
     assert not [finding for finding in analyze_file(workspace, ELSEWHERE_DATASET) if (finding.code, finding.cause) == (code, cause)]
 
 
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("/home/dev/repo/{}", "it is the workspace file 'src/a.py' with '/home/dev/repo/' before it"),
+        ("repo\\{}", "it is the workspace file 'src/a.py' with 'repo\\\\' before it"),
+        (" {} ", "it is the workspace file 'src/a.py' with spaces around it"),
+        ("{}", None),
+    ],
+)
+def test_paths_a_tool_wrote_in_another_form_are_named_as_such_not_as_a_corpus_elsewhere(tmp_path: Path, written: str, said) -> None:
+    """When most expected paths are missing because a tool wrote them from another folder or with spaces
+    around them, the one RAG203 for the file says which workspace file its example is and how it is written,
+    instead of presuming the corpus lives elsewhere; paths that are no workspace file in any form still are."""
+    (tmp_path / ".punica" / "evals").mkdir(parents=True)
+    (tmp_path / ".punica" / "evals" / "s.suite.yaml").write_text(ELSEWHERE_SUITE)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("x\n")
+    value = written.format("src/a.py") if said else "kb/a.html"
+    rows = [json.dumps({"id": f"c{n}", "input": {"query": "q"}, "expect": {"relevant": [value]}}) for n in range(24)]
+    (tmp_path / ELSEWHERE_DATASET).write_text("\n".join(rows) + "\n")
+    (finding,) = [finding for finding in analyze_file(Workspace(tmp_path), ELSEWHERE_DATASET) if finding.code == "RAG203"]
+    assert finding.message.startswith("24 of the 24 expected paths in this dataset (100%) are not workspace files")
+    if said is None:
+        assert "most likely lives elsewhere" in finding.message
+    else:
+        assert said in finding.message and "elsewhere" not in finding.message
+
+
 def test_a_folded_finding_kept_through_typing_fixes_the_lines_as_they_are(tmp_path: Path, monkeypatch) -> None:
     """Typing in a query of a dataset with a cause on every row keeps its folded finding (what an editor
     is shown is spliced, not made again), yet the fix of every occurrence asked for after the edit

@@ -19,7 +19,10 @@ as `.pdf` or `.png`, are read to tell).
 When most expected paths of a dataset (and at least 20) are not workspace files,
 the corpus the cases describe most likely lives elsewhere (a search service's
 index): one finding says so for the whole file, with the counts, instead of one
-warning per value.
+warning per value. Where its example is a workspace file written another way (a
+folder of the machine that wrote it before it, `/home/dev/repo/src/a.py`; spaces
+around it; another letter case), the finding says that instead: the tool that
+wrote the dataset most likely wrote every path so.
 
 Suites whose targets do not declare that they search the workspace (a `command`,
 `http` or `recorded` target without `workspace_paths: true`) are not checked: their
@@ -231,14 +234,47 @@ def expected_paths_elsewhere(context):
         reader = f"yet {_names('suite', use.suites)} {reads} it through {_names('target', use.workspace_targets)}, which {searches} this workspace"
     else:
         reader = "and no suite reads the dataset, so its paths are checked against this workspace"
+    form = _form_of(context.workspace, value) if isinstance(value, str) else None
+    if form is not None:
+        likely = (
+            f"{form}: the tool that wrote the dataset most likely wrote every path so. Write the expected paths as "
+            "workspace paths (relative to the workspace root, `/` between folders)"
+        )
+    else:
+        likely = (
+            "the corpus these cases describe most likely lives elsewhere. Declare the service that indexes it in "
+            ".punica/targets.yaml and make it the suite's target (a command or http target; `workspace_paths: true` "
+            "only if it indexes this repository), or fix the paths"
+        )
     yield RULE.finding(
         row.value_range("expect", "relevant", index),
         f"{tally.absent:,} of the {tally.listed:,} expected paths in this dataset ({tally.absent / tally.listed:.0%}) "
-        f"are not workspace files{example}, {reader}: the corpus these cases describe most likely lives elsewhere. "
-        "Declare the service that indexes it in .punica/targets.yaml and make it the suite's target (a command or "
-        "http target; `workspace_paths: true` only if it indexes this repository), or fix the paths. "
-        "Reported once for the file while most are missing.",
+        f"are not workspace files{example}, {reader}: {likely}. Reported once for the file while most are missing.",
     )
+
+
+def _form_of(workspace, value: str) -> str | None:
+    """How a missing expected path, ``value``, differs from a workspace file,
+    where it is one written another way (a prefix before it, spaces around it,
+    another letter case); None where it is no such file. Only the example the
+    finding names is looked at: it is said of it, as what most likely holds of all."""
+    files = workspace.file_set()
+    trimmed = value.strip()
+    if trimmed != value and normalize_relative(trimmed) in files:
+        return f"it is the workspace file {trimmed!r} with spaces around it"
+    # A path written from another folder (`/home/dev/repo/src/a.py`, `repo/src/a.py`):
+    # the longest tail of its folders that is a workspace file.
+    parts = value.replace("\\", "/").split("/")
+    for first in range(1, len(parts)):
+        tail = "/".join(parts[first:])
+        if tail and normalize_relative(tail) in files:
+            prefix = value[: len(value) - len(tail)]
+            return f"it is the workspace file {tail!r} with {prefix!r} before it"
+    folded = value.replace("\\", "/").lower()
+    for path in files:
+        if path.lower() == folded:
+            return f"it is the workspace file {path!r} written in other letter case"
+    return None
 
 
 def _names(kind: str, names: tuple[str, ...]) -> str:
