@@ -518,6 +518,8 @@ TOOL_ROWS = {
     "object-relevant": ('{{"id": "o{n}", "input": {{"query": "q"}}, "expect": {{"relevant": [{{"path": "src/a.py"}}]}}}}', "RAG004", "type at expect.relevant[]", None),
     "no-corpora": ('{{"id": "c{n}", "input": {{"corpora": [], "query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}}', "RAG004", "no corpora", "Remove every empty `corpora`"),
     "repeat": ('{{"id": "r{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py", "docs/b.md", "src/a.py"]}}}}', "RAG205", "repeat", "Remove every repeat"),
+    "python-values": ("{{'id': 'p{n}', 'input': {{'query': 'q'}}, 'expect': {{'relevant': ['src/a.py']}}}}", "RAG002", "single quotes", None),
+    "comma-after": ('{{"id": "a{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}},', "RAG002", "extra data after the JSON value", "Remove every such comma"),
     "one-id": ('{{"id": "same", "input": {{"query": "q{n}"}}, "expect": {{"relevant": ["src/a.py"]}}}}', "RAG202", "same", "Make every repeated id unique"),
 }
 
@@ -556,6 +558,21 @@ def test_a_cause_a_tool_writes_on_every_row_is_one_finding_and_its_fix_repairs_e
     source.texts[workspace.absolute(ELSEWHERE_DATASET)] = "\n".join(fixed)
     workspace.invalidate(ELSEWHERE_DATASET, files_changed=False)
     assert not [finding for finding in analyze_file(workspace, ELSEWHERE_DATASET) if (finding.code, finding.cause) == (code, cause)]
+
+
+def test_a_json_document_written_over_many_lines_is_one_finding_not_one_per_line(tmp_path: Path) -> None:
+    """A JSON array written with indentation in place of JSON Lines fails on nearly every line, each its own
+    way: the lines that are pieces of a value written over many lines are one cause, one finding that says
+    to write one object per line."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    rows = [{"id": f"c{n}", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py"]}} for n in range(30)]
+    text = json.dumps(rows, indent=2) + "\n"
+    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
+    found = analyze_file(workspace, ELSEWHERE_DATASET)
+    assert DatasetModel(workspace, ELSEWHERE_DATASET, text).findings() == found
+    (folded,) = [finding for finding in found if finding.code == "RAG002"]
+    assert "write one object per line" in folded.message
+    assert len(folded.covers) == len([line for line in text.splitlines() if line.strip() and not line.strip().startswith('"src')])
 
 
 @pytest.mark.parametrize(
