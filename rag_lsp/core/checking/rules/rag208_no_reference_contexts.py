@@ -33,9 +33,20 @@ def no_reference_contexts(rows):
         if "reference_contexts" in row:
             references = row["reference_contexts"]
             # A value of the wrong type is a schema error (RAG004).
-            if isinstance(references, list) and not references:
-                yield RULE.finding(context.value_range("reference_contexts"), f"reference_contexts is empty: {_WHAT_TO_DO}")
+            if isinstance(references, list) and not references and not rows.passes_over(RULE.code, "empty", context.line):
+                yield RULE.finding(context.value_range("reference_contexts"), f"reference_contexts is empty: {_WHAT_TO_DO}", cause="empty")
+            continue
+        if rows.passes_over(RULE.code, "missing", context.line):
             continue
         anchor = "input_id" if "input_id" in row else next(iter(row), None)
         where = context.key_range(anchor) if anchor is not None else context.line_range()
-        yield RULE.finding(where, f"the row has no reference_contexts: {_WHAT_TO_DO}")
+        yield RULE.finding(where, f"the row has no reference_contexts: {_WHAT_TO_DO}", cause="missing")
+
+
+@RULE.folds
+def every_row_without_references(cause):
+    return (
+        "the rows were most likely exported before their reference chunks were written (the retrieval's output "
+        "alone): every row is broken until it lists the chunks a good retrieval must return",
+        None,
+    )
