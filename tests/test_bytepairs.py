@@ -118,16 +118,17 @@ def test_any_text_gets_the_tokenizers_own_ids(model, reference, texts):
     assert own_ids(model, texts) == reference_ids(reference, texts)
 
 
-# How a batch is encoded (see bytepairs): the numpy path for any batch or only past a query's size,
-# parts of a few characters or of many, a memo that forgets at once or keeps, new pieces merged
-# together or one by one.
+# How a batch is encoded (see bytepairs.tokenizer, .memo, .merging): the numpy path for any batch or
+# only past a query's size, parts of a few characters or of many, a memo that forgets at once or
+# keeps, new pieces merged together or one by one. Each limit by its module of bytepairs.
+BYTEPAIRS = "rag_lsp.core.search.bytepairs"
 LIMITS = st.fixed_dictionaries(
     {
-        "_FEW_CHARACTERS": st.sampled_from([0, 1024]),
-        "_CUT_AT_ONCE": st.sampled_from([1, 24, 1 << 18]),
-        "_MEMO_SIZE": st.sampled_from([4, 1 << 17]),
-        "_MEMO_LONGEST": st.sampled_from([3, 256]),
-        "_MERGED_TOGETHER": st.sampled_from([1, 64]),
+        "tokenizer._FEW_CHARACTERS": st.sampled_from([0, 1024]),
+        "tokenizer._CUT_AT_ONCE": st.sampled_from([1, 24, 1 << 18]),
+        "memo._MEMO_SIZE": st.sampled_from([4, 1 << 17]),
+        "memo._MEMO_LONGEST": st.sampled_from([3, 256]),
+        "merging._MERGED_TOGETHER": st.sampled_from([1, 64]),
     }
 )
 
@@ -148,11 +149,9 @@ def own():
 def test_any_batches_get_the_tokenizers_own_ids_however_they_are_cut(own, reference, batches, limits):
     """Batches of any texts, one after another, get the same ids on each of the own tokenizer's paths:
     cut by numpy or by its pattern, in parts of any size, with pieces remembered or forgotten."""
-    from rag_lsp.core.search import bytepairs
-
     with pytest.MonkeyPatch.context() as patch:
         for name, value in limits.items():
-            patch.setattr(bytepairs, name, value)
+            patch.setattr(f"{BYTEPAIRS}.{name}", value)
         for texts in batches:
             texts = [text.encode("utf-8", "replace").decode("utf-8") for text in texts]
             flat, starts = own.encode_arrays(texts)
@@ -163,10 +162,8 @@ def test_any_batches_get_the_tokenizers_own_ids_however_they_are_cut(own, refere
 def test_a_piece_whose_hash_is_another_pieces_is_never_taken_for_it(monkeypatch: pytest.MonkeyPatch, reference) -> None:
     """Pieces are found by their hash and then compared by their characters: with every piece of one
     length given one hash, each still gets its own ids, batch after batch."""
-    from rag_lsp.core.search import bytepairs
-
-    monkeypatch.setattr(bytepairs, "_hashes", lambda codes, firsts, lengths: lengths.astype(numpy.uint64))
-    monkeypatch.setattr(bytepairs, "_FEW_CHARACTERS", 0)
+    monkeypatch.setattr(f"{BYTEPAIRS}.memo.hashes", lambda codes, firsts, lengths: lengths.astype(numpy.uint64))
+    monkeypatch.setattr(f"{BYTEPAIRS}.tokenizer._FEW_CHARACTERS", 0)
     tokenizer = BytePairTokenizer.from_file(embedding.wordllama_files().tokenizer)
     texts = [path.read_text(encoding="utf-8") for path in sorted((REPOSITORY / "docs").glob("*.md"))][:3] + TEXTS
     for batch in (texts[:2], texts, texts[::-1]):
@@ -238,15 +235,13 @@ def test_any_tokenizer_of_the_kind_read_gets_the_tokenizers_own_ids(tmp_path_fac
     """A BPE tokenizer trained on any words, with or without byte tokens (all or some), the unknown token fused or
     not, merges ignored for known words or not, any normalizer read and added tokens, gives the same ids read here,
     on each of its paths."""
-    from rag_lsp.core.search import bytepairs
-
     reference = trained(corpus, dict(options), normalizer, added)
     path = tmp_path_factory.mktemp("trained") / "tokenizer.json"
     reference.save(str(path))
     own = BytePairTokenizer.from_file(path)
     with pytest.MonkeyPatch.context() as patch:
         for name, value in limits.items():
-            patch.setattr(bytepairs, name, value)
+            patch.setattr(f"{BYTEPAIRS}.{name}", value)
         assert own.encode_batch(texts) == reference_ids(reference, texts)
         assert own.encode_batch(texts[::-1]) == reference_ids(reference, texts[::-1])
 
@@ -339,7 +334,7 @@ def test_a_tokenizer_read_from_its_tables_is_the_one_read_from_its_file(model) -
     from_tables = BytePairTokenizer.from_file(tokenizer)
     from_json = BytePairTokenizer.from_json(json.loads(tokenizer.read_text(encoding="utf-8")))
     assert from_tables.get_vocab() == from_json.get_vocab() and from_tables.cuts and from_json.cuts
-    assert from_tables._ranks == from_json._ranks and from_tables._pieces.pattern == from_json._pieces.pattern
+    assert from_tables._merges.ranks == from_json._merges.ranks and from_tables._pieces.pattern == from_json._pieces.pattern
     texts = [path.read_text(encoding="utf-8") for path in sorted((REPOSITORY / "docs").glob("*.md"))] + ["héllo wörld 中文 🎉\t\n  x", ""]
     assert from_tables.encode_batch(texts) == from_json.encode_batch(texts)
 
@@ -372,12 +367,10 @@ def test_tables_made_from_other_bytes_or_damaged_are_not_used(tmp_path: Path, da
 
 def test_the_packaged_tokenizer_is_read_from_its_tables_without_its_merges(monkeypatch: pytest.MonkeyPatch, reference) -> None:
     """Where the tables fit, the merges of the file are not read at all (the slow part of reading it)."""
-    from rag_lsp.core.search import bytepairs
-
     def merges_read(value):
         raise AssertionError("the merges were read from the file")
 
-    monkeypatch.setattr(bytepairs, "_merges", merges_read)
+    monkeypatch.setattr(f"{BYTEPAIRS}.reading.merges_of", merges_read)
     tokenizer = BytePairTokenizer.from_file(embedding.wordllama_files().tokenizer)
     texts = ["how does the gateway approve a request", "naïve café — 中文 🎉"]
     assert tokenizer.cuts and tokenizer.encode_batch(texts) == reference_ids(reference, texts)
