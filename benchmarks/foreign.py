@@ -7,8 +7,12 @@ A team's first step is to point rag-lsp at the dataset it already has. Such a
 dataset usually carries one defect on every row, for one cause: paths written
 `./src/a.py` or with `\\`, a key of the exporting tool on every row, ids written
 as numbers, `expect.relevant` written as one string, every case asking
-`topK: 3` while the suite scores 5 hits, or cases asking for a corpus of the
-team's own service while the suite still names the builtin target. Each variant
+`topK: 3` while the suite scores 5 hits, cases asking for a corpus of the
+team's own service while the suite still names the builtin target, grades
+written as fractions, expected values written as objects, an empty `corpora`,
+a value listed twice, one id for every case, paths written from the folder of
+the machine that wrote them, rows printed as Python values, or a comma after
+each row. Each variant
 is the ``tree-20k`` workload of benchmarks/workloads.py (a nested tree of 20,000
 files, 100,000 cases, 3% near-miss typos and 1% other defects) with one such
 defect written on every row; the clean dataset is the anchor.
@@ -82,7 +86,50 @@ def _numeric_id(case: dict) -> None:
         case["id"] = int(identifier[5:])
 
 
-# Variant -> (the code of its defect, what it writes on every row).
+def _fraction_grades(case: dict) -> None:
+    relevant = case.get("expect", {}).get("relevant")
+    if isinstance(relevant, list):
+        case["expect"]["grades"] = {path: 0.5 for path in relevant if isinstance(path, str)}
+
+
+def _objects_in_relevant(case: dict) -> None:
+    relevant = case.get("expect", {}).get("relevant")
+    if isinstance(relevant, list):
+        case["expect"]["relevant"] = [{"path": path} for path in relevant]
+
+
+def _empty_corpora(case: dict) -> None:
+    case["input"]["corpora"] = []
+
+
+def _repeated_value(case: dict) -> None:
+    relevant = case.get("expect", {}).get("relevant")
+    if isinstance(relevant, list) and relevant:
+        relevant.append(relevant[0])
+
+
+def _one_id(case: dict) -> None:
+    case["id"] = "query"
+
+
+def _python_values(line: str) -> str:
+    """The row as Python prints a dict (single quotes), not as JSON."""
+    return repr(json.loads(line))
+
+
+_python_values.whole_line = True  # type: ignore[attr-defined]
+
+
+def _comma_after(line: str) -> str:
+    """The row with a comma after it, as the lines of a JSON array."""
+    return line + ","
+
+
+_comma_after.whole_line = True  # type: ignore[attr-defined]
+
+
+# Variant -> (the code of its defect, what it writes on every row: on the row's
+# object, or, marked ``whole_line``, on the line's text).
 VARIANTS: dict[str, tuple[str, Rewrite | None]] = {
     "clean": ("", None),
     "dot-slash": ("RAG206", _paths(lambda path: "./" + path)),
@@ -92,6 +139,14 @@ VARIANTS: dict[str, tuple[str, Rewrite | None]] = {
     "topk-below-k": ("RAG207", _top_k_below_k),
     "unserved-corpus": ("RAG004", _unserved_corpus),
     "numeric-id": ("RAG004", _numeric_id),
+    "fraction-grades": ("RAG004", _fraction_grades),
+    "objects-in-relevant": ("RAG004", _objects_in_relevant),
+    "empty-corpora": ("RAG004", _empty_corpora),
+    "repeated-value": ("RAG205", _repeated_value),
+    "one-id": ("RAG202", _one_id),
+    "absolute-paths": ("RAG203", _paths(lambda path: "/home/dev/repo/" + path)),
+    "python-values": ("RAG002", _python_values),  # type: ignore[dict-item]
+    "comma-after": ("RAG002", _comma_after),  # type: ignore[dict-item]
 }
 
 
@@ -107,9 +162,13 @@ def rewritten(lines: list[str], rewrite: Rewrite | None) -> list[str]:
         except ValueError:
             out.append(line)
             continue
-        if isinstance(case, dict) and isinstance(case.get("input"), dict):
+        if not (isinstance(case, dict) and isinstance(case.get("input"), dict)):
+            out.append(json.dumps(case))
+        elif getattr(rewrite, "whole_line", False):
+            out.append(rewrite(json.dumps(case)))  # type: ignore[arg-type,func-returns-value]
+        else:
             rewrite(case)
-        out.append(json.dumps(case))
+            out.append(json.dumps(case))
     return out
 
 
@@ -172,11 +231,11 @@ def main() -> int:
 def report(results: dict[str, dict[str, float]]) -> None:
     clean = results["clean"]
     print()
-    print(f"{'variant':<16} {'cause':>6} {'covers':>8} {'others':>7} {'check':>7} {'÷clean':>7} "
+    print(f"{'variant':<20} {'cause':>6} {'covers':>8} {'others':>7} {'check':>7} {'÷clean':>7} "
           f"{'open':>6} {'÷clean':>7} {'edit p50':>9} {'edit p95':>9} {'peak RSS':>9} {'÷clean':>7}")
     for name, figures in results.items():
         row = [
-            f"{name:<16}",
+            f"{name:<20}",
             f"{int(figures['cause']):>6,}",
             f"{int(figures['covered']):>8,}",
             f"{int(figures['others']):>7,}",
