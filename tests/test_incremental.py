@@ -560,6 +560,31 @@ def test_a_cause_a_tool_writes_on_every_row_is_one_finding_and_its_fix_repairs_e
     assert not [finding for finding in analyze_file(workspace, ELSEWHERE_DATASET) if (finding.code, finding.cause) == (code, cause)]
 
 
+def test_one_id_on_most_rows_folds_and_unfolds_as_rows_come_and_go_elsewhere(tmp_path: Path) -> None:
+    """The repeats of one id fold while they stand on most rows; rows added elsewhere in the file (the
+    group itself untouched) unfold them, and removing those rows folds them again, as a fresh check does."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    rows = ['{"id": "same", "input": {"query": "q%d"}, "expect": {"relevant": ["src/a.py"]}}' % n for n in range(24)]
+    text = "\n".join(rows) + "\n"
+    model = DatasetModel(workspace, ELSEWHERE_DATASET, text)
+
+    def fresh(text: str):
+        source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
+        workspace.invalidate(ELSEWHERE_DATASET, files_changed=False)
+        return analyze_file(workspace, ELSEWHERE_DATASET)
+
+    found = model.findings()
+    assert found == fresh(model.text)
+    assert [finding.code for finding in found] == ["RAG202"] and len(found[0].covers) == 23
+    added = "".join('{"id": "other%d", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py"]}}\n' % n for n in range(30))
+    model.edit(Position(24, 0), Position(24, 0), added)
+    found = model.findings()
+    assert found == fresh(model.text)
+    assert [finding.code for finding in found] == ["RAG202"] * 23 and not any(finding.covers for finding in found)
+    model.edit(Position(24, 0), Position(54, 0), "")
+    assert model.findings() == fresh(model.text) and len(model.findings()) == 1
+
+
 def test_a_json_document_written_over_many_lines_is_one_finding_not_one_per_line(tmp_path: Path) -> None:
     """A JSON array written with indentation in place of JSON Lines fails on nearly every line, each its own
     way: the lines that are pieces of a value written over many lines are one cause, one finding that says

@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import Any, Container, Iterable
 
 from .datasetindex import RowGrouping, groups_of
+from .folding import folds
 from ..workspace.expected import ExpectedVerdict, split_by_list
 from ..reading.jsonrows import Row
 from ..workspace.manifests import GDI_TEXT, RAG_CASE
@@ -387,12 +388,15 @@ class DatasetContext:
     paths: PathTally | None = None
     first_missing: tuple[RowContext, int] | None = None
     id_key: str = "id"
+    # How many rows the dataset has: findings of one cause on most of them fold
+    # (see core.checking.folding).
+    row_count: int = 0
 
     @classmethod
     def of(cls, workspace: Workspace, path: str, rows: RowsContext) -> DatasetContext:
         """The facts of the whole dataset of ``rows`` (its tally of expected paths)."""
         tally, first_missing = rows.paths
-        return cls(workspace, path, {}, (), rows.use, tally, first_missing, _id_key(rows))
+        return cls(workspace, path, {}, (), rows.use, tally, first_missing, _id_key(rows), len(rows.rows))
 
     def grouped(self, rows: RowsContext, grouping: RowGrouping) -> DatasetContext:
         """The facts a rule that groups rows is given: the groups of more than
@@ -400,7 +404,13 @@ class DatasetContext:
         # A file's rows are checked as one shape: at most one of these has rows.
         members = rows.gdi_rows if rows.gdi_rows else rows.cases
         first, shared = groups_of(members, lambda context, value: grouping.value_of(value, context.row.shape))
-        return DatasetContext(self.workspace, self.path, shared, first, self.use, id_key=self.id_key)
+        return DatasetContext(self.workspace, self.path, shared, first, self.use, id_key=self.id_key, row_count=self.row_count)
+
+    def folds(self, lines: int) -> bool:
+        """Whether findings of one cause on ``lines`` of the dataset's rows fold
+        (and the settings fold findings): a rule over the whole dataset then
+        makes them when read (see folding.folded_ahead)."""
+        return self.workspace.folds_findings and folds(lines, self.row_count)
 
 
 def _id_key(rows: RowsContext) -> str:

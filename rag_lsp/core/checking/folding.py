@@ -39,8 +39,22 @@ LINES_NAMED = 3
 def folded_groups(counts: Iterable[tuple[tuple[str, str], int]], rows: int) -> set[tuple[str, str]]:
     """The (code, cause) pairs whose findings stand on enough of ``rows`` rows
     to fold, given how many lines each stands on."""
-    least = max(FOLD_FROM_ROWS, rows // 2 + 1)
-    return {key for key, lines in counts if lines >= least}
+    return {key for key, lines in counts if folds(lines, rows)}
+
+
+def folds(lines: int, rows: int) -> bool:
+    """Whether findings of one cause on ``lines`` of a dataset's ``rows`` rows fold."""
+    return lines >= max(FOLD_FROM_ROWS, rows // 2 + 1)
+
+
+def folded_ahead(first: Finding, count: int, lines: list[int], rows: int, make: Callable[[], list[Finding]], explain=None) -> Finding:
+    """The folded finding of ``count`` findings of one cause on ``lines`` (ascending,
+    each once) of ``rows`` rows, for a rule that knows they fold before making
+    them (see folds): it makes the first, ``first``, and ``make`` makes them all
+    when they are read, as a dataset model makes the occurrences it passed over."""
+    named = lines[:LINES_NAMED]
+    members = Occurrences(count, first, named, lambda: lines, make)
+    return _folded_at(first, members, named, len(lines), rows, explain)
 
 
 class Passed(NamedTuple):

@@ -47,6 +47,11 @@ from .modelediting import FollowsEdits
 # the other's last one; but each batch also costs a call per rule and an
 # answer through the pipe, and 1024 lines opened no faster than 2048.
 _CHECK_BATCH = 2048
+# The first batch is read alone, before a helper takes a share: what it tells
+# (the file's shape, whether its paths are elsewhere, the causes on most rows)
+# a few hundred rows tell as well, and each of its rows may cost an explanation
+# (a cause on every row is only counted past it, see DatasetModel._presumed).
+_FIRST_BATCH = 256
 # A first reading's batch also ends once its lines hold this many characters
 # (2048 lines of 256): a case listing thousands of paths is as much work as a
 # hundred short ones, and a file of a few thousand such lines is then shared
@@ -138,6 +143,8 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         # members read again (made when read, they are those of the lines as they are).
         self._passed_changes = 0
         self._row_count = 0
+        # The row count the grouping rules' findings were last made at (see _check_groups).
+        self._grouped_at_rows = 0
         self._stale: set[int] | None = None  # None: every line
         # The rows of each value the dataset rules that group rows keep (a
         # case id: see core.checking.datasetindex), with their findings, by rule.
@@ -518,12 +525,14 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
 
 def _batch_starts(lines: list[str]) -> list[int]:
     """The first line of each batch of a first reading (see _BATCH_CHARACTERS):
-    at most _CHECK_BATCH lines, and no more than one line past _BATCH_CHARACTERS."""
+    at most _CHECK_BATCH lines (_FIRST_BATCH for the first), and no more than
+    one line past _BATCH_CHARACTERS."""
     ends = list(itertools.accumulate(map(len, lines)))
     starts = [0]
     while (first := starts[-1]) < len(lines):
         before = ends[first - 1] if first else 0
         # The line that reaches the characters' limit ends the batch, so each holds at least one.
         through = bisect.bisect_left(ends, before + _BATCH_CHARACTERS, first)
-        starts.append(min(first + _CHECK_BATCH, through + 1, len(lines)))
+        most = min(_FIRST_BATCH, _CHECK_BATCH) if first == 0 else _CHECK_BATCH
+        starts.append(min(first + most, through + 1, len(lines)))
     return starts[:-1] if len(starts) > 1 else starts

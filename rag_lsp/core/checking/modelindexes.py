@@ -14,7 +14,7 @@ from . import rules as registry
 from .analyze import finish
 from .contexts import ID_KEYS, DatasetContext, RowContext
 from .expectedpaths import PathTally, case_path_tallies, tallied_as_case
-from ..reading.findings import Finding
+from ..reading.findings import FOLD_FROM_ROWS, Finding
 from ..workspace.manifests import GDI_TEXT, RAG_CASE
 from ..workspace.rows import majority_shape
 from ..workspace.suitefacts import DatasetUse
@@ -121,6 +121,13 @@ class KeepsIndexes:
         """Make again the findings of each grouping rule on the groups whose
         rows changed (see core.checking.datasetindex)."""
         renumbered = False
+        if self._row_count != self._grouped_at_rows:
+            # Whether a group's findings fold depends on how many rows the dataset
+            # has (see DatasetContext.folds): the groups large enough to are made again.
+            for _, groups in self._groups:
+                if groups.changed is not None:
+                    groups.changed.update(value for value in groups.shared if len(groups.rows_of(value)) > FOLD_FROM_ROWS)
+            self._grouped_at_rows = self._row_count
         for rule, groups in self._groups:
             if groups.changed is None and self.checked and not renumbered:
                 # Every group again: lines may have come and gone since the rows were placed.
@@ -135,7 +142,9 @@ class KeepsIndexes:
                     grouped[value] = [RowContext(self.path, row, line) for line, row in placed]
             if not grouped:
                 continue
-            context = DatasetContext(self.workspace, self.path, grouped, groups.rows, id_key=ID_KEYS[shape or RAG_CASE])
+            context = DatasetContext(
+                self.workspace, self.path, grouped, groups.rows, id_key=ID_KEYS[shape or RAG_CASE], row_count=self._row_count
+            )
             for finding in finish(self.workspace, self.path, list(rule.checks[registry.DATASET](context))):
                 row = self.rows[finding.range.start.line]
                 value = groups.value(row) if row is not None else None

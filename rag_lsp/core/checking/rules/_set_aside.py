@@ -105,9 +105,12 @@ class SetAside(NamedTuple):
         :meth:`apply` counts them, without a copy of any row."""
         if self.tolerant is None or not self.tolerant.all_valid([context.row.value for context in group]):
             return False
+        # Every cause set aside is presumed (see of): counted a row at a time.
+        code = self.code
         for context in group:
-            for cause in self._causes(context.row.value):
-                rows.passes_over(self.code, cause, context.line)
+            causes = self._causes(context.row.value)
+            if causes:
+                rows.pass_over([(code, cause) for cause in causes], context.line)
         return True
 
     def _causes(self, value: dict[str, Any]) -> list[str]:
@@ -216,7 +219,10 @@ def _of_another_type(value: Any, path: tuple[str, ...], allowed: frozenset[str])
     for index, key in enumerate(path):
         if key == EACH_ELEMENT or key == EACH_KEY:
             inner = value if key == EACH_ELEMENT and type(value) is list else value.values() if key == EACH_KEY and type(value) is dict else ()
-            return sum(_of_another_type(each, path[index + 1 :], allowed) for each in inner)
+            rest = path[index + 1 :]
+            if not rest:  # the values themselves (every grade): no call for each
+                return sum(1 for each in inner if not (json_types(each) & allowed))
+            return sum(_of_another_type(each, rest, allowed) for each in inner)
         if type(value) is not dict or key not in value:
             return 0
         value = value[key]

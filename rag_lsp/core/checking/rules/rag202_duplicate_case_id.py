@@ -26,7 +26,8 @@ from ..datasetindex import RowGrouping
 from ...reading.findings import Fix, Related, Severity, TextEdit
 from ...workspace.manifests import GDI_TEXT
 from ...reading.text import Position, Range
-from . import DATASET, rule_of
+from ..folding import folded_ahead
+from . import DATASET, explain_fold, rule_of
 
 RULE = rule_of(__doc__, "RAG202", "duplicate-case-id", Severity.ERROR)
 
@@ -50,30 +51,51 @@ def duplicate_case_id(context):
     # otherwise each try again every number the repeats before it took.
     reserved: set[str] = set()
     next_number: dict[str, int] = {}
+    for case_id, group in context.repeated.items():
+        if not context.folds(len(group) - 1):
+            yield from _repeats(context, case_id, group, reserved, next_number)
+            continue
+        # One id on most rows (a tool that wrote a constant): its repeats fold,
+        # and are made when read, from what is reserved now.
+        taken = (frozenset(context.ids), set(reserved), dict(next_number))
+        repeats = _repeats(context, case_id, group, reserved, next_number)
+        first = next(repeats)
+        yield folded_ahead(
+            first,
+            len(group) - 1,
+            [row.line for row in group[1:]],
+            context.row_count,
+            lambda case_id=case_id, group=group, taken=taken: list(_repeats(context, case_id, group, set(taken[1]), dict(taken[2]), taken[0])),
+            explain_fold,
+        )
+
+
+def _repeats(context, case_id, group, reserved: set[str], next_number: dict[str, int], ids=None):
+    """The findings of the repeats of ``case_id`` (``group``: its rows in line
+    order), each offering an id no case uses (of ``ids``, the dataset's by
+    default) nor was offered (``reserved``)."""
     key = context.id_key
     what = "case id" if key == "id" else key
-    for case_id, group in context.repeated.items():
-        first = group[0]
-        first_where = first.value_range(key)
-        for row in group[1:]:
-            number = _free_number(case_id, context.ids, reserved, next_number.get(case_id, 2))
-            next_number[case_id] = number + 1
-            suffix = f"-{number}"
-            reserved.add(case_id + suffix)
-            where = row.value_range(key)
-            # Insert before the closing quote: the id's own text (escapes included) stays.
-            closing_quote = Position(row.line, where.end.character - 1)
-            fix = Fix("Make the id unique", edits=(TextEdit(Range(closing_quote, closing_quote), suffix),))
-            # No line numbers in the texts: they would go stale as lines move above.
-            yield RULE.finding(
-                where,
-                f"{what} {case_id!r} is already used by an earlier case: give each case its own id "
-                f"(results and --case name cases by id)",
-                fixes=[fix],
-                related=[Related(context.path, first_where, f"{case_id!r} first used here")],
-                # Repeats of one id stand on most rows only where a tool wrote one id for every case.
-                cause=case_id,
-            )
+    first_where = group[0].value_range(key)
+    for row in group[1:]:
+        number = _free_number(case_id, context.ids if ids is None else ids, reserved, next_number.get(case_id, 2))
+        next_number[case_id] = number + 1
+        suffix = f"-{number}"
+        reserved.add(case_id + suffix)
+        where = row.value_range(key)
+        # Insert before the closing quote: the id's own text (escapes included) stays.
+        closing_quote = Position(row.line, where.end.character - 1)
+        fix = Fix("Make the id unique", edits=(TextEdit(Range(closing_quote, closing_quote), suffix),))
+        # No line numbers in the texts: they would go stale as lines move above.
+        yield RULE.finding(
+            where,
+            f"{what} {case_id!r} is already used by an earlier case: give each case its own id "
+            f"(results and --case name cases by id)",
+            fixes=[fix],
+            related=[Related(context.path, first_where, f"{case_id!r} first used here")],
+            # Repeats of one id stand on most rows only where a tool wrote one id for every case.
+            cause=case_id,
+        )
 
 
 @RULE.folds
