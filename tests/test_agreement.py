@@ -228,8 +228,13 @@ def rag_rows(row_id: str) -> list[bytes]:
         f'{{"id": "{row_id}", "input": {{"query": "app"}}, "expect": {relevant}',
         f'{{"id": "{row_id}", "input": {{"query": NaN}}, "expect": {relevant}}}',
         '["not", "an", "object"]',
+        f'{{"id": "{row_id}", "id": "{row_id}", "input": {{"query": "app"}}, "expect": {relevant}}}',
+        f'{{"id": "{row_id}", "input": {{"query": "{"app " * 2100}"}}, "expect": {relevant}}}',
     ]
-    return [row.encode() for row in rows] + [f'{{"id": "{row_id}\xe9", "input": {{"query": "app"}}, "expect": {relevant}}}'.encode("latin-1")]
+    return [row.encode() for row in rows] + [
+        f'{{"id": "{row_id}\xe9", "input": {{"query": "app"}}, "expect": {relevant}}}'.encode("latin-1"),
+        f'{{"id": "{row_id}\xe9", "input": {{"query": "app", "seed": {"9" * 4400}}}, "expect": {relevant}}}'.encode("latin-1"),
+    ]
 
 
 def gdi_rows(row_id: str) -> list[bytes]:
@@ -254,6 +259,9 @@ def gdi_rows(row_id: str) -> list[bytes]:
     lines.append(json.dumps(gdi_row(row_id))[:-1].encode() + b', "deep": ' + b"[" * 990 + b"]" * 990 + b"}")
     lines.append(json.dumps(gdi_row(row_id))[:-2].encode())
     lines.append(json.dumps(gdi_row(row_id + "\u00e9"), ensure_ascii=False).encode("latin-1"))
+    lines.append(json.dumps(gdi_row(row_id + "\u00e9"), ensure_ascii=False)[:-1].encode("latin-1") + b', "seed": ' + b"9" * 4400 + b"}")
+    lines.append(b'{"input_id": "' + row_id.encode() + b'", ' + json.dumps(gdi_row(row_id))[1:].encode())
+    lines.append(json.dumps(gdi_row(row_id, sut_response="against the key " * 600)).encode())
     return lines
 
 
@@ -289,6 +297,8 @@ def workspaces(draw: st.DrawFn) -> dict[str, bytes]:
         return ending.join([*lines[:2], *blank, *lines[2:]]) + ending
 
     return {
+        # Rows above the limit are refused (RAG005) without being read; those of 4,400 digits are within it.
+        ".punica/rag-lsp.toml": b"max-line-bytes = 8192\n",
         SUITE_FILE: ("suites:\n" + "".join(suites)).encode(),
         RAG_DATA: dataset(rag_rows),
         GDI_DATA: dataset(gdi_rows),

@@ -263,24 +263,52 @@ def test_a_hit_at_k_suite_scores_gdi_rows(tmp_path: Path) -> None:
 
 
 def test_dataset_lines_are_numbered_as_the_checks_number_them(tmp_path: Path) -> None:
-    """CRLF endings, blank lines, non-ASCII, huge integers and bad lines: results land on the checks' line numbers."""
-    from rag_lsp.core.running.datasets import read_dataset
+    """CRLF endings, blank lines (a U+00A0 among them), non-ASCII, huge integers, deep nesting, a repeated key, bad lines, lines above max-line-bytes and bytes that are not UTF-8: the checks and a run read the same lines, blank, refused (RAG005) or not JSON (RAG002) alike, and results land on the checks' line numbers."""
+    from rag_lsp.core.checking.analyze import analyze_workspace
+    from rag_lsp.core.running.datasets import Unreadable, read_dataset
+    from rag_lsp.core.workspace.settings import Settings
 
+    relevant = '"expect": {"relevant": ["src/app.py"]}'
+    long_number = "9" * 4400
     lines = [
-        case("ünïcode-😀", ["src/app.py"]),
-        "",
-        json.dumps({"id": "big", "input": {"query": "x", "seed": 2**70}, "expect": {"relevant": ["src/app.py"]}}),
-        "   ",
-        json.dumps({"id": 7, "input": {}, "expect": {"relevant": ["src/app.py"]}}),
-        '{"id": "nan", "input": {"x": NaN}, "expect": {"relevant": ["src/app.py"]}}',
-        case("last", ["src/app.py"]),
+        case("ünïcode-😀", ["src/app.py"]).encode(),
+        b"",
+        json.dumps({"id": "big", "input": {"query": "x", "seed": 2**70}, "expect": {"relevant": ["src/app.py"]}}).encode(),
+        b"   ",
+        json.dumps({"id": 7, "input": {}, "expect": {"relevant": ["src/app.py"]}}).encode(),
+        b'{"id": "nan", "input": {"x": NaN}, "expect": {"relevant": ["src/app.py"]}}',
+        case("last", ["src/app.py"]).encode(),
+        "\u00a0".encode(),
+        "\u3000\x1f".encode(),
+        f'{{"id": "dup", "id": "twice", "input": {{"query": "x"}}, {relevant}}}'.encode(),
+        f'{{"id": "deep", "input": {{"query": "x", "deep": {"[" * 300 + "]" * 300}}}, {relevant}}}'.encode(),
+        f'{{"id": "deeper", "input": {{"query": "x", "deep": {"[" * 1100 + "]" * 1100}}}, {relevant}}}'.encode(),
+        f'{{"id": "digits", "input": {{"query": "x", "seed": {long_number}}}, {relevant}}}'.encode(),
+        f'{{"id": "long", "input": {{"query": "{"x" * 9000}"}}, {relevant}}}'.encode(),
+        f'{{"id": "caf\xe9", "input": {{"query": "x"}}, {relevant}}}'.encode("latin-1"),
+        f'{{"id": "long\xe9", "input": {{"query": "{"x" * 9000}"}}, {relevant}}}'.encode("latin-1"),
+        f'{{"id": "digits\xe9", "input": {{"query": "x", "seed": {long_number}}}, {relevant}}}'.encode("latin-1"),
+        case("end", ["src/app.py"]).encode(),
     ]
-    make_workspace(tmp_path, suite=RECORDED_SUITE, dataset="\r\n".join(lines) + "\r\n")
+    # Line -> how both read it; a line not named is blank (the CRLF after the last line leaves one).
+    verdicts = {0: "read", 2: "read", 4: "read", 5: "RAG002", 6: "read", 9: "read", 10: "read", 11: "RAG002", 12: "RAG005",
+                13: "RAG005", 14: "RAG002", 15: "RAG005", 16: "RAG002", 17: "read"}
+    make_workspace(tmp_path, suite=RECORDED_SUITE)
+    (tmp_path / ".punica" / "evals" / "code.jsonl").write_bytes(b"\r\n".join(lines) + b"\r\n")
     (tmp_path / ".punica" / "targets.yaml").write_text(TARGETS, encoding="utf-8")
     (tmp_path / ".punica" / "runs").mkdir()
-    recording = [answer(case_id, ["src/app.py"]) for case_id in ("ünïcode-😀", "big", "last")]
+    recording = [answer(case_id, ["src/app.py"]) for case_id in ("ünïcode-😀", "big", "last", "twice", "deep", "end")]
     (tmp_path / ".punica" / "runs" / "rec.jsonl").write_text("\n".join(recording) + "\n", encoding="utf-8")
-    workspace = Workspace(tmp_path)
+    settings = Settings(max_line_bytes=8192)
+    workspace = Workspace(tmp_path, settings)
+
+    checked = Workspace(tmp_path, settings).parsed_dataset(".punica/evals/code.jsonl").rows
+    assert {line: "RAG005" if row.refused else "RAG002" if row.error else "read" for line, row in checked} == verdicts
+    ran = read_dataset(workspace, ".punica/evals/code.jsonl").rows
+    assert {line: value.code if isinstance(value, Unreadable) else "read" for line, value in ran} == verdicts
+    findings = analyze_workspace(Workspace(tmp_path, settings))[".punica/evals/code.jsonl"]
+    assert {(f.range.start.line, f.code) for f in findings if f.code in ("RAG002", "RAG005")} == {(line, code) for line, code in verdicts.items() if code != "read"}
+
     result = run(workspace)
     by_id = {c.id: c for c in result.cases}
     assert by_id["ünïcode-😀"].line == 0 and by_id["ünïcode-😀"].scores is not None
@@ -288,8 +316,14 @@ def test_dataset_lines_are_numbered_as_the_checks_number_them(tmp_path: Path) ->
     assert by_id["line 5"].line == 4 and "no string `id`" in by_id["line 5"].broken
     assert by_id["line 6"].line == 5 and "NaN is not valid JSON" in by_id["line 6"].broken
     assert by_id["last"].line == 6
-    checked_rows = [line for line, _ in Workspace(tmp_path).parsed_dataset(".punica/evals/code.jsonl").rows]
-    assert [line for line, _ in read_dataset(workspace, ".punica/evals/code.jsonl").rows] == checked_rows
+    # The value of a repeated key is the last one, in the checks (RAG003) and in a run.
+    assert by_id["twice"].line == 9 and by_id["twice"].scores is not None
+    assert by_id["deep"].line == 10 and by_id["deep"].scores is not None
+    assert by_id["end"].line == 17 and by_id["end"].scores is not None
+    for line, code in verdicts.items():
+        if code != "read":
+            assert by_id[f"line {line + 1}"].line == line and by_id[f"line {line + 1}"].broken.endswith(f"({code})"), line
+    assert [c.line for c in result.cases] == sorted(verdicts)
 
 
 def test_a_rag_suite_over_gdi_rows_is_refused_as_the_checks_say(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ from .expectedpaths import first_missing_index
 from .datasetindex import KeptGroups
 from ..reading.findings import Finding
 from .parallel import Helper, TwoEnds
-from ..workspace.rows import read_lines
+from ..reading.datasetlines import read_lines
 from ..reading.sources import lines_size, utf8_size
 from ..workspace.suitefacts import DatasetUse
 from ..workspace.workspace import Workspace

@@ -8,7 +8,7 @@ from __future__ import annotations
 import bisect
 
 from ..reading.text import Position, line_of
-from ..workspace.rows import read_lines
+from ..reading.datasetlines import read_lines
 from ..reading.sources import lines_size
 from .modelrows import ModelRow, causes_of
 

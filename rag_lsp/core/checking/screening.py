@@ -22,7 +22,7 @@ from ..reading.findings import Finding
 from ..workspace.manifests import RAG_CASE
 from .parallel import Helper, cores
 from ..workspace.settings import Settings
-from ..workspace.rows import read_lines
+from ..reading.datasetlines import read_lines
 from ..workspace.suitefacts import DatasetUse
 from ..workspace.workspace import Workspace
 from .modelrows import BLANK, COUNTS, LOOK, MOST_COUNTED, ModelRow, PLAIN, PLAIN_CODE

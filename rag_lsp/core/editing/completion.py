@@ -43,7 +43,7 @@ from .docs import (
 from ..workspace.manifests import GDI_TEXT, with_cutoff
 from ..reading.resources import load_schema
 from .suggest import IndexSearch, suggestions
-from ..workspace.rows import read_by_checks
+from ..reading.datasetlines import read_by_checks
 from ..reading.wording import counted
 from ..workspace.workspace import CONFIG_FILE, DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
 from ..reading.yamltree import parse_yaml

@@ -28,7 +28,8 @@ from ..reading.resources import load_schema
 from ..reading.text import Range
 from ..reading.wording import counted
 from ..reading.paths import normalize_relative
-from ..workspace.rows import read_by_checks, shape_of_rows
+from ..reading.datasetlines import read_by_checks
+from ..workspace.rows import shape_of_rows
 from ..workspace.workspace import CONFIG_FILE, DATASET_FILE, MANIFEST_FILE, SUITE_FILE, TARGETS_FILE, Workspace
 
 _SCHEMAS = {SUITE_FILE: "suite", MANIFEST_FILE: "manifest", TARGETS_FILE: "targets"}

@@ -29,7 +29,7 @@ from .cursor import ITEM, KEY, yaml_cursor
 from ..reading.jsonrows import Row
 from ..reading.text import LineIndex, Range
 from ..reading.paths import normalize_relative
-from ..workspace.rows import read_by_checks
+from ..reading.datasetlines import read_by_checks
 from ..workspace.workspace import DATASET_FILE, SUITE_FILE, Workspace
 from ..reading.yamltree import YNode, parse_yaml
 

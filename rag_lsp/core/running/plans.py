@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Collection, Sequence
 import msgspec
 from msgspec import UNSET
 
-from .datasets import CaseRow, Unreadable
+from ..reading.datasetlines import CaseRow
+from .datasets import Unreadable
 from ..workspace.expected import DUPLICATE_ID, NOTHING_RELEVANT, SCHEMA, Expected, Flaw, judge_expected
 from ..reading.jsonrows import Row
 from ..workspace.manifests import GDI_TEXT, RAG_CASE

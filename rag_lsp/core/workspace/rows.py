@@ -1,9 +1,9 @@
-"""Reading a dataset's lines into rows, and the shape a file's rows have.
+"""A dataset's rows as the workspace knows them, and the shape a file's rows have.
 
-A line is one JSON value; a blank one is no row; a line above the size limit is
-refused (RAG005) rather than decoded. A file's shape is that of the majority of
-its readable rows (SPEC 2.2): a rag case (``input``/``expect``) or a
-gdi_text_v1 row (``input_id``/``retrieved_context``/``reference_contexts``).
+Which lines are rows, and how each is decoded, is core.reading.datasetlines's.
+A file's shape is that of the majority of its readable rows (SPEC 2.2): a rag
+case (``input``/``expect``) or a gdi_text_v1 row
+(``input_id``/``retrieved_context``/``reference_contexts``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from typing import Any, Iterable, TypeVar
 
 from ..reading.jsonrows import Row, fine_row
 from .manifests import GDI_TEXT, RAG_CASE
-from ..reading.sources import size_above
 
 
 def row_shape(value: Any) -> str | None:
@@ -23,13 +22,6 @@ def row_shape(value: Any) -> str | None:
     if "input" in value or "expect" in value:
         return RAG_CASE
     return None
-
-
-def read_by_checks(line_text: str, limit: int) -> bool:
-    """Whether the checks read a dataset line: not one above ``limit`` bytes
-    (max-line-bytes, RAG005). The editing features leave such a line alone too:
-    walking ten megabytes per hover would hold up every check queued behind it."""
-    return size_above(line_text, limit) is None
 
 
 def looks_like_a_row(value: Any) -> bool:
@@ -44,34 +36,7 @@ def looks_like_a_row(value: Any) -> bool:
     return type(query) is dict and "query" in query
 
 
-R = TypeVar("R", bound=Row)
-
-
 DR = TypeVar("DR", bound="DatasetRow")
-
-
-def read_lines(kind: type[R], lines: list[str], limit: int) -> list[tuple[int, R]]:
-    """(line number, row) for each line of a dataset that is not blank: rows of
-    ``kind``, refused (RAG005) when longer than ``limit``. Lines are the text split
-    at "\n"; a "\r" before it is part of the ending, as in LineIndex."""
-    numbers: list[int] = []
-    texts: list[str] = []
-    refused: list[tuple[int, R]] = []
-    for number, line in enumerate(lines):
-        if line.endswith("\r"):
-            line = line[:-1]
-        if not line or line.isspace():
-            continue
-        # The limit counts bytes, as the line is written (a line of CJK text is
-        # three times as long as its characters).
-        if size_above(line, limit) is None:
-            numbers.append(number)
-            texts.append(line)
-        else:
-            refused.append((number, kind.too_long(line, limit)))
-    rows = list(zip(numbers, kind.read_many(texts)))
-    # Line numbers are distinct: sorting never compares two rows.
-    return sorted(rows + refused, key=lambda item: item[0]) if refused else rows
 
 
 class DatasetRow(Row):
@@ -88,15 +53,6 @@ class DatasetRow(Row):
     def read_fine(cls: type[DR], text: str, value: Any) -> DR:
         row = fine_row(cls, text, value)
         row.shape = row_shape(value)
-        return row
-
-    @classmethod
-    def undecodable(cls: type[DR], text: str, column: int, message: str) -> DR:
-        """The row of a line holding a byte that is not UTF-8 (at ``column``): not
-        read, like a line that is not JSON (JSON text is UTF-8)."""
-        row = fine_row(cls, text, None)
-        row.shape = None
-        row.error = (column, f"{message}; a dataset is UTF-8 text: save the file as UTF-8")
         return row
 
 

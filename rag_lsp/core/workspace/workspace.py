@@ -22,11 +22,12 @@ from .config import CONFIG_PATH, CONFIG_PATHS, PYPROJECT_PATH, ConfigFile, holds
 from .datasetfacts import DatasetFacts
 from .filefacts import FileFacts
 from .files import glob_match
+from ..reading.datasetlines import dataset_lines, read_lines
 from ..reading.jsonrows import Row
 from .manifests import ManifestRegistry, manifest_from, unreadable_manifest
 from ..reading.paths import normalize_relative
 from .roots import config_outside, located, read_workspace_config
-from .rows import DatasetRow, looks_like_a_row, read_lines, shape_of_rows
+from .rows import DatasetRow, looks_like_a_row, shape_of_rows
 from .settings import Settings
 from ..reading.sources import DiskSource, FileSource, SourceText, size_above
 from .suitefacts import BUILTIN_FIELDS, DEFAULT_TARGET, SuiteInfo, TargetInfo, suite_info, target_info
@@ -242,14 +243,8 @@ class Workspace(FileFacts, DatasetFacts):
             return cached
         text = source.text
         parsed = ParsedDataset(text, LineIndex(text), decode_error=source.decode_error)
-        parsed.rows.extend(read_lines(DatasetRow, text.split("\n"), self.settings.max_line_bytes))
-        if source.undecodable:
-            # A byte that is not UTF-8 spoils its line only (RAG002), as a run reads it.
-            bad = {line: (column, message) for line, column, message in source.undecodable}
-            parsed.rows[:] = [
-                (number, DatasetRow.undecodable(row.text, *bad[number]) if number in bad and not row.refused else row)
-                for number, row in parsed.rows
-            ]
+        # A byte that is not UTF-8 spoils its line only (RAG002), as a run reads it.
+        parsed.rows.extend(read_lines(DatasetRow, dataset_lines(text), self.settings.max_line_bytes, source.undecodable))
         self._datasets[relative] = parsed
         return parsed
 
