@@ -583,6 +583,14 @@ def test_one_id_on_most_rows_folds_and_unfolds_as_rows_come_and_go_elsewhere(tmp
     assert [finding.code for finding in found] == ["RAG202"] * 23 and not any(finding.covers for finding in found)
     model.edit(Position(24, 0), Position(54, 0), "")
     assert model.findings() == fresh(model.text) and len(model.findings()) == 1
+    # One row more elsewhere: still folded, saying the new count; a repeat more above every other
+    # line: each row of the group is on a line one further down.
+    model.edit(Position(24, 0), Position(24, 0), '{"id": "one-more", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py"]}}\n')
+    found = model.findings()
+    assert found == fresh(model.text) and "of the 25 rows" in found[0].message
+    model.edit(Position(0, 0), Position(0, 0), '{"id": "same", "input": {"query": "first"}, "expect": {"relevant": ["src/a.py"]}}\n')
+    found = model.findings()
+    assert found == fresh(model.text) and len(found[0].covers) == 24
 
 
 def test_a_json_document_written_over_many_lines_is_one_finding_not_one_per_line(tmp_path: Path) -> None:

@@ -47,6 +47,15 @@ def folds(lines: int, rows: int) -> bool:
     return lines >= max(FOLD_FROM_ROWS, rows // 2 + 1)
 
 
+def refolded(finding: Finding, rows: int, explain=None) -> Finding:
+    """``finding``, folded with members made when read (see Occurrences), as it
+    reads in a dataset of ``rows`` rows; any other finding as it is."""
+    members = finding.covers
+    if not isinstance(members, Occurrences):
+        return finding
+    return _folded_at(members.first, members, members.named, len(members.lines), rows, explain)
+
+
 def folded_ahead(first: Finding, count: int, lines: list[int], rows: int, make: Callable[[], list[Finding]], explain=None) -> Finding:
     """The folded finding of ``count`` findings of one cause on ``lines`` (ascending,
     each once) of ``rows`` rows, for a rule that knows they fold before making

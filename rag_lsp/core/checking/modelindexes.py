@@ -15,10 +15,16 @@ from .analyze import finish
 from .contexts import ID_KEYS, DatasetContext, RowContext
 from .expectedpaths import PathTally, case_path_tallies, tallied_as_case
 from ..reading.findings import FOLD_FROM_ROWS, Finding
+from .folding import Occurrences, folds, refolded
 from ..workspace.manifests import GDI_TEXT, RAG_CASE
 from ..workspace.rows import majority_shape
 from ..workspace.suitefacts import DatasetUse
 from .modelrows import ABSENT_OF, CORPORA_OF, LISTED_OF, ModelRow, SHAPE_OF, TOP_K_OF, counts_as_case
+
+
+# A group of more rows than this is placed after every row is given its line
+# again (see _check_groups), not row by row.
+_FOUND_ONE_BY_ONE = 64
 
 
 class KeepsIndexes:
@@ -122,12 +128,7 @@ class KeepsIndexes:
         rows changed (see core.checking.datasetindex)."""
         renumbered = False
         if self._row_count != self._grouped_at_rows:
-            # Whether a group's findings fold depends on how many rows the dataset
-            # has (see DatasetContext.folds): the groups large enough to are made again.
-            for _, groups in self._groups:
-                if groups.changed is not None:
-                    groups.changed.update(value for value in groups.shared if len(groups.rows_of(value)) > FOLD_FROM_ROWS)
-            self._grouped_at_rows = self._row_count
+            self._refold_for_rows()
         for rule, groups in self._groups:
             if groups.changed is None and self.checked and not renumbered:
                 # Every group again: lines may have come and gone since the rows were placed.
@@ -137,6 +138,11 @@ class KeepsIndexes:
             grouped: dict[Any, list[RowContext]] = {}
             for value in values:
                 rows = [row for row in groups.rows_of(value) if counts_as_case(row, shape)]
+                if len(rows) > _FOUND_ONE_BY_ONE and not renumbered:
+                    # Each row of a large group found by a search of the lines (see
+                    # _line_of) would cost the square of its size: all are placed again.
+                    self._renumber()
+                    renumbered = True
                 if len(rows) > 1:
                     placed = sorted((self._line_of(row), row) for row in rows)
                     grouped[value] = [RowContext(self.path, row, line) for line, row in placed]
@@ -149,6 +155,33 @@ class KeepsIndexes:
                 row = self.rows[finding.range.start.line]
                 value = groups.value(row) if row is not None else None
                 groups.found.setdefault(value, []).append(finding)
+
+    def _refold_for_rows(self) -> None:
+        """The row count changed: whether a group's findings fold, and how many
+        rows a folded one says the dataset has, depend on it (see
+        DatasetContext.folds). A folded finding that still folds says the new
+        count, its members as they were; a group that folds now, or no longer
+        does, is made again."""
+        rows = self._row_count
+        for _, groups in self._groups:
+            if groups.changed is None:
+                continue  # every group is made again
+            for value, made in groups.found.items():
+                if not any(isinstance(finding.covers, Occurrences) for finding in made):
+                    continue
+                if all(not isinstance(finding.covers, Occurrences) or folds(len(finding.covers.lines), rows) for finding in made):
+                    # Finished again as when made (the path, severity overrides).
+                    groups.found[value] = finish(self.workspace, self.path, [refolded(finding, rows, registry.explain_fold) for finding in made])
+                else:
+                    groups.changed.add(value)
+            for value in groups.shared:
+                size = len(groups.rows_of(value))
+                if value in groups.changed or size <= FOLD_FROM_ROWS:
+                    continue
+                made = groups.found.get(value, ())
+                if not any(isinstance(finding.covers, Occurrences) for finding in made) and folds(size - 1, rows):
+                    groups.changed.add(value)
+        self._grouped_at_rows = rows
 
     def _move_grouped(self, boundary: int, delta: int) -> None:
         # Each place of a grouping rule's finding (a repeat, the first use, the

@@ -129,35 +129,51 @@ class SchemaChecker:
 
     def issues(self, instance: Any) -> list[SchemaIssue]:
         # jsonschema-rs's errors say whether the value is valid too: no error at all.
-        signature = self._signature(instance)
+        errors = self._fast_errors(instance)
+        signature = _signature_of(errors) if errors is not None else None
         if signature == () or (signature is None and self.is_valid(instance)):
             return []
         known = self._explained.get(signature) if signature is not None else None
         if known is not None:
             return _with_values_of(known, instance)
-        issues = self._explain(instance)
+        issues = self._types_explained(errors) if errors is not None else None
+        if issues is None:
+            issues = self._explain(instance)
         if signature is not None:
             if len(self._explained) >= _EXPLANATIONS_KEPT:
                 self._explained.clear()
             self._explained[signature] = tuple(issues)
         return issues
 
-    def _signature(self, instance: Any) -> tuple | None:
-        """What the explanation of an invalid ``instance`` depends on: each error's
-        place in the schema and in the instance, and the value there, as
-        jsonschema-rs finds them (in microseconds, where jsonschema's explanation
-        takes a millisecond). Two values that fail alike are explained alike, so
-        100,000 rows with the same mistake are explained once. None when it
-        cannot be told (no jsonschema-rs, or a value it cannot take)."""
+    def _fast_errors(self, instance: Any) -> list[Any] | None:
+        """jsonschema-rs's errors of ``instance`` (in microseconds, where
+        jsonschema's explanation takes a millisecond); None when they cannot be
+        had (no jsonschema-rs, or a value it cannot take)."""
         if self.fast is None:
             return None
         try:
-            return tuple(
-                (tuple(error.instance_path), tuple(error.schema_path), _what_explains(error))
-                for error in self.fast.iter_errors(instance)
-            )
+            return list(self.fast.iter_errors(instance))
         except (ValueError, TypeError, OverflowError):  # values jsonschema-rs or JSON cannot take
             return None
+
+    def _types_explained(self, errors: list[Any]) -> list[SchemaIssue] | None:
+        """The issues of errors that are each a wrong type where the schema says
+        the type plainly (through `properties`, `items` and `additionalProperties`,
+        no combinator or reference on the way), as the explanation says them, from
+        jsonschema-rs's errors alone: a grade written as a fraction under every
+        expected value of every row is a new place each time, which no kept
+        explanation covers. None for any other error (explained in full)."""
+        issues = []
+        for error in errors:
+            if type(error.kind).__name__ != "Type" or not _plainly_typed(error.schema_path):
+                return None
+            types = _schema_at(self.schema, error.schema_path)
+            if not isinstance(types, (str, list)):
+                return None
+            issues.append(SchemaIssue(tuple(error.instance_path), f"expected {_expected_types(types)}, got {_describe(error.instance)}", "value", "type"))
+        issues = list(dict.fromkeys(issues))
+        issues.sort(key=lambda issue: (len(issue.path), [str(part) for part in issue.path]))
+        return issues
 
     def _explain(self, instance: Any) -> list[SchemaIssue]:
         issues: list[SchemaIssue] = []
@@ -186,7 +202,43 @@ class SchemaChecker:
         ]
 
 
-# Explanations a checker keeps (see SchemaChecker._signature); past this many
+def _signature_of(errors: list[Any]) -> tuple:
+    """What the explanation of a value with jsonschema-rs's ``errors`` depends on:
+    each error's place in the schema and in the value, and the value there. Two
+    values that fail alike are explained alike, so 100,000 rows with the same
+    mistake are explained once."""
+    return tuple((tuple(error.instance_path), tuple(error.schema_path), _what_explains(error)) for error in errors)
+
+
+def _plainly_typed(schema_path: Any) -> bool:
+    """Whether a schema path leads to a `type` through `properties` (each with
+    its key), `items` and `additionalProperties` alone: where a wrong type is all
+    an error says (see SchemaChecker._types_explained)."""
+    steps = iter(schema_path)
+    for step in steps:
+        if step == "properties":
+            if next(steps, None) is None:
+                return False
+        elif step == "type":
+            return next(steps, None) is None
+        elif step not in ("items", "additionalProperties"):
+            return False
+    return False
+
+
+def _schema_at(schema: Any, path: Any) -> Any:
+    """The part of ``schema`` at ``path`` (keys of objects, positions in lists)."""
+    for part in path:
+        if isinstance(schema, dict) and isinstance(part, str):
+            schema = schema.get(part)
+        elif isinstance(schema, list) and isinstance(part, int) and 0 <= part < len(schema):
+            schema = schema[part]
+        else:
+            return None
+    return schema
+
+
+# Explanations a checker keeps (see SchemaChecker.issues); past this many
 # distinct ones, it starts again.
 _EXPLANATIONS_KEPT = 4096
 
