@@ -19,7 +19,7 @@ from .folding import Occurrences, folds, refolded
 from ..workspace.manifests import GDI_TEXT, RAG_CASE
 from ..workspace.rows import majority_shape
 from ..workspace.suitefacts import DatasetUse
-from .modelrows import ABSENT_OF, CORPORA_OF, LISTED_OF, ModelRow, SHAPE_OF, TOP_K_OF, counts_as_case
+from .modelrows import ABSENT_OF, CORPORA_OF, LINE_OF, LISTED_OF, ModelRow, SHAPE_OF, TOP_K_OF, counts_as_case
 
 
 # A group of more rows than this is placed after every row is given its line
@@ -143,7 +143,9 @@ class KeepsIndexes:
                     # _line_of) would cost the square of its size: all are placed again.
                     self._renumber()
                     renumbered = True
-                if len(rows) > 1:
+                if len(rows) > 1 and renumbered:  # every row is on its line: sorted in C
+                    grouped[value] = [RowContext(self.path, row, row.line) for row in sorted(rows, key=LINE_OF)]
+                elif len(rows) > 1:
                     placed = sorted((self._line_of(row), row) for row in rows)
                     grouped[value] = [RowContext(self.path, row, line) for line, row in placed]
             if not grouped:
