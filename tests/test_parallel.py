@@ -30,6 +30,7 @@ from test_equivalence import SEVERITIES, finding, fresh_check
 from rag_lsp.core.checking import incremental, modelrows, parallel, screening
 from rag_lsp.core.checking.analyze import analyze_file
 from rag_lsp.core.reading.findings import SHOWN_PER_CODE, Finding
+from rag_lsp.core.reading.jsonrows import Row
 from rag_lsp.core.checking.folding import Occurrences, covered_lines, every_occurrence_fix
 from rag_lsp.core.checking.incremental import DatasetModel
 from rag_lsp.core.checking.parallel import Helper
@@ -326,9 +327,9 @@ MISBEHAVING = {
     # Answers every batch it takes with something that is no screening, then a batch it never took.
     "nonsense": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, [('rag_case', 5, 'x')] * 3))\nwrite((0, None)); write('done'); read()",
     # Answers each batch with the right number of lines, with codes no line has.
-    "wrong": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([200]) * 16, ['fake'] * 16, bytes(192), {}, {}, {})))\nwrite('done'); read()",
+    "wrong": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([200]) * 16, ['fake'] * 16, bytes(192), {}, {}, {}, {})))\nwrite('done'); read()",
     # Answers each batch with the right number of lines as plain cases, with ids that are no strings.
-    "wrong-ids": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, [5] * 16, bytes(192), {}, {}, {})))\nwrite('done'); read()",
+    "wrong-ids": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, [5] * 16, bytes(192), {}, {}, {}, {})))\nwrite('done'); read()",
     # Answers each batch as plain cases, with counts of expected paths for fewer lines than it has.
     "wrong-counts": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, ['x'] * 16, bytes(64), {})))\nwrite('done'); read()",
     # Answers each batch as plain cases, with a line's "unfinished findings" that are no findings.
@@ -366,7 +367,7 @@ share()
 taken = [i for i in (take() for _ in range(4)) if i is not None]
 for i in taken:
     time.sleep(0.4)
-    write((i, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {}, {})))
+    write((i, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {}, {}, {})))
 write("done"); read(); write("ended")
 """
 
@@ -385,7 +386,7 @@ def test_a_slow_helper_is_waited_for_while_it_answers(tmp_path: Path, shared: No
 ANSWERS_THE_CALLERS_BATCH = FRAMING + """
 share()
 i = take()
-write((1, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {}, {}))); write((i, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {}, {})))
+write((1, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {}, {}, {}))); write((i, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {}, {}, {})))
 write("done"); read(); write("ended")
 """
 
@@ -593,7 +594,7 @@ def test_a_screening_leaves_the_did_you_mean_to_the_model(tmp_path: Path, monkey
     job = screening.Screening(
         root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     )
-    codes, _, _, unfinished, _, _ = job.start()(0, first_lines(root / DATASET, 16))
+    codes, _, _, unfinished, _, _, _ = job.start()(0, first_lines(root / DATASET, 16))
     assert unfinished
     assert {finding.unfinished for found in unfinished.values() for finding in found if finding.code == "RAG203"} == {"docs/missing.md"}
     assert all(codes[number] not in (modelrows.BLANK, modelrows.LOOK) for number in unfinished)
@@ -610,7 +611,7 @@ def test_a_screening_for_every_finding_finishes_them(tmp_path: Path) -> None:
     workspace = Workspace(root)
     use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     job = screening.Screening(root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True)
-    codes, _, _, found, _, _ = job.start()(0, first_lines(root / DATASET, 16))
+    codes, _, _, found, _, _, _ = job.start()(0, first_lines(root / DATASET, 16))
     assert found and all(codes[number] not in (modelrows.BLANK, modelrows.LOOK) for number in found)
     finished = [finding for findings in found.values() for finding in findings if finding.code == "RAG203"]
     assert finished and {finding.unfinished for finding in finished} == {None}
@@ -628,12 +629,24 @@ def test_a_screening_for_every_finding_passes_lines_that_repeat_a_missing_path(t
     use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     screen = screening.Screening(root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True).start()
     screen(0, memoryview("\n".join(lines[:4]).encode()))
-    codes, _, _, found, _, _ = screen(1, memoryview("\n".join(lines[4:]).encode()))
+    codes, _, _, found, _, _, _ = screen(1, memoryview("\n".join(lines[4:]).encode()))
     assert modelrows.LOOK not in codes
     assert sorted(found) == [0, 1, 2, 3]
     expected = {finding.range.start.line: finding for finding in analyze_file(Workspace(root), DATASET) if finding.code == "RAG203"}
     assert all(finding.moved(4) == expected[number + 4] for number, findings in found.items() for finding in findings)
     assert "did you mean" in found[1][0].message
+
+
+def test_a_screening_answers_for_lines_that_are_not_json(tmp_path: Path) -> None:
+    """A line that is not JSON is answered for with where and why it is not, as reading it in one process
+    says: a dataset written by another tool may hold no line of JSON, and the model must not read them all again."""
+    lines = [repr({"id": f"c{n}", "expect": {"relevant": ["src/app.py"]}}) for n in range(3)] + ['{"id": "cut', case("fine", ["src/app.py"])]
+    root = make_root(tmp_path, "\n".join(lines) + "\n")
+    workspace = Workspace(root)
+    codes, _, _, found, _, _, errors = screening.screen_batch(workspace, DATASET, workspace.dataset_use(DATASET), None, lines)
+    assert list(codes[:4]) == [modelrows.NOT_JSON] * 4 and codes[4] in modelrows.PLAIN
+    assert errors == {number: Row(line).error for number, line in enumerate(lines[:4])}
+    assert sorted(found) == [0, 1, 2, 3] and all(finding.code == "RAG002" for findings in found.values() for finding in findings)
 
 
 def test_a_screening_passes_lines_with_findings_made_on_the_lines_of_the_file(tmp_path: Path) -> None:
@@ -647,7 +660,7 @@ def test_a_screening_passes_lines_with_findings_made_on_the_lines_of_the_file(tm
     screen = screening.Screening(
         root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True, batch_starts=(0, 4)
     ).start()
-    codes, _, _, found, _, _ = screen(1, memoryview("\n".join(lines[4:]).encode()))
+    codes, _, _, found, _, _, _ = screen(1, memoryview("\n".join(lines[4:]).encode()))
     assert modelrows.LOOK not in codes and sorted(found) == [0, 1, 2, 3]
     expected = [finding for finding in analyze_file(Workspace(root), DATASET) if finding.range.start.line >= 4]
     assert {finding.code for finding in expected} == {"RAG004", "RAG206"}
@@ -708,6 +721,9 @@ SYSTEMIC_DEFECTS = {
     "no-corpora": lambda n: json.dumps({"id": f"c-{n}", "input": {"query": f"q{n}", "corpora": []}, "expect": {"relevant": ["src/app.py"]}}),
     # Every case listing its first expected value twice.
     "repeat": lambda n: case(f"rep-{n}", ["src/app.py", "docs/guide.md", "src/app.py"]),
+    # Rows that are no JSON at all: printed as Python values, or with a comma after each.
+    "python-values": lambda n: repr({"id": f"p-{n}", "input": {"query": f"q{n}"}, "expect": {"relevant": ["src/app.py"]}}),
+    "comma-after": lambda n: case(f"comma-{n}", ["src/app.py"]) + ",",
 }
 
 

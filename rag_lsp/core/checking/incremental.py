@@ -36,7 +36,7 @@ from ..reading.sources import lines_size, utf8_size
 from ..workspace.suitefacts import DatasetUse
 from ..workspace.workspace import Workspace
 from .modelindexes import KeepsIndexes
-from .modelrows import BLANK, COUNTS, LOOK, ModelRow, NO_FINDINGS, PLAIN, Unfinished, causes_of
+from .modelrows import BLANK, COUNTS, LOOK, NOT_JSON, ModelRow, NO_FINDINGS, PLAIN, Unfinished, causes_of
 from .passedover import CountsPassedOver
 from .screening import Screening, is_answer
 from .shown import LastShown, ShowsFindings, position_key
@@ -286,7 +286,7 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
                 continue
             self.lines_from_helper += len(lines)
             taken: list[ModelRow] = []
-            codes, kept_by_line, tallies, unfinished, passed, corpora = answer
+            codes, kept_by_line, tallies, unfinished, passed, corpora, errors = answer
             counts = memoryview(tallies).cast("I")
             looks: list[int] = []  # lines it did not pass, read here together below
             for line, number, text, code, kept in zip(itertools.count(first), itertools.count(0, COUNTS), lines, codes, kept_by_line):
@@ -294,6 +294,10 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
                     continue
                 if code == LOOK:
                     looks.append(line)
+                    continue
+                if code == NOT_JSON:
+                    row = rows[line] = ModelRow.not_json(text.removesuffix("\r"), errors[line - first], line)
+                    taken.append(row)
                     continue
                 line_shape, exact = PLAIN[code]
                 row = plain(text.removesuffix("\r"), line_shape, kept, exact, line, counts[number], counts[number + 1], counts[number + 2])

@@ -3,7 +3,7 @@
 A :class:`ModelRow` keeps what the model's indexes need of a line (its shape,
 what the groupings keep, its counts) and drops its decoded value once the line
 is checked. A helper process that screens a batch answers a byte per line
-(:data:`BLANK`, :data:`LOOK` or one of :data:`PLAIN`) and three counts per line
+(:data:`BLANK`, :data:`LOOK`, one of :data:`PLAIN` or :data:`NOT_JSON`) and three counts per line
 (:data:`COUNTS`); see rag_lsp.core.checking.screening.
 """
 
@@ -29,6 +29,12 @@ PLAIN = {
     for exact in (0, 1)
 }
 PLAIN_CODE = {entry: code for code, entry in PLAIN.items()}
+# A line that is not JSON: the helper sends where and why with its answer, and
+# the row is made from that (a dataset written by another tool may have no line
+# of JSON at all, and each would otherwise be read again here).
+NOT_JSON = max(PLAIN) + 1
+# The lines a helper answers for, which the model then does not read again.
+ANSWERED = frozenset(PLAIN) | {NOT_JSON}
 # A helper's counts for each line: its expected paths, those not workspace files,
 # and the hits it asks for (see ModelRow.top_k), as unsigned 32-bit integers.
 COUNTS = 3
@@ -102,6 +108,20 @@ class ModelRow(DatasetRow):
         row.absent = absent
         row.top_k = top_k
         row.corpora = ()
+        return row
+
+    @classmethod
+    def not_json(cls, text: str, error: tuple[int, str], line: int) -> ModelRow:
+        """The row of a line another process found not to be JSON, placed on
+        ``line``: ``error`` is where and why, as reading it here says (see
+        Row._decode_exactly)."""
+        row = fine_row(cls, text, None, exact=True)
+        row.error = error
+        row.shape = row.kept = None
+        row.dropped = False
+        row.line = line
+        row.listed = row.absent = 0
+        row.top_k, row.corpora = 0, ()
         return row
 
     def restore(self) -> None:

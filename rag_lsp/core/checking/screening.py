@@ -25,7 +25,7 @@ from ..workspace.settings import Settings
 from ..reading.datasetlines import read_lines
 from ..workspace.suitefacts import DatasetUse
 from ..workspace.workspace import Workspace
-from .modelrows import BLANK, COUNTS, LOOK, MOST_COUNTED, ModelRow, PLAIN, PLAIN_CODE
+from .modelrows import ANSWERED, BLANK, COUNTS, LOOK, MOST_COUNTED, NOT_JSON, ModelRow, PLAIN, PLAIN_CODE
 
 
 @dataclass(frozen=True)
@@ -51,17 +51,18 @@ class Screening:
     # The causes presumed to stand on most rows (see DatasetModel._presumed).
     systemic: frozenset[tuple[str, str]] = frozenset()
 
-    def start(self) -> Callable[[int, memoryview], tuple[bytes, list[str | None], bytes, dict[int, list[Finding]], dict[int, tuple]]]:
+    def start(self) -> Callable[[int, memoryview], tuple]:
         workspace = Workspace(self.root, self.settings)
         workspace.adopt_files(self.files, self.not_normal_files)
 
-        def screen(index: int, text: memoryview) -> tuple[bytes, list[str | None], bytes, dict[int, list[Finding]], dict[int, tuple]]:
+        def screen(index: int, text: memoryview) -> tuple:
+            """What screen_batch answers of batch ``index``, its findings finished where every finding is wanted."""
             batch = str(text, "utf-8", "surrogatepass").split("\n")
             first = self.batch_starts[index] if index < len(self.batch_starts) else 0
-            codes, kept, counts, unfinished, passed, corpora = screen_batch(workspace, self.path, self.use, self.shape, batch, first, self.systemic)
+            codes, kept, counts, unfinished, passed, corpora, errors = screen_batch(workspace, self.path, self.use, self.shape, batch, first, self.systemic)
             if self.finish:
                 unfinished = {number: [registry.finished(workspace, finding) for finding in found] for number, found in unfinished.items()}
-            return codes, kept, counts, unfinished, passed, corpora
+            return codes, kept, counts, unfinished, passed, corpora, errors
 
         return screen
 
@@ -74,17 +75,19 @@ def screen_batch(
     lines: list[str],
     first: int = 0,
     systemic: frozenset[tuple[str, str]] = frozenset(),
-) -> tuple[bytes, list[Any], bytes, dict[int, list[Finding]], dict[int, tuple[tuple[str, str], ...]]]:
+) -> tuple[bytes, list[Any], bytes, dict[int, list[Finding]], dict[int, tuple[tuple[str, str], ...]], dict, dict[int, tuple[int, str]]]:
     """For each line of a batch, a code, what the groupings keep of it and a
     count of expected paths, and the findings of plain lines.
     The code is BLANK; for a plain line (an object or array read with no error
     and no repeated key) one of PLAIN's, its row's shape and whether it was
     read exactly, with what the dataset rules that group rows keep of it (its
-    case id, see core.checking.datasetindex); else LOOK: the model reads and checks it.
+    case id, see core.checking.datasetindex); for a line that is not JSON,
+    NOT_JSON, with where and why (its row's error, by its number in the batch:
+    the last element of the answer); else LOOK: the model reads and checks it.
     The counts are two unsigned 32-bit integers per line, its expected paths
     and those not workspace files (see DatasetModel._tally). A byte per line, a
     list of kept values and an array cost little to send and to check (see is_answer).
-    A plain line's findings come by its number in the batch, made on its line
+    A plain line's findings (and one not JSON's) come by its number in the batch, made on its line
     of the file (the batch's ``first`` line and on). A row rule's
     findings depend on the line alone (and the facts the screening shares), so
     a line with findings is plain all the same: a dataset written by another
@@ -108,6 +111,7 @@ def screen_batch(
     kept: list[Any] = [None] * len(lines)
     counts = array("I", bytes(4 * COUNTS * len(lines)))
     unfinished: dict[int, list[Finding]] = {}
+    errors: dict[int, tuple[int, str]] = {}
     for (number, _), (listed, absent) in zip(rows, context.path_tallies):
         if listed:
             counts[COUNTS * number], counts[COUNTS * number + 1] = listed, absent
@@ -125,10 +129,14 @@ def screen_batch(
         if plain:
             codes[number] = PLAIN_CODE[row.shape, row.exact]
             kept[number] = row.kept
-            if found is not None:
-                unfinished[number] = found
+        elif row.error is not None and row.refused is None and not row.has_duplicate_keys:
+            codes[number] = NOT_JSON
+            errors[number] = row.error
         else:
             codes[number] = LOOK
+            continue
+        if found is not None:
+            unfinished[number] = found
     alike: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
     passed: dict[int, tuple[tuple[str, str], ...]] = {}
     for line, pairs in context.passed_over.items():
@@ -137,7 +145,7 @@ def screen_batch(
     # The corpora each plain line asks to search, where it asks (rows alike share one tuple).
     asked: dict[tuple[str, ...], tuple[str, ...]] = {}
     corpora = {number: asked.setdefault(row.corpora, row.corpora) for number, row in rows if row.corpora and codes[number] != LOOK}
-    return bytes(codes), kept, counts.tobytes(), unfinished, passed, corpora
+    return bytes(codes), kept, counts.tobytes(), unfinished, passed, corpora, errors
 
 
 def reading_helper() -> Helper | None:
@@ -164,13 +172,14 @@ def warm_up() -> None:
 def is_answer(answer: Any, lines: int, path: str, first: int, systemic: frozenset[tuple[str, str]] = frozenset()) -> bool:
     """Whether ``answer`` is what screen_batch gives for a batch of ``lines`` of
     the dataset at ``path``, from its line ``first``."""
-    if type(answer) is not tuple or len(answer) != 6:
+    if type(answer) is not tuple or len(answer) != 7:
         return False
-    codes, kept, counts, unfinished, passed, corpora = answer
+    codes, kept, counts, unfinished, passed, corpora, errors = answer
     return (
         type(codes) is bytes
         and len(codes) == lines
-        and max(codes, default=BLANK) <= max(PLAIN)
+        and max(codes, default=BLANK) <= NOT_JSON
+        and _are_errors(errors, codes)
         and type(kept) is list
         and len(kept) == lines
         and kept_are_valid([rule.grouping for rule in registry.groupings()], kept)
@@ -180,6 +189,16 @@ def is_answer(answer: Any, lines: int, path: str, first: int, systemic: frozense
         and all(_are_plain_findings(number, found, codes, lines, path, first) for number, found in unfinished.items())
         and _are_passed(passed, codes, lines, systemic)
         and _are_corpora(corpora, codes, lines)
+    )
+
+
+def _are_errors(errors: Any, codes: bytes) -> bool:
+    """Whether ``errors`` says where and why each line of ``codes`` that is not
+    JSON is not, and of no other line."""
+    return (
+        type(errors) is dict
+        and sorted(errors) == [number for number, code in enumerate(codes) if code == NOT_JSON]
+        and all(type(error) is tuple and len(error) == 2 and type(error[0]) is int and type(error[1]) is str for error in errors.values())
     )
 
 
@@ -199,7 +218,7 @@ def _are_passed(passed: Any, codes: bytes, lines: int, systemic: frozenset[tuple
     a batch of ``lines`` lines: pairs of those causes, by plain line."""
     if type(passed) is not dict:
         return False
-    if not all(type(number) is int and 0 <= number < lines and codes[number] in PLAIN for number in passed):
+    if not all(type(number) is int and 0 <= number < lines and codes[number] in ANSWERED for number in passed):
         return False
     alike = {id(pairs): pairs for pairs in passed.values()}.values()
     return all(type(pairs) is tuple and pairs and all(pair in systemic for pair in pairs) for pairs in alike)
@@ -213,7 +232,7 @@ def _are_plain_findings(number: Any, found: Any, codes: bytes, lines: int, path:
     return (
         type(number) is int
         and 0 <= number < lines
-        and codes[number] in PLAIN
+        and codes[number] in ANSWERED
         and type(found) is list
         and len(found) > 0
         and all(
