@@ -22,6 +22,9 @@ from rag_lsp.core.search.embedding import loading as embedding_loading
 from rag_lsp.core.search.bytepairs import BytePairTokenizer, Unsupported, tables_of, tables_path, write_tables
 from tinymodel import write_model
 
+# Slow: the tokenizer is held to the tokenizers package on whole files.
+pytestmark = pytest.mark.slow
+
 tokenizers = pytest.importorskip("tokenizers")
 
 REPOSITORY = Path(__file__).resolve().parent.parent

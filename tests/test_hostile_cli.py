@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 from workspaces import make_workspace
 
+# Slow: each test runs the command line on hostile input in a process of its own.
+pytestmark = pytest.mark.slow
+
 # Nothing here may take long: a hang is a failure, not a slow test.
 TIMEOUT = 60
 

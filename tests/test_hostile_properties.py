@@ -39,6 +39,7 @@ def nested_json(depth: int, opener: str) -> str:
 # ---------------------------------------------------------------- nesting
 
 
+@pytest.mark.slow  # hundreds of nested documents
 @FAST
 @given(depths, st.sampled_from(["array", "table"]))
 def test_toml_of_any_depth_is_read_or_refused(depth: int, shape: str) -> None:

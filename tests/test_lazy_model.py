@@ -45,6 +45,7 @@ async def client(lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
+@pytest.mark.slow  # starts a server process
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the server's memory map in /proc")
 async def test_serve_start_loads_no_model(client: LanguageClient, examples: Path) -> None:
     """The server opens examples/, scans it and checks a suite without mapping numpy's or the

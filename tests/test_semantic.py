@@ -36,6 +36,9 @@ from rag_lsp.core.workspace.workspace import Workspace
 from tinymodel import write_model
 from workspaces import AUDIT, DEPLOY, RATE_LIMITS, write_files
 
+# Slow: each test loads the embedding model and searches with it.
+pytestmark = pytest.mark.slow
+
 # ---------------------------------------------------------------- chunking
 
 

@@ -17,12 +17,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_lsp
 from lspclient import SERVER, TIMEOUT_S, diagnostics, edit, execute, open_file, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 from tinymodel import write_model
 from workspaces import write_files
+
+# Slow: each test builds the builtin target's index and talks to a server over stdio.
+pytestmark = pytest.mark.slow
 
 SUITE_FILE = ".punica/evals/cars.suite.yaml"
 DATASET_FILE = ".punica/evals/cars.jsonl"

@@ -20,6 +20,9 @@ from rag_lsp.core.running.significance import (
     sign_flip_p_value,
 )
 
+# Slow: exact permutations and resamples checked against scipy's.
+pytestmark = pytest.mark.slow
+
 
 def mean_difference(b, a, axis=-1):
     return np.mean(b - a, axis=axis)

@@ -255,6 +255,7 @@ def test_command_that_dies_leaving_a_child_is_reported_as_exited(command_target)
     assert after.hits[0].path == "b"
 
 
+@pytest.mark.slow  # waits out timeouts
 def test_command_that_hangs_times_out_and_is_stopped(command_target) -> None:
     """A process that does not answer within timeout_s is stopped: a RAG405, and the next case is answered."""
     before, hung, after = answers(command_target, ask("a"), ask("hang"), ask("b"))
@@ -263,6 +264,7 @@ def test_command_that_hangs_times_out_and_is_stopped(command_target) -> None:
     assert after.hits[0].path == "b"
 
 
+@pytest.mark.slow  # waits out timeouts
 def test_command_that_keeps_hanging_is_not_asked_again_in_the_run(command_target) -> None:
     """After three cases in a row without an answer in time, the run's other cases fail at once instead of each waiting the timeout out; the next run asks again."""
     started = time.monotonic()
@@ -344,7 +346,8 @@ def http_url() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     server.daemon_threads = True
     server.handle_error = lambda request, address: None  # a client that gave up is expected here
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll: shutdown() waits for the loop's next look (half a second by default).
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/query"
     server.shutdown()
@@ -372,6 +375,7 @@ def test_http_failures_are_rag405(tmp_path: Path, http_url: str, query: str, fra
     assert isinstance(failure, TargetError) and fragment in failure.message
 
 
+@pytest.mark.slow  # waits out timeouts
 def test_http_service_that_keeps_hanging_is_not_asked_again_in_the_run(tmp_path: Path, http_url: str) -> None:
     """Three cases in a row without an answer in time: the run's other cases are not sent; an answer in between starts the count again."""
     target = open_target(target_info("remote", {"http": {"url": http_url, "timeout_s": 0.5}}), Workspace(tmp_path, Settings(run_concurrency=1)), 5.0)

@@ -11,6 +11,9 @@ from hypothesis import strategies as st
 
 from rag_lsp.core.search import embedding
 
+# Slow: the tokenizer is held to the tokenizers package on whole files.
+pytestmark = pytest.mark.slow
+
 tokenizers = pytest.importorskip("tokenizers")
 
 REPOSITORY = Path(__file__).resolve().parent.parent
