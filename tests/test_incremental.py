@@ -32,6 +32,13 @@ def fresh_findings(workspace: Workspace, source: OverlaySource, text: str):
     return analyze_file(workspace, BROKEN)
 
 
+def fresh_check(workspace: Workspace, source: OverlaySource, path: str, text: str):
+    """The findings of a fresh check of the dataset at ``path`` holding ``text`` (the workspace's files unchanged)."""
+    source.texts[workspace.absolute(path)] = text
+    workspace.invalidate(path, files_changed=False)
+    return analyze_file(workspace, path)
+
+
 edits = st.lists(
     st.tuples(st.integers(0, 10_000), st.integers(0, 10_000), st.integers(0, 200), st.sampled_from(PIECES)),
     min_size=1,
@@ -143,9 +150,7 @@ def test_edits_across_the_elsewhere_threshold_match_a_fresh_check(tmp_path_facto
     model = DatasetModel(workspace, ELSEWHERE_DATASET, text)
 
     def fresh(text: str):
-        source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
-        workspace.invalidate(ELSEWHERE_DATASET, files_changed=False)
-        return analyze_file(workspace, ELSEWHERE_DATASET)
+        return fresh_check(workspace, source, ELSEWHERE_DATASET, text)
 
     assert model.findings() == fresh(text)
     for start_seed, length, piece in edits:
@@ -243,9 +248,7 @@ def test_what_an_editor_is_shown_after_edits_of_whole_lines_is_what_a_fresh_chec
     model = DatasetModel(workspace, ELSEWHERE_DATASET, "\n".join(variant_line(name, n) for n, name in enumerate(names)) + "\n")
 
     def fresh(text: str):
-        source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
-        workspace.invalidate(ELSEWHERE_DATASET, files_changed=False)
-        return shown_in_editor(analyze_file(workspace, ELSEWHERE_DATASET), limit)
+        return shown_in_editor(fresh_check(workspace, source, ELSEWHERE_DATASET, text), limit)
 
     assert model.shown(limit) == fresh(model.text)
     for number, (line_seed, name, kind, everything_first) in enumerate(edits, start=100):
@@ -412,9 +415,7 @@ def test_repeated_input_ids_follow_edits_as_a_fresh_check(tmp_path_factory, edit
     model = DatasetModel(workspace, path, text)
 
     def fresh(text: str):
-        source.texts[workspace.absolute(path)] = text
-        workspace.invalidate(path, files_changed=False)
-        return analyze_file(workspace, path)
+        return fresh_check(workspace, source, path, text)
 
     first = model.findings()
     assert [(finding.code, finding.range.start.line) for finding in first] == [("RAG202", 2)]
@@ -458,9 +459,7 @@ def test_findings_of_one_cause_fold_and_unfold_with_edits_as_a_fresh_check(tmp_p
         incremental._CHECK_BATCH = batch_before
 
     def fresh(text: str):
-        source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
-        workspace.invalidate(ELSEWHERE_DATASET, files_changed=False)
-        return analyze_file(workspace, ELSEWHERE_DATASET)
+        return fresh_check(workspace, source, ELSEWHERE_DATASET, text)
 
     for number, (line_seed, name, kind, everything_first) in enumerate(edits, start=100):
         line = line_seed % (len(model.lines) - 1)
@@ -555,9 +554,8 @@ def test_a_cause_a_tool_writes_on_every_row_is_one_finding_and_its_fix_repairs_e
         fixed[edit.range.start.line] = line[: edit.range.start.character] + edit.new_text + line[edit.range.end.character :]
     for line in fixed[:24]:
         json.loads(line)
-    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = "\n".join(fixed)
-    workspace.invalidate(ELSEWHERE_DATASET, files_changed=False)
-    assert not [finding for finding in analyze_file(workspace, ELSEWHERE_DATASET) if (finding.code, finding.cause) == (code, cause)]
+    fixed_found = fresh_check(workspace, source, ELSEWHERE_DATASET, "\n".join(fixed))
+    assert not [finding for finding in fixed_found if (finding.code, finding.cause) == (code, cause)]
 
 
 def test_one_id_on_most_rows_folds_and_unfolds_as_rows_come_and_go_elsewhere(tmp_path: Path) -> None:
@@ -569,9 +567,7 @@ def test_one_id_on_most_rows_folds_and_unfolds_as_rows_come_and_go_elsewhere(tmp
     model = DatasetModel(workspace, ELSEWHERE_DATASET, text)
 
     def fresh(text: str):
-        source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
-        workspace.invalidate(ELSEWHERE_DATASET, files_changed=False)
-        return analyze_file(workspace, ELSEWHERE_DATASET)
+        return fresh_check(workspace, source, ELSEWHERE_DATASET, text)
 
     found = model.findings()
     assert found == fresh(model.text)

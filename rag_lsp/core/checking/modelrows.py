@@ -115,13 +115,9 @@ class ModelRow(DatasetRow):
         """The row of a line another process found not to be JSON, placed on
         ``line``: ``error`` is where and why, as reading it here says (see
         Row._decode_exactly)."""
-        row = fine_row(cls, text, None, exact=True)
+        row = cls.plain(text, None, None, True, line, 0, 0, 0)
         row.error = error
-        row.shape = row.kept = None
-        row.dropped = False
-        row.line = line
-        row.listed = row.absent = 0
-        row.top_k, row.corpora = 0, ()
+        row.dropped = False  # it has no value to read again
         return row
 
     def restore(self) -> None:

@@ -63,10 +63,12 @@ _OVER_MANY_LINES = (
     "write one object per line, e.g. `jq -c '.[]' FILE` for a JSON array"
 )
 
+_PYTHON_VALUES = "the rows are Python values printed with `str()` or `print()`, not JSON: write each with `json.dumps`"
+
 # What a tool that writes every row with one slip most likely did, by the slip.
 _WRITTEN_BY = {
     _PIECE: _OVER_MANY_LINES,
-    "single quotes": "the rows are Python values printed with `str()` or `print()`, not JSON: write each with `json.dumps`",
+    "single quotes": _PYTHON_VALUES,
     "extra data after the JSON value": (
         "each line holds more than one JSON value, most likely a `,` after each row of a JSON array split into "
         "lines: keep the object alone on its line"
@@ -81,8 +83,8 @@ def every_row_written_alike(cause):
         why = _WRITTEN_BY[cause]
     elif cause.endswith("is not valid JSON; use null or a number"):
         why = "the tool that wrote the dataset writes NaN or Infinity where a number is missing: write null"
-    elif cause.endswith("is not JSON"):
-        why = "the rows are Python values printed with `str()` or `print()`, not JSON: write each with `json.dumps`"
+    elif cause.endswith("is not JSON"):  # `True is not JSON`: a Python literal
+        why = _PYTHON_VALUES
     else:
         why = f"the tool that wrote the dataset writes every row so ({cause})"
     return why, "Remove every such comma"
