@@ -589,6 +589,34 @@ def test_one_id_on_most_rows_folds_and_unfolds_as_rows_come_and_go_elsewhere(tmp
     assert found == fresh(model.text) and len(found[0].covers) == 24
 
 
+def test_a_large_group_of_one_id_read_after_later_edits_covers_the_lines_it_was_made_on(tmp_path: Path) -> None:
+    """The repeats of one id on a hundred rows fold, their members made only when read: read after lines were
+    added above them and after the group itself was edited, each folded finding lists the lines a fresh check
+    of its own text lists, and so does the finding made after each edit."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    rows = ['{"id": "same", "input": {"query": "q%d"}, "expect": {"relevant": ["src/a.py"]}}' % n for n in range(100)]
+    model = DatasetModel(workspace, ELSEWHERE_DATASET, "\n".join(rows) + "\n")
+
+    def fresh(text: str):
+        return fresh_check(workspace, source, ELSEWHERE_DATASET, text)
+
+    made = [(model.findings(), model.text)]  # their members not read yet
+    # A row of another id above the group: the folded finding moves with its lines.
+    model.edit(Position(0, 0), Position(0, 0), '{"id": "other", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py"]}}\n')
+    made.append((model.findings(), model.text))
+    # A row of the group edited within its line, then one of the group taken out and one put back higher up.
+    model.edit(Position(50, 36), Position(50, 36), "x")
+    made.append((model.findings(), model.text))
+    model.edit(Position(70, 0), Position(71, 0), "")
+    model.edit(Position(10, 0), Position(10, 0), rows[7] + "\n")
+    made.append((model.findings(), model.text))
+    for found, text in made:
+        (folded,) = [finding for finding in found if finding.covers]
+        assert found == fresh(text)
+        assert folded.covers.lines == [member.range.start.line for member in folded.covers]
+        assert len(folded.covers.lines) == len(folded.covers) == 99
+
+
 def test_a_json_document_written_over_many_lines_is_one_finding_not_one_per_line(tmp_path: Path) -> None:
     """A JSON array written with indentation in place of JSON Lines fails on nearly every line, each its own
     way: the lines that are pieces of a value written over many lines are one cause, one finding that says

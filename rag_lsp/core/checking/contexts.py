@@ -6,9 +6,11 @@ document's line index, built once per version.
 
 from __future__ import annotations
 
+import itertools
+import operator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Container, Iterable
+from typing import Any, Container, Iterable, Iterator, Sequence, overload
 
 from .datasetindex import RowGrouping, groups_of
 from .folding import folds
@@ -64,6 +66,8 @@ class SuiteContext(YamlContext):
         assert self.suite is not None
         return self.suite.node
 
+
+_LINE_OF = operator.attrgetter("line")
 
 # A value not looked up yet (None is a normal form: a path out of the workspace).
 _UNSEEN = object()
@@ -364,6 +368,58 @@ class RowsContext:
         return found
 
 
+class RowsOnLines(Sequence[RowContext]):
+    """Rows of a dataset as the contexts of their lines, in line order, each
+    context made when it is looked at: a group of a hundred thousand rows (one
+    case id on every row) is handed to its rule at each edit, which looks at
+    the first few.
+
+    The rows are those given, and their lines those the rows hold when given,
+    read from the rows as they are looked at: whoever gave them calls
+    :meth:`freeze` before it changes a row's line (see DatasetModel._renumber)."""
+
+    __slots__ = ("path", "_rows", "_lines", "__weakref__")
+
+    def __init__(self, path: str, rows: Sequence[Row], lines: list[int] | None = None) -> None:
+        self.path = path
+        self._rows = list(rows)
+        self._lines = lines
+
+    @classmethod
+    def of(cls, contexts: Sequence[RowContext], path: str) -> RowsOnLines:
+        return cls(path, [context.row for context in contexts], [context.line for context in contexts])
+
+    def freeze(self) -> None:
+        """Keep the lines the rows hold now (in C)."""
+        if self._lines is None:
+            self._lines = list(map(_LINE_OF, self._rows))
+
+    @property
+    def lines(self) -> list[int]:
+        """Each row's line, ascending."""
+        self.freeze()
+        return self._lines  # type: ignore[return-value]
+
+    def line(self, index: int) -> int:
+        return self._lines[index] if self._lines is not None else self._rows[index].line  # type: ignore[attr-defined]
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> RowContext: ...
+    @overload
+    def __getitem__(self, index: slice) -> RowsOnLines: ...
+    def __getitem__(self, index: int | slice) -> RowContext | RowsOnLines:
+        if isinstance(index, slice):
+            return RowsOnLines(self.path, self._rows[index], self.lines[index])
+        return RowContext(self.path, self._rows[index], self.line(index))
+
+    def __iter__(self) -> Iterator[RowContext]:
+        lines = self._lines if self._lines is not None else map(_LINE_OF, self._rows)
+        return map(RowContext, itertools.repeat(self.path), self._rows, lines)
+
+
 @dataclass
 class DatasetContext:
     """Facts across the lines of one dataset: the rows that share a value (for
@@ -382,7 +438,7 @@ class DatasetContext:
 
     workspace: Workspace
     path: str
-    repeated: dict[Any, list[RowContext]]
+    repeated: dict[Any, RowsOnLines]
     ids: Container[Any]
     use: DatasetUse = DatasetUse()
     paths: PathTally | None = None
@@ -404,7 +460,8 @@ class DatasetContext:
         # A file's rows are checked as one shape: at most one of these has rows.
         members = rows.gdi_rows if rows.gdi_rows else rows.cases
         first, shared = groups_of(members, lambda context, value: grouping.value_of(value, context.row.shape))
-        return DatasetContext(self.workspace, self.path, shared, first, self.use, id_key=self.id_key, row_count=self.row_count)
+        repeated = {value: RowsOnLines.of(group, self.path) for value, group in shared.items()}
+        return DatasetContext(self.workspace, self.path, repeated, first, self.use, id_key=self.id_key, row_count=self.row_count)
 
     def folds(self, lines: int) -> bool:
         """Whether findings of one cause on ``lines`` of the dataset's rows fold

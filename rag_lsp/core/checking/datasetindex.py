@@ -27,10 +27,17 @@ grouping, as it compares a model with the one-shot analysis.
 
 from __future__ import annotations
 
+import bisect
 import operator
 from typing import Any, Callable, Hashable, Iterable, Protocol, Sequence
 
 from ..reading.findings import Finding
+
+_LINE_OF = operator.attrgetter("line")
+
+# Past this many rows joined since a group was put in line order, it is sorted
+# whole again rather than each put in its place.
+_PUT_IN_PLACE = 32
 
 
 class RowGrouping:
@@ -126,6 +133,10 @@ class KeptGroups:
         self.changed: set[Hashable] | None = None  # None: every value
         # The findings made from each value's group.
         self.found: dict[Hashable, list[Finding]] = {}
+        # For a group last put in line order (see in_line_order): how many of
+        # its first rows are in order still. Rows that join a group are added
+        # after them, and lines that come or go move rows without reordering them.
+        self._ordered: dict[Hashable, int] = {}
 
     def add(self, rows: Sequence[GroupedRow]) -> None:
         held_by = self.rows
@@ -137,6 +148,7 @@ class KeptGroups:
                 else:
                     held_by[value] = [held, row]  # type: ignore[list-item]
                     self.shared.add(value)
+                    self._ordered.pop(value, None)
 
     def remove(self, row: GroupedRow) -> None:
         value = self.value(row)
@@ -146,10 +158,15 @@ class KeptGroups:
         if held is row:
             del self.rows[value]
         elif type(held) is list:
-            held.remove(row)
+            index = held.index(row)
+            del held[index]
+            ordered = self._ordered.get(value, 0)
+            if index < ordered:
+                self._ordered[value] = ordered - 1
             if len(held) == 1:
                 self.rows[value] = held[0]
                 self.shared.discard(value)
+                self._ordered.pop(value, None)
 
     def touch(self, row: GroupedRow) -> None:
         """``row`` joins or leaves its group: its value's findings are made again."""
@@ -160,6 +177,31 @@ class KeptGroups:
     def rows_of(self, value: Hashable) -> list[GroupedRow]:
         held = self.rows.get(value)
         return [] if held is None else held if type(held) is list else [held]  # type: ignore[list-item]
+
+    def size_of(self, value: Hashable) -> int:
+        """How many rows hold ``value``."""
+        held = self.rows.get(value)
+        return 0 if held is None else len(held) if type(held) is list else 1  # type: ignore[arg-type]
+
+    def in_line_order(self, value: Hashable) -> list[GroupedRow]:
+        """The rows of ``value`` in line order, their lines being exact. The
+        group is kept so: at the next edit only the rows that joined it since
+        are put in their places (one case id on every row of a large dataset:
+        an edit then costs its rows, not a sort of a hundred thousand)."""
+        held = self.rows.get(value)
+        if type(held) is not list:
+            return self.rows_of(value)
+        ordered = self._ordered.get(value, 0)
+        if ordered < len(held):
+            if len(held) - ordered > _PUT_IN_PLACE:
+                held.sort(key=_LINE_OF)
+            else:
+                joined = held[ordered:]
+                del held[ordered:]
+                for row in joined:
+                    bisect.insort(held, row, key=_LINE_OF)
+            self._ordered[value] = len(held)
+        return held
 
     def to_check(self) -> Iterable[Hashable]:
         """The values whose findings are to be made again (those of every group

@@ -53,17 +53,20 @@ def refolded(finding: Finding, rows: int, explain=None) -> Finding:
     members = finding.covers
     if not isinstance(members, Occurrences):
         return finding
-    return _folded_at(members.first, members, members.named, len(members.lines), rows, explain)
+    return _folded_at(members.first, members, members.named, members.line_count, rows, explain)
 
 
-def folded_ahead(first: Finding, count: int, lines: list[int], rows: int, make: Callable[[], list[Finding]], explain=None) -> Finding:
-    """The folded finding of ``count`` findings of one cause on ``lines`` (ascending,
-    each once) of ``rows`` rows, for a rule that knows they fold before making
-    them (see folds): it makes the first, ``first``, and ``make`` makes them all
-    when they are read, as a dataset model makes the occurrences it passed over."""
-    named = lines[:LINES_NAMED]
-    members = Occurrences(count, first, named, lambda: lines, make)
-    return _folded_at(first, members, named, len(lines), rows, explain)
+def folded_ahead(
+    first: Finding, count: int, line_count: int, named: list[int], lines: Callable[[], list[int]], rows: int, make: Callable[[], list[Finding]], explain=None
+) -> Finding:
+    """The folded finding of ``count`` findings of one cause on ``line_count``
+    lines of ``rows`` rows, for a rule that knows they fold before making them
+    (see folds): it makes the first, ``first``, and names the first lines,
+    ``named`` (LINES_NAMED of them at most); ``lines`` gives every line
+    (ascending, each once) and ``make`` every finding, when they are read, as a
+    dataset model makes the occurrences it passed over."""
+    members = Occurrences(count, first, named, lines, make, line_count)
+    return _folded_at(first, members, named, line_count, rows, explain)
 
 
 class Passed(NamedTuple):
@@ -91,12 +94,20 @@ class Occurrences:
     themselves are made when first read (every occurrence listed, their fixes
     asked for). Compares equal to the tuple of the same findings."""
 
-    __slots__ = ("count", "first", "named", "_lines", "_findings", "_make", "_every_line")
+    __slots__ = ("count", "first", "named", "line_count", "_lines", "_findings", "_make", "_every_line")
 
     def __init__(
-        self, count: int, first: Finding, named: list[int], lines: Callable[[], list[int]], make: Callable[[], list[Finding]]
+        self,
+        count: int,
+        first: Finding,
+        named: list[int],
+        lines: Callable[[], list[int]],
+        make: Callable[[], list[Finding]],
+        line_count: int,
     ) -> None:
         self.count = count
+        # How many lines they are on (without making the list of them).
+        self.line_count = line_count
         # The first of the findings (the folded finding stands where it does, and
         # is ordered as it is), and the first LINES_NAMED lines.
         self.first = first
@@ -157,6 +168,7 @@ class Occurrences:
             [line + lines if line >= below else line for line in self.named],
             lambda: [line + lines if line >= below else line for line in self.lines],
             lambda: [finding.moved(lines, below) for finding in self.findings],
+            self.line_count,
         )
 
 
@@ -306,7 +318,7 @@ def folded_over(
         return list(heapq.merge(group, make(key, over.lines()), key=lambda finding: finding.range.start))
 
     named = list(heapq.merge(covered_lines(group, LINES_NAMED), over.first_lines))[:LINES_NAMED]
-    members = Occurrences(len(group) + over.findings, first, named, every_line, every_finding)
+    members = Occurrences(len(group) + over.findings, first, named, every_line, every_finding, lines)
     return _folded_at(first, members, named, lines, rows, explain)
 
 

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import weakref
 from collections import Counter
 from typing import Any, Sequence
 
 from . import rules as registry
 from .analyze import check_rows, finish
-from .contexts import DatasetContext, RowContext, RowsContext
+from .contexts import DatasetContext, RowContext, RowsContext, RowsOnLines
 from .expectedpaths import first_missing_index
 from .datasetindex import KeptGroups
 from ..reading.findings import Finding
@@ -145,6 +146,13 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         self._row_count = 0
         # The row count the grouping rules' findings were last made at (see _check_groups).
         self._grouped_at_rows = 0
+        # How many lines from the top hold rows whose ``line`` is the line they
+        # are on (see _renumber): every line as they are read; an edit that adds
+        # or takes out lines leaves those above it.
+        self._exact_up_to = len(self.rows)
+        # The large groups given to the grouping rules whose lines are read from
+        # their rows until a row's line changes (see _freeze_groups_given).
+        self._groups_given: weakref.WeakSet[RowsOnLines] = weakref.WeakSet()
         self._stale: set[int] | None = None  # None: every line
         # The rows of each value the dataset rules that group rows keep (a
         # case id: see core.checking.datasetindex), with their findings, by rule.

@@ -88,8 +88,9 @@ class FollowsEdits:
                 self._cause_lines.subtract(causes_of(placed))
         self._placed[start:stop] = [None] * added
         self._passed[start:stop] = [None] * added
-        if added != removed:  # the lines passed over below moved
+        if added != removed:  # the lines passed over below moved, and the rows below
             self._passed_changes += 1
+            self._exact_up_to = min(self._exact_up_to, start)
         delta = added - removed
         self._move_lines(start, stop, delta)
         if self._stale is not None:

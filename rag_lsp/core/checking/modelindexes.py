@@ -6,20 +6,23 @@ that changes a row.
 
 from __future__ import annotations
 
+import collections
+import itertools
+import operator
 from collections import Counter
 from dataclasses import replace
 from typing import Any, Sequence
 
 from . import rules as registry
 from .analyze import finish
-from .contexts import ID_KEYS, DatasetContext, RowContext
+from .contexts import ID_KEYS, DatasetContext, RowContext, RowsOnLines
 from .expectedpaths import PathTally, case_path_tallies, tallied_as_case
 from ..reading.findings import FOLD_FROM_ROWS, Finding
 from .folding import Occurrences, folds, refolded
 from ..workspace.manifests import GDI_TEXT, RAG_CASE
 from ..workspace.rows import majority_shape
 from ..workspace.suitefacts import DatasetUse
-from .modelrows import ABSENT_OF, CORPORA_OF, LINE_OF, LISTED_OF, ModelRow, SHAPE_OF, TOP_K_OF, counts_as_case
+from .modelrows import ABSENT_OF, CORPORA_OF, LISTED_OF, ModelRow, SHAPE_OF, TOP_K_OF, counts_as_case
 
 
 # A group of more rows than this is placed after every row is given its line
@@ -73,14 +76,27 @@ class KeepsIndexes:
         here (rows have no __eq__), a C-speed scan paid only for such a row."""
         line = row.line
         if not (0 <= line < len(self.rows) and self.rows[line] is row):
+            self._freeze_groups_given()
             line = row.line = self.rows.index(row)
         return line
 
     def _renumber(self) -> None:
-        """Set every row's line again (before looking up many of them)."""
-        for line, row in enumerate(self.rows):
-            if row is not None:
-                row.line = line
+        """Set every row's line again (before looking up many of them), from the
+        first line an edit added or took out since they were last set: an edit
+        within a line places its new row on its line, and the rows around it
+        stay on theirs."""
+        first = self._exact_up_to
+        if first >= len(self.rows):
+            return
+        self._freeze_groups_given()
+        rows = self.rows[first:]
+        # In C: a large dataset is renumbered at each edit that adds a line.
+        present = list(map(operator.is_not, rows, itertools.repeat(None)))
+        collections.deque(
+            map(setattr, itertools.compress(rows, present), itertools.repeat("line"), itertools.compress(itertools.count(first), present)),
+            maxlen=0,
+        )
+        self._exact_up_to = len(self.rows)
 
     def _touch_groups(self, row: ModelRow | None) -> None:
         if row is not None and row.kept is not None:
@@ -135,19 +151,27 @@ class KeepsIndexes:
                 self._renumber()
                 renumbered = True
             values = groups.to_check()
-            grouped: dict[Any, list[RowContext]] = {}
+            grouped: dict[Any, Sequence[RowContext]] = {}
+            every_row_counts = self._every_row_counts_as_case(shape)
             for value in values:
-                rows = [row for row in groups.rows_of(value) if counts_as_case(row, shape)]
-                if len(rows) > _FOUND_ONE_BY_ONE and not renumbered:
+                if groups.size_of(value) > _FOUND_ONE_BY_ONE and not renumbered:
                     # Each row of a large group found by a search of the lines (see
                     # _line_of) would cost the square of its size: all are placed again.
                     self._renumber()
                     renumbered = True
-                if len(rows) > 1 and renumbered:  # every row is on its line: sorted in C
-                    grouped[value] = [RowContext(self.path, row, row.line) for row in sorted(rows, key=LINE_OF)]
-                elif len(rows) > 1:
-                    placed = sorted((self._line_of(row), row) for row in rows)
-                    grouped[value] = [RowContext(self.path, row, line) for line, row in placed]
+                if renumbered:  # every row is on its line: sorted in C, kept so
+                    rows = groups.in_line_order(value)
+                else:
+                    rows = sorted(groups.rows_of(value), key=self._line_of)
+                if not every_row_counts:
+                    rows = [row for row in rows if counts_as_case(row, shape)]
+                if len(rows) > 1:
+                    grouped[value] = given = RowsOnLines(self.path, rows)
+                    if len(rows) > _FOUND_ONE_BY_ONE:
+                        # Its lines are read from its rows when looked at (see RowsOnLines).
+                        self._groups_given.add(given)
+                    else:
+                        given.freeze()
             if not grouped:
                 continue
             context = DatasetContext(
@@ -157,6 +181,22 @@ class KeepsIndexes:
                 row = self.rows[finding.range.start.line]
                 value = groups.value(row) if row is not None else None
                 groups.found.setdefault(value, []).append(finding)
+
+    def _freeze_groups_given(self) -> None:
+        """Rows are about to be given other lines: the groups given to the
+        rules keep the lines they were given with (see RowsOnLines)."""
+        for given in self._groups_given:
+            given.freeze()
+        self._groups_given.clear()
+
+    def _every_row_counts_as_case(self, shape: str | None) -> bool:
+        """Whether every row counts as a case checked as ``shape`` (see
+        counts_as_case): no row of the other shape, as the shape counts say."""
+        if shape is None:
+            return True
+        if shape == GDI_TEXT:
+            return self._shapes[GDI_TEXT] == self._row_count
+        return self._shapes[GDI_TEXT] == 0
 
     def _refold_for_rows(self) -> None:
         """The row count changed: whether a group's findings fold, and how many
@@ -171,7 +211,7 @@ class KeepsIndexes:
             for value, made in groups.found.items():
                 if not any(isinstance(finding.covers, Occurrences) for finding in made):
                     continue
-                if all(not isinstance(finding.covers, Occurrences) or folds(len(finding.covers.lines), rows) for finding in made):
+                if all(not isinstance(finding.covers, Occurrences) or folds(finding.covers.line_count, rows) for finding in made):
                     # Finished again as when made (the path, severity overrides).
                     groups.found[value] = finish(self.workspace, self.path, [refolded(finding, rows, registry.explain_fold) for finding in made])
                 else:
