@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_lsp.core.checking.analyze import analyze_file
-from rag_lsp.core.reading.findings import shown_in_editor
+from rag_lsp.core.reading.findings import for_editor, shown_in_editor
 from rag_lsp.core.checking.folding import every_occurrence_fix
 from rag_lsp.core.checking import incremental
 from rag_lsp.core.checking.incremental import DatasetModel
@@ -587,6 +587,25 @@ def test_one_id_on_most_rows_folds_and_unfolds_as_rows_come_and_go_elsewhere(tmp
     model.edit(Position(0, 0), Position(0, 0), '{"id": "same", "input": {"query": "first"}, "expect": {"relevant": ["src/a.py"]}}\n')
     found = model.findings()
     assert found == fresh(model.text) and len(found[0].covers) == 24
+
+
+def test_typing_in_rows_of_one_id_shows_what_a_fresh_check_shows(tmp_path: Path) -> None:
+    """Typing in the rows of a hundred that share one id makes their folded finding again at each keystroke,
+    alike: what an editor is shown stays what a fresh check shows, and its folded finding covers the rows as
+    they now are (the fix of every repeat lands on the id of the row typed in)."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    rows = ['{"id": "same", "input": {"query": "q%d"}, "expect": {"relevant": ["src/a.py"]}}' % n for n in range(100)]
+    rows[3] = '{"id": "other", "input": {"query": "q"}, "expect": {"relevant": ["src/b.py", "src/b.py"]}}'
+    model = DatasetModel(workspace, ELSEWHERE_DATASET, "\n".join(rows) + "\n")
+    for line, column, typed in [(50, 36, "x"), (50, 37, "y"), (60, 0, " "), (2, 36, "z"), (50, 0, "  ")]:
+        model.edit(Position(line, column), Position(line, column), typed)
+        shown = model.shown(2)
+        expected = shown_in_editor(fresh_check(workspace, source, ELSEWHERE_DATASET, model.text), 2)
+        # The model's folded finding holds its members (an editor's fix of every repeat reads them).
+        assert [for_editor(finding) if finding.covers else finding for finding in shown] == expected
+        (folded,) = [finding for finding in shown if finding.covers]
+        (repeat,) = [member for member in folded.covers if member.range.start.line == line]
+        assert model.lines[line][repeat.range.start.character : repeat.range.end.character] == '"same"'
 
 
 def test_a_large_group_of_one_id_read_after_later_edits_covers_the_lines_it_was_made_on(tmp_path: Path) -> None:

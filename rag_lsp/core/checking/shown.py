@@ -147,9 +147,7 @@ class ShowsFindings:
         a query of a dataset with a cause on every row then costs its line, not
         a fold of every finding. None otherwise."""
         last = self._last_shown
-        if last is None or last.folded is None or last.limit != limit or len(across) != len(last.across):
-            return None
-        if any(mine is not theirs for mine, theirs in zip(across, last.across)):
+        if last is None or last.folded is None or last.limit != limit or not _took_across(last, across):
             return None
         groups = last.folded
         for line, found_before in last.edited.items():
@@ -265,9 +263,7 @@ class ShowsFindings:
         None when an edited line's findings change which of a code's findings
         are shown, or the findings across lines changed: then all are looked at."""
         last = self._last_shown
-        if last is None or last.folded is not None or last.limit != limit or len(across) != len(last.across):
-            return None
-        if any(mine is not theirs for mine, theirs in zip(across, last.across)):
+        if last is None or last.folded is not None or last.limit != limit or not _took_across(last, across):
             return None
         if not last.edited:
             return last.shown
@@ -316,6 +312,48 @@ class ShowsFindings:
         shown = ShownFindings(given, given_lines)
         self._last_shown = LastShown(limit, across, shown, over_now, {})
         return shown
+
+
+def _took_across(last: LastShown, across: list[Finding]) -> bool:
+    """Whether the findings ``across`` lines read in an editor as those last
+    shown: the same, or made again alike (the folded finding of one case id on
+    every row, made again at each edit of one of those rows). What was last
+    shown then holds the new ones, in the places of the old."""
+    if len(across) != len(last.across):
+        return False
+    again = [(theirs, mine) for mine, theirs in zip(across, last.across) if mine is not theirs]
+    if not again:
+        return True
+    if not all(_alike_in_editor(mine, theirs) for theirs, mine in again):
+        return False
+    placed, lines = last.shown
+    placed = list(placed)
+    for theirs, mine in again:
+        # Findings across lines are not moved once shown: each is on its own line.
+        at = bisect.bisect_left(lines, theirs.range.start.line)
+        while at < len(placed) and lines[at] == theirs.range.start.line and placed[at] is not theirs:
+            at += 1
+        if at < len(placed) and placed[at] is theirs:
+            placed[at] = mine
+    last.shown = ShownFindings(placed, lines)
+    last.across = across
+    return True
+
+
+def _alike_in_editor(mine: Finding, theirs: Finding) -> bool:
+    """Whether two findings read alike in an editor: each of its places, words
+    and fixes, and as many findings covered."""
+    return (
+        mine.code == theirs.code
+        and mine.range == theirs.range
+        and mine.message == theirs.message
+        and mine.severity == theirs.severity
+        and mine.related == theirs.related
+        and mine.fixes == theirs.fixes
+        and mine.cause == theirs.cause
+        and type(mine.covers) is type(theirs.covers)
+        and len(mine.covers) == len(theirs.covers)
+    )
 
 
 def key_on_line(finding: Finding) -> tuple:
