@@ -106,17 +106,27 @@ class SetAside(NamedTuple):
         :meth:`apply` counts them, without a copy of any row."""
         if self.tolerant is None or not self.tolerant.all_valid([context.row.value for context in group]):
             return False
-        # Every cause set aside is presumed (see of): counted a row at a time.
+        # Every cause set aside is presumed (see of): counted a row at a time;
+        # rows alike (nearly every one) share one list of their pairs.
         code = self.code
+        pairs_of: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+        causes_of = self._causes
+        pass_over = rows.pass_over
         for context in group:
-            causes = self._causes(context.row.value)
+            causes = causes_of(context.row.value)
             if causes:
-                rows.pass_over([(code, cause) for cause in causes], context.line)
+                pairs = pairs_of.get(causes)
+                if pairs is None:
+                    pairs = pairs_of[causes] = [(code, cause) for cause in causes]
+                pass_over(pairs, context.line)
         return True
 
-    def _causes(self, value: dict[str, Any]) -> list[str]:
+    def _causes(self, value: dict[str, Any]) -> tuple[str, ...]:
         """The causes set aside of a row, counted on the row as written (a key
         taken out for its type is no key missing), in the order of the causes."""
+        if not (self.keys or self.typed or self.required or self.no_corpora):
+            # Corpora alone (cases asking for a corpus of the team's own service).
+            return tuple(f"corpus {corpus}" for corpus in _corpora_among(value, self.corpora)) if self.corpora else ()
         causes: list[str] = []
         for path, cause in self.keys:
             holder = _object_at(value, path[:-1]) if len(path) > 1 else value
@@ -132,7 +142,7 @@ class SetAside(NamedTuple):
             causes += [f"corpus {corpus}" for corpus in _corpora_among(value, self.corpora)]
         if self.no_corpora and _no_corpora(value):
             causes.append(NO_CORPORA)
-        return causes
+        return tuple(causes)
 
     def apply(self, group, rows) -> SetAsideGroup:
         """``group`` (rows of objects) with what is set aside of each, counted."""
@@ -306,4 +316,7 @@ def _corpora_among(value: dict[str, Any], corpora: frozenset[str]) -> list[str]:
     listed = case_input.get("corpora") if type(case_input) is dict else None
     if type(listed) is not list:
         return []
+    if len(listed) == 1:  # nearly every case that names corpora
+        only = listed[0]
+        return [only] if type(only) is str and only in corpora else []
     return list(dict.fromkeys(corpus for corpus in listed if type(corpus) is str and corpus in corpora))
