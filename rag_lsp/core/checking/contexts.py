@@ -23,7 +23,7 @@ from ..reading.paths import normalize_relative, not_normal_among
 from ..workspace.suitefacts import DatasetUse, SuiteInfo
 from ..workspace.workspace import ParsedYaml, Workspace
 from ..reading.yamltree import YNode
-from .expectedpaths import PathTally, all_among, case_path_tallies, first_missing_index, path_tally, tallied_as_case, tally_of
+from .expectedpaths import PathTally, all_among, case_path_tallies, files_written_otherwise, first_missing_index, path_tally, tallied_as_case, tally_of
 
 
 @dataclass
@@ -282,6 +282,11 @@ class RowsContext:
         return not_normal_among(values) | otherwise
 
     @cached_property
+    def found_otherwise(self) -> frozenset[str]:
+        """Those of :attr:`not_normal_expected` whose normal form is a workspace file."""
+        return files_written_otherwise(self.workspace, self.not_normal_expected)
+
+    @cached_property
     def paths(self) -> tuple[PathTally, tuple[RowContext, int] | None]:
         """The batch's tally of expected paths, and its first missing one (its row
         and index), where expected paths are checked against the workspace (see
@@ -299,9 +304,8 @@ class RowsContext:
         values = [value for _, relevant in off for value in relevant if type(value) is str]
         found = sum(map(files.__contains__, values))
         not_normal = self.not_normal_expected
-        if not_normal:
-            known = workspace.file_set()
-            found += sum(1 for value in values if value in not_normal and normalize_relative(value) in known)
+        if self.found_otherwise:
+            found += sum(map(self.found_otherwise.__contains__, values))
         listed += len(values)
         absent = len(values) - found
         first_missing = None
@@ -335,12 +339,10 @@ class RowsContext:
         by_row = {id(context): (len(relevant), 0) for context, relevant in self.expected}
         off = self.missing_expected
         if off:
-            workspace = self.workspace
-            files = workspace.normal_file_set()
-            not_normal = self.not_normal_expected
-            known = workspace.file_set() if not_normal else frozenset()
+            files = self.workspace.normal_file_set()
+            found_otherwise = self.found_otherwise
             for context, relevant in off:
-                by_row[id(context)] = tally_of([value for value in relevant if type(value) is str], files, not_normal, known)
+                by_row[id(context)] = tally_of([value for value in relevant if type(value) is str], files, found_otherwise)
         none = (0, 0)
         return [by_row.get(id(context), none) for context in self.rows]
 

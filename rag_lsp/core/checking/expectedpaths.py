@@ -67,21 +67,28 @@ def case_path_tallies(workspace: Workspace, cases: list[dict[str, Any]]) -> list
             off.append((len(tallies), [value for value in relevant if type(value) is str]))
             tallies.append((0, 0))
     if off:
-        not_normal = not_normal_among([value for _, strings in off for value in strings])
-        known = workspace.file_set() if not_normal else frozenset()
+        found_otherwise = files_written_otherwise(workspace, not_normal_among([value for _, strings in off for value in strings]))
         for place, strings in off:
-            tallies[place] = tally_of(strings, files, not_normal, known)
+            tallies[place] = tally_of(strings, files, found_otherwise)
     return tallies
 
 
-def tally_of(strings: list[str], files: frozenset[str], not_normal: Container[str], known: frozenset[str]) -> tuple[int, int]:
+def files_written_otherwise(workspace: Workspace, not_normal: Collection[str]) -> frozenset[str]:
+    """Those of ``not_normal`` (values not in normal form) whose normal form is a
+    workspace file (``./a.md``): each looked at once, not once per case listing it."""
+    if not not_normal:
+        return frozenset()
+    known = workspace.file_set()
+    return frozenset(value for value in not_normal if normalize_relative(value) in known)
+
+
+def tally_of(strings: list[str], files: frozenset[str], found_otherwise: frozenset[str]) -> tuple[int, int]:
     """(values, those not workspace files) of a case's string values. ``files``:
-    the normal file set; ``not_normal``: the values outside it that are not in
-    normal form; ``known``: every file (looked at only for those)."""
+    the normal file set; ``found_otherwise``: values not in normal form whose
+    normal form is a workspace file (see files_written_otherwise)."""
     found = sum(map(files.__contains__, strings))
-    if not_normal and not not_normal.isdisjoint(strings):
-        # A value not in normal form is no workspace file's path as written.
-        found += sum(1 for value in strings if value in not_normal and normalize_relative(value) in known)
+    if found_otherwise:
+        found += sum(map(found_otherwise.__contains__, strings))
     return len(strings), len(strings) - found
 
 

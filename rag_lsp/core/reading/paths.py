@@ -37,6 +37,9 @@ def not_normal_among(values: list[str]) -> set[str]:
     normal form), or one by one when a value holds a line break."""
     if not values:
         return set()
+    # Each distinct value once: paths a tool wrote from its own folder repeat
+    # across cases, and every one of them is then looked at alone.
+    values = list(set(values))
     joined = "\n" + "\n".join(values) + "\n"
     if joined.count("\n") != len(values) + 1:
         return {value for value in values if not is_normal(value)}
