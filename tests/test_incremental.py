@@ -589,6 +589,23 @@ def test_one_id_on_most_rows_folds_and_unfolds_as_rows_come_and_go_elsewhere(tmp
     assert found == fresh(model.text) and len(found[0].covers) == 24
 
 
+def test_a_folded_finding_kept_through_hundreds_of_lines_added_above_its_rows_reads_as_a_fresh_check(tmp_path: Path) -> None:
+    """Rows added one by one among the repeats of one id (an editing session), each edit shown, leave the
+    folded finding of those repeats as a fresh check makes it: its members are read as they are, not
+    through a move per edit."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    rows = ['{"id": "same", "input": {"query": "q%d"}, "expect": {"relevant": ["src/a.py"]}}' % n for n in range(1300)]
+    model = DatasetModel(workspace, ELSEWHERE_DATASET, "\n".join(rows) + "\n")
+    model.shown(2)
+    for n in range(600):
+        model.edit(Position(650, 0), Position(650, 0), '{"id": "o%d", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py"]}}\n' % n)
+        model.shown(2)
+    found = model.findings()
+    assert found == fresh_check(workspace, source, ELSEWHERE_DATASET, model.text)
+    (folded,) = [finding for finding in found if finding.covers]
+    assert len(folded.covers.lines) == 1299 and folded.covers.lines[-1] == 1899
+
+
 def test_typing_in_rows_of_one_id_shows_what_a_fresh_check_shows(tmp_path: Path) -> None:
     """Typing in the rows of a hundred that share one id makes their folded finding again at each keystroke,
     alike: what an editor is shown stays what a fresh check shows, and its folded finding covers the rows as

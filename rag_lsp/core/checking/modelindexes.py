@@ -231,6 +231,12 @@ class KeepsIndexes:
         for _, groups in self._groups:
             found = groups.found
             for value, made in found.items():
+                if groups.changed is not None and any(type(finding.covers) is Occurrences for finding in made):
+                    # A folded finding is made again from its rows as they are
+                    # then: its members, made when read, would otherwise be
+                    # moved as many times over as lines came and went above them.
+                    groups.changed.add(value)
+                    continue
                 found[value] = [self._noted(finding, finding.moved(delta, below=boundary), delta) for finding in made]
 
     def _noted(self, finding: Finding, moved: Finding, delta: int) -> Finding:
