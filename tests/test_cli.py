@@ -24,6 +24,16 @@ EMPTY_COLUMN = EMPTY_CASE.index("[]") + 1  # 1-based column of the empty list
 
 
 
+
+def test_every_check_format_offered_is_one_written() -> None:
+    """`check --format` offers exactly the formats the formatter writes (named apart so the
+    command line is read without importing the checks)."""
+    from rag_lsp.cli.check import FORMAT_NAMES
+    from rag_lsp.cli.formats import FORMATS
+
+    assert sorted(FORMAT_NAMES) == sorted(FORMATS)
+
+
 def test_clean_workspace_passes(tmp_path: Path) -> None:
     """A workspace without findings exits 0 and says all checks passed."""
     make_workspace(tmp_path)

@@ -1,4 +1,10 @@
-"""``rag-lsp check``: the server's checks, for CI and pre-commit."""
+"""``rag-lsp check``: the server's checks, for CI and pre-commit.
+
+The checks' modules are imported when the command runs, not when the command
+line is read (nor are those of the other commands): the helper process that
+shares a large dataset's reading starts first, and its own start (an
+interpreter, the same modules) overlaps theirs.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +12,16 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import collector
-from ..core.checking.analysis import Analysis
-from ..core.workspace.config import CONFIG_PATHS
-from ..core.reading.findings import Finding, Severity
-from ..core.checking.rules import all_rules
-from ..core.workspace.roots import find_root
-from ..core.workspace.workspace import Workspace
+from ..core.checking.parallel import Helper, reading_helper
 from .exits import EXIT_FINDINGS, EXIT_OK, UsageError
-from .formats import FORMATS, Checked
+
+if TYPE_CHECKING:
+    from ..core.reading.findings import Finding
+    from ..core.workspace.workspace import Workspace
+    from .formats import Checked
 
 FAIL_LEVELS = ("error", "warning", "information", "hint", "never")
 
@@ -29,7 +35,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "the current folder, from whichever subfolder it is called).",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to check")
-    parser.add_argument("--format", choices=sorted(FORMATS), default="text", help="output format (default: text)")
+    parser.add_argument("--format", choices=FORMAT_NAMES, default="text", help="output format (default: text)")
     parser.add_argument(
         "--fail-on",
         choices=FAIL_LEVELS,
@@ -60,15 +66,28 @@ def run_check(arguments: argparse.Namespace) -> int:
         return show_settings([Path(path) for path in arguments.paths] or [Path.cwd()])
     collector.one_shot()
     unfold = arguments.unfold
+    # A folder may hold a large dataset: the helper starts now (see the module's
+    # docstring); a check that finds none stops it unused.
+    helper = reading_helper() if not arguments.paths or any(os.path.isdir(path) for path in arguments.paths) else None
+    if helper is not None:
+        helper.start_soon()
+    from .formats import FORMATS
+
     if arguments.paths:
-        checked = check_paths([Path(path) for path in arguments.paths], unfold)
+        checked = check_paths([Path(path) for path in arguments.paths], unfold, helper)
     else:
-        checked = check_workspace(Path.cwd(), unfold)
+        checked = check_workspace(Path.cwd(), unfold, helper)
     sys.stdout.write(FORMATS[arguments.format](checked))
     return EXIT_FINDINGS if fails(checked.findings, arguments.fail_on) else EXIT_OK
 
 
+# The output formats (see cli.formats), named here without importing the checks.
+FORMAT_NAMES = ["github", "json", "sarif", "text"]
+
+
 def explain(code: str) -> int:
+    from ..core.checking.rules import all_rules
+
     rule = all_rules().get(code.strip().upper())
     if rule is None:
         known = ", ".join(all_rules())
@@ -79,18 +98,22 @@ def explain(code: str) -> int:
 
 
 def fails(findings: list[Finding], level: str) -> bool:
+    from ..core.reading.findings import Severity
+
     if level == "never":
         return False
     threshold = Severity.parse(level)
     return any(finding.severity <= threshold for finding in findings)
 
 
-def check_workspace(folder: Path, unfold: bool = False) -> Checked:
+def check_workspace(folder: Path, unfold: bool = False, helper: Helper | None = None) -> Checked:
     """Check the whole workspace holding ``folder`` (a CI job started in a
     subfolder checks what one started at the root would); a workspace with
     nothing to check is a usage error: the job most likely runs in the wrong place."""
+    from ..core.workspace.roots import find_root
+
     root = find_root(folder)
-    checked = check_paths([root], unfold)
+    checked = check_paths([root], unfold, helper)
     if not checked.files:
         raise UsageError(
             f"nothing to check in the workspace at {root}: no suite, dataset, manifest or settings file "
@@ -100,11 +123,15 @@ def check_workspace(folder: Path, unfold: bool = False) -> Checked:
     return checked
 
 
-def check_paths(paths: list[Path], unfold: bool = False) -> Checked:
+def check_paths(paths: list[Path], unfold: bool = False, helper: Helper | None = None) -> Checked:
     """Check files and folders; each is checked in the workspace it belongs to
     (files that are none of ours, as pre-commit passes them, are skipped).
-    ``unfold``: list every occurrence of a folded finding (see core.checking.folding)."""
-    analysis = Analysis()
+    ``unfold``: list every occurrence of a folded finding (see core.checking.folding).
+    ``helper``: the helper process started already, if any."""
+    from ..core.checking.analysis import Analysis
+    from .formats import Checked
+
+    analysis = Analysis(helper) if helper is not None else Analysis()
     # A helper for a large dataset's reading starts before the workspaces are
     # listed: its start then overlaps the listing. A check that finds no large
     # dataset stops it unused.
@@ -121,6 +148,10 @@ def check_paths(paths: list[Path], unfold: bool = False) -> Checked:
 
 def _selected(paths: list[Path], unfold: bool) -> list[tuple[tuple[Path, str], tuple[Workspace, str | None]]]:
     """The files ``paths`` name or hold, each with its workspace and kind, by root and path."""
+    from ..core.workspace.config import CONFIG_PATHS
+    from ..core.workspace.roots import find_root
+    from ..core.workspace.workspace import Workspace
+
     workspaces: dict[Path, Workspace] = {}
     selected: dict[tuple[Path, str], tuple[Workspace, str | None]] = {}
 
@@ -163,6 +194,8 @@ def _selected(paths: list[Path], unfold: bool) -> list[tuple[tuple[Path, str], t
 def show_settings(paths: list[Path]) -> int:
     """Print the settings in force in each PATH's workspace, with their origins."""
     from ..core.workspace.config import FIELD_KEYS, origins
+    from ..core.workspace.roots import find_root
+    from ..core.workspace.workspace import Workspace
 
     roots: dict[Path, None] = {}
     for path in paths:

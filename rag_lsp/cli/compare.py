@@ -20,7 +20,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..core.workspace.roots import find_root
 from .exits import EXIT_FINDINGS, EXIT_OK, UsageError
 
 
@@ -48,6 +47,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def compare_command(arguments: argparse.Namespace) -> int:
+    from ..core.workspace.roots import find_root
     from . import run, run_suites
 
     run.one_shot_process()

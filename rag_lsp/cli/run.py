@@ -38,14 +38,15 @@ import os
 import sys
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from .. import collector
-from ..core.reading.findings import Severity
-from ..core.workspace.suitefacts import SuiteInfo
-from ..core.workspace.roots import find_root
-from ..core.workspace.workspace import Workspace
 from .exits import EXIT_FINDINGS, EXIT_OK, UsageError
 from .outcome import Run
-from .run_suites import execute, no_suites, select
+
+if TYPE_CHECKING:
+    from ..core.workspace.suitefacts import SuiteInfo
+    from ..core.workspace.workspace import Workspace
 
 FORMATS = ("text", "json", "junit", "trec")
 
@@ -188,6 +189,11 @@ def one_shot_process() -> None:
 
 
 def run_command(arguments: argparse.Namespace) -> int:
+    # The runner's modules are imported when a run starts, not when the
+    # command line is read (see cli.check).
+    from ..core.workspace.roots import find_root
+    from .run_suites import execute, no_suites, select
+
     one_shot_process()
     ks = parse_ks(arguments.k)
     slice_keys = parse_slices(arguments.by, arguments.format, arguments.html is not None)
@@ -365,6 +371,8 @@ def _read_history(arguments: argparse.Namespace):
 def _say_settings_problems(selected: list[tuple[Workspace, SuiteInfo | str]]) -> None:
     """The errors of each workspace's settings file, on stderr: the run uses the
     default of a setting that is not valid, which would otherwise pass unseen."""
+    from ..core.reading.findings import Severity
+
     for workspace in {id(workspace): workspace for workspace, _ in selected}.values():
         config = workspace.config
         for finding in config.findings if config is not None else ():

@@ -26,8 +26,7 @@ from typing import Iterable, Mapping
 from .analyze import analyze_file
 from ..reading.findings import Finding
 from .incremental import MODELLED_FROM_BYTES, SHARED_FROM_BYTES, DatasetModel
-from .screening import reading_helper
-from .parallel import Helper
+from .parallel import Helper, reading_helper
 from ..workspace.workspace import DATASET_FILE, Workspace
 
 # A dataset this large is read with the helper's share whenever one can start

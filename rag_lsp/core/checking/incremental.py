@@ -211,7 +211,10 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
             # the first batch's count stands in for it (see the docstring).
             use = self._use(workspace.dataset_use(self.path), shape)
             front: Counter[str] = Counter()
-            self._check_batch(self._rows_from(0, len(batches[0])), use, shape, found, front)
+            # With a helper, the first batch's findings are finished once it has
+            # begun: the first did-you-mean builds the index of workspace paths
+            # (tens of milliseconds for 20,000 files), which it need not wait for.
+            self._check_batch(self._rows_from(0, len(batches[0])), use, shape, found, front, finish_here=share is None)
             self._systemic = self._presumed(found, len(batches[0]))
             if self._systemic:
                 self._pass_over_found(found)
@@ -230,6 +233,7 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
                         self._systemic,
                     )
                 )
+                self._finish_lines(found)
             while (index := ends.take_front()) is not None:
                 self._read_and_check_batch(starts[index], batches[index], use, shape, found, front)
                 if share is not None:  # what the helper did meanwhile
@@ -244,6 +248,12 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         self._row_count = sum(1 for row in self.rows if row is not None)
         self._facts = (use, shape, workspace.files_version, workspace.settings)
         self._stale = set()
+
+    def _finish_lines(self, found: dict[int, list[Finding]]) -> None:
+        """Finish the unfinished findings of ``found`` (see Finding.unfinished)."""
+        for line, placed in found.items():
+            if type(placed) is Unfinished:
+                found[line] = [registry.finished(self.workspace, finding) for finding in placed]
 
     def _read_batch(self, first: int, lines: list[str]) -> None:
         """Read the rows of ``lines`` (from line ``first``) into the model, with their values."""
@@ -466,12 +476,15 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         found: dict[int, list[Finding]],
         front: Counter[str] | None = None,
         tally: bool = False,
+        finish_here: bool = True,
     ) -> None:
         """Add the row rules' findings on ``batch`` (rows holding their values) to
         ``found``, by line; the values are dropped after. ``front``: the batch
         continues the first reading's front (its batches in order, from the
         first), and counts its findings of each code so far. ``tally``: count the
-        rows' expected paths too (see _tally), before their values go."""
+        rows' expected paths too (see _tally), before their values go.
+        ``finish_here``: finish findings here as said below; else none (the
+        caller finishes them later)."""
         limit = self.workspace.settings.max_findings_shown
         try:
             # Asked for every finding (a check from the command line), the rules
@@ -480,12 +493,12 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
             # is finished while the helper reads further batches: finished after
             # the reading, they would leave it idle meanwhile.
             context = RowsContext.of(
-                self.workspace, self.path, use, shape, batch, finish_when_shown=not self._every_finding, systemic=self._systemic
+                self.workspace, self.path, use, shape, batch, finish_when_shown=not (self._every_finding and finish_here), systemic=self._systemic
             )
             for finding in finish(self.workspace, self.path, check_rows(context)):
                 if front is not None:
                     front[finding.code] += 1
-                    if finding.unfinished is not None and front[finding.code] <= limit + 1:
+                    if finish_here and finding.unfinished is not None and front[finding.code] <= limit + 1:
                         finding = registry.finished(self.workspace, finding)
                 line = finding.range.start.line
                 placed = found.get(line)

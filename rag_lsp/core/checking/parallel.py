@@ -53,6 +53,9 @@ log = logging.getLogger(__name__)
 # done, beyond which the helper is stopped and its batches read by the caller (a
 # batch takes the helper tens of milliseconds).
 ANSWER_TIMEOUT_S = 30.0
+# The longest a caller waits for its job to be sent to a helper that is ready:
+# sending takes milliseconds, unless the helper has stopped reading.
+_SEND_WAIT_S = 0.05
 
 _LENGTH = struct.Struct("<Q")
 # The shared counters at the start of a share's file: the caller's next batch
@@ -178,6 +181,9 @@ class Share:
             raise
         self._job: Job | None = None
         self._begun = threading.Event()
+        # Set once the helper has read the share, and once it was sent the job.
+        self._shared = threading.Event()
+        self._sent = threading.Event()
         # (batch, answer) for each batch the helper answered, until the caller
         # collects them; and when the helper was last heard from.
         self._arrived: list[tuple[int, Any]] = []
@@ -189,9 +195,15 @@ class Share:
         self._thread.start()
 
     def begin(self, job: Job) -> None:
-        """Let the helper start on ``job``."""
+        """Let the helper start on ``job``: sent at once when the helper has
+        read the share already. The caller waits for that (a few milliseconds),
+        as the thread that sends it would otherwise wait for the interpreter's
+        lock, which the caller's reading holds, as long as the caller holds it
+        in one call (tens of milliseconds, building the index of workspace paths)."""
         self._job = job
         self._begun.set()
+        if self._shared.is_set():
+            self._sent.wait(_SEND_WAIT_S)
 
     def _feed(self) -> None:
         try:
@@ -199,10 +211,12 @@ class Share:
             if channel is None:
                 return
             self._pass_text(channel)
+            self._shared.set()
             self._begun.wait()
             if self._job is None:  # the caller finished alone
                 return
             channel.send(("job", pickle.dumps(self._job, pickle.HIGHEST_PROTOCOL)))
+            self._sent.set()
             while (message := channel.receive()) != "done":
                 index, answer = message
                 if type(index) is not int:
@@ -217,6 +231,7 @@ class Share:
             log.warning("the helper process failed; its batches are read here", exc_info=True)
             self._helper.stop()
         finally:
+            self._sent.set()  # no caller waits for a job that will not be sent
             self._forget_file()
 
     def _write_text(self, lines: Sequence[str], batch_starts: Sequence[int]) -> None:
@@ -295,6 +310,15 @@ class Share:
         missing = set(range(self.ends.front, self._stop)) - self._given
         self._given |= missing
         return arrived + [(index, None) for index in sorted(missing)]
+
+
+def reading_helper() -> Helper | None:
+    """A helper process for the first readings of large datasets, not started yet,
+    on a machine with a core to spare (None on one core). It runs with the
+    collector policy of a one-shot process (see rag_lsp.collector) and warms up
+    as soon as it starts (see core.checking.screening.warm_up). Named here, by
+    the modules it preloads, so that a caller starts it before importing them."""
+    return Helper(preload=["rag_lsp.collector:one_shot", "rag_lsp.core.checking.screening:warm_up"]) if cores() > 1 else None
 
 
 class Helper:
@@ -392,8 +416,12 @@ class _Channel:
     def start(cls, preload: Sequence[str] = ()) -> _Channel:
         # stderr is shared: a helper's warnings land in the server's log.
         process = subprocess.Popen([*cls.command(), *preload], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        # The helper answers a batch after another without waiting to be read.
+        # The helper answers a batch after another without waiting to be read;
+        # and a job (the workspace's files, a megabyte for 20,000) is written at
+        # once, not a pipe's worth at a time, each waiting for the interpreter's
+        # lock that the caller's reading holds.
         widen_pipe(process.stdout)
+        widen_pipe(process.stdin)
         return cls(process)
 
     def alive(self) -> bool:

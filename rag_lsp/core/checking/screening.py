@@ -20,7 +20,6 @@ from .contexts import RowsContext
 from .datasetindex import kept_are_valid
 from ..reading.findings import Finding
 from ..workspace.manifests import RAG_CASE
-from .parallel import Helper, cores
 from ..workspace.settings import Settings
 from ..reading.datasetlines import read_lines
 from ..workspace.suitefacts import DatasetUse
@@ -146,14 +145,6 @@ def screen_batch(
     asked: dict[tuple[str, ...], tuple[str, ...]] = {}
     corpora = {number: asked.setdefault(row.corpora, row.corpora) for number, row in rows if row.corpora and codes[number] != LOOK}
     return bytes(codes), kept, counts.tobytes(), unfinished, passed, corpora, errors
-
-
-def reading_helper() -> Helper | None:
-    """A helper process for the first readings of large datasets, not started yet,
-    on a machine with a core to spare (None on one core). It runs with the
-    collector policy of a one-shot process (see rag_lsp.collector) and warms up
-    as soon as it starts."""
-    return Helper(preload=["rag_lsp.collector:one_shot", f"{__name__}:warm_up"]) if cores() > 1 else None
 
 
 def warm_up() -> None:
