@@ -56,6 +56,19 @@ _READ_TOGETHER = 256
 R = TypeVar("R", bound="Row")
 
 
+def value_at(value: Any, path: Sequence[Any]) -> Any:
+    """The part of a decoded JSON ``value`` at ``path`` (keys of objects,
+    positions in lists), or None."""
+    for part in path:
+        if isinstance(value, dict) and isinstance(part, str):
+            value = value.get(part)
+        elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
+            value = value[part]
+        else:
+            return None
+    return value
+
+
 class Row:
     """One non-blank dataset line, decoded."""
 
@@ -192,15 +205,7 @@ class Row:
 
     def get(self, *path: Any) -> Any:
         """The value at ``path`` or None."""
-        value = self.value
-        for part in path:
-            if isinstance(value, dict) and isinstance(part, str):
-                value = value.get(part)
-            elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
-                value = value[part]
-            else:
-                return None
-        return value
+        return value_at(self.value, path)
 
     def span(self, *path: Any) -> Span:
         """Where the value at ``path`` is, or the nearest enclosing value that exists."""

@@ -13,6 +13,7 @@ import math
 from functools import cached_property, lru_cache
 from typing import Any, Iterator
 
+from .jsonrows import value_at
 from .resources import load_schema
 from .schemawords import (
     EXPLANATIONS_KEPT,
@@ -23,7 +24,6 @@ from .schemawords import (
     key_text,
     matches_a_pattern,
     plainly_typed,
-    schema_at,
     signature_of,
     suggest,
     with_values_of,
@@ -154,7 +154,7 @@ class SchemaChecker:
         for error in errors:
             if type(error.kind).__name__ != "Type" or not plainly_typed(error.schema_path):
                 return None
-            types = schema_at(self.schema, error.schema_path)
+            types = value_at(self.schema, error.schema_path)
             if not isinstance(types, (str, list)):
                 return None
             issues.append(SchemaIssue(tuple(error.instance_path), f"expected {expected_types(types)}, got {describe(error.instance)}", "value", "type"))

@@ -73,18 +73,6 @@ def plainly_typed(schema_path: Any) -> bool:
     return False
 
 
-def schema_at(schema: Any, path: Any) -> Any:
-    """The part of ``schema`` at ``path`` (keys of objects, positions in lists)."""
-    for part in path:
-        if isinstance(schema, dict) and isinstance(part, str):
-            schema = schema.get(part)
-        elif isinstance(schema, list) and isinstance(part, int) and 0 <= part < len(schema):
-            schema = schema[part]
-        else:
-            return None
-    return schema
-
-
 # Explanations a checker keeps (see SchemaChecker.issues); past this many
 # distinct ones, it starts again.
 EXPLANATIONS_KEPT = 4096
