@@ -7,12 +7,11 @@ document's line index, built once per version.
 from __future__ import annotations
 
 import itertools
-import operator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Container, Iterable, Iterator, Sequence, overload
 
-from .datasetindex import RowGrouping, groups_of
+from .datasetindex import LINE_OF, RowGrouping, groups_of
 from .folding import folds
 from ..workspace.expected import ExpectedVerdict, split_by_list
 from ..reading.jsonrows import Row
@@ -66,8 +65,6 @@ class SuiteContext(YamlContext):
         assert self.suite is not None
         return self.suite.node
 
-
-_LINE_OF = operator.attrgetter("line")
 
 # A value not looked up yet (None is a normal form: a path out of the workspace).
 _UNSEEN = object()
@@ -394,7 +391,7 @@ class RowsOnLines(Sequence[RowContext]):
     def freeze(self) -> None:
         """Keep the lines the rows hold now (in C)."""
         if self._lines is None:
-            self._lines = list(map(_LINE_OF, self._rows))
+            self._lines = list(map(LINE_OF, self._rows))
 
     @property
     def lines(self) -> list[int]:
@@ -418,7 +415,7 @@ class RowsOnLines(Sequence[RowContext]):
         return RowContext(self.path, self._rows[index], self.line(index))
 
     def __iter__(self) -> Iterator[RowContext]:
-        lines = self._lines if self._lines is not None else map(_LINE_OF, self._rows)
+        lines = self._lines if self._lines is not None else map(LINE_OF, self._rows)
         return map(RowContext, itertools.repeat(self.path), self._rows, lines)
 
 

@@ -33,7 +33,8 @@ from typing import Any, Callable, Hashable, Iterable, Protocol, Sequence
 
 from ..reading.findings import Finding
 
-_LINE_OF = operator.attrgetter("line")
+# A row's line, read in C (rows are sorted by it).
+LINE_OF = operator.attrgetter("line")
 
 # Past this many rows joined since a group was put in line order, it is sorted
 # whole again rather than each put in its place.
@@ -194,12 +195,12 @@ class KeptGroups:
         ordered = self._ordered.get(value, 0)
         if ordered < len(held):
             if len(held) - ordered > _PUT_IN_PLACE:
-                held.sort(key=_LINE_OF)
+                held.sort(key=LINE_OF)
             else:
                 joined = held[ordered:]
                 del held[ordered:]
                 for row in joined:
-                    bisect.insort(held, row, key=_LINE_OF)
+                    bisect.insort(held, row, key=LINE_OF)
             self._ordered[value] = len(held)
         return held
 

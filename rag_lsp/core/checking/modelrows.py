@@ -139,7 +139,6 @@ class Unfinished(list):
 
 
 SHAPE_OF = operator.attrgetter("shape")
-LINE_OF = operator.attrgetter("line")
 TOP_K_OF = operator.attrgetter("top_k")
 CORPORA_OF = operator.attrgetter("corpora")
 LISTED_OF = operator.attrgetter("listed")
