@@ -427,6 +427,59 @@ def test_a_helper_whose_preload_fails_still_helps(tmp_path: Path, shared: None, 
     assert found == expected
 
 
+@pytest.mark.parametrize("made_ahead", ["same files", "other files", "cannot be made"])
+def test_a_helper_makes_the_workspace_files_ahead_of_its_job(tmp_path: Path, shared: None, helper: Helper, made_ahead: str) -> None:
+    """A helper sent the workspace's files while it waits makes their index then; a reading with a
+    helper gives the findings of one process whether its job's files are those made ahead, others, or
+    the preparation could not be made (it is logged, and answered by nothing)."""
+    root = make_root(tmp_path, mixed_dataset(700))
+    workspace = Workspace(root)
+    files = screening.WorkspaceFiles.of(workspace)
+    if made_ahead == "other files":
+        files = screening.WorkspaceFiles(root, Settings(), [*workspace.files(), "src/gone.py"], frozenset())
+    assert helper.channel() is not None
+    helper.prepare(files if made_ahead != "cannot be made" else UnmadePreparation())
+    model, found, expected = read_with(root, helper)
+    assert model.lines_from_helper > 0
+    assert found == expected
+
+
+class UnmadePreparation:
+    """A preparation the helper cannot unpickle: this module is not among its own."""
+
+    def make(self) -> None:
+        raise AssertionError("made in the helper")
+
+
+def test_a_screening_takes_the_workspace_made_ahead_for_its_files_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A screening whose files are those made ahead takes the workspace made (once); one of other
+    files, or of other settings, makes its own and leaves it."""
+    root = make_root(tmp_path, mixed_dataset(40))
+    workspace = Workspace(root)
+    use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
+    files = screening.WorkspaceFiles.of(workspace)
+    made = files.make()
+    made_anew: list[screening.WorkspaceFiles] = []
+    workspace_of = screening.WorkspaceFiles.workspace
+
+    def noted(self: screening.WorkspaceFiles) -> Workspace:
+        made_anew.append(self)
+        return workspace_of(self)
+
+    monkeypatch.setattr(screening.WorkspaceFiles, "workspace", noted)
+    monkeypatch.setattr(parallel, "_made_ahead", (files, made))
+    other_files = screening.Screening(root, Settings(), workspace.files()[:-1], files.not_normal_files, DATASET, use, shape)
+    other_settings = screening.Screening(root, Settings(max_line_bytes=300), workspace.files(), files.not_normal_files, DATASET, use, shape)
+    same = screening.Screening(root, Settings(), workspace.files(), files.not_normal_files, DATASET, use, shape)
+    for job in (other_files, other_settings):
+        job.start()
+    assert len(made_anew) == 2 and parallel._made_ahead == (files, made)
+    same.start()
+    assert len(made_anew) == 2 and parallel._made_ahead is None
+    same.start()  # taken once: a second job makes its own
+    assert len(made_anew) == 3
+
+
 def test_warming_up_prepares_what_a_first_screening_loads() -> None:
     """A fresh process that preloads the model's warm_up has loaded the schema explainer and the
     fuzzy matcher, which a batch with an invalid row or a misspelt key would otherwise load."""

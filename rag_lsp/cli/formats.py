@@ -112,15 +112,17 @@ def summary(checked: Checked) -> str:
 def format_text(checked: Checked) -> str:
     out = []
     display = _display_paths()
-    for workspace, finding in checked.each():
-        start = finding.range.start
-        out.append(
-            f"{display(workspace, finding.path)}:{start.line + 1}:{start.character + 1}: "
-            f"{finding.severity.label} {finding.code} {finding.message}"
-        )
-        for related in finding.related:
-            where = related.range.start
-            out.append(f"    {display(workspace, related.path)}:{where.line + 1}:{where.character + 1}: {related.message}")
+    # A file's findings come together: its path and their labels are worked out once each.
+    labels = {severity: severity.label for severity in Severity}
+    for workspace, path, findings in checked.files:
+        shown = display(workspace, path)
+        for finding in findings:
+            start = finding.range.start
+            where_found = shown if finding.path == path else display(workspace, finding.path)
+            out.append(f"{where_found}:{start.line + 1}:{start.character + 1}: {labels[finding.severity]} {finding.code} {finding.message}")
+            for related in finding.related:
+                where = related.range.start
+                out.append(f"    {display(workspace, related.path)}:{where.line + 1}:{where.character + 1}: {related.message}")
     out.append(summary(checked))
     return "\n".join(out) + "\n"
 

@@ -27,6 +27,7 @@ from .analyze import analyze_file
 from ..reading.findings import Finding
 from .incremental import MODELLED_FROM_BYTES, SHARED_FROM_BYTES, DatasetModel
 from .parallel import Helper, reading_helper
+from .screening import WorkspaceFiles
 from ..workspace.workspace import DATASET_FILE, Workspace
 
 # A dataset this large is read with the helper's share whenever one can start
@@ -141,10 +142,14 @@ class Analysis:
         then stands for the dataset in the workspace's facts. None for a dataset
         a model does not read (refused for its size, or holding a byte that is
         not UTF-8, which the one-shot analysis reports on its line)."""
+        helper = self.helper if shared else None
+        if helper is not None:
+            # Made by the helper while this process reads the file and its first batch.
+            helper.prepare(WorkspaceFiles.of(workspace))
         source = workspace.read(relative)
         if source is None or source.refused or source.undecodable:
             return None
-        model = DatasetModel(workspace, relative, source.text, self.helper if shared else None, every_finding=True)
+        model = DatasetModel(workspace, relative, source.text, helper, every_finding=True)
         workspace.live_datasets[relative] = model
         return model
 

@@ -522,8 +522,20 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         by_code: dict[str, list[int]] = {}
         counts: Counter[str] = Counter()
         causes: Counter[tuple[str, str]] = Counter()
+        placed_lines = self._placed
         for line, placed in found.items():
-            self._placed[line] = placed
+            placed_lines[line] = placed
+            if len(placed) == 1:  # nearly every line with findings
+                code, cause = placed[0].code, placed[0].cause
+                counts[code] += 1
+                if cause is not None:
+                    causes[code, cause] += 1
+                lines = by_code.get(code)
+                if lines is None:
+                    by_code[code] = [line]
+                else:
+                    lines.append(line)
+                continue
             counts.update(finding.code for finding in placed)
             causes.update(causes_of(placed))
             for code in {finding.code for finding in placed}:
@@ -552,12 +564,20 @@ def _batch_starts(lines: list[str]) -> list[int]:
     """The first line of each batch of a first reading (see _BATCH_CHARACTERS):
     at most _CHECK_BATCH lines (_FIRST_BATCH for the first), and no more than
     one line past _BATCH_CHARACTERS."""
-    ends = list(itertools.accumulate(map(len, lines)))
-    starts = [0]
-    while (first := starts[-1]) < len(lines):
-        before = ends[first - 1] if first else 0
-        # The line that reaches the characters' limit ends the batch, so each holds at least one.
-        through = bisect.bisect_left(ends, before + _BATCH_CHARACTERS, first)
-        most = min(_FIRST_BATCH, _CHECK_BATCH) if first == 0 else _CHECK_BATCH
-        starts.append(min(first + most, through + 1, len(lines)))
-    return starts[:-1] if len(starts) > 1 else starts
+    starts = []
+    first, count = 0, len(lines)
+    while first < count:
+        starts.append(first)
+        end = min(first + (min(_FIRST_BATCH, _CHECK_BATCH) if first == 0 else _CHECK_BATCH), count)
+        # Nearly every batch is within the characters' limit, told in one pass
+        # in C; a line at a time only where a batch is not.
+        if sum(map(len, lines[first:end])) >= _BATCH_CHARACTERS:
+            reached = 0
+            for line in range(first, end):
+                reached += len(lines[line])
+                # The line that reaches the limit ends the batch, so each holds at least one.
+                if reached >= _BATCH_CHARACTERS:
+                    end = line + 1
+                    break
+        first = end
+    return starts or [0]

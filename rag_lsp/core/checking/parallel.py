@@ -88,6 +88,30 @@ class Job(Protocol):
         text (mapped from a file)."""
 
 
+class Preparation(Protocol):
+    """What a helper may make while it waits, ahead of the job that needs it
+    (a workspace's files, indexed for did-you-means): picklable, and compared
+    with ``==`` to the job's own (see :func:`prepared`)."""
+
+    def make(self) -> Any:
+        """What the job would otherwise make on its first batch, after the caller has begun waiting."""
+
+
+# In the helper: the last preparation made, and what it made (see prepared).
+_made_ahead: tuple[Preparation, Any] | None = None
+
+
+def prepared(preparation: Preparation) -> Any:
+    """What the helper made ahead of ``preparation`` (see Helper.prepare), for the
+    one job that asks; None when it made none, or made another."""
+    global _made_ahead
+    if _made_ahead is None or _made_ahead[0] != preparation:
+        return None
+    made = _made_ahead[1]
+    _made_ahead = None
+    return made
+
+
 class TwoEnds:
     """Batch indexes ``[start, stop)`` for one process alone: all from the front."""
 
@@ -372,6 +396,18 @@ class Helper:
             return
         threading.Thread(target=self.channel, name="rag-lsp-helper-start", daemon=True).start()
 
+    def prepare(self, preparation: Preparation) -> None:
+        """Let a running helper make ``preparation`` while it waits for a job (no
+        answer is awaited). Sent only through a pipe wide enough to take it at
+        once: the caller is not held up by a helper still starting."""
+        channel = self._channel
+        if self._closed or channel is None or not channel.wide or not channel.alive():
+            return
+        try:
+            channel.send(("prepare", pickle.dumps(preparation, pickle.HIGHEST_PROTOCOL)))
+        except OSError:  # the next share finds the helper gone, and says so
+            pass
+
     def stop(self, wait: bool = True) -> None:
         """Stop the helper process (a later share starts a new one); ``wait``: until
         it has ended, else it is reaped on a thread of its own."""
@@ -395,11 +431,16 @@ class Helper:
 class _Channel:
     """The pipes to one helper process."""
 
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], wide: bool = False) -> None:
         self.process = process
         assert process.stdin is not None and process.stdout is not None
         self._out: BinaryIO = process.stdin  # type: ignore[assignment]
         self._in: BinaryIO = process.stdout  # type: ignore[assignment]
+        # Whether the request pipe takes a megabyte without waiting for the helper.
+        self.wide = wide
+        # A preparation is sent by the caller, a share's messages by its thread:
+        # one message at a time.
+        self._sending = threading.Lock()
 
     @staticmethod
     def command() -> list[str]:
@@ -421,14 +462,14 @@ class _Channel:
         # once, not a pipe's worth at a time, each waiting for the interpreter's
         # lock that the caller's reading holds.
         widen_pipe(process.stdout)
-        widen_pipe(process.stdin)
-        return cls(process)
+        return cls(process, wide=widen_pipe(process.stdin))
 
     def alive(self) -> bool:
         return self.process.poll() is None
 
     def send(self, message: Any) -> None:
-        _write(self._out, message)
+        with self._sending:
+            _write(self._out, message)
 
     def receive(self) -> Any:
         return _read(self._in)
@@ -491,11 +532,20 @@ def serve(preload: Sequence[str] = ()) -> None:
     data = memoryview(b"")  # its text
     bounds: list[tuple[int, int]] = []  # where each batch starts and ends in it
     ends: SharedEnds | None = None
+    global _made_ahead
     while True:
         try:
             kind, payload = _read(requests)
         except EOFError:
             return
+        if kind == "prepare":  # answered by nothing: the job that follows finds it (see prepared)
+            try:
+                preparation = pickle.loads(payload)
+                _made_ahead = None  # the last one's is let go before the next is made
+                _made_ahead = (preparation, preparation.make())
+            except Exception:  # the job makes it itself
+                log.exception("the helper could not prepare")
+            continue
         answer: Any = None
         try:
             if kind == "share":
@@ -529,6 +579,7 @@ def serve(preload: Sequence[str] = ()) -> None:
         if kind == "end":  # after answering: the caller need not wait for this
             data, text = _unmapped(data, text)
             ends = None
+            _made_ahead = None
             gc.collect()
 
 
@@ -560,13 +611,14 @@ def _preload(entry: str) -> None:
         getattr(loaded, function)()
 
 
-def widen_pipe(stream: Any) -> None:
+def widen_pipe(stream: Any) -> bool:
     """Give the pipe behind ``stream`` a 1 MiB buffer, where the system allows it
-    (Linux); anything else (a file, a terminal, a socket, another system) is
-    left as it is."""
+    (Linux), and say whether it has one; anything else (a file, a terminal, a
+    socket, another system) is left as it is."""
     try:
         import fcntl
 
         fcntl.fcntl(stream.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_BYTES)
     except (ImportError, OSError, ValueError, AttributeError):
-        pass
+        return False
+    return True

@@ -19,7 +19,7 @@ import os
 import stat
 from pathlib import Path
 
-# A read never takes more than this many bytes at once.
+# Past the size a file had when opened, a read takes at most this many bytes at once.
 _CHUNK = 1 << 20
 
 
@@ -72,9 +72,13 @@ def read_regular(path: Path | str, max_bytes: int, *, follow_links: bool = True)
             raise Refused(f"{path} is {status.st_size:,} bytes, above the limit of {max_bytes:,}")
         parts: list[bytes] = []
         left = max_bytes + 1
+        # The size it had is read at once (a byte more, to see it grew): in
+        # pieces, each piece and then their join would be new memory, the
+        # system's pages of a large dataset given three times over.
+        want = min(left, status.st_size + 1)
         while left > 0:
             try:
-                part = os.read(descriptor, min(left, _CHUNK))
+                part = os.read(descriptor, want)
             except BlockingIOError:
                 # A regular file never blocks; be safe anyway.
                 break
@@ -82,7 +86,8 @@ def read_regular(path: Path | str, max_bytes: int, *, follow_links: bool = True)
                 break
             parts.append(part)
             left -= len(part)
-        data = b"".join(parts)
+            want = min(left, _CHUNK)
+        data = parts[0] if len(parts) == 1 else b"".join(parts)  # none: an empty file
         if len(data) > max_bytes:
             # The file grew while it was read.
             raise Refused(f"{path} is above the limit of {max_bytes:,} bytes")
