@@ -142,29 +142,28 @@ def screen_batch(
     counts = array("I", bytes(4 * COUNTS * len(lines)))
     unfinished: dict[int, list[Finding]] = {}
     errors: dict[int, tuple[int, str]] = {}
-    for (number, _), (listed, absent) in zip(rows, context.path_tallies):
+    # The corpora each plain line asks to search, where it asks (rows alike share one tuple).
+    asked: dict[tuple[str, ...], tuple[str, ...]] = {}
+    corpora: dict[int, tuple[str, ...]] = {}
+    # One pass over the rows: a hundred thousand lines are screened in batches of thousands.
+    for (number, row), (listed, absent) in zip(rows, context.path_tallies):
+        base = COUNTS * number
         if listed:
-            counts[COUNTS * number], counts[COUNTS * number + 1] = listed, absent
-    for number, row in rows:
+            counts[base], counts[base + 1] = listed, absent
         if row.top_k:
-            counts[COUNTS * number + 2] = min(row.top_k, MOST_COUNTED)
-    for number, row in rows:
-        found = with_findings.get(number)
-        plain = (
-            row.error is None
-            and row.refused is None
-            and not row.has_duplicate_keys
-            and type(row.value) in (dict, list)  # a value the model drops
-        )
-        if plain:
+            counts[base + 2] = min(row.top_k, MOST_COUNTED)
+        if row.error is None and row.refused is None and not row.has_duplicate_keys and type(row.value) in (dict, list):  # a value the model drops
             codes[number] = PLAIN_CODE[row.shape, row.exact]
             kept[number] = row.kept
+            if row.corpora:
+                corpora[number] = asked.setdefault(row.corpora, row.corpora)
         elif row.error is not None and row.refused is None and not row.has_duplicate_keys:
             codes[number] = NOT_JSON
             errors[number] = row.error
         else:
             codes[number] = LOOK
             continue
+        found = with_findings.get(number)
         if found is not None:
             unfinished[number] = found
     alike: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
@@ -172,9 +171,6 @@ def screen_batch(
     for line, pairs in context.passed_over.items():
         key = tuple(pairs)
         passed[line - first] = alike.setdefault(key, key)
-    # The corpora each plain line asks to search, where it asks (rows alike share one tuple).
-    asked: dict[tuple[str, ...], tuple[str, ...]] = {}
-    corpora = {number: asked.setdefault(row.corpora, row.corpora) for number, row in rows if row.corpora and codes[number] != LOOK}
     return bytes(codes), kept, counts.tobytes(), unfinished, passed, corpora, errors
 
 
