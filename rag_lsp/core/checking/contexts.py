@@ -134,7 +134,9 @@ class RowsContext:
     # folded into one finding (see core.checking.folding): their occurrences are only
     # counted, in ``passed_over``: the (code, cause) pair of each, by line (see passes_over).
     systemic: frozenset[tuple[str, str]] = frozenset()
-    passed_over: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
+    # A line's pairs are one tuple, which lines alike share (a dataset written by
+    # another tool passes over the same on every line).
+    passed_over: dict[int, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -156,7 +158,7 @@ class RowsContext:
         folding.Occurrences). A rule asks before the costly part of a finding."""
         pair = (code, cause)
         if pair in self.systemic:
-            self.passed_over.setdefault(line, []).append(pair)
+            self.pass_over((pair,), line)
             return True
         return False
 
@@ -166,10 +168,11 @@ class RowsContext:
         on a row at once (see pass_over)."""
         return {cause: pair for pair in self.systemic if (cause := pair[1]) and pair[0] == code}
 
-    def pass_over(self, pairs: list[tuple[str, str]], line: int) -> None:
+    def pass_over(self, pairs: Sequence[tuple[str, str]], line: int) -> None:
         """Count occurrences of presumed causes (their pairs, see presumed) on
-        ``line``, as passes_over does one by one."""
-        self.passed_over.setdefault(line, []).extend(pairs)
+        ``line``, as passes_over does one by one: a tuple given is kept as it is."""
+        held = self.passed_over.get(line)
+        self.passed_over[line] = tuple(pairs) if held is None else held + tuple(pairs)
 
     @cached_property
     def cases(self) -> list[tuple[RowContext, dict[str, Any]]]:

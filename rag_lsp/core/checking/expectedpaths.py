@@ -79,7 +79,21 @@ def files_written_otherwise(workspace: Workspace, not_normal: Collection[str]) -
     if not not_normal:
         return frozenset()
     known = workspace.file_set()
-    return frozenset(value for value in not_normal if normalize_relative(value) in known)
+    # Each value is judged once for the workspace's files, not once per batch
+    # listing it: a dataset written by another tool writes every path so.
+    held = workspace.memo("written otherwise")
+    if held.get("files") is not known:
+        held.clear()
+        held["files"], held["verdicts"] = known, {}
+    verdicts: dict[str, bool] = held["verdicts"]
+    found = []
+    for value in not_normal:
+        verdict = verdicts.get(value)
+        if verdict is None:
+            verdict = verdicts[value] = normalize_relative(value) in known
+        if verdict:
+            found.append(value)
+    return frozenset(found)
 
 
 def tally_of(strings: list[str], files: frozenset[str], found_otherwise: frozenset[str]) -> tuple[int, int]:

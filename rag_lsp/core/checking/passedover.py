@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from typing import Sequence
+from typing import Any, Sequence
 
 from . import rules as registry
 from ..reading.findings import Finding
@@ -149,11 +149,17 @@ class CountsPassedOver:
             return
         table = self._pairs
         store = self._passed
+        # Lines alike share one tuple (see RowsContext.pass_over): looked up once.
+        last: tuple[Any, Any] = (None, None)
         for number, pairs in passed.items():
-            key = tuple(pairs)
-            held = table.get(key)
-            if held is None:
-                held = self._interned(key)
+            if pairs is last[0]:
+                held = last[1]
+            else:
+                key = tuple(pairs)
+                held = table.get(key)
+                if held is None:
+                    held = self._interned(key)
+                last = (pairs, held)
             store[first + number] = held
         self._passed_changes += len(passed)
 

@@ -169,8 +169,7 @@ def screen_batch(
     alike: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
     passed: dict[int, tuple[tuple[str, str], ...]] = {}
     for line, pairs in context.passed_over.items():
-        key = tuple(pairs)
-        passed[line - first] = alike.setdefault(key, key)
+        passed[line - first] = alike.setdefault(pairs, pairs)
     return bytes(codes), kept, counts.tobytes(), unfinished, passed, corpora, errors
 
 

@@ -48,6 +48,9 @@ class SetAside(NamedTuple):
     tolerant: Any
     # The code of the rule whose causes these are.
     code: str
+    # Where all that is set aside is one key of a row's own object (a tool's key
+    # on every row): its name, and the causes of a row holding it.
+    one_key: tuple[str, tuple[str, ...]] | None = None
 
     @classmethod
     def of(cls, systemic: frozenset[tuple[str, str]], checker, shape: str, code: str) -> SetAside | None:
@@ -98,7 +101,10 @@ class SetAside(NamedTuple):
             corpora=frozenset(corpora),
             no_corpora=no_corpora,
         )
-        return cls(tuple(keys), tuple(typed), tuple(required), frozenset(corpora), no_corpora, checker, relaxed, tolerant, code)
+        one_key = None
+        if len(keys) == 1 and len(keys[0][0]) == 1 and not (typed or required or corpora or no_corpora):
+            one_key = (keys[0][0][0], (keys[0][1],))
+        return cls(tuple(keys), tuple(typed), tuple(required), frozenset(corpora), no_corpora, checker, relaxed, tolerant, code, one_key)
 
     def counted_if_valid(self, group, rows) -> bool:
         """Whether every row of ``group`` is valid with what is set aside of it
@@ -109,7 +115,7 @@ class SetAside(NamedTuple):
         # Every cause set aside is presumed (see of): counted a row at a time;
         # rows alike (nearly every one) share one list of their pairs.
         code = self.code
-        pairs_of: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+        pairs_of: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
         causes_of = self._causes
         pass_over = rows.pass_over
         for context in group:
@@ -117,7 +123,7 @@ class SetAside(NamedTuple):
             if causes:
                 pairs = pairs_of.get(causes)
                 if pairs is None:
-                    pairs = pairs_of[causes] = [(code, cause) for cause in causes]
+                    pairs = pairs_of[causes] = tuple((code, cause) for cause in causes)
                 pass_over(pairs, context.line)
         return True
 
@@ -127,6 +133,9 @@ class SetAside(NamedTuple):
         if not (self.keys or self.typed or self.required or self.no_corpora):
             # Corpora alone (cases asking for a corpus of the team's own service).
             return tuple(f"corpus {corpus}" for corpus in _corpora_among(value, self.corpora)) if self.corpora else ()
+        if self.one_key is not None:  # nothing else set aside: a row holds the key or not
+            name, causes_if_held = self.one_key
+            return causes_if_held if name in value else ()
         causes: list[str] = []
         for path, cause in self.keys:
             holder = _object_at(value, path[:-1]) if len(path) > 1 else value

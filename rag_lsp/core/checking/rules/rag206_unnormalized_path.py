@@ -90,14 +90,21 @@ def _verdicts(rows) -> _Verdicts:
     if new:
         presumed = rows.presumed(RULE.code)
         for value in new:
-            told = _told(value)
-            verdict = of[value] = presumed.get(told[3]) or told if told else told
+            # A form presumed on most rows is only counted: its message is never made.
+            pair = presumed.get(path_form(value)) if presumed else None
+            verdict = of[value] = pair if pair is not None and _told_of(value) else _told(value)
             if len(verdict) == 4:
                 verdicts.told += 1
     return verdicts
 
 
 _NOTHING = ()
+
+
+def _told_of(value: str) -> bool:
+    """Whether ``value`` has a finding of this rule (see _told)."""
+    normal = normalize_relative(value)
+    return bool(normal) and normal != value
 
 
 def _told(value: str) -> tuple[str, str, str, str] | tuple[()]:
