@@ -113,7 +113,7 @@ class SetAside(NamedTuple):
         if self.tolerant is None or not self.tolerant.all_valid([context.row.value for context in group]):
             return False
         # Every cause set aside is presumed (see of): counted a row at a time;
-        # rows alike (nearly every one) share one list of their pairs.
+        # rows alike (nearly every one) share one tuple of their pairs.
         code = self.code
         pairs_of: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
         causes_of = self._causes
