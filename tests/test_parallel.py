@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
+import pickle
 import subprocess
 import sys
 import threading
@@ -442,6 +443,25 @@ def test_a_helper_makes_the_workspace_files_ahead_of_its_job(tmp_path: Path, sha
     model, found, expected = read_with(root, helper)
     assert model.lines_from_helper > 0
     assert found == expected
+
+
+def test_a_preparation_the_pipe_cannot_take_at_once_is_not_sent(tmp_path: Path, helper: Helper, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caller never waits on a helper still starting: a preparation larger than what the pipe
+    takes at once (the files of a very large workspace) is not sent, and one within it is."""
+    root = make_root(tmp_path, mixed_dataset(40))
+    files = screening.WorkspaceFiles.of(Workspace(root))
+    channel = helper.channel()
+    assert channel is not None and channel.wide
+    sent: list[str] = []
+    send = channel.send
+    monkeypatch.setattr(channel, "send", lambda message: (sent.append(message[0]), send(message)))
+    size = len(pickle.dumps(files, pickle.HIGHEST_PROTOCOL))
+    monkeypatch.setattr(parallel, "_PIPE_BYTES", size + parallel._FRAMING_BYTES - 1)
+    helper.prepare(files)
+    assert sent == []
+    monkeypatch.setattr(parallel, "_PIPE_BYTES", size + parallel._FRAMING_BYTES)
+    helper.prepare(files)
+    assert sent == ["prepare"]
 
 
 class UnmadePreparation:

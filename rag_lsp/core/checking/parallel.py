@@ -65,6 +65,8 @@ _FRONT, _BACK = 0, _COUNTER.size
 _HEADER = 2 * _COUNTER.size
 # What Linux lets any user give a pipe without privileges (pipe-max-size).
 _PIPE_BYTES = 1 << 20
+# More than a message's length and pickled envelope take besides its payload.
+_FRAMING_BYTES = 256
 # The folder holding the rag_lsp package: the helper runs this very code.
 _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent.parent)
 
@@ -398,13 +400,18 @@ class Helper:
 
     def prepare(self, preparation: Preparation) -> None:
         """Let a running helper make ``preparation`` while it waits for a job (no
-        answer is awaited). Sent only through a pipe wide enough to take it at
-        once: the caller is not held up by a helper still starting."""
+        answer is awaited). Sent only where the pipe takes it at once (a wide
+        pipe the caller has sent nothing through yet, and a preparation within
+        it: the files of a workspace of up to about 25,000): the caller is not
+        held up by a helper still starting."""
         channel = self._channel
         if self._closed or channel is None or not channel.wide or not channel.alive():
             return
+        payload = pickle.dumps(preparation, pickle.HIGHEST_PROTOCOL)
+        if len(payload) > _PIPE_BYTES - _FRAMING_BYTES:
+            return
         try:
-            channel.send(("prepare", pickle.dumps(preparation, pickle.HIGHEST_PROTOCOL)))
+            channel.send(("prepare", payload))
         except OSError:  # the next share finds the helper gone, and says so
             pass
 
