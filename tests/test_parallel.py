@@ -488,9 +488,11 @@ def test_a_screening_takes_the_workspace_made_ahead_for_its_files_only(tmp_path:
 
     monkeypatch.setattr(screening.WorkspaceFiles, "workspace", noted)
     monkeypatch.setattr(parallel, "_made_ahead", (files, made))
-    other_files = screening.Screening(root, Settings(), workspace.files()[:-1], files.not_normal_files, DATASET, use, shape)
-    other_settings = screening.Screening(root, Settings(max_line_bytes=300), workspace.files(), files.not_normal_files, DATASET, use, shape)
-    same = screening.Screening(root, Settings(), workspace.files(), files.not_normal_files, DATASET, use, shape)
+    other_files = screening.Screening(screening.WorkspaceFiles(root, Settings(), workspace.files()[:-1], files.not_normal_files), DATASET, use, shape)
+    other_settings = screening.Screening(
+        screening.WorkspaceFiles(root, Settings(max_line_bytes=300), workspace.files(), files.not_normal_files), DATASET, use, shape
+    )
+    same = screening.Screening(screening.WorkspaceFiles(root, Settings(), workspace.files(), files.not_normal_files), DATASET, use, shape)
     for job in (other_files, other_settings):
         job.start()
     assert len(made_anew) == 2 and parallel._made_ahead == (files, made)
@@ -665,7 +667,7 @@ def test_a_screening_leaves_the_did_you_mean_to_the_model(tmp_path: Path, monkey
     root = make_root(tmp_path, mixed_dataset(40))
     workspace = Workspace(root)
     job = screening.Screening(
-        root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
+        screening.WorkspaceFiles.of(workspace), DATASET, workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     )
     codes, _, _, unfinished, _, _, _ = job.start()(0, first_lines(root / DATASET, 16))
     assert unfinished
@@ -683,7 +685,7 @@ def test_a_screening_for_every_finding_finishes_them(tmp_path: Path) -> None:
     root = make_root(tmp_path, mixed_dataset(40))
     workspace = Workspace(root)
     use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
-    job = screening.Screening(root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True)
+    job = screening.Screening(screening.WorkspaceFiles.of(workspace), DATASET, use, shape, finish=True)
     codes, _, _, found, _, _, _ = job.start()(0, first_lines(root / DATASET, 16))
     assert found and all(codes[number] not in (modelrows.BLANK, modelrows.LOOK) for number in found)
     finished = [finding for findings in found.values() for finding in findings if finding.code == "RAG203"]
@@ -700,7 +702,7 @@ def test_a_screening_for_every_finding_passes_lines_that_repeat_a_missing_path(t
     root = make_root(tmp_path, "\n".join(lines) + "\n")
     workspace = Workspace(root)
     use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
-    screen = screening.Screening(root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True).start()
+    screen = screening.Screening(screening.WorkspaceFiles.of(workspace), DATASET, use, shape, finish=True).start()
     screen(0, memoryview("\n".join(lines[:4]).encode()))
     codes, _, _, found, _, _, _ = screen(1, memoryview("\n".join(lines[4:]).encode()))
     assert modelrows.LOOK not in codes
@@ -731,7 +733,7 @@ def test_a_screening_passes_lines_with_findings_made_on_the_lines_of_the_file(tm
     workspace = Workspace(root)
     use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     screen = screening.Screening(
-        root, Settings(), workspace.files(), workspace.not_normal_files(), DATASET, use, shape, finish=True, batch_starts=(0, 4)
+        screening.WorkspaceFiles.of(workspace), DATASET, use, shape, finish=True, batch_starts=(0, 4)
     ).start()
     codes, _, _, found, _, _, _ = screen(1, memoryview("\n".join(lines[4:]).encode()))
     assert modelrows.LOOK not in codes and sorted(found) == [0, 1, 2, 3]

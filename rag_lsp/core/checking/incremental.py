@@ -39,7 +39,7 @@ from ..workspace.workspace import Workspace
 from .modelindexes import KeepsIndexes
 from .modelrows import BLANK, COUNTS, LOOK, NOT_JSON, ModelRow, NO_FINDINGS, PLAIN, Unfinished, causes_of
 from .passedover import CountsPassedOver
-from .screening import Screening, is_answer
+from .screening import Screening, WorkspaceFiles, is_answer
 from .shown import LastShown, ShowsFindings, position_key
 from .modelediting import FollowsEdits
 
@@ -221,10 +221,7 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
             if share is not None:
                 share.begin(
                     Screening(
-                        workspace.root,
-                        workspace.settings,
-                        workspace.files(),
-                        workspace.not_normal_files(),
+                        WorkspaceFiles.of(workspace),
                         self.path,
                         use,
                         shape,

@@ -29,45 +29,6 @@ from .modelrows import ANSWERED, BLANK, COUNTS, LOOK, MOST_COUNTED, NOT_JSON, Mo
 
 
 @dataclass(frozen=True)
-class Screening:
-    """A helper's job: screen lines of a dataset as this process checks them,
-    with the same workspace files, settings, facts and row shape."""
-
-    root: Path
-    settings: Settings
-    files: list[str]
-    # Those of the files not in normal form, as this process found them: the
-    # helper need not search every path again before its first batch.
-    not_normal_files: frozenset[str]
-    path: str
-    use: DatasetUse
-    shape: str | None
-    # Whether the helper finishes the findings of plain lines (see screen_batch).
-    finish: bool = False
-    # The first line of each batch: the findings of a batch are made on the lines
-    # of the file, not moved there by the caller one by one (a dataset written by
-    # another tool has one on every row). Without it, on the batch's own lines.
-    batch_starts: tuple[int, ...] = ()
-    # The causes presumed to stand on most rows (see DatasetModel._presumed).
-    systemic: frozenset[tuple[str, str]] = frozenset()
-
-    def start(self) -> Callable[[int, memoryview], tuple]:
-        files = WorkspaceFiles(self.root, self.settings, self.files, self.not_normal_files)
-        workspace = prepared(files) or files.workspace()
-
-        def screen(index: int, text: memoryview) -> tuple:
-            """What screen_batch answers of batch ``index``, its findings finished where every finding is wanted."""
-            batch = str(text, "utf-8", "surrogatepass").split("\n")
-            first = self.batch_starts[index] if index < len(self.batch_starts) else 0
-            codes, kept, counts, unfinished, passed, corpora, errors = screen_batch(workspace, self.path, self.use, self.shape, batch, first, self.systemic)
-            if self.finish:
-                unfinished = {number: [registry.finished(workspace, finding) for finding in found] for number, found in unfinished.items()}
-            return codes, kept, counts, unfinished, passed, corpora, errors
-
-        return screen
-
-
-@dataclass(frozen=True)
 class WorkspaceFiles:
     """The workspace a screening reads in, as this process listed it: what a
     helper makes while it waits for its job (see Helper.prepare)."""
@@ -75,6 +36,8 @@ class WorkspaceFiles:
     root: Path
     settings: Settings
     files: list[str]
+    # Those of the files not in normal form, as this process found them: the
+    # helper need not search every path again before its first batch.
     not_normal_files: frozenset[str]
 
     @classmethod
@@ -95,6 +58,39 @@ class WorkspaceFiles:
         workspace.normal_file_set()
         workspace.path_index()
         return workspace
+
+
+@dataclass(frozen=True)
+class Screening:
+    """A helper's job: screen lines of a dataset as this process checks them,
+    with the same workspace files, settings, facts and row shape."""
+
+    files: WorkspaceFiles
+    path: str
+    use: DatasetUse
+    shape: str | None
+    # Whether the helper finishes the findings of plain lines (see screen_batch).
+    finish: bool = False
+    # The first line of each batch: the findings of a batch are made on the lines
+    # of the file, not moved there by the caller one by one (a dataset written by
+    # another tool has one on every row). Without it, on the batch's own lines.
+    batch_starts: tuple[int, ...] = ()
+    # The causes presumed to stand on most rows (see DatasetModel._presumed).
+    systemic: frozenset[tuple[str, str]] = frozenset()
+
+    def start(self) -> Callable[[int, memoryview], tuple]:
+        workspace = prepared(self.files) or self.files.workspace()
+
+        def screen(index: int, text: memoryview) -> tuple:
+            """What screen_batch answers of batch ``index``, its findings finished where every finding is wanted."""
+            batch = str(text, "utf-8", "surrogatepass").split("\n")
+            first = self.batch_starts[index] if index < len(self.batch_starts) else 0
+            codes, kept, counts, unfinished, passed, corpora, errors = screen_batch(workspace, self.path, self.use, self.shape, batch, first, self.systemic)
+            if self.finish:
+                unfinished = {number: [registry.finished(workspace, finding) for finding in found] for number, found in unfinished.items()}
+            return codes, kept, counts, unfinished, passed, corpora, errors
+
+        return screen
 
 
 def screen_batch(

@@ -91,8 +91,9 @@ def _verdicts(rows) -> _Verdicts:
         presumed = rows.presumed(RULE.code)
         for value in new:
             # A form presumed on most rows is only counted: its message is never made.
-            pair = presumed.get(path_form(value)) if presumed else None
-            verdict = of[value] = pair if pair is not None and _told_of(value) else _told(value)
+            normal = _normal_if_told(value)
+            pair = presumed.get(path_form(value)) if presumed and normal is not None else None
+            verdict = of[value] = pair or (_told(value, normal) if normal is not None else _NOTHING)
             if len(verdict) == 4:
                 verdicts.told += 1
     return verdicts
@@ -101,19 +102,17 @@ def _verdicts(rows) -> _Verdicts:
 _NOTHING = ()
 
 
-def _told_of(value: str) -> bool:
-    """Whether ``value`` has a finding of this rule (see _told)."""
+def _normal_if_told(value: str) -> str | None:
+    """The normal form of ``value`` where this rule has a finding on it; None
+    for a value in normal form, or a path that leaves the workspace (or names
+    its root), which is RAG203's."""
     normal = normalize_relative(value)
-    return bool(normal) and normal != value
+    return normal if normal and normal != value else None
 
 
-def _told(value: str) -> tuple[str, str, str, str] | tuple[()]:
-    """The message, fix title, fix text and cause of a finding on ``value``;
-    nothing for a path that leaves the workspace (or names its root), which is
-    RAG203's."""
-    normal = normalize_relative(value)
-    if not normal or normal == value:
-        return _NOTHING
+def _told(value: str, normal: str) -> tuple[str, str, str, str]:
+    """The message, fix title, fix text and cause of a finding on ``value``,
+    whose normal form is ``normal``."""
     message = f"{value!r} is not a normalized path and hits carry {normal!r}: matching is exact, so write {normal!r}"
     return message, f"Normalize to {normal!r}", json.dumps(normal, ensure_ascii=False), path_form(value)
 
