@@ -123,6 +123,15 @@ def _one_id(case: dict) -> None:
     case["id"] = "query"
 
 
+def _misspelt_expect(case: dict) -> None:
+    if "expect" in case:
+        case["expected"] = case.pop("expect")
+
+
+def _questions_only(case: dict) -> None:
+    case.pop("expect", None)
+
+
 def _python_values(line: str) -> str:
     """The row as Python prints a dict (single quotes), not as JSON."""
     return repr(json.loads(line))
@@ -156,6 +165,8 @@ VARIANTS: dict[str, tuple[str, Rewrite | None]] = {
     "empty-corpora": ("RAG004", _empty_corpora),
     "repeated-value": ("RAG205", _repeated_value),
     "one-id": ("RAG202", _one_id),
+    "misspelt-expect": ("RAG004", _misspelt_expect),
+    "questions-only": ("RAG201", _questions_only),
     "absolute-paths": ("RAG203", _paths(lambda path: "/home/dev/repo/" + path)),
     "python-values": ("RAG002", _python_values),  # type: ignore[dict-item]
     "comma-after": ("RAG002", _comma_after),  # type: ignore[dict-item]

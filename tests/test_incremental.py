@@ -558,6 +558,37 @@ def test_a_cause_a_tool_writes_on_every_row_is_one_finding_and_its_fix_repairs_e
     assert not [finding for finding in fixed_found if (finding.code, finding.cause) == (code, cause)]
 
 
+def test_a_key_misspelt_on_every_row_folds_and_its_fix_renames_it_where_the_row_lacks_the_key_it_means(tmp_path: Path) -> None:
+    """`expected` written for `expect` on every row is one RAG004 finding (beside RAG201's, every case having no
+    `expect`) whose fix of every occurrence renames the key, not removes the judgments: a row that holds `expect`
+    already is not given the rename, and loses the misspelt copy; once fixed, the rows have neither finding."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    rows = [f'{{"id": "m{n}", "input": {{"query": "q"}}, "expected": {{"relevant": ["src/a.py"]}}}}' for n in range(24)]
+    rows.append('{"id": "both", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py"]}, "expected": {"relevant": ["docs/b.md"]}}')
+    text = "\n".join(rows) + "\n"
+    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
+    found = analyze_file(workspace, ELSEWHERE_DATASET)
+    assert DatasetModel(workspace, ELSEWHERE_DATASET, text).findings() == found
+    folded = {finding.code: finding for finding in found if finding.covers}
+    assert sorted(folded) == ["RAG004", "RAG201"]
+    misspelt = folded["RAG004"]
+    assert misspelt.cause == "additionalProperties at expected" and len(misspelt.covers) == 25
+    assert "did you mean 'expect'?" in misspelt.message and "most likely `expect` misspelt" in misspelt.message
+    (fix,) = misspelt.fixes
+    assert fix.title == "Rename the key 'expected' to 'expect' in every row (25 places)"
+    both = misspelt.covers[-1]
+    assert both.range.start.line == 24
+    assert [each.title for each in both.fixes] == ["Remove the key 'expected'"]
+    assert [each.title for each in misspelt.covers[0].fixes] == ["Rename the key 'expected' to 'expect'", "Remove the key 'expected'"]
+    fixed = text.split("\n")
+    for edit in reversed(every_occurrence_fix(misspelt, fix).edits):
+        line = fixed[edit.range.start.line]
+        fixed[edit.range.start.line] = line[: edit.range.start.character] + edit.new_text + line[edit.range.end.character :]
+    assert [json.loads(line)["expect"]["relevant"] for line in fixed[:25]] == [["src/a.py"]] * 25
+    assert "expected" not in json.loads(fixed[24])
+    assert not [finding for finding in fresh_check(workspace, source, ELSEWHERE_DATASET, "\n".join(fixed)) if finding.code in ("RAG004", "RAG201")]
+
+
 def test_one_id_on_most_rows_folds_and_unfolds_as_rows_come_and_go_elsewhere(tmp_path: Path) -> None:
     """The repeats of one id fold while they stand on most rows; rows added elsewhere in the file (the
     group itself untouched) unfold them, and removing those rows folds them again, as a fresh check does."""

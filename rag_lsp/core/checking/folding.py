@@ -34,6 +34,11 @@ from ..reading.text import Range
 
 # How many of the lines a folded finding covers its message names.
 LINES_NAMED = 3
+# In the title of a fix of every occurrence a rule names (see Rule.folds), the
+# title of the first occurrence's own fix: where occurrences of one cause are
+# fixed in different ways (a misspelt key is renamed, or removed from a row
+# that holds the key it means), the title says what the first one's does.
+FIRST_FIX = "{first fix}"
 
 
 def folded_groups(counts: Iterable[tuple[tuple[str, str], int]], rows: int) -> set[tuple[str, str]]:
@@ -247,7 +252,8 @@ def _fixes_of(first: Finding, fix_title: str | None, count: int, each_has_one: b
     one and each occurrence has an edit (made when the fix is asked for, see
     every_occurrence_fix); else the first occurrence's own fix, if any."""
     if fix_title and each_has_one:
-        return (Fix(f"{fix_title} ({count:,} places)", (), every=True),)
+        title = fix_title.replace(FIRST_FIX, first.fixes[0].title)
+        return (Fix(f"{title} ({count:,} places)", (), every=True),)
     return first.fixes[:1]
 
 

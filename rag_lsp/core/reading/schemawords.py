@@ -187,10 +187,16 @@ def expected_types(types: Any) -> str:
 
 
 def suggest(word: str, choices: list[str]) -> str:
+    meant = closest_name(word, choices)
+    return f" (did you mean {meant!r}?)" if meant is not None else ""
+
+
+def closest_name(word: str, choices: list[str]) -> str | None:
+    """The name of ``choices`` that ``word`` most likely misspells, if one is close enough."""
     from rapidfuzz import process  # only when a suggestion is wanted: a check of valid files never needs it
 
     match = process.extractOne(word, choices, score_cutoff=70) if choices else None
-    return f" (did you mean {match[0]!r}?)" if match else ""
+    return match[0] if match else None
 
 
 def issues_of(error: ValidationError) -> Iterator[SchemaIssue]:

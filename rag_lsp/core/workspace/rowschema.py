@@ -30,6 +30,16 @@ def row_checker(shape: str) -> SchemaChecker:
     return validator_for(ROW_SCHEMAS[shape])
 
 
+def without_keys_of_other_rules(checker: SchemaChecker, shape: str) -> SchemaChecker:
+    """``checker`` (of the schema of rows of ``shape``) not requiring the keys
+    other rules report missing (see OWNED_BY_OTHER_RULES): a row valid by it
+    has no issue :func:`row_issues` gives, so RAG004 settles in one call a
+    group of rows that lack `expect` (questions exported without judgments, or
+    with `expect` misspelt on every row) as it does clean rows."""
+    owned = tuple(sorted((path, name) for owned_shape, path, name in OWNED_BY_OTHER_RULES if owned_shape == shape))
+    return checker_without(checker, owned) or checker
+
+
 @lru_cache(maxsize=16)
 def case_checker_serving(corpora: tuple[str, ...], at_least_one: bool = False) -> SchemaChecker:
     """The checker of the rag case schema that also holds `input.corpora` to

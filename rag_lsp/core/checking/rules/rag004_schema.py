@@ -39,16 +39,32 @@ suites:
 
 ## How to fix
 Use the key or value the message names; the schemas' descriptions (shown on hover)
-say what each key means.
+say what each key means. In a dataset row, the quick fix renames an unknown key
+to the key it most likely misspells (`expected` to `expect`, `qid` to `id`) where
+the row lacks that key, and otherwise removes it with its value.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, NamedTuple
 
 from ...reading.findings import Fix, Severity, TextEdit
 from ...workspace.manifests import GDI_TEXT, RAG_CASE
-from ...workspace.rowschema import case_checker_serving, non_finite_message, place_of, place_text, row_checker, row_issues
+from ...workspace.rowschema import (
+    case_checker_serving,
+    non_finite_message,
+    place_of,
+    place_text,
+    row_checker,
+    object_schema_at,
+    place_parts,
+    row_issues,
+    without_keys_of_other_rules,
+)
+from ...reading.jsonrows import value_at
+from ...reading.schemawords import closest_name
+from ..folding import FIRST_FIX
 from ...reading.schemacheck import non_finite_issues, schema_issues, validator_for
 from . import ROW, SUITE, SUITE_FILE, TARGETS, YAML, rule_of
 from ._suite import closest, did_you_mean, rename_fixes
@@ -185,10 +201,9 @@ def row_schema(rows):
     # With targets that declare their corpora, the fast path settles those too.
     # The builtin target refuses a case whose `input.corpora` is empty (it would search nothing).
     builtins = tuple(target for target, _ in rows.use.builtin_corpora) if served else ()
-    checker = (
-        case_checker_serving(tuple(sorted(rows.use.corpora_served_by_all)), bool(builtins))
-        if served
-        else row_checker(default_shape)
+    checker = without_keys_of_other_rules(
+        case_checker_serving(tuple(sorted(rows.use.corpora_served_by_all)), bool(builtins)) if served else row_checker(default_shape),
+        default_shape,
     )
     said: dict[str, str] = {}  # by corpus: a misnamed corpus is usually misnamed in every case
     aside = SetAside.of(rows.systemic, checker, default_shape, RULE.code) if rows.systemic else None
@@ -355,10 +370,7 @@ def _row_schema(context, file_shape, rows=None, passed=frozenset()):
         if cause in passed or (rows is not None and rows.systemic and rows.passes_over(RULE.code, cause, context.line)):
             continue
         if issue.anchor == "key" and issue.keyword == "additionalProperties":
-            # A key nothing reads: removing it (with its value) is the fix.
-            removal = TextEdit(context.member_range(*issue.path), "")
-            fix = Fix(f"Remove the key {issue.path[-1]!r}", edits=(removal,))
-            yield RULE.finding(context.key_range(*issue.path), issue.message, fixes=[fix], cause=cause)
+            yield RULE.finding(context.key_range(*issue.path), issue.message, fixes=_unknown_key_fixes(context, schema, issue.path), cause=cause)
         elif issue.anchor == "key":
             yield RULE.finding(context.key_range(*issue.path), issue.message, cause=cause)
         elif issue.keyword == "finite":
@@ -367,6 +379,37 @@ def _row_schema(context, file_shape, rows=None, passed=frozenset()):
             yield RULE.finding(where, non_finite_message(issue.path, written), cause=cause)
         else:
             yield RULE.finding(context.value_range(*issue.path), issue.message, cause=cause)
+
+
+def _unknown_key_fixes(context, schema, path) -> list[Fix]:
+    """A key nothing reads: renamed to the key it most likely misspells (the
+    message's "did you mean", see schemawords.suggest), where the object lacks
+    that one (`expected`, `qid`); else removed, with its value."""
+    removal = Fix(f"Remove the key {path[-1]!r}", edits=(TextEdit(context.member_range(*path), ""),))
+    holder = value_at(context.row.value, path[:-1])
+    node = object_schema_at(schema, place_of(schema, path[:-1]))
+    known = node.get("properties") if node is not None else None
+    if type(holder) is not dict or not isinstance(known, dict):
+        return [removal]
+    meant = closest_name(str(path[-1]), list(known))
+    if meant is None or meant in holder:
+        return [removal]
+    rename = Fix(f"Rename the key {path[-1]!r} to {meant!r}", edits=(TextEdit(context.key_range(*path), json.dumps(meant, ensure_ascii=False)),))
+    return [rename, removal]
+
+
+def _meant_anywhere(where: str) -> str | None:
+    """The key a misspelt unknown key at ``where`` (a place, see place_of) most
+    likely means, in the schema of either row shape."""
+    path = place_parts(where)
+    for shape in (RAG_CASE, GDI_TEXT):
+        schema = row_checker(shape).schema
+        node = object_schema_at(schema, path[:-1])
+        known = node.get("properties") if node is not None else None
+        meant = closest_name(path[-1], list(known)) if isinstance(known, dict) and path else None
+        if meant is not None:
+            return meant
+    return None
 
 
 def issue_cause(issue, schema) -> str:
@@ -396,6 +439,16 @@ def every_row_alike(cause):
         )
     if keyword == "additionalProperties":
         key = where.rsplit(".", 1)[-1]
+        meant = _meant_anywhere(where)
+        if meant is not None:
+            # Each row's fix renames the key where the row lacks the one it means
+            # (else it removes it): the fix of every occurrence is named after the first's.
+            return (
+                f"every such row carries the key `{key}`, which nothing reads. Where a row has no `{meant}`, it is most "
+                f"likely `{meant}` misspelt, or named as the tool that wrote the dataset names it: rename it. Where a row "
+                f"has one, it is a copy or the tool's own data: move it into `metadata`, or remove it",
+                f"{FIRST_FIX} in every row",
+            )
         return (
             f"every such row carries the key `{key}`, most likely written by the tool that exported "
             "the dataset: move the team's own data into `metadata`, where any key is welcome, or remove it",

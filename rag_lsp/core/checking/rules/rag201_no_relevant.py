@@ -56,7 +56,7 @@ def no_relevant(rows):
 @RULE.folds
 def every_case_without_relevant(cause):
     if cause == "no-expect":
-        why = "the dataset holds questions alone (an export of queries without their judgments)"
+        why = "the dataset holds questions alone (an export of queries without their judgments), or writes them under another key (RAG004 names it)"
     else:
         why = "the tool that wrote the dataset keeps its judgments under another key of `expect`"
     return f"{why}: no case can be scored until each says what is relevant", None
