@@ -705,13 +705,16 @@ def test_a_json_document_written_over_many_lines_is_one_finding_not_one_per_line
         ("/home/dev/repo/{}", "it is the workspace file 'src/a.py' with '/home/dev/repo/' before it"),
         ("repo\\{}", "it is the workspace file 'src/a.py' with 'repo\\\\' before it"),
         (" {} ", "it is the workspace file 'src/a.py' with spaces around it"),
+        ("https://github.com/acme/repo/blob/main/{}", "it is the workspace file 'src/a.py' with 'https://github.com/acme/repo/blob/main/' before it"),
+        ("{}#L1-40", "it is the id of a chunk of the workspace file 'src/a.py'"),
         ("{}", None),
     ],
 )
 def test_paths_a_tool_wrote_in_another_form_are_named_as_such_not_as_a_corpus_elsewhere(tmp_path: Path, written: str, said) -> None:
     """When most expected paths are missing because a tool wrote them from another folder or with spaces
     around them, the one RAG203 for the file says which workspace file its example is and how it is written,
-    instead of presuming the corpus lives elsewhere; paths that are no workspace file in any form still are."""
+    instead of presuming the corpus lives elsewhere (a chunk's id says to match on `id`; a URL is not told to be
+    normalized besides); paths that are no workspace file in any form still are."""
     (tmp_path / ".punica" / "evals").mkdir(parents=True)
     (tmp_path / ".punica" / "evals" / "s.suite.yaml").write_text(ELSEWHERE_SUITE)
     (tmp_path / "src").mkdir()
@@ -719,8 +722,11 @@ def test_paths_a_tool_wrote_in_another_form_are_named_as_such_not_as_a_corpus_el
     value = written.format("src/a.py") if said else "kb/a.html"
     rows = [json.dumps({"id": f"c{n}", "input": {"query": "q"}, "expect": {"relevant": [value]}}) for n in range(24)]
     (tmp_path / ELSEWHERE_DATASET).write_text("\n".join(rows) + "\n")
-    (finding,) = [finding for finding in analyze_file(Workspace(tmp_path), ELSEWHERE_DATASET) if finding.code == "RAG203"]
+    found = analyze_file(Workspace(tmp_path), ELSEWHERE_DATASET)
+    (finding,) = [finding for finding in found if finding.code == "RAG203"]
     assert finding.message.startswith("24 of the 24 expected paths in this dataset (100%) are not workspace files")
+    if "://" in written:
+        assert [finding.code for finding in found] == ["RAG203"]
     if said is None:
         assert "most likely lives elsewhere" in finding.message
     else:

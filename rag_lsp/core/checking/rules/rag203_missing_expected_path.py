@@ -22,7 +22,9 @@ index): one finding says so for the whole file, with the counts, instead of one
 warning per value. Where its example is a workspace file written another way (a
 folder of the machine that wrote it before it, `/home/dev/repo/src/a.py`; spaces
 around it; another letter case), the finding says that instead: the tool that
-wrote the dataset most likely wrote every path so.
+wrote the dataset most likely wrote every path so. Where it is the id of a chunk
+of a workspace file (`src/a.py#L1-40`, as the builtin target's hits carry it),
+the finding says to match on `id`.
 
 Suites whose targets do not declare that they search the workspace (a `command`,
 `http` or `recorded` target without `workspace_paths: true`) are not checked: their
@@ -235,7 +237,14 @@ def expected_paths_elsewhere(context):
     else:
         reader = "and no suite reads the dataset, so its paths are checked against this workspace"
     form = _form_of(context.workspace, value) if isinstance(value, str) else None
-    if form is not None:
+    chunk = _chunk_of(context.workspace, value) if isinstance(value, str) and form is None else None
+    if chunk is not None:
+        likely = (
+            f"it is the id of a chunk of the workspace file {chunk!r}, as the builtin target's hits carry it "
+            "(`path#L<first>-<last>`): the dataset expects chunks, which only `match: id` compares. Set "
+            "`options: {rag: {match: id}}` in the suites that read it, or expect the files' paths"
+        )
+    elif form is not None:
         likely = (
             f"{form}: the tool that wrote the dataset most likely wrote every path so. Write the expected paths as "
             "workspace paths (relative to the workspace root, `/` between folders)"
@@ -275,6 +284,17 @@ def _form_of(workspace, value: str) -> str | None:
         if path.lower() == folded:
             return f"it is the workspace file {path!r} written in other letter case"
     return None
+
+
+def _chunk_of(workspace, value: str) -> str | None:
+    """The workspace file whose chunk ``value`` names as the builtin target's
+    hits name their chunks (``src/a.py#L1-40``), or None."""
+    path, mark, lines = value.partition("#L")
+    first, dash, last = lines.partition("-")
+    if not (mark and first.isdigit() and (not dash or last.isdigit())):
+        return None
+    normal = normalize_relative(path)
+    return normal if normal and normal in workspace.file_set() else None
 
 
 def _names(kind: str, names: tuple[str, ...]) -> str:

@@ -104,8 +104,10 @@ _NOTHING = ()
 
 def _normal_if_told(value: str) -> str | None:
     """The normal form of ``value`` where this rule has a finding on it; None
-    for a value in normal form, or a path that leaves the workspace (or names
-    its root), which is RAG203's."""
+    for a value in normal form, a path that leaves the workspace (or names
+    its root), or a URL, which are RAG203's."""
+    if "://" in value:
+        return None  # a URL is no path written another way: RAG203 says what it is
     normal = normalize_relative(value)
     return normal if normal and normal != value else None
 
