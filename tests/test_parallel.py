@@ -669,7 +669,7 @@ def test_a_screening_leaves_the_did_you_mean_to_the_model(tmp_path: Path, monkey
     job = screening.Screening(
         screening.WorkspaceFiles.of(workspace), DATASET, workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     )
-    codes, _, _, unfinished, _, _, _ = job.start()(0, first_lines(root / DATASET, 16))
+    codes, _, _, unfinished, _, _, _ = screening.received(job.start()(0, first_lines(root / DATASET, 16)))
     assert unfinished
     assert {finding.unfinished for found in unfinished.values() for finding in found if finding.code == "RAG203"} == {"docs/missing.md"}
     assert all(codes[number] not in (modelrows.BLANK, modelrows.LOOK) for number in unfinished)
@@ -686,7 +686,7 @@ def test_a_screening_for_every_finding_finishes_them(tmp_path: Path) -> None:
     workspace = Workspace(root)
     use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     job = screening.Screening(screening.WorkspaceFiles.of(workspace), DATASET, use, shape, finish=True)
-    codes, _, _, found, _, _, _ = job.start()(0, first_lines(root / DATASET, 16))
+    codes, _, _, found, _, _, _ = screening.received(job.start()(0, first_lines(root / DATASET, 16)))
     assert found and all(codes[number] not in (modelrows.BLANK, modelrows.LOOK) for number in found)
     finished = [finding for findings in found.values() for finding in findings if finding.code == "RAG203"]
     assert finished and {finding.unfinished for finding in finished} == {None}
@@ -704,7 +704,7 @@ def test_a_screening_for_every_finding_passes_lines_that_repeat_a_missing_path(t
     use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     screen = screening.Screening(screening.WorkspaceFiles.of(workspace), DATASET, use, shape, finish=True).start()
     screen(0, memoryview("\n".join(lines[:4]).encode()))
-    codes, _, _, found, _, _, _ = screen(1, memoryview("\n".join(lines[4:]).encode()))
+    codes, _, _, found, _, _, _ = screening.received(screen(1, memoryview("\n".join(lines[4:]).encode())))
     assert modelrows.LOOK not in codes
     assert sorted(found) == [0, 1, 2, 3]
     expected = {finding.range.start.line: finding for finding in analyze_file(Workspace(root), DATASET) if finding.code == "RAG203"}
@@ -735,7 +735,7 @@ def test_a_screening_passes_lines_with_findings_made_on_the_lines_of_the_file(tm
     screen = screening.Screening(
         screening.WorkspaceFiles.of(workspace), DATASET, use, shape, finish=True, batch_starts=(0, 4)
     ).start()
-    codes, _, _, found, _, _, _ = screen(1, memoryview("\n".join(lines[4:]).encode()))
+    codes, _, _, found, _, _, _ = screening.received(screen(1, memoryview("\n".join(lines[4:]).encode())))
     assert modelrows.LOOK not in codes and sorted(found) == [0, 1, 2, 3]
     expected = [finding for finding in analyze_file(Workspace(root), DATASET) if finding.range.start.line >= 4]
     assert {finding.code for finding in expected} == {"RAG004", "RAG206"}
@@ -828,3 +828,18 @@ def test_a_cause_on_most_rows_is_counted_past_the_first_batch_and_made_when_read
     for mine, theirs in zip(folded, [finding for finding in expected if finding.covers]):
         assert covered_lines(mine.covers) == covered_lines(theirs.covers)
         assert [every_occurrence_fix(mine, fix) for fix in mine.fixes] == [every_occurrence_fix(theirs, fix) for fix in theirs.fixes]
+
+
+def test_an_answer_whose_findings_are_not_what_a_screening_sends_is_refused(tmp_path: Path) -> None:
+    """Findings cross the pipe as plain values: an answer holding anything else in their place (a helper
+    answering nonsense) is not read, so the caller checks that batch itself."""
+    lines = [case(f"c{n}", ["src/app.py", f"docs/gone-{n}.md"]) for n in range(4)]
+    root = make_root(tmp_path, "\n".join(lines) + "\n")
+    workspace = Workspace(root)
+    job = screening.Screening(screening.WorkspaceFiles.of(workspace), DATASET, workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET), finish=True)
+    answer = job.start()(0, memoryview("\n".join(lines).encode()))
+    assert screening.is_answer(screening.received(answer), 4, DATASET, 0)
+    codes, kept, counts, findings, passed, corpora, errors = answer
+    for nonsense in ({0: [("RAG203",)]}, {0: [("RAG203", 9, (0, 0, 0, 1), "m", DATASET, (), None, None)]}, [1]):
+        assert not screening.is_answer(screening.received((codes, kept, counts, nonsense, passed, corpora, errors)), 4, DATASET, 0)
+    assert screening.received(("not", "an", "answer")) is None

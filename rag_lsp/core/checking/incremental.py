@@ -39,7 +39,7 @@ from ..workspace.workspace import Workspace
 from .modelindexes import KeepsIndexes
 from .modelrows import BLANK, COUNTS, LOOK, NOT_JSON, ModelRow, NO_FINDINGS, PLAIN, Unfinished, causes_of
 from .passedover import CountsPassedOver
-from .screening import Screening, WorkspaceFiles, is_answer
+from .screening import Screening, WorkspaceFiles, is_answer, received
 from .shown import LastShown, ShowsFindings, position_key
 from .modelediting import FollowsEdits
 
@@ -296,6 +296,7 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         for index, answer in answers:
             first = starts[index]
             lines = batches[index]
+            answer = received(answer)
             if not is_answer(answer, len(lines), self.path, first, self._systemic):
                 self._read_and_check_batch(first, lines, use, shape, found)
                 continue

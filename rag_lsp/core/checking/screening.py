@@ -19,7 +19,8 @@ from .analyze import check_rows, finish
 from .contexts import RowsContext
 from .datasetindex import kept_are_valid
 from .parallel import prepared
-from ..reading.findings import Finding
+from ..reading.findings import Finding, Fix, Severity, TextEdit
+from ..reading.text import Position, Range
 from ..workspace.manifests import RAG_CASE
 from ..workspace.settings import Settings
 from ..reading.datasetlines import read_lines
@@ -86,9 +87,9 @@ class Screening:
             batch = str(text, "utf-8", "surrogatepass").split("\n")
             first = self.batch_starts[index] if index < len(self.batch_starts) else 0
             codes, kept, counts, unfinished, passed, corpora, errors = screen_batch(workspace, self.path, self.use, self.shape, batch, first, self.systemic)
-            if self.finish:
-                unfinished = {number: [registry.finished(workspace, finding) for finding in found] for number, found in unfinished.items()}
-            return codes, kept, counts, unfinished, passed, corpora, errors
+            finished = registry.finished if self.finish else _as_made
+            findings = {number: [_wire(finished(workspace, finding)) for finding in found] for number, found in unfinished.items()}
+            return codes, kept, counts, findings, passed, corpora, errors
 
         return screen
 
@@ -167,6 +168,61 @@ def screen_batch(
     for line, pairs in context.passed_over.items():
         passed[line - first] = alike.setdefault(pairs, pairs)
     return bytes(codes), kept, counts.tobytes(), unfinished, passed, corpora, errors
+
+
+def _as_made(workspace: Workspace, finding: Finding) -> Finding:
+    return finding
+
+
+# A finding crosses the pipe as the plain values it holds (see _wire): a pickled
+# named tuple costs a call back into Python for each, and a finding holds seven
+# of them, where a dataset with a few percent of its paths mistyped has thousands.
+_SEVERITIES = {int(severity): severity for severity in Severity}
+
+
+def _wire(finding: Finding) -> tuple | Finding:
+    """A finding of a screened line as plain values (see received); one with
+    related places or members, which no row rule makes, as it is."""
+    if finding.related or finding.covers:
+        return finding
+    fixes = tuple((fix.title, tuple((tuple(edit.range.start + edit.range.end), edit.new_text) for edit in fix.edits), fix.create_file, fix.every) for fix in finding.fixes)
+    where = finding.range
+    return (finding.code, int(finding.severity), (*where.start, *where.end), finding.message, finding.path, fixes, finding.unfinished, finding.cause)
+
+
+def _unwired(wire: tuple | Finding) -> Finding:
+    """The finding :func:`_wire` gave ``wire`` for. Its parts are made as the
+    tuples they are: a named tuple's own constructor is a call into Python each."""
+    if type(wire) is Finding:
+        return wire
+    code, severity, where, message, path, fixes, unfinished, cause = wire
+    where_range = _range(where)
+    if fixes:
+        fixes = tuple(
+            _new(Fix, (title, tuple(_new(TextEdit, (where_range if at == where else _range(at), text)) for at, text in edits), create_file, every))
+            for title, edits, create_file, every in fixes
+        )
+    return _new(Finding, (code, _SEVERITIES[severity], where_range, message, path, fixes, (), unfinished, cause, ()))
+
+
+_new = tuple.__new__
+
+
+def _range(where: tuple[int, int, int, int]) -> Range:
+    start_line, start, end_line, end = where
+    return _new(Range, (_new(Position, (start_line, start)), _new(Position, (end_line, end))))
+
+
+def received(answer: Any) -> Any:
+    """A screening's answer as the caller reads it: its findings made again
+    from the values they crossed the pipe as (see _wire); None for an answer
+    whose findings are not such values (:func:`is_answer` then refuses it)."""
+    try:
+        codes, kept, counts, findings, passed, corpora, errors = answer
+        made = {number: [_unwired(wire) for wire in wires] for number, wires in findings.items()}
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return None
+    return codes, kept, counts, made, passed, corpora, errors
 
 
 def warm_up() -> None:

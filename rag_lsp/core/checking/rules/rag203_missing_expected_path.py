@@ -212,13 +212,12 @@ def with_the_problem(workspace, finding):
     return Finding(finding.code, finding.severity, finding.range, made.message, finding.path, made.fixes)
 
 
-def _finding(where, problem: tuple[str, str | None]) -> Finding:
-    message, suggestion = problem
-    if suggestion is None:
+def _finding(where, problem: tuple[str, tuple[str, str] | None]) -> Finding:
+    message, change = problem
+    if change is None:
         return RULE.finding(where, message)
-    # The whole JSON string token is replaced, so no escape of the old text survives.
-    fix = Fix(f"Change to {suggestion!r}", edits=(TextEdit(where, json.dumps(suggestion, ensure_ascii=False)),))
-    return RULE.finding(where, message, fixes=[fix])
+    title, new_text = change
+    return RULE.finding(where, message, fixes=(Fix(title, edits=(TextEdit(where, new_text),)),))
 
 
 @RULE.check(DATASET)
@@ -303,9 +302,10 @@ def _names(kind: str, names: tuple[str, ...]) -> str:
     return f"{kind}{'s' if len(names) > 1 else ''} {shown}{more}"
 
 
-def _problem(workspace, value: str, normal: str | None) -> tuple[str, str | None]:
+def _problem(workspace, value: str, normal: str | None) -> tuple[str, tuple[str, str] | None]:
     """What is wrong with an expected path that is not a workspace file, and the
-    workspace file it most likely means, if one is close enough."""
+    fix to the workspace file it most likely means, if one is close enough: its
+    title and the value's new text (each finding on the value gives it its range)."""
     if normal is None:
         return f"{value!r} leaves the workspace: expected paths are relative to the workspace root, so no hit can match it", None
     if normal == "":
@@ -319,5 +319,7 @@ def _problem(workspace, value: str, normal: str | None) -> tuple[str, str | None
             return f"{value!r} is a folder, not a file: list the files inside it that must come back", None
     best = workspace.path_index().closest(normal, _SUGGESTION_CUTOFF)
     if best is not None:
-        return f"{value!r} is not a file in the workspace, so no hit can match it (did you mean {best!r}?)", best
+        # The whole JSON string token is replaced, so no escape of the old text survives.
+        change = (f"Change to {best!r}", json.dumps(best, ensure_ascii=False))
+        return f"{value!r} is not a file in the workspace, so no hit can match it (did you mean {best!r}?)", change
     return f"{value!r} is not a file in the workspace, so no hit can match it: fix the path or remove it", None
