@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import uuid
 from pathlib import Path
 
 from .exits import EXIT_OK, UsageError
@@ -145,7 +144,7 @@ def _write(root: Path, plan) -> None:
         written[TARGETS] = plan.targets_text.encode("utf-8")
     for relative, data in written.items():
         path = root / relative
-        temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+        temporary = path.with_name(f".{path.name}.{os.urandom(4).hex()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             temporary.write_bytes(data)

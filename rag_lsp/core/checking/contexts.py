@@ -84,6 +84,12 @@ class RowContext:
         return Range(Position(self.line, start), Position(self.line, end))
 
     def value_range(self, *path: Any) -> Range:
+        if path and type(path[-1]) is int:
+            # An element of a list (an expected path, most often): where it is,
+            # without the span a row keeps of each path it is asked about.
+            columns = self.row.element_columns(path[:-1], path[-1])
+            if columns is not None:
+                return self.columns(*columns)
         span = self.row.span(*path)
         return self.columns(span.value_start, span.value_end)
 

@@ -230,10 +230,16 @@ class Row:
 
     def _element_span(self, keys: Path, index: int) -> Span | None:
         """The span of element ``index`` of the list at ``keys`` (None when the
-        list has no such element). Every element of the list is placed at once,
-        the first time one is asked for: placed one by one, each would be found
-        by passing all those before it again, and a case listing ten thousand
-        values took minutes to check."""
+        list has no such element)."""
+        columns = self.element_columns(keys, index)
+        return Span(*columns) if columns is not None else None
+
+    def element_columns(self, keys: Path, index: int) -> tuple[int, int] | None:
+        """Where element ``index`` of the list at ``keys`` starts and ends (None
+        when the list has no such element). Every element of the list is placed
+        at once, the first time one is asked for: placed one by one, each would
+        be found by passing all those before it again, and a case listing ten
+        thousand values took minutes to check."""
         if index < 0:
             return None
         elements = self._elements
@@ -248,8 +254,7 @@ class Row:
             placed = elements[keys] = Elements(element_columns_at(self.text, keys), True)
         if index >= len(placed.columns):
             return None
-        start, end = placed.columns[index]
-        return Span(start, end)
+        return placed.columns[index]
 
     def key_span(self, *path: Any) -> tuple[int, int]:
         """The span of the key of ``path`` (or of the nearest enclosing value that
