@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from rag_lsp.core.workspace.config import read_config
 from rag_lsp.core.workspace.files import _GlobAutomaton, _glob_regex, glob_match
 from rag_lsp.core.running.report import BaselineError, load_baseline, parse_report
-from rag_lsp.core.reading.safefiles import Refused, read_regular, writable_target
+from rag_lsp.core.reading.safefiles import Refused, read_regular, read_regular_pieces, writable_target
+from rag_lsp.core.reading import sources
 from rag_lsp.core.workspace.settings import MAX_RUN_CONCURRENCY, MAX_RUN_TIMEOUT_S, MAX_YAML_DEPTH, editor_values
 from rag_lsp.core.workspace.chunking import MAX_WINDOWS_PER_LINE, Chunking, ChunkingError, line_ranges
 from rag_lsp.core.search.index import IndexCache
@@ -119,16 +120,17 @@ def _path_of_kind(root: Path, kind: str) -> Path:
 KINDS = ["fifo", "device", "folder", "link-out", "link-in", "dangling", "file", "missing"]
 
 
+@pytest.mark.parametrize("pieces", [False, True], ids=["whole", "in-pieces"])
 @pytest.mark.parametrize("kind", KINDS)
-def test_only_regular_files_are_read(tmp_path: Path, kind: str) -> None:
-    """read_regular reads a regular file (or a link to one) and refuses every other kind, without waiting on
-    it (opening a FIFO to read waits for a writer: the read runs on a thread that must end)."""
+def test_only_regular_files_are_read(tmp_path: Path, kind: str, pieces: bool) -> None:
+    """read_regular (and read_regular_pieces) reads a regular file (or a link to one) and refuses every other
+    kind, without waiting on it (opening a FIFO to read waits for a writer: the read runs on a thread that must end)."""
     path = _path_of_kind(tmp_path, kind)
     outcome: list[object] = []
 
     def read() -> None:
         try:
-            outcome.append(read_regular(path, 100))
+            outcome.append(b"".join(read_regular_pieces(path, 100, 1)) if pieces else read_regular(path, 100))
         except Refused as refused:
             outcome.append(refused)
 
@@ -239,3 +241,28 @@ def test_globs_match_in_linear_time(stars: int, length: int) -> None:
     assert len(steps) <= length
     assert max(steps) <= len(automaton.program)
     assert not glob_match("a" * length, (glob,))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(st.sampled_from(["\n", "\r\n", "a", "é", "漢", "😀", '{"id": 1}', "\ufeff", " "]), max_size=40),
+    st.booleans(),
+    st.integers(min_value=1, max_value=7),
+)
+def test_a_file_read_in_pieces_has_the_lines_and_size_of_the_file_read_whole(tmp_path: Path, parts: list[str], bom: bool, piece: int) -> None:
+    """A dataset's lines read a few bytes at a time (a character split between two pieces, a byte order mark
+    first, lines ending in CRLF, an empty file) are those of its whole text split at "\n", and the size is that
+    text's UTF-8 size; a file holding a byte that is not UTF-8 is left to the reading of the whole file."""
+    data = ("\ufeff" if bom else "").encode() + "".join(parts).encode()
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(data)
+    import unittest.mock
+
+    with unittest.mock.patch.object(sources, "_PIECE", piece):
+        read = sources.read_lines(path, 1 << 20)
+        text = sources.decode(data).text
+        assert read == (text.split("\n"), len(text.encode()))
+        path.write_bytes(data + b"\xff\n{}")
+        assert sources.read_lines(path, 1 << 20) is None
+        with pytest.raises(Refused):
+            sources.read_lines(path, 2)

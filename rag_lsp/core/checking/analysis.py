@@ -146,10 +146,17 @@ class Analysis:
         if helper is not None:
             # Made by the helper while this process reads the file and its first batch.
             helper.prepare(WorkspaceFiles.of(workspace))
-        source = workspace.read(relative)
-        if source is None or source.refused or source.undecodable:
-            return None
-        model = DatasetModel(workspace, relative, source.text, helper, every_finding=True)
+        # Its lines, read without its whole text where they can be: a large
+        # dataset's bytes and text would be tens of megabytes of new memory.
+        read = workspace.read_lines(relative)
+        if read is not None:
+            lines, size = read
+            model = DatasetModel(workspace, relative, None, helper, lines, every_finding=True, size=size)
+        else:
+            source = workspace.read(relative)
+            if source is None or source.refused or source.undecodable:
+                return None
+            model = DatasetModel(workspace, relative, source.text, helper, every_finding=True)
         workspace.live_datasets[relative] = model
         return model
 

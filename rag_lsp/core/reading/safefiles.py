@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Iterator
 
 # Past the size a file had when opened, a read takes at most this many bytes at once.
 _CHUNK = 1 << 20
@@ -51,31 +52,14 @@ def read_regular(path: Path | str, max_bytes: int, *, follow_links: bool = True)
     socket, a link when ``follow_links`` is false, larger than ``max_bytes``, or
     cannot be read. Opening never blocks: a named pipe without a writer is
     refused, not waited for."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
-    if not follow_links:
-        flags |= getattr(os, "O_NOFOLLOW", 0)
+    descriptor, size = _open_regular(path, max_bytes, follow_links)
     try:
-        descriptor = os.open(path, flags)
-    except FileNotFoundError:
-        raise Refused(f"{path} does not exist") from None
-    except IsADirectoryError:
-        raise Refused(f"{path} is a folder, not a file") from None
-    except OSError as error:
-        if not follow_links and os.path.islink(path):
-            raise Refused(f"{path} is a symbolic link, which is not followed here") from None
-        raise Refused(f"cannot read {path}: {error.strerror or error}") from None
-    try:
-        status = os.fstat(descriptor)
-        if not stat.S_ISREG(status.st_mode):
-            raise Refused(f"{path} is {kind_of(status.st_mode)}, not a regular file")
-        if status.st_size > max_bytes:
-            raise Refused(f"{path} is {status.st_size:,} bytes, above the limit of {max_bytes:,}")
         parts: list[bytes] = []
         left = max_bytes + 1
         # The size it had is read at once (a byte more, to see it grew): in
         # pieces, each piece and then their join would be new memory, the
         # system's pages of a large dataset given three times over.
-        want = min(left, status.st_size + 1)
+        want = min(left, size + 1)
         while left > 0:
             try:
                 part = os.read(descriptor, want)
@@ -96,6 +80,62 @@ def read_regular(path: Path | str, max_bytes: int, *, follow_links: bool = True)
         raise Refused(f"cannot read {path}: {error.strerror or error}") from None
     finally:
         os.close(descriptor)
+
+
+def read_regular_pieces(path: Path | str, max_bytes: int, piece: int) -> Iterator[bytes]:
+    """The bytes of the regular file at ``path``, ``piece`` bytes at a time, for
+    a reader that keeps what it makes of each piece and not the piece: the
+    memory of one piece is used again for the next. Refused as read_regular
+    refuses, and when the file grows past ``max_bytes`` while it is read."""
+    descriptor, _ = _open_regular(path, max_bytes, True)
+    try:
+        left = max_bytes + 1
+        while left > 0:
+            try:
+                part = os.read(descriptor, min(left, piece))
+            except BlockingIOError:
+                break
+            if not part:
+                return
+            left -= len(part)
+            if left <= 0:
+                raise Refused(f"{path} is above the limit of {max_bytes:,} bytes")
+            yield part
+    except OSError as error:
+        raise Refused(f"cannot read {path}: {error.strerror or error}") from None
+    finally:
+        os.close(descriptor)
+
+
+def _open_regular(path: Path | str, max_bytes: int, follow_links: bool) -> tuple[int, int]:
+    """The open descriptor of the regular file at ``path`` and its size, when it
+    is a regular file of at most ``max_bytes`` (see read_regular)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except FileNotFoundError:
+        raise Refused(f"{path} does not exist") from None
+    except IsADirectoryError:
+        raise Refused(f"{path} is a folder, not a file") from None
+    except OSError as error:
+        if not follow_links and os.path.islink(path):
+            raise Refused(f"{path} is a symbolic link, which is not followed here") from None
+        raise Refused(f"cannot read {path}: {error.strerror or error}") from None
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            raise Refused(f"{path} is {kind_of(status.st_mode)}, not a regular file")
+        if status.st_size > max_bytes:
+            raise Refused(f"{path} is {status.st_size:,} bytes, above the limit of {max_bytes:,}")
+    except OSError as error:
+        os.close(descriptor)
+        raise Refused(f"cannot read {path}: {error.strerror or error}") from None
+    except Refused:
+        os.close(descriptor)
+        raise
+    return descriptor, status.st_size
 
 
 def inside(root: Path, path: Path) -> bool:

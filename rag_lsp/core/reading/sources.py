@@ -8,11 +8,12 @@ and reported on its line, and a file above the size limit is refused, not read.
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence
 
-from .safefiles import Refused, read_regular
+from .safefiles import Refused, read_regular, read_regular_pieces
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,10 @@ class SourceText:
 class FileSource(Protocol):
     def read(self, path: Path) -> SourceText | None:
         """The text of ``path``, or None when it is missing or not a file."""
+
+    def read_lines(self, path: Path) -> tuple[list[str], int] | None:
+        """The lines of ``path`` (see read_lines) and its text's UTF-8 size; None
+        where :meth:`read` is to be asked instead."""
 
 
 class DiskSource:
@@ -53,6 +58,53 @@ class DiskSource:
         except (OSError, Refused):
             return None
         return decode(data)
+
+
+    def read_lines(self, path: Path) -> tuple[list[str], int] | None:
+        try:
+            return read_lines(path, self.max_bytes)
+        except (OSError, Refused):
+            return None
+
+
+# How much of a file read_lines decodes at a time: a piece, its text and the
+# text carried over from the piece before stay in the memory the last ones used.
+_PIECE = 1 << 16
+_BOM = "\ufeff"
+
+
+def read_lines(path: Path, max_bytes: int) -> tuple[list[str], int] | None:
+    """The text of the file at ``path`` split at "\n" (as a dataset's lines are,
+    see core.reading.datasetlines), and the text's UTF-8 size, read a piece at a
+    time: the file's bytes and its text are never held whole besides the lines,
+    each of which would be new memory, tens of megabytes for a large dataset
+    (the system's pages cost about a millisecond per megabyte, first touched).
+    None for a file :func:`decode` reports a byte of (its undecodable lines are
+    found by reading it whole). Refused as read_regular refuses."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    lines: list[str] = []
+    carried = ""
+    size = 0
+    first = True  # no text decoded yet
+    try:
+        for piece in read_regular_pieces(path, max_bytes, _PIECE):
+            size += len(piece)
+            text = decoder.decode(piece)
+            if first and text:
+                first = False
+                if text.startswith(_BOM):
+                    text = text[1:]  # as decode does: not content
+                    size -= len(_BOM.encode())
+            if carried:
+                text = carried + text
+            parts = text.split("\n")
+            carried = parts.pop()
+            lines += parts
+        carried += decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return None
+    lines.append(carried)
+    return lines, size
 
 
 class HasText(Protocol):
@@ -80,6 +132,10 @@ class OverlaySource:
         self.max_bytes = max_bytes
         if isinstance(self.base, DiskSource):
             self.base.max_bytes = max_bytes
+
+    def read_lines(self, path: Path) -> tuple[list[str], int] | None:
+        # An open document's text is what read gives.
+        return None if path in self.texts else self.base.read_lines(path)
 
     def read(self, path: Path) -> SourceText | None:
         text = self.texts.get(path)

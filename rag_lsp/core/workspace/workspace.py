@@ -145,6 +145,16 @@ class Workspace(FileFacts, DatasetFacts):
             return None
         return self.source.read(path)
 
+    def read_lines(self, relative: str) -> tuple[list[str], int] | None:
+        """A dataset's lines and its text's UTF-8 size, where its source reads
+        them without the whole text (see sources.read_lines); else None, and
+        :meth:`read` says what the file holds."""
+        path = self.absolute(relative)
+        reader = getattr(self.source, "read_lines", None)
+        if reader is None or not self.contains(path):
+            return None
+        return reader(path)
+
     @property
     def yaml_limits(self) -> YamlLimits:
         # Clamped whatever set it: deeper YAML is read by recursion past what
