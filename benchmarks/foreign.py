@@ -148,6 +148,14 @@ def _comma_after(line: str) -> str:
 _comma_after.whole_line = True  # type: ignore[attr-defined]
 
 
+def _array_row(line: str) -> str:
+    """The row as a one-element JSON array, as a tool writing a table's rows does."""
+    return f"[{line}]"
+
+
+_array_row.whole_line = True  # type: ignore[attr-defined]
+
+
 # Variant -> (the code of its defect, what it writes on every row: on the row's
 # object, or, marked ``whole_line``, on the line's text).
 VARIANTS: dict[str, tuple[str, Rewrite | None]] = {
@@ -170,6 +178,7 @@ VARIANTS: dict[str, tuple[str, Rewrite | None]] = {
     "absolute-paths": ("RAG203", _paths(lambda path: "/home/dev/repo/" + path)),
     "python-values": ("RAG002", _python_values),  # type: ignore[dict-item]
     "comma-after": ("RAG002", _comma_after),  # type: ignore[dict-item]
+    "array-rows": ("RAG004", _array_row),  # type: ignore[dict-item]
 }
 
 

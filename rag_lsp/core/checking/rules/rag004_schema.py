@@ -353,7 +353,11 @@ def _row_schema(context, file_shape, rows=None, passed=frozenset()):
     if row.error is not None or row.refused:
         return
     if not row.is_object:
-        yield RULE.finding(context.line_range(), "a dataset row must be a JSON object ({...})")
+        # One cause whatever the row holds: a tool that writes each row as a
+        # JSON array (a table's row) writes every row so.
+        if rows is not None and rows.systemic and rows.passes_over(RULE.code, NOT_AN_OBJECT, context.line):
+            return
+        yield RULE.finding(context.line_range(), "a dataset row must be a JSON object ({...})", cause=NOT_AN_OBJECT)
         return
     own_shape = row.shape
     shape = file_shape or own_shape or RAG_CASE
@@ -420,9 +424,20 @@ def issue_cause(issue, schema) -> str:
     return f"{issue.keyword} at {place_text(place_of(schema, issue.path)) or THE_ROW}"
 
 
+# The cause of a row that is no JSON object (see issue_cause).
+NOT_AN_OBJECT = f"type at {THE_ROW}"
+
+
 @RULE.folds
 def every_row_alike(cause):
     keyword, _, where = cause.partition(" at ")
+    if cause == NOT_AN_OBJECT:
+        return (
+            "the tool that wrote the dataset writes each row as another JSON value than an object (a list, as a "
+            "table's rows are written), where a dataset holds one object per line: write each case as an object "
+            "with `id`, `input` and `expect`",
+            None,
+        )
     if cause.startswith("corpus "):
         return (
             f"these cases ask for {cause}, which the suite's target does not serve: most likely the dataset was "
