@@ -591,6 +591,46 @@ def test_a_key_misspelt_on_every_row_folds_and_its_fix_renames_it_where_the_row_
     assert not [finding for finding in fresh_check(workspace, source, ELSEWHERE_DATASET, "\n".join(fixed)) if finding.code in ("RAG004", "RAG201")]
 
 
+@pytest.mark.parametrize(
+    ("corpora", "case_corpora", "said", "fix_title"),
+    [
+        ("{code: [src/**]}", None, "they lie outside every glob of its corpora", None),
+        ("{code: [src/**], docs: [docs/**]}", '["code"]', "add 'docs' to every case's corpora", "Search corpus 'docs' too in every case (24 places)"),
+    ],
+    ids=["outside-every-corpus", "outside-the-cases-corpora"],
+)
+def test_expected_files_a_builtin_target_never_returns_on_every_row_are_one_finding_naming_the_setting(
+    tmp_path: Path, corpora: str, case_corpora, said: str, fix_title
+) -> None:
+    """Every expected path a workspace file the builtin target never returns (its corpora's globs hold none
+    of them, or the cases ask to search a corpus that does not hold them) is one RAG203 for the file, which
+    names the setting to change, equal in a model and a fresh check; where each occurrence has a fix (the
+    corpus to search added to the case), the fix of every occurrence repairs every row."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    (tmp_path / ".punica" / "targets.yaml").write_text(f"targets:\n  vectors.query:\n    builtin: {{corpora: {corpora}}}\n")
+    workspace.invalidate()
+    asked = f', "corpora": {case_corpora}' if case_corpora else ""
+    rows = [f'{{"id": "c{n}", "input": {{"query": "q"{asked}}}, "expect": {{"relevant": ["docs/b.md"]}}}}' for n in range(24)]
+    rows.append('{"id": "own", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py", "kb/x.html"]}}')
+    text = "\n".join(rows) + "\n"
+    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
+    found = analyze_file(workspace, ELSEWHERE_DATASET)
+    assert DatasetModel(workspace, ELSEWHERE_DATASET, text).findings() == found
+    (folded,) = [finding for finding in found if finding.covers]
+    assert folded.code == "RAG203" and len(folded.covers) == 24 and said in folded.message
+    assert [finding.range.start.line for finding in found if not finding.covers] == [24]  # the row's own typo
+    if fix_title is None:
+        assert not folded.fixes
+        return
+    (fix,) = folded.fixes
+    assert fix.title == fix_title
+    fixed = text.split("\n")
+    for edit in reversed(every_occurrence_fix(folded, fix).edits):
+        line = fixed[edit.range.start.line]
+        fixed[edit.range.start.line] = line[: edit.range.start.character] + edit.new_text + line[edit.range.end.character :]
+    assert [finding.range.start.line for finding in fresh_check(workspace, source, ELSEWHERE_DATASET, "\n".join(fixed))] == [24]
+
+
 def test_one_id_on_most_rows_folds_and_unfolds_as_rows_come_and_go_elsewhere(tmp_path: Path) -> None:
     """The repeats of one id fold while they stand on most rows; rows added elsewhere in the file (the
     group itself untouched) unfold them, and removing those rows folds them again, as a fresh check does."""

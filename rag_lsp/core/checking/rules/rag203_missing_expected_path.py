@@ -26,6 +26,12 @@ wrote the dataset most likely wrote every path so. Where it is the id of a chunk
 of a workspace file (`src/a.py#L1-40`, as the builtin target's hits carry it),
 the finding says to match on `id`.
 
+Where most rows expect workspace files the builtin target never returns for one
+reason (every path outside its corpora's globs, or in a corpus the cases do not
+ask to search), one finding says so for the file and names the setting to
+change: the corpora in `.punica/targets.yaml`, or the cases' `input.corpora`,
+which its fix of every occurrence extends.
+
 Suites whose targets do not declare that they search the workspace (a `command`,
 `http` or `recorded` target without `workspace_paths: true`) are not checked: their
 hits name documents of a corpus rag-lsp cannot see.
@@ -54,6 +60,7 @@ import json
 import os
 
 from ..expectedpaths import never_searched
+from ..folding import FIRST_FIX
 from ...workspace.files import BINARY, HIDDEN, IN_NO_CORPUS, TOO_LARGE, globs_matcher
 from ...reading.findings import Finding, Fix, Severity, TextEdit
 from ...reading.paths import normalize_relative
@@ -85,9 +92,9 @@ def missing_expected_path(rows):
             if type(value) is not str or value in searched:
                 continue
             if value in found:
-                message = _unsearched(workspace, use.builtin_corpora, value)
-                if message is not None:
-                    yield RULE.finding(context.value_range("expect", "relevant", index), message)
+                said = _unsearched(workspace, use.builtin_corpora, value)
+                if said is not None and not rows.passes_over(RULE.code, said[1], context.line):
+                    yield RULE.finding(context.value_range("expect", "relevant", index), said[0], cause=said[1])
                 continue
             problem = problems.get(value)
             if problem is None:
@@ -131,7 +138,7 @@ def _outside_the_cases_corpora(rows):
                 holders = held.get(key)
                 if holders is None:
                     holders = held[key] = _corpora_holding(value, corpora, names)
-                if holders:
+                if holders and not rows.passes_over(RULE.code, f"{_OUTSIDE_THE_CASES} {holders[0]}", context.line):
                     yield _not_in_the_cases_corpora(context, index, value, target, names, holders)
                     break
 
@@ -158,12 +165,14 @@ def _not_in_the_cases_corpora(context, index: int, value: str, target: str, name
         f"{value!r} is in corpus {', '.join(map(repr, holders))} of the builtin target {target!r}, but this case searches "
         f"only {searching}, so no hit can match it: add {holder!r} to `input.corpora`, or expect a file the corpora it searches hold",
         fixes=[fix],
+        cause=f"{_OUTSIDE_THE_CASES} {holder}",
     )
 
 
-def _unsearched(workspace, builtins, value: str) -> str | None:
+def _unsearched(workspace, builtins, value: str) -> tuple[str, str] | None:
     """Why a builtin target of the dataset never returns the workspace file
-    ``value`` (None: each may, a file named like a binary one holding text)."""
+    ``value``, and the cause it shares with the other files it never returns
+    for that reason (None: each may, a file named like a binary one holding text)."""
     memo = workspace.memo(f"{RULE.code} unsearched")
     key = (value, builtins)
     if key not in memo:
@@ -171,10 +180,17 @@ def _unsearched(workspace, builtins, value: str) -> str | None:
     return memo[key]
 
 
-def _why_never_returned(workspace, value: str, target: str, corpora) -> str | None:
+def _why_never_returned(workspace, value: str, target: str, corpora) -> tuple[str, str] | None:
     why = never_searched(workspace, value, corpora)
     if why is None:
         return None
+    # Of every path never returned for one reason by one target: a dataset
+    # whose files lie outside the corpora a target's globs name has most of its
+    # paths so, which one finding says (see every_path_unsearched).
+    return _never_returned_message(workspace, value, target, corpora, why), f"{why} {_OF} {target}"
+
+
+def _never_returned_message(workspace, value: str, target: str, corpora, why: str) -> str:
     builtin = f"the builtin target {target!r}"
     if why == HIDDEN:
         return (
@@ -197,6 +213,34 @@ def _why_never_returned(workspace, value: str, target: str, corpora) -> str | No
         f"{value!r} is {kind}, and {builtin} searches text files only, so no hit can match it: "
         "expect the text file that holds the passage"
     )
+
+
+# The causes of findings on files a builtin target never returns: why, then
+# _OF and the target; and of a file in a corpus the case does not search.
+_OF = "of target"
+_OUTSIDE_THE_CASES = "in a corpus the case does not search:"
+_WHY_NEVER_RETURNED = {
+    HIDDEN: "they are hidden files (a part of each path begins with a dot), which it never searches: expect files it searches",
+    IN_NO_CORPUS: (
+        "they lie outside every glob of its corpora, most likely because .punica/targets.yaml names other folders than "
+        "the dataset's files are in: add globs that hold them to its corpora there"
+    ),
+    TOO_LARGE: "they are larger than the max-file-bytes it reads of a file: raise max-file-bytes in .punica/rag-lsp.toml",
+}
+
+
+@RULE.folds
+def every_path_unsearched(cause):
+    if cause.startswith(_OUTSIDE_THE_CASES):
+        corpus = cause[len(_OUTSIDE_THE_CASES) :].strip()
+        return (
+            f"the cases ask to search corpora that do not hold the files they expect, which corpus {corpus!r} holds: "
+            f"most likely `input.corpora` was written for another target; add {corpus!r} to every case's corpora",
+            f"{FIRST_FIX} in every case",
+        )
+    why, _, target = cause.partition(f" {_OF} ")
+    reason = _WHY_NEVER_RETURNED.get(why, "they are not text files, and it searches text files only: expect the text files that hold the passages")
+    return f"the builtin target {target!r} returns none of these files: {reason}", None
 
 
 @RULE.finishes
