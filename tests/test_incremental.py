@@ -631,6 +631,23 @@ def test_expected_files_a_builtin_target_never_returns_on_every_row_are_one_find
     assert [finding.range.start.line for finding in fresh_check(workspace, source, ELSEWHERE_DATASET, "\n".join(fixed))] == [24]
 
 
+def test_a_corpus_every_case_expects_and_none_searches_is_one_finding(tmp_path: Path) -> None:
+    """With `match: corpus`, an expected corpus that most cases do not ask to search is one RAG204 for the file,
+    equal in a model and a fresh check; a case expecting another corpus it does not search keeps its own."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    (tmp_path / ".punica" / "evals" / "s.suite.yaml").write_text(ELSEWHERE_SUITE.replace("engines: [rag]", "engines: [rag]\n    options: {rag: {match: corpus}}"))
+    workspace.invalidate()
+    rows = [f'{{"id": "c{n}", "input": {{"query": "q", "corpora": ["code"]}}, "expect": {{"relevant": ["tickets"]}}}}' for n in range(24)]
+    rows.append('{"id": "own", "input": {"query": "q", "corpora": ["code"]}, "expect": {"relevant": ["wiki"]}}')
+    text = "\n".join(rows) + "\n"
+    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
+    found = [finding for finding in analyze_file(workspace, ELSEWHERE_DATASET) if finding.code == "RAG204"]
+    assert [finding for finding in DatasetModel(workspace, ELSEWHERE_DATASET, text).findings() if finding.code == "RAG204"] == found
+    folded, own = found
+    assert len(folded.covers) == 24 and "add 'tickets' to every case's `input.corpora`" in folded.message
+    assert own.range.start.line == 24 and not own.covers and "'wiki'" in own.message
+
+
 def test_one_id_on_most_rows_folds_and_unfolds_as_rows_come_and_go_elsewhere(tmp_path: Path) -> None:
     """The repeats of one id fold while they stand on most rows; rows added elsewhere in the file (the
     group itself untouched) unfold them, and removing those rows folds them again, as a fresh check does."""

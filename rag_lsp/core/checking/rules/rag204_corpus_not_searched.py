@@ -17,7 +17,8 @@ good the retrieval is.
 ```
 
 ## How to fix
-Add the corpus to `input.corpora`, or expect a corpus the case searches.
+Add the corpus to `input.corpora`, or expect a corpus the case searches. When
+most cases expect a corpus they do not search, one finding says so for the file.
 """
 
 from ...reading.findings import Severity
@@ -39,8 +40,24 @@ def corpus_not_searched(rows):
         listed = ", ".join(repr(corpus) for corpus in searched) or "none"
         for index, value in enumerate(relevant):
             if type(value) is str and value not in searched:
+                # Of every case expecting the corpus: a dataset whose judgments
+                # name a corpus its queries never ask for names it on most rows.
+                cause = f"corpus {value}"
+                if rows.passes_over(RULE.code, cause, context.line):
+                    continue
                 yield RULE.finding(
                     context.value_range("expect", "relevant", index),
                     f"expected corpus {value!r} is not searched by this case (input.corpora: {listed}): "
                     "add it to input.corpora or expect a corpus the case searches",
+                    cause=cause,
                 )
+
+
+@RULE.folds
+def every_case_expects_it(cause):
+    corpus = cause[len("corpus ") :]
+    return (
+        f"the cases expect corpus {corpus!r} but none asks to search it: most likely their `input.corpora` was "
+        f"written for another target or an older set of corpora; add {corpus!r} to every case's `input.corpora`",
+        None,
+    )
