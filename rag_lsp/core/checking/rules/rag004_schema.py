@@ -54,11 +54,11 @@ from ...workspace.manifests import GDI_TEXT, RAG_CASE
 from ...workspace.rowschema import (
     case_checker_serving,
     non_finite_message,
+    object_schema_at,
     place_of,
+    place_parts,
     place_text,
     row_checker,
-    object_schema_at,
-    place_parts,
     row_issues,
     without_keys_of_other_rules,
 )

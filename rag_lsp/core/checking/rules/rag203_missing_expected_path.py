@@ -138,8 +138,9 @@ def _outside_the_cases_corpora(rows):
                 holders = held.get(key)
                 if holders is None:
                     holders = held[key] = _corpora_holding(value, corpora, names)
-                if holders and not rows.passes_over(RULE.code, f"{_OUTSIDE_THE_CASES} {holders[0]}", context.line):
-                    yield _not_in_the_cases_corpora(context, index, value, target, names, holders)
+                if holders:
+                    if not rows.passes_over(RULE.code, f"{_OUTSIDE_THE_CASES} {holders[0]}", context.line):
+                        yield _not_in_the_cases_corpora(context, index, value, target, names, holders)
                     break
 
 
