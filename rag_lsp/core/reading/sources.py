@@ -59,7 +59,6 @@ class DiskSource:
             return None
         return decode(data)
 
-
     def read_lines(self, path: Path) -> tuple[list[str], int] | None:
         try:
             return read_lines(path, self.max_bytes)
@@ -135,7 +134,8 @@ class OverlaySource:
 
     def read_lines(self, path: Path) -> tuple[list[str], int] | None:
         # An open document's text is what read gives.
-        return None if path in self.texts else self.base.read_lines(path)
+        reader = getattr(self.base, "read_lines", None)
+        return None if path in self.texts or reader is None else reader(path)
 
     def read(self, path: Path) -> SourceText | None:
         text = self.texts.get(path)
