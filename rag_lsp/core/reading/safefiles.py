@@ -54,28 +54,11 @@ def read_regular(path: Path | str, max_bytes: int, *, follow_links: bool = True)
     refused, not waited for."""
     descriptor, size = _open_regular(path, max_bytes, follow_links)
     try:
-        parts: list[bytes] = []
-        left = max_bytes + 1
         # The size it had is read at once (a byte more, to see it grew): in
         # pieces, each piece and then their join would be new memory, the
         # system's pages of a large dataset given three times over.
-        want = min(left, size + 1)
-        while left > 0:
-            try:
-                part = os.read(descriptor, want)
-            except BlockingIOError:
-                # A regular file never blocks; be safe anyway.
-                break
-            if not part:
-                break
-            parts.append(part)
-            left -= len(part)
-            want = min(left, _CHUNK)
-        data = parts[0] if len(parts) == 1 else b"".join(parts)  # none: an empty file
-        if len(data) > max_bytes:
-            # The file grew while it was read.
-            raise Refused(f"{path} is above the limit of {max_bytes:,} bytes")
-        return data
+        parts = list(_pieces(path, descriptor, max_bytes, size + 1, _CHUNK))
+        return parts[0] if len(parts) == 1 else b"".join(parts)  # none: an empty file
     except OSError as error:
         raise Refused(f"cannot read {path}: {error.strerror or error}") from None
     finally:
@@ -86,25 +69,34 @@ def read_regular_pieces(path: Path | str, max_bytes: int, piece: int) -> Iterato
     """The bytes of the regular file at ``path``, ``piece`` bytes at a time, for
     a reader that keeps what it makes of each piece and not the piece: the
     memory of one piece is used again for the next. Refused as read_regular
-    refuses, and when the file grows past ``max_bytes`` while it is read."""
+    refuses."""
     descriptor, _ = _open_regular(path, max_bytes, True)
     try:
-        left = max_bytes + 1
-        while left > 0:
-            try:
-                part = os.read(descriptor, min(left, piece))
-            except BlockingIOError:
-                break
-            if not part:
-                return
-            left -= len(part)
-            if left <= 0:
-                raise Refused(f"{path} is above the limit of {max_bytes:,} bytes")
-            yield part
+        yield from _pieces(path, descriptor, max_bytes, piece, piece)
     except OSError as error:
         raise Refused(f"cannot read {path}: {error.strerror or error}") from None
     finally:
         os.close(descriptor)
+
+
+def _pieces(path: Path | str, descriptor: int, max_bytes: int, first: int, then: int) -> Iterator[bytes]:
+    """The bytes of the open file, ``first`` at most at once, then ``then`` at
+    most; refused once they pass ``max_bytes`` (the file grew while it was read)."""
+    left = max_bytes + 1
+    want = min(left, first)
+    while left > 0:
+        try:
+            part = os.read(descriptor, want)
+        except BlockingIOError:
+            # A regular file never blocks; be safe anyway.
+            return
+        if not part:
+            return
+        left -= len(part)
+        if left <= 0:
+            raise Refused(f"{path} is above the limit of {max_bytes:,} bytes")
+        yield part
+        want = min(left, then)
 
 
 def _open_regular(path: Path | str, max_bytes: int, follow_links: bool) -> tuple[int, int]:
