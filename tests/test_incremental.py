@@ -16,7 +16,7 @@ from rag_lsp.core.checking import incremental
 from rag_lsp.core.checking.incremental import DatasetModel
 from rag_lsp.core.checking.rules import rag203_missing_expected_path as rag203
 from rag_lsp.core.workspace.settings import Settings
-from rag_lsp.core.reading.text import LineIndex, Position
+from rag_lsp.core.reading.text import LineIndex, Position, apply_edits
 from rag_lsp.core.reading.sources import DiskSource, OverlaySource
 from rag_lsp.core.workspace.workspace import Workspace
 
@@ -550,10 +550,7 @@ def test_a_cause_a_tool_writes_on_every_row_is_one_finding_and_its_fix_repairs_e
         return
     (fix,) = folded.fixes
     assert fix.title.startswith(fix_title)
-    fixed = text.split("\n")
-    for edit in reversed(every_occurrence_fix(folded, fix).edits):
-        line = fixed[edit.range.start.line]
-        fixed[edit.range.start.line] = line[: edit.range.start.character] + edit.new_text + line[edit.range.end.character :]
+    fixed = apply_edits(text, [(edit.range, edit.new_text) for edit in every_occurrence_fix(folded, fix).edits]).split("\n")
     for line in fixed[:24]:
         json.loads(line)
     fixed_found = fresh_check(workspace, source, ELSEWHERE_DATASET, "\n".join(fixed))
@@ -582,10 +579,7 @@ def test_a_key_misspelt_on_every_row_folds_and_its_fix_renames_it_where_the_row_
     assert both.range.start.line == 24
     assert [each.title for each in both.fixes] == ["Remove the key 'expected'"]
     assert [each.title for each in misspelt.covers[0].fixes] == ["Rename the key 'expected' to 'expect'", "Remove the key 'expected'"]
-    fixed = text.split("\n")
-    for edit in reversed(every_occurrence_fix(misspelt, fix).edits):
-        line = fixed[edit.range.start.line]
-        fixed[edit.range.start.line] = line[: edit.range.start.character] + edit.new_text + line[edit.range.end.character :]
+    fixed = apply_edits(text, [(edit.range, edit.new_text) for edit in every_occurrence_fix(misspelt, fix).edits]).split("\n")
     assert [json.loads(line)["expect"]["relevant"] for line in fixed[:25]] == [["src/a.py"]] * 25
     assert "expected" not in json.loads(fixed[24])
     assert not [finding for finding in fresh_check(workspace, source, ELSEWHERE_DATASET, "\n".join(fixed)) if finding.code in ("RAG004", "RAG201")]
@@ -624,10 +618,7 @@ def test_expected_files_a_builtin_target_never_returns_on_every_row_are_one_find
         return
     (fix,) = folded.fixes
     assert fix.title == fix_title
-    fixed = text.split("\n")
-    for edit in reversed(every_occurrence_fix(folded, fix).edits):
-        line = fixed[edit.range.start.line]
-        fixed[edit.range.start.line] = line[: edit.range.start.character] + edit.new_text + line[edit.range.end.character :]
+    fixed = apply_edits(text, [(edit.range, edit.new_text) for edit in every_occurrence_fix(folded, fix).edits]).split("\n")
     assert [finding.range.start.line for finding in fresh_check(workspace, source, ELSEWHERE_DATASET, "\n".join(fixed))] == [24]
 
 
