@@ -391,11 +391,9 @@ def _unknown_key_fixes(context, schema, path) -> list[Fix]:
     that one (`expected`, `qid`); else removed, with its value."""
     removal = Fix(f"Remove the key {path[-1]!r}", edits=(TextEdit(context.member_range(*path), ""),))
     holder = value_at(context.row.value, path[:-1])
-    node = object_schema_at(schema, place_of(schema, path[:-1]))
-    known = node.get("properties") if node is not None else None
-    if type(holder) is not dict or not isinstance(known, dict):
+    if type(holder) is not dict:
         return [removal]
-    meant = closest_name(str(path[-1]), list(known))
+    meant = _meant_key(schema, place_of(schema, path[:-1]), str(path[-1]))
     if meant is None or meant in holder:
         return [removal]
     rename = Fix(f"Rename the key {path[-1]!r} to {meant!r}", edits=(TextEdit(context.key_range(*path), json.dumps(meant, ensure_ascii=False)),))
@@ -406,14 +404,20 @@ def _meant_anywhere(where: str) -> str | None:
     """The key a misspelt unknown key at ``where`` (a place, see place_of) most
     likely means, in the schema of either row shape."""
     path = place_parts(where)
+    if not path:
+        return None
     for shape in (RAG_CASE, GDI_TEXT):
-        schema = row_checker(shape).schema
-        node = object_schema_at(schema, path[:-1])
-        known = node.get("properties") if node is not None else None
-        meant = closest_name(path[-1], list(known)) if isinstance(known, dict) and path else None
+        meant = _meant_key(row_checker(shape).schema, path[:-1], path[-1])
         if meant is not None:
             return meant
     return None
+
+
+def _meant_key(schema, place, key: str) -> str | None:
+    """The key the schema names for the object at ``place`` that ``key`` most likely misspells."""
+    node = object_schema_at(schema, place)
+    known = node.get("properties") if node is not None else None
+    return closest_name(key, list(known)) if isinstance(known, dict) else None
 
 
 def issue_cause(issue, schema) -> str:
