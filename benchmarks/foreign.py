@@ -156,6 +156,15 @@ def _array_row(line: str) -> str:
 _array_row.whole_line = True  # type: ignore[attr-defined]
 
 
+def _key_written_twice(line: str) -> str:
+    """The row with its first key written twice, as a tool that exports a
+    field of its own under a name the row already has does."""
+    return line.replace('{"id": ', '{"id": "exported", "id": ', 1)
+
+
+_key_written_twice.whole_line = True  # type: ignore[attr-defined]
+
+
 # Variant -> (the code of its defect, what it writes on every row: on the row's
 # object, or, marked ``whole_line``, on the line's text).
 VARIANTS: dict[str, tuple[str, Rewrite | None]] = {
@@ -179,6 +188,7 @@ VARIANTS: dict[str, tuple[str, Rewrite | None]] = {
     "python-values": ("RAG002", _python_values),  # type: ignore[dict-item]
     "comma-after": ("RAG002", _comma_after),  # type: ignore[dict-item]
     "array-rows": ("RAG004", _array_row),  # type: ignore[dict-item]
+    "repeated-key": ("RAG003", _key_written_twice),  # type: ignore[dict-item]
 }
 
 

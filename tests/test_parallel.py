@@ -75,6 +75,7 @@ def row_kinds(number: int) -> list[str]:
         case(f"crlf-{n}", ["src/app.py"]) + "\r",
         '{"id": "broken-' + str(n) + '", "input": ',
         '{"id": "twice-' + str(n) + '", "id": "twice-again", "input": {"query": "q"}, "expect": {"relevant": ["src/app.py"]}}',
+        '{"id": "inner-twice-' + str(n) + '", "input": {"query": "q", "qu\\u00e9ry": 1, "qu\\u00e9ry": 2}, "expect": {"relevant": ["src/app.py"]}}',
         case(f"empty-{n}", []),
         json.dumps({"id": f"none-{n}", "input": {"query": "q"}, "expect": {}}),
         case(f"missing-{n}", ["docs/missing.md"]),
@@ -328,13 +329,15 @@ MISBEHAVING = {
     # Answers every batch it takes with something that is no screening, then a batch it never took.
     "nonsense": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, [('rag_case', 5, 'x')] * 3))\nwrite((0, None)); write('done'); read()",
     # Answers each batch with the right number of lines, with codes no line has.
-    "wrong": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([200]) * 16, ['fake'] * 16, bytes(192), {}, {}, {}, {})))\nwrite('done'); read()",
+    "wrong": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([200]) * 16, ['fake'] * 16, bytes(192), {}, {}, {}, {}, {})))\nwrite('done'); read()",
     # Answers each batch with the right number of lines as plain cases, with ids that are no strings.
-    "wrong-ids": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, [5] * 16, bytes(192), {}, {}, {}, {})))\nwrite('done'); read()",
+    "wrong-ids": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, [5] * 16, bytes(192), {}, {}, {}, {}, {})))\nwrite('done'); read()",
     # Answers each batch as plain cases, with counts of expected paths for fewer lines than it has.
     "wrong-counts": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, ['x'] * 16, bytes(64), {})))\nwrite('done'); read()",
     # Answers each batch as plain cases, with a line's "unfinished findings" that are no findings.
     "wrong-findings": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, ['x'] * 16, bytes(128), {0: ['docs/missing.md']})))\nwrite('done'); read()",
+    # Answers each batch as plain cases, with "keys a line repeats" that are no names.
+    "wrong-repeats": FRAMING + "share()\nwhile (i := take()) is not None:\n    write((i, (bytes([4]) * 16, ['x'] * 16, bytes(192), {}, {}, {}, {0: [1]}, {})))\nwrite('done'); read()",
     # Answers with something that is no batch at all.
     "garbage": FRAMING + "share(); take(); write(('one', []))",
     # Takes a batch and never answers.
@@ -368,7 +371,7 @@ share()
 taken = [i for i in (take() for _ in range(4)) if i is not None]
 for i in taken:
     time.sleep(0.4)
-    write((i, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {}, {}, {})))
+    write((i, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {}, {}, {}, {})))
 write("done"); read(); write("ended")
 """
 
@@ -387,7 +390,7 @@ def test_a_slow_helper_is_waited_for_while_it_answers(tmp_path: Path, shared: No
 ANSWERS_THE_CALLERS_BATCH = FRAMING + """
 share()
 i = take()
-write((1, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {}, {}, {}))); write((i, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {}, {}, {})))
+write((1, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {}, {}, {}, {}))); write((i, (bytes([1]) * 16, [None] * 16, bytes(192), {}, {}, {}, {}, {})))
 write("done"); read(); write("ended")
 """
 
@@ -669,7 +672,7 @@ def test_a_screening_leaves_the_did_you_mean_to_the_model(tmp_path: Path, monkey
     job = screening.Screening(
         screening.WorkspaceFiles.of(workspace), DATASET, workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     )
-    codes, _, _, unfinished, _, _, _ = screening.received(job.start()(0, first_lines(root / DATASET, 16)))
+    codes, _, _, unfinished, _, _, _, _ = screening.received(job.start()(0, first_lines(root / DATASET, 16)))
     assert unfinished
     assert {finding.unfinished for found in unfinished.values() for finding in found if finding.code == "RAG203"} == {"docs/missing.md"}
     assert all(codes[number] not in (modelrows.BLANK, modelrows.LOOK) for number in unfinished)
@@ -686,7 +689,7 @@ def test_a_screening_for_every_finding_finishes_them(tmp_path: Path) -> None:
     workspace = Workspace(root)
     use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     job = screening.Screening(screening.WorkspaceFiles.of(workspace), DATASET, use, shape, finish=True)
-    codes, _, _, found, _, _, _ = screening.received(job.start()(0, first_lines(root / DATASET, 16)))
+    codes, _, _, found, _, _, _, _ = screening.received(job.start()(0, first_lines(root / DATASET, 16)))
     assert found and all(codes[number] not in (modelrows.BLANK, modelrows.LOOK) for number in found)
     finished = [finding for findings in found.values() for finding in findings if finding.code == "RAG203"]
     assert finished and {finding.unfinished for finding in finished} == {None}
@@ -704,7 +707,7 @@ def test_a_screening_for_every_finding_passes_lines_that_repeat_a_missing_path(t
     use, shape = workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET)
     screen = screening.Screening(screening.WorkspaceFiles.of(workspace), DATASET, use, shape, finish=True).start()
     screen(0, memoryview("\n".join(lines[:4]).encode()))
-    codes, _, _, found, _, _, _ = screening.received(screen(1, memoryview("\n".join(lines[4:]).encode())))
+    codes, _, _, found, _, _, _, _ = screening.received(screen(1, memoryview("\n".join(lines[4:]).encode())))
     assert modelrows.LOOK not in codes
     assert sorted(found) == [0, 1, 2, 3]
     expected = {finding.range.start.line: finding for finding in analyze_file(Workspace(root), DATASET) if finding.code == "RAG203"}
@@ -718,7 +721,7 @@ def test_a_screening_answers_for_lines_that_are_not_json(tmp_path: Path) -> None
     lines = [repr({"id": f"c{n}", "expect": {"relevant": ["src/app.py"]}}) for n in range(3)] + ['{"id": "cut', case("fine", ["src/app.py"])]
     root = make_root(tmp_path, "\n".join(lines) + "\n")
     workspace = Workspace(root)
-    codes, _, _, found, _, _, errors = screening.screen_batch(workspace, DATASET, workspace.dataset_use(DATASET), None, lines)
+    codes, _, _, found, _, _, _, errors = screening.screen_batch(workspace, DATASET, workspace.dataset_use(DATASET), None, lines)
     assert list(codes[:4]) == [modelrows.NOT_JSON] * 4 and codes[4] in modelrows.PLAIN
     assert errors == {number: Row(line).error for number, line in enumerate(lines[:4])}
     assert sorted(found) == [0, 1, 2, 3] and all(finding.code == "RAG002" for findings in found.values() for finding in findings)
@@ -735,7 +738,7 @@ def test_a_screening_passes_lines_with_findings_made_on_the_lines_of_the_file(tm
     screen = screening.Screening(
         screening.WorkspaceFiles.of(workspace), DATASET, use, shape, finish=True, batch_starts=(0, 4)
     ).start()
-    codes, _, _, found, _, _, _ = screening.received(screen(1, memoryview("\n".join(lines[4:]).encode())))
+    codes, _, _, found, _, _, _, _ = screening.received(screen(1, memoryview("\n".join(lines[4:]).encode())))
     assert modelrows.LOOK not in codes and sorted(found) == [0, 1, 2, 3]
     expected = [finding for finding in analyze_file(Workspace(root), DATASET) if finding.range.start.line >= 4]
     assert {finding.code for finding in expected} == {"RAG004", "RAG206"}
@@ -799,6 +802,8 @@ SYSTEMIC_DEFECTS = {
     # Rows that are no JSON at all: printed as Python values, or with a comma after each.
     "python-values": lambda n: repr({"id": f"p-{n}", "input": {"query": f"q{n}"}, "expect": {"relevant": ["src/app.py"]}}),
     "comma-after": lambda n: case(f"comma-{n}", ["src/app.py"]) + ",",
+    # Rows that write a key twice, as a tool exporting a field of its own under the row's name does.
+    "key-twice": lambda n: f'{{"id": "export", "id": "k2-{n}", "input": {{"query": "q{n}"}}, "expect": {{"relevant": ["src/app.py"]}}}}',
 }
 
 
@@ -839,7 +844,7 @@ def test_an_answer_whose_findings_are_not_what_a_screening_sends_is_refused(tmp_
     job = screening.Screening(screening.WorkspaceFiles.of(workspace), DATASET, workspace.dataset_use(DATASET), workspace.dataset_shape(DATASET), finish=True)
     answer = job.start()(0, memoryview("\n".join(lines).encode()))
     assert screening.is_answer(screening.received(answer), 4, DATASET, 0)
-    codes, kept, counts, findings, passed, corpora, errors = answer
+    codes, kept, counts, findings, passed, corpora, repeated, errors = answer
     for nonsense in ({0: [("RAG203",)]}, {0: [("RAG203", 9, (0, 0, 0, 1), "m", DATASET, (), None, None)]}, [1]):
-        assert not screening.is_answer(screening.received((codes, kept, counts, nonsense, passed, corpora, errors)), 4, DATASET, 0)
+        assert not screening.is_answer(screening.received((codes, kept, counts, nonsense, passed, corpora, repeated, errors)), 4, DATASET, 0)
     assert screening.received(("not", "an", "answer")) is None

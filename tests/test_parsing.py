@@ -118,10 +118,13 @@ def test_json_duplicate_keys_are_found_with_spans() -> None:
     """A repeated key in a row is found, with the repeat and the first occurrence."""
     row = Row('{"id": "a", "expect": {"relevant": []}, "id": "b"}')
     assert row.has_duplicate_keys
-    ((path, start, end, first_start, first_end),) = duplicate_key_spans(row.text)
+    ((path, start, end, first_start, first_end, after_first),) = duplicate_key_spans(row.text)
     assert path == ("id",)
     assert row.text[start:end] == '"id"'
     assert (first_start, first_end) == (1, 5)
+    assert row.repeated_keys == ("id",)
+    # Without the first occurrence, the line reads as JSON readers take it.
+    assert row.text[:first_start] + row.text[after_first:] == '{"expect": {"relevant": []}, "id": "b"}'
 
 
 def test_utf16_columns_round_trip() -> None:

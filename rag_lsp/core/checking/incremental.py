@@ -302,7 +302,7 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
                 continue
             self.lines_from_helper += len(lines)
             taken: list[ModelRow] = []
-            codes, kept_by_line, tallies, unfinished, passed, corpora, errors = answer
+            codes, kept_by_line, tallies, unfinished, passed, corpora, repeated, errors = answer
             counts = memoryview(tallies).cast("I")
             looks: list[int] = []  # lines it did not pass, read here together below
             for line, number, text, code, kept in zip(itertools.count(first), itertools.count(0, COUNTS), lines, codes, kept_by_line):
@@ -320,6 +320,8 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
                 rows[line] = row
                 if corpora:
                     row.corpora = corpora.get(line - first, ())
+                if repeated:
+                    row.repeated_keys = repeated.get(line - first, ())
                 taken.append(row)
             for number, found_here in unfinished.items():
                 # By the line's number in the batch, made on its line of the file.

@@ -86,10 +86,10 @@ class Screening:
             """What screen_batch answers of batch ``index``, its findings finished where every finding is wanted."""
             batch = str(text, "utf-8", "surrogatepass").split("\n")
             first = self.batch_starts[index] if index < len(self.batch_starts) else 0
-            codes, kept, counts, unfinished, passed, corpora, errors = screen_batch(workspace, self.path, self.use, self.shape, batch, first, self.systemic)
+            codes, kept, counts, unfinished, passed, corpora, repeated, errors = screen_batch(workspace, self.path, self.use, self.shape, batch, first, self.systemic)
             finished = registry.finished if self.finish else _as_made
             findings = {number: [_wire(finished(workspace, finding)) for finding in found] for number, found in unfinished.items()}
-            return codes, kept, counts, findings, passed, corpora, errors
+            return codes, kept, counts, findings, passed, corpora, repeated, errors
 
         return screen
 
@@ -102,13 +102,14 @@ def screen_batch(
     lines: list[str],
     first: int = 0,
     systemic: frozenset[tuple[str, str]] = frozenset(),
-) -> tuple[bytes, list[Any], bytes, dict[int, list[Finding]], dict[int, tuple[tuple[str, str], ...]], dict, dict[int, tuple[int, str]]]:
+) -> tuple[bytes, list[Any], bytes, dict[int, list[Finding]], dict[int, tuple[tuple[str, str], ...]], dict, dict, dict[int, tuple[int, str]]]:
     """For each line of a batch, a code, what the groupings keep of it and a
     count of expected paths, and the findings of plain lines.
-    The code is BLANK; for a plain line (an object or array read with no error
-    and no repeated key) one of PLAIN's, its row's shape and whether it was
-    read exactly, with what the dataset rules that group rows keep of it (its
-    case id, see core.checking.datasetindex); for a line that is not JSON,
+    The code is BLANK; for a plain line (an object or array read with no error)
+    one of PLAIN's, its row's shape and whether it was read exactly, with what
+    the dataset rules that group rows keep of it (its case id, see
+    core.checking.datasetindex), and by its number in the batch the corpora it
+    asks to search and the keys it repeats, where it does; for a line that is not JSON,
     NOT_JSON, with where and why (its row's error, by its number in the batch:
     the last element of the answer); else LOOK: the model reads and checks it.
     The counts are two unsigned 32-bit integers per line, its expected paths
@@ -139,9 +140,11 @@ def screen_batch(
     counts = array("I", bytes(4 * COUNTS * len(lines)))
     unfinished: dict[int, list[Finding]] = {}
     errors: dict[int, tuple[int, str]] = {}
-    # The corpora each plain line asks to search, where it asks (rows alike share one tuple).
-    asked: dict[tuple[str, ...], tuple[str, ...]] = {}
+    # The corpora each plain line asks to search, where it asks, and the keys it
+    # repeats, where it repeats one (rows alike share one tuple).
+    alike_names: dict[tuple[str, ...], tuple[str, ...]] = {}
     corpora: dict[int, tuple[str, ...]] = {}
+    repeated: dict[int, tuple[str, ...]] = {}
     # One pass over the rows: a hundred thousand lines are screened in batches of thousands.
     for (number, row), (listed, absent) in zip(rows, context.path_tallies):
         base = COUNTS * number
@@ -149,12 +152,14 @@ def screen_batch(
             counts[base], counts[base + 1] = listed, absent
         if row.top_k:
             counts[base + 2] = min(row.top_k, MOST_COUNTED)
-        if row.error is None and row.refused is None and not row.has_duplicate_keys and type(row.value) in (dict, list):  # a value the model drops
+        if row.error is None and row.refused is None and type(row.value) in (dict, list):  # a value the model drops
             codes[number] = PLAIN_CODE[row.shape, row.exact]
             kept[number] = row.kept
             if row.corpora:
-                corpora[number] = asked.setdefault(row.corpora, row.corpora)
-        elif row.error is not None and row.refused is None and not row.has_duplicate_keys:
+                corpora[number] = alike_names.setdefault(row.corpora, row.corpora)
+            if row.repeated_keys:
+                repeated[number] = alike_names.setdefault(row.repeated_keys, row.repeated_keys)
+        elif row.error is not None and row.refused is None:
             codes[number] = NOT_JSON
             errors[number] = row.error
         else:
@@ -167,7 +172,7 @@ def screen_batch(
     passed: dict[int, tuple[tuple[str, str], ...]] = {}
     for line, pairs in context.passed_over.items():
         passed[line - first] = alike.setdefault(pairs, pairs)
-    return bytes(codes), kept, counts.tobytes(), unfinished, passed, corpora, errors
+    return bytes(codes), kept, counts.tobytes(), unfinished, passed, corpora, repeated, errors
 
 
 def _as_made(workspace: Workspace, finding: Finding) -> Finding:
@@ -218,11 +223,11 @@ def received(answer: Any) -> Any:
     from the values they crossed the pipe as (see _wire); None for an answer
     whose findings are not such values (:func:`is_answer` then refuses it)."""
     try:
-        codes, kept, counts, findings, passed, corpora, errors = answer
+        codes, kept, counts, findings, passed, corpora, repeated, errors = answer
         made = {number: [_unwired(wire) for wire in wires] for number, wires in findings.items()}
     except (TypeError, ValueError, KeyError, AttributeError):
         return None
-    return codes, kept, counts, made, passed, corpora, errors
+    return codes, kept, counts, made, passed, corpora, repeated, errors
 
 
 def warm_up() -> None:
@@ -241,9 +246,9 @@ def warm_up() -> None:
 def is_answer(answer: Any, lines: int, path: str, first: int, systemic: frozenset[tuple[str, str]] = frozenset()) -> bool:
     """Whether ``answer`` is what screen_batch gives for a batch of ``lines`` of
     the dataset at ``path``, from its line ``first``."""
-    if type(answer) is not tuple or len(answer) != 7:
+    if type(answer) is not tuple or len(answer) != 8:
         return False
-    codes, kept, counts, unfinished, passed, corpora, errors = answer
+    codes, kept, counts, unfinished, passed, corpora, repeated, errors = answer
     return (
         type(codes) is bytes
         and len(codes) == lines
@@ -257,7 +262,8 @@ def is_answer(answer: Any, lines: int, path: str, first: int, systemic: frozense
         and type(unfinished) is dict
         and all(_are_plain_findings(number, found, codes, lines, path, first) for number, found in unfinished.items())
         and _are_passed(passed, codes, lines, systemic)
-        and _are_corpora(corpora, codes, lines)
+        and _are_names_by_line(corpora, codes, lines)
+        and _are_names_by_line(repeated, codes, lines)
     )
 
 
@@ -271,14 +277,15 @@ def _are_errors(errors: Any, codes: bytes) -> bool:
     )
 
 
-def _are_corpora(corpora: Any, codes: bytes, lines: int) -> bool:
-    """Whether ``corpora`` is what screen_batch gives of the corpora plain lines
-    of a batch of ``lines`` lines ask to search: names, by line."""
-    if type(corpora) is not dict:
+def _are_names_by_line(names_by_line: Any, codes: bytes, lines: int) -> bool:
+    """Whether ``names_by_line`` is what screen_batch gives of the corpora plain
+    lines of a batch of ``lines`` lines ask to search, or of the keys they
+    repeat: names, by line."""
+    if type(names_by_line) is not dict:
         return False
-    if not all(type(number) is int and 0 <= number < lines and codes[number] in PLAIN for number in corpora):
+    if not all(type(number) is int and 0 <= number < lines and codes[number] in PLAIN for number in names_by_line):
         return False
-    alike = {id(names): names for names in corpora.values()}.values()
+    alike = {id(names): names for names in names_by_line.values()}.values()
     return all(type(names) is tuple and all(type(name) is str for name in names) for names in alike)
 
 

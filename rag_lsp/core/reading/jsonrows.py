@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import threading
 from typing import Any, Sequence, TypeVar
 
 import msgspec
@@ -72,7 +73,7 @@ def value_at(value: Any, path: Sequence[Any]) -> Any:
 class Row:
     """One non-blank dataset line, decoded."""
 
-    __slots__ = ("text", "value", "error", "has_duplicate_keys", "refused", "refused_span", "exact", "_spans", "_elements")
+    __slots__ = ("text", "value", "error", "repeated_keys", "refused", "refused_span", "exact", "_spans", "_elements")
 
     def __init__(self, text: str, refused: str | None = None) -> None:
         self.text = text
@@ -83,8 +84,9 @@ class Row:
         self.value: Any = None
         # (column, message) of the first JSON error, or None.
         self.error: tuple[int, str] | None = None
-        # Whether an object of this row repeats a key (see duplicate_key_spans).
-        self.has_duplicate_keys = False
+        # The keys an object of this row repeats, once for each repeat (see
+        # duplicate_key_spans): () for nearly every row.
+        self.repeated_keys: tuple[str, ...] = ()
         # Whether the value was read by the standard decoder (see decode_again).
         self.exact = False
         self._spans: dict[Path, Span] | None = None
@@ -127,11 +129,28 @@ class Row:
             containers = [(text, value) for text, value in zip(group, values) if type(value) is dict or type(value) is list]
             plain = not containers or _no_repeats_possible([text for text, _ in containers], [value for _, value in containers])
             for text, value in zip(group, values):
-                if value is UNREAD or (not plain and (type(value) is dict or type(value) is list)):
+                if value is UNREAD:
                     rows.append(cls(text))
-                else:
+                elif plain or not (type(value) is dict or type(value) is list):
                     rows.append(cls.read_fine(text, value))
+                else:
+                    rows.append(cls._read_alone(text, value))
         return rows
+
+    @classmethod
+    def _read_alone(cls: type[R], text: str, value: Any) -> R:
+        """The row of a line read to ``value`` in a group that may repeat a key
+        (see read_many), checked for repeated keys on its own, as ``cls(text)``
+        would, without decoding it again where it repeats none: a dataset written
+        by another tool may repeat a key on every row."""
+        try:
+            compact = orjson.dumps(value)
+        except orjson.JSONEncodeError:
+            return cls(text)  # see _decode
+        row = cls.read_fine(text, value)
+        if not _no_repeats_possible_in(text, compact):
+            row.repeated_keys = repeated_keys(text)
+        return row
 
     def _decode(self) -> None:
         try:
@@ -150,7 +169,7 @@ class Row:
                 self._decode_exactly()
                 return
             if not _no_repeats_possible_in(self.text, compact):
-                self._find_duplicates()
+                self.repeated_keys = repeated_keys(self.text)
 
     def _decode_exactly(self) -> None:
         self.value = None
@@ -158,7 +177,7 @@ class Row:
         try:
             value = json.loads(self.text, parse_constant=_reject_constant)
             if isinstance(value, (dict, list)):
-                self._find_duplicates()
+                self.repeated_keys = repeated_keys(self.text)
         except _BadConstant as bad:
             column = _constant_column(self.text, str(bad))
             self.error = (column, f"{bad} is not valid JSON; use null or a number")
@@ -175,7 +194,7 @@ class Row:
             return
         except RecursionError:
             # Nesting the decoder (or its second, duplicate-noting pass) cannot follow.
-            self.has_duplicate_keys = False
+            self.repeated_keys = ()
             self.error = (0, "nesting is too deep")
             return
         self.value = value
@@ -188,16 +207,10 @@ class Row:
             return json.loads(self.text, parse_constant=_reject_constant)
         return _fast_decode(self.text)
 
-    def _find_duplicates(self) -> None:
-        # A second, slower decode only for rows that hold objects: it notes keys the
-        # plain decoder would silently overwrite.
-        def hook(pairs: list[tuple[str, Any]]) -> dict:
-            result = dict(pairs)
-            if len(result) != len(pairs):
-                self.has_duplicate_keys = True
-            return result
-
-        json.loads(self.text, object_pairs_hook=hook)
+    @property
+    def has_duplicate_keys(self) -> bool:
+        """Whether an object of this row repeats a key."""
+        return bool(self.repeated_keys)
 
     @property
     def is_object(self) -> bool:
@@ -277,7 +290,7 @@ def fine_row(cls: type[R], text: str, value: Any, exact: bool = False) -> R:
     row.refused_span = None
     row.value = value
     row.error = None
-    row.has_duplicate_keys = False
+    row.repeated_keys = ()
     row.exact = exact
     row._spans = None
     row._elements = None
@@ -351,6 +364,40 @@ def _json_message(error: json.JSONDecodeError) -> str:
     if message == "Expecting value":
         return "a value is expected here: a string in double quotes, a number, true, false, null, an object or a list"
     return message[0].lower() + message[1:]
+
+
+class _NotedRepeats(threading.local):
+    """The keys repeated in the line being decoded by _REPEATS_NOTED, in this thread."""
+
+    keys: list[str]
+
+
+_noted = _NotedRepeats()
+
+
+def _note_repeats(pairs: list[tuple[str, Any]]) -> dict:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                _noted.keys.append(key)
+            seen.add(key)
+    return result
+
+
+# A decoder that notes each key an object repeats, which the plain ones overwrite
+# silently: made once, as making one is as costly as the decoding of a row.
+_REPEATS_NOTED = json.JSONDecoder(object_pairs_hook=_note_repeats)
+
+
+def repeated_keys(text: str) -> tuple[str, ...]:
+    """The keys the objects of a line of JSON repeat, once for each repeat: a
+    second, slower decode, only for lines that may repeat one (see
+    _no_repeats_possible_in)."""
+    keys = _noted.keys = []
+    _REPEATS_NOTED.decode(text)
+    return tuple(keys)
 
 
 # tree-sitter reports byte columns; rows work in code points.

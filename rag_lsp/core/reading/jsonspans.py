@@ -294,10 +294,25 @@ def _step(node: Any, part: Any) -> tuple[Any, Any] | None:
     return None
 
 
-def duplicate_key_spans(text: str) -> list[tuple[Path, int, int, int, int]]:
-    """For each repeated key of a line: (path, start, end of the repeat, start, end of the first)."""
+class RepeatedKey(NamedTuple):
+    """A key repeated in one object of a line, in code-point columns."""
+
+    path: Path
+    # The repeat's key, and the first occurrence's key.
+    start: int
+    end: int
+    first_start: int
+    first_end: int
+    # Where the pair after the first occurrence begins: removing the line from
+    # ``first_start`` to it leaves the object as JSON readers take it (the last
+    # value of a repeated key is the one kept).
+    after_first: int
+
+
+def duplicate_key_spans(text: str) -> list[RepeatedKey]:
+    """Each repeated key of a line, after the first occurrence (see RepeatedKey)."""
     data, values = _walk_values(text)
-    first: dict[tuple[int, Any], tuple[int, int]] = {}
+    first: dict[tuple[int, Any], tuple[int, int, int]] = {}
     result = []
     for path, key, node in sorted(values, key=lambda item: item[2].start_byte):
         if key is None:
@@ -305,12 +320,15 @@ def duplicate_key_spans(text: str) -> list[tuple[Path, int, int, int, int]]:
         span = (_char_column(text, data, key.start_byte), _char_column(text, data, key.end_byte))
         # A key repeats only within one object (key -> pair -> object): under two
         # copies of a repeated key, the same inner keys share a path but are no repeat.
-        owner = key.parent.parent if key.parent is not None else None
+        pair = key.parent
+        owner = pair.parent if pair is not None else None
         identity = (owner.start_byte if owner is not None else -1, path[-1])
         if identity in first:
-            result.append((path, *span, *first[identity]))
+            result.append(RepeatedKey(path, *span, *first[identity]))
         else:
-            first[identity] = span
+            # A first occurrence has a pair after it: its repeat, at least.
+            after = pair.next_named_sibling if pair is not None else None
+            first[identity] = (*span, _char_column(text, data, after.start_byte) if after is not None else span[1])
     return result
 
 

@@ -18,10 +18,13 @@ thresholds:
 ```
 
 ## How to fix
-Keep one of the two and delete the other.
+Keep one of the two and delete the other. In a dataset row, the quick fix
+removes the first occurrence: the row then reads as JSON readers take it now.
+When most rows of a dataset repeat the same key (a tool that exports it writes
+the key twice), one finding says so for the file, with a fix for every row.
 """
 
-from ...reading.findings import Related, Severity
+from ...reading.findings import Fix, Related, Severity, TextEdit
 from ...reading.jsonspans import duplicate_key_spans
 from . import ROW, YAML, rule_of
 
@@ -39,13 +42,41 @@ def duplicate_yaml_key(context):
 
 @RULE.check(ROW)
 def duplicate_json_key(rows):
+    # The cause of each repeat is the key: a dataset written by another tool
+    # repeats the same one on every row.
+    presumed = rows.presumed(RULE.code)
+    alike: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}  # rows alike share one tuple
     for context in rows.rows:
-        if context.row.error is not None or not context.row.has_duplicate_keys:
+        row = context.row
+        if row.error is not None or not row.repeated_keys:
             continue
-        for path, start, end, first_start, first_end in duplicate_key_spans(context.row.text):
-            related = Related(context.path, context.columns(first_start, first_end), "first defined here")
+        if presumed and all(key in presumed for key in row.repeated_keys):
+            # Only counted: the line is not parsed again for where each repeat is.
+            keys = row.repeated_keys
+            pairs = alike.get(keys)
+            if pairs is None:
+                pairs = alike[keys] = tuple(presumed[key] for key in keys)
+            rows.pass_over(pairs, context.line)
+            continue
+        for repeat in duplicate_key_spans(row.text):
+            key = repeat.path[-1]
+            if rows.passes_over(RULE.code, key, context.line):
+                continue
+            first = context.columns(repeat.first_start, repeat.first_end)
+            # The first goes: the value readers keep is the last.
+            fix = Fix(f"Remove the first {key!r}", edits=(TextEdit(context.columns(repeat.first_start, repeat.after_first), ""),))
             yield RULE.finding(
-                context.columns(start, end),
-                f"key {path[-1]!r} is repeated; JSON keeps only the last value",
-                related=[related],
+                context.columns(repeat.start, repeat.end),
+                f"key {key!r} is repeated; JSON keeps only the last value",
+                related=[Related(context.path, first, "first defined here")],
+                fixes=[fix],
+                cause=key,
             )
+
+
+@RULE.folds
+def every_row_repeats_a_key(cause):
+    return (
+        f"the tool that wrote the dataset most likely writes {cause!r} twice in every row",
+        f"Remove the first {cause!r} from every row",
+    )
