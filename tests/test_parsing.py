@@ -12,6 +12,7 @@ from rag_lsp.core.checking.modelrows import ModelRow
 from rag_lsp.core.reading.jsonrows import Row
 from rag_lsp.core.reading.jsonspans import duplicate_key_spans, span_at
 from rag_lsp.core.reading.schemacheck import validator_for
+from rag_lsp.core.reading.schemawords import signature_of, with_values_of
 from rag_lsp.core.reading.text import LineIndex, Range, apply_edits, character_from_utf16, utf16_character
 from rag_lsp.core.workspace.rows import DatasetRow
 from rag_lsp.core.reading.yamltree import TooLarge, YamlLimits, parse_yaml, to_python
@@ -356,6 +357,52 @@ def test_wrong_types_told_from_the_fast_validator_alone_are_told_as_the_explaine
     told = checker._types_explained(errors) if errors else None
     if told is not None:
         assert told == checker._explain(row)
+
+
+_WORDS = st.sampled_from(["q", "how are approvals decided", "", "user", "usr", "é😀", "assistant"])
+_TURNS = st.fixed_dictionaries(
+    {},
+    optional={
+        "role": st.one_of(st.sampled_from(["user", "assistant", "usr", "", "USER"]), st.integers(0, 2)),
+        "content": st.one_of(_WORDS, st.none()),
+        "tone": _WORDS,
+    },
+)
+_PROMPTS = st.one_of(_WORDS, st.integers(0, 3), st.lists(st.one_of(_WORDS, _TURNS, st.integers(0, 2), st.lists(_WORDS, max_size=1)), max_size=3))
+
+
+def _strings_rewritten(value, words):
+    """``value`` with each string in it replaced by the next of ``words`` (keys kept)."""
+    if type(value) is str:
+        return next(words)
+    if type(value) is list:
+        return [_strings_rewritten(each, words) for each in value]
+    if type(value) is dict:
+        return {key: _strings_rewritten(each, words) for key, each in value.items()}
+    return value
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(prompt=_PROMPTS, others=st.lists(_WORDS, min_size=12, max_size=12))
+def test_rows_whose_errors_have_one_signature_are_explained_alike(prompt, others: list[str]) -> None:
+    """Two rows that jsonschema-rs fails alike (the same signature, branch by branch inside a `oneOf`) are
+    explained alike: the kept explanation of one, with the values of the other written in, is the other's own
+    explanation word for word; so a dataset with one defect on every row is explained once."""
+    checker = validator_for("gdi-text-v1")
+    first = {**_GDI_ROW, "prompt": prompt}
+    second = {**_GDI_ROW, "prompt": _strings_rewritten(prompt, iter(others))}
+    signatures = [signature_of(errors) for errors in (checker._fast_errors(first), checker._fast_errors(second))]
+    if signatures[0] == signatures[1] and signatures[0]:
+        assert with_values_of(tuple(checker._explain(first)), second) == checker._explain(second)
+
+
+def test_prompts_written_as_lists_of_strings_fail_alike() -> None:
+    """`prompt` written as a list of strings fails alike whatever the strings say: one explanation serves every row."""
+    checker = validator_for("gdi-text-v1")
+    rows = [{**_GDI_ROW, "prompt": [text]} for text in ("how are approvals decided", "where is the cache", "é😀")]
+    assert len({signature_of(checker._fast_errors(row)) for row in rows}) == 1
+    assert [issue.message for issue in checker.issues(rows[2])] == ["expected a mapping, got 'é😀'"]
 
 
 _KEYS = st.one_of(st.just("id"), st.sampled_from(["id", "input", "expect", "i", "id ", "é", 'q"']))

@@ -84,6 +84,9 @@ EXPLANATIONS_KEPT = 4096
 # with_values_of writes again for each instance.
 _SAYS_KEYS = frozenset({"AdditionalProperties", "UnevaluatedProperties", "Required", "Type", "MinProperties", "DependentRequired"})
 _SAYS_LIST = frozenset({"Type", "MinItems", "MaxItems", "UniqueItems"})
+# Combinators none of whose branches a value fits: their explanation picks among
+# the branches' errors (see _alternatives), which jsonschema-rs lists branch by branch.
+_SAYS_BRANCHES = frozenset({"OneOfNotValid", "AnyOf"})
 
 
 def _what_explains(error: Any) -> Any:
@@ -91,6 +94,10 @@ def _what_explains(error: Any) -> Any:
     it is about (see _SAYS_KEYS)."""
     kind = type(error.kind).__name__
     value = error.instance
+    if kind in _SAYS_BRANCHES:
+        # Explained by its branches' errors, each as it depends on the value:
+        # `prompt` written as a list of strings on every row is one explanation.
+        return (kind, tuple(signature_of(branch) for branch in error.kind.context))
     if "propertyNames" not in error.schema_path:
         if type(value) is dict and kind in _SAYS_KEYS:
             # A JSON object's keys are strings: themselves, without a rendering.
