@@ -835,6 +835,55 @@ def test_a_cause_on_most_rows_is_counted_past_the_first_batch_and_made_when_read
         assert [every_occurrence_fix(mine, fix) for fix in mine.fixes] == [every_occurrence_fix(theirs, fix) for fix in theirs.fixes]
 
 
+GDI_SUITE = """\
+suites:
+  - id: gdi
+    dataset: .punica/evals/mixed.jsonl
+    metrics: {rag.hit_at_k: {k: 5}}
+"""
+
+
+def gdi_row(n: int, **changed) -> str:
+    return json.dumps(
+        {"input_id": f"g-{n}", "prompt": f"q{n}", "reference_contexts": [f"ref {n}"], "sut_response": "r", "retrieved_context": [f"chunk {n}"], **changed}
+    )
+
+
+# gdi rows as other evaluation tools write them, one cause on every row.
+GDI_DEFECTS = {
+    # A task type of the tool's own (RAG004, a string the schema's enum does not list).
+    "task-type": lambda n: gdi_row(n, task_type="rag"),
+    # The prompt as a list of strings (RAG004, no branch of the prompt's oneOf fits).
+    "prompt-list": lambda n: gdi_row(n, prompt=[f"q{n}"]),
+}
+
+
+@pytest.mark.parametrize("defect", sorted(GDI_DEFECTS))
+def test_a_cause_on_most_gdi_rows_is_counted_past_the_first_batch_and_made_when_read(
+    tmp_path: Path, shared: None, helper: Helper, monkeypatch: pytest.MonkeyPatch, defect: str
+) -> None:
+    """A defect another tool writes on most gdi rows is one folded RAG004, its occurrences counted past the
+    first batch, equal to a check in one process; a row whose task type is no string at all keeps its own."""
+    monkeypatch.setattr(incremental, "_CHECK_BATCH", 32)
+    write = GDI_DEFECTS[defect]
+    lines = [write(n) if n % 10 else gdi_row(n) for n in range(640)]
+    lines[500] = gdi_row(500, task_type=5)
+    root = make_root(tmp_path, "\n".join(lines) + "\n")
+    (root / ".punica" / "evals" / "mixed.suite.yaml").write_text(GDI_SUITE)
+    model, found, expected = read_with(root, helper)
+    assert model.lines_from_helper > 0
+    assert model._systemic
+    (folded,) = [finding for finding in found if finding.covers]
+    assert folded.code == "RAG004" and isinstance(folded.covers, Occurrences)
+    assert found == expected
+    lines_covered = covered_lines(folded.covers)
+    assert lines_covered == covered_lines([finding for finding in expected if finding.covers][0].covers)
+    assert set(lines_covered) - {500} == {n for n in range(640) if n % 10}
+    own = [finding for finding in found if not finding.covers]
+    assert {finding.range.start.line for finding in own} == {500}
+    assert "expected a string, got 5" in [finding.message for finding in own]
+
+
 def test_an_answer_whose_findings_are_not_what_a_screening_sends_is_refused(tmp_path: Path) -> None:
     """Findings cross the pipe as plain values: an answer holding anything else in their place (a helper
     answering nonsense) is not read, so the caller checks that batch itself."""

@@ -134,6 +134,28 @@ def plain_types_at(schema: dict[str, Any], path: tuple[str, ...]) -> frozenset[s
     return None
 
 
+# What a schema may say of a string beside its type and `enum` (see plain_enum_at).
+_STRING_CONSTRAINTS = {"pattern", "minLength", "maxLength", "format"}
+
+
+def plain_enum_at(schema: dict[str, Any], path: tuple[str, ...]) -> frozenset[str] | None:
+    """The strings the schema lists in the `enum` of a string at ``path`` (keys
+    of objects followed through `properties`), where nothing else judges the
+    value: a string it does not list fails only the enum (a `task_type` of
+    another tool's on every row). None where that cannot be told from the schema alone."""
+    node: Any = schema
+    for key in path:
+        if not isinstance(node, dict) or _BEYOND_TYPE & node.keys():
+            return None
+        node = _inner_schema(node, key)
+    if not isinstance(node, dict) or node.get("type") != "string" or ((_BEYOND_TYPE - {"enum"}) | _STRING_CONSTRAINTS) & node.keys():
+        return None
+    listed = node.get("enum")
+    if not isinstance(listed, list) or not all(isinstance(each, str) for each in listed):
+        return None
+    return frozenset(listed)
+
+
 def _inner_schema(node: Any, part: str) -> Any:
     """The schema of ``part`` of a value judged by ``node`` (see place_of)."""
     if not isinstance(node, dict):
@@ -201,16 +223,18 @@ def checker_tolerating(
     optional: tuple[tuple[tuple[str, ...], str], ...] = (),
     corpora: frozenset[str] = frozenset(),
     no_corpora: bool = False,
+    unlisted: tuple[tuple[str, ...], ...] = (),
 ) -> SchemaChecker | None:
     """A checker of ``checker``'s schema that tolerates what a dataset written by
     another tool has on most rows, and checks the rest of each row as the
     schema does: unknown ``keys`` (each the path of the key, holding any value),
     values of ``typed`` paths of none of the JSON types allowed there, the
     ``optional`` keys missing (see checker_without), ``corpora`` among
-    those `input.corpora` may name, and, ``no_corpora``, an empty
-    `input.corpora`. A row is valid by it exactly when it is valid with those
+    those `input.corpora` may name, ``no_corpora``, an empty `input.corpora`,
+    and strings at ``unlisted`` paths their `enum` does not list (see
+    plain_enum_at). A row is valid by it exactly when it is valid with those
     taken out. None when a path cannot be followed so."""
-    wanted = (keys, typed, optional, tuple(sorted(corpora)), no_corpora)
+    wanted = (keys, typed, optional, tuple(sorted(corpora)), no_corpora, unlisted)
     key = (id(checker.schema), wanted)
     held = _TOLERATING.get(key)
     if held is None:
@@ -221,6 +245,7 @@ def checker_tolerating(
             and all(_not_required(schema, path, name) for path, name in optional)
             and _corpora_named(schema, corpora)
             and (not no_corpora or _any_number_of_corpora(schema))
+            and all(_any_string_at(schema, path) for path in unlisted)
         )
         held = _TOLERATING[key] = (checker.schema, validator_of(schema) if made else None)
     return held[1]
@@ -234,6 +259,15 @@ def _any_value_at(schema: dict[str, Any], path: tuple[str, ...]) -> bool:
     if not isinstance(properties, dict) or path[-1] in properties:
         return False
     properties[path[-1]] = {}
+    return True
+
+
+def _any_string_at(schema: dict[str, Any], path: tuple[str, ...]) -> bool:
+    node = object_schema_at(schema, path[:-1])
+    properties = node.get("properties") if node is not None else None
+    if not isinstance(properties, dict) or not isinstance(properties.get(path[-1]), dict):
+        return False
+    properties[path[-1]] = {"type": "string"}
     return True
 
 

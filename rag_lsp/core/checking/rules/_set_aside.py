@@ -16,6 +16,7 @@ from ...workspace.rowschema import (
     has_each,
     json_types,
     place_parts,
+    plain_enum_at,
     plain_types_at,
     required_keys,
 )
@@ -42,6 +43,9 @@ class SetAside(NamedTuple):
     # The corpora not served, by name; and whether an empty `input.corpora` is set aside.
     corpora: frozenset[str]
     no_corpora: bool
+    # (the path of the key, its cause, the strings its `enum` lists), for strings
+    # it does not list (a `task_type` of another tool's on every row).
+    unlisted: tuple[tuple[tuple[str, ...], str, frozenset[str]], ...]
     checker: Any
     relaxed: Any
     # The checker that tolerates all of the above (see checker_tolerating), or None.
@@ -59,6 +63,7 @@ class SetAside(NamedTuple):
         required = []
         corpora = set()
         no_corpora = False
+        unlisted = []
         for pair_code, cause in sorted(systemic):
             if pair_code != code:
                 continue
@@ -72,6 +77,10 @@ class SetAside(NamedTuple):
                     typed.append((path, cause, allowed))
             elif has_each(path):
                 continue  # explained row by row
+            elif keyword == "enum" and path:
+                listed = plain_enum_at(checker.schema, path)
+                if listed is not None:
+                    unlisted.append((path, cause, listed))
             elif keyword == "additionalProperties":
                 keys.append((path, cause))
             elif keyword == "required":
@@ -85,13 +94,15 @@ class SetAside(NamedTuple):
         # A key missing that other rules report (RAG201's `expect`) is no finding
         # of RAG004's: it is not required of such rows either. A value of a wrong
         # type in a list or a map is not taken out of a row (see apply).
-        optional = tuple((path[:-1], path[-1]) for path, _, _ in typed if not has_each(path)) + tuple(
-            (path, name) for path, _, (names, _) in required for name in names
+        optional = (
+            tuple((path[:-1], path[-1]) for path, _, _ in typed if not has_each(path))
+            + tuple((path, name) for path, _, (names, _) in required for name in names)
+            + tuple((path[:-1], path[-1]) for path, _, _ in unlisted)
         )
         relaxed = checker_without(checker, optional) if optional else None
         if optional and relaxed is None:
-            typed, required = [entry for entry in typed if has_each(entry[0])], []
-        if not (keys or typed or required or corpora or no_corpora):
+            typed, required, unlisted = [entry for entry in typed if has_each(entry[0])], [], []
+        if not (keys or typed or required or corpora or no_corpora or unlisted):
             return None
         tolerant = checker_tolerating(
             checker,
@@ -100,11 +111,14 @@ class SetAside(NamedTuple):
             optional=tuple((path, name) for path, _, (names, _) in required for name in names),
             corpora=frozenset(corpora),
             no_corpora=no_corpora,
+            unlisted=tuple(path for path, _, _ in unlisted),
         )
         one_key = None
-        if len(keys) == 1 and len(keys[0][0]) == 1 and not (typed or required or corpora or no_corpora):
+        if len(keys) == 1 and len(keys[0][0]) == 1 and not (typed or required or corpora or no_corpora or unlisted):
             one_key = (keys[0][0][0], (keys[0][1],))
-        return cls(tuple(keys), tuple(typed), tuple(required), frozenset(corpora), no_corpora, checker, relaxed, tolerant, code, one_key)
+        return cls(
+            tuple(keys), tuple(typed), tuple(required), frozenset(corpora), no_corpora, tuple(unlisted), checker, relaxed, tolerant, code, one_key
+        )
 
     def counted_if_valid(self, group, rows) -> bool:
         """Whether every row of ``group`` is valid with what is set aside of it
@@ -130,7 +144,7 @@ class SetAside(NamedTuple):
     def _causes(self, value: dict[str, Any]) -> tuple[str, ...]:
         """The causes set aside of a row, counted on the row as written (a key
         taken out for its type is no key missing), in the order of the causes."""
-        if not (self.keys or self.typed or self.required or self.no_corpora):
+        if not (self.keys or self.typed or self.required or self.no_corpora or self.unlisted):
             # Corpora alone (cases asking for a corpus of the team's own service).
             return tuple(f"corpus {corpus}" for corpus in _corpora_among(value, self.corpora)) if self.corpora else ()
         if self.one_key is not None:  # nothing else set aside: a row holds the key or not
@@ -151,6 +165,9 @@ class SetAside(NamedTuple):
             causes += [f"corpus {corpus}" for corpus in _corpora_among(value, self.corpora)]
         if self.no_corpora and _no_corpora(value):
             causes.append(NO_CORPORA)
+        for path, cause, listed in self.unlisted:
+            if _unlisted_string(value, path, listed):
+                causes.append(cause)
         return tuple(causes)
 
     def apply(self, group, rows) -> SetAsideGroup:
@@ -179,6 +196,10 @@ class SetAside(NamedTuple):
             for path, _, (names, _) in self.required:
                 holder = _object_at(value, path)
                 if holder is not None and not all(name in holder for name in names):
+                    loosened = True
+            for path, _, listed in self.unlisted:
+                if _unlisted_string(value, path, listed):
+                    value = _without_key(value, path)
                     loosened = True
             if self.corpora:
                 value, _ = _without_corpora(value, self.corpora)
@@ -270,6 +291,13 @@ def _fine_kinds(allowed: frozenset[str]) -> frozenset[type]:
 
 # A value of each Python type JSON decodes to (a float that is not integral: an integral one is both).
 _SAMPLES: dict[type, Any] = {str: "", bool: True, int: 0, float: 0.5, list: [], dict: {}, type(None): None}
+
+
+def _unlisted_string(value: dict[str, Any], path: tuple[str, ...], listed: frozenset[str]) -> bool:
+    """Whether ``value`` holds at ``path`` a string its `enum` does not list."""
+    holder = _object_at(value, path[:-1]) if len(path) > 1 else value
+    held = holder.get(path[-1]) if holder is not None else None
+    return type(held) is str and held not in listed
 
 
 def _no_corpora(value: dict[str, Any]) -> bool:
