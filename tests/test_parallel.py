@@ -855,6 +855,8 @@ GDI_DEFECTS = {
     "task-type": lambda n: gdi_row(n, task_type="rag"),
     # The prompt as a list of strings (RAG004, no branch of the prompt's oneOf fits).
     "prompt-list": lambda n: gdi_row(n, prompt=[f"q{n}"]),
+    # The prompt as turns without a role (RAG004, a key missing in each element of a list).
+    "turns-without-role": lambda n: gdi_row(n, prompt=[{"content": f"q{n}"}, {"content": "more"}]),
 }
 
 

@@ -13,6 +13,7 @@ from rag_lsp.core.reading.jsonrows import Row
 from rag_lsp.core.reading.jsonspans import duplicate_key_spans, span_at
 from rag_lsp.core.reading.schemacheck import validator_for
 from rag_lsp.core.reading.schemawords import signature_of, with_values_of
+from rag_lsp.core.workspace.rowschema import AlikeValues
 from rag_lsp.core.reading.text import LineIndex, Range, apply_edits, character_from_utf16, utf16_character
 from rag_lsp.core.workspace.rows import DatasetRow
 from rag_lsp.core.reading.yamltree import TooLarge, YamlLimits, parse_yaml, to_python
@@ -395,6 +396,37 @@ def test_rows_whose_errors_have_one_signature_are_explained_alike(prompt, others
     signatures = [signature_of(errors) for errors in (checker._fast_errors(first), checker._fast_errors(second))]
     if signatures[0] == signatures[1] and signatures[0]:
         assert with_values_of(tuple(checker._explain(first)), second) == checker._explain(second)
+
+
+_ALIKE_WORDS = st.sampled_from(["q", "", "user", "usr", "assistant", "single_turn_rag", "rag", "a.md", "./a.md", "é😀"])
+_ALIKE_VALUES = st.recursive(
+    st.one_of(_ALIKE_WORDS, st.integers(-1, 3), st.none(), st.booleans(), st.just(0.5)),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.sampled_from(["role", "content", "relevant", "grades", "query", "corpora", "topK", "x"]), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None)
+@given(
+    place=st.sampled_from([("gdi-text-v1", _GDI_ROW, "prompt"), ("gdi-text-v1", _GDI_ROW, "task_type"), ("rag-case", _CASE_ROW, "expect"), ("rag-case", _CASE_ROW, "input")]),
+    value=_ALIKE_VALUES,
+    others=st.lists(_ALIKE_WORDS, min_size=12, max_size=12),
+)
+def test_values_with_one_alike_key_fail_the_schema_alike(place, value, others: list[str]) -> None:
+    """Two values a row may hold at one key, with one key of AlikeValues (the strings in them differ where
+    no schema reads what a string says), fail the row's schema at the same places for the same checks,
+    issue for issue: a dataset with one such defect on every row is explained once."""
+    schema_name, row, key = place
+    checker = validator_for(schema_name)
+    alike = AlikeValues(checker.schema, key)
+    second = _strings_rewritten(value, iter(others))
+    first_key, second_key = alike.key(value), alike.key(second)
+    if first_key is None or first_key != second_key:
+        return
+    issues = [checker.issues({**row, key: each}) for each in (value, second)]
+    assert [(issue.path, issue.keyword) for issue in issues[0]] == [(issue.path, issue.keyword) for issue in issues[1]]
 
 
 def test_prompts_written_as_lists_of_strings_fail_alike() -> None:

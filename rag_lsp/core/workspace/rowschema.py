@@ -224,6 +224,7 @@ def checker_tolerating(
     corpora: frozenset[str] = frozenset(),
     no_corpora: bool = False,
     unlisted: tuple[tuple[str, ...], ...] = (),
+    anything: tuple[str, ...] = (),
 ) -> SchemaChecker | None:
     """A checker of ``checker``'s schema that tolerates what a dataset written by
     another tool has on most rows, and checks the rest of each row as the
@@ -231,10 +232,11 @@ def checker_tolerating(
     values of ``typed`` paths of none of the JSON types allowed there, the
     ``optional`` keys missing (see checker_without), ``corpora`` among
     those `input.corpora` may name, ``no_corpora``, an empty `input.corpora`,
-    and strings at ``unlisted`` paths their `enum` does not list (see
-    plain_enum_at). A row is valid by it exactly when it is valid with those
-    taken out. None when a path cannot be followed so."""
-    wanted = (keys, typed, optional, tuple(sorted(corpora)), no_corpora, unlisted)
+    strings at ``unlisted`` paths their `enum` does not list (see
+    plain_enum_at), and any value at the row's keys ``anything``. A row is
+    valid by it exactly when it is valid with those taken out. None when a path
+    cannot be followed so."""
+    wanted = (keys, typed, optional, tuple(sorted(corpora)), no_corpora, unlisted, anything)
     key = (id(checker.schema), wanted)
     held = _TOLERATING.get(key)
     if held is None:
@@ -245,7 +247,8 @@ def checker_tolerating(
             and all(_not_required(schema, path, name) for path, name in optional)
             and _corpora_named(schema, corpora)
             and (not no_corpora or _any_number_of_corpora(schema))
-            and all(_any_string_at(schema, path) for path in unlisted)
+            and all(_replaced_at(schema, path, {"type": "string"}) for path in unlisted)
+            and all(_replaced_at(schema, (key,), {}) for key in anything)
         )
         held = _TOLERATING[key] = (checker.schema, validator_of(schema) if made else None)
     return held[1]
@@ -262,12 +265,13 @@ def _any_value_at(schema: dict[str, Any], path: tuple[str, ...]) -> bool:
     return True
 
 
-def _any_string_at(schema: dict[str, Any], path: tuple[str, ...]) -> bool:
+def _replaced_at(schema: dict[str, Any], path: tuple[str, ...], replacement: dict[str, Any]) -> bool:
+    """Put ``replacement`` in place of the schema of the key at ``path`` (a key its object's schema names)."""
     node = object_schema_at(schema, path[:-1])
     properties = node.get("properties") if node is not None else None
     if not isinstance(properties, dict) or not isinstance(properties.get(path[-1]), dict):
         return False
-    properties[path[-1]] = {"type": "string"}
+    properties[path[-1]] = replacement
     return True
 
 
@@ -366,3 +370,153 @@ def non_finite_message(path: tuple[Any, ...], written: str = "") -> str:
 def _missing_key(message: str) -> str | None:
     prefix = "missing required key "
     return message[len(prefix):].strip("'\"") if message.startswith(prefix) else None
+
+
+# ------------------------------------------------------ values that fail alike
+
+# Keywords under which an object or a list is judged by more than its keys, its
+# length and what judges each of its members; and those that judge a string by
+# what it says, not by its type alone (see AlikeValues).
+_WHOLE_VALUE_WORDS = frozenset(
+    {
+        "enum",
+        "const",
+        "uniqueItems",
+        "contains",
+        "prefixItems",
+        "patternProperties",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "dependentSchemas",
+        "$dynamicRef",
+    }
+)
+_STRING_WORDS = frozenset({"enum", "const", "pattern", "minLength", "maxLength", "format", "contentEncoding", "contentMediaType"})
+# The keywords of a schema whose schemas judge the very value it judges.
+_BRANCHES, _SUBSCHEMAS = ("allOf", "anyOf", "oneOf"), ("not", "if", "then", "else")
+# What stands for a string no schema judges by what it says.
+_SOME_STRING = ("string",)
+_STR = {str}
+
+
+class AlikeValues:
+    """Keys for the values a row holds at one of its keys: two values with one
+    key fail the schema alike, issue for issue and place for place, whatever
+    the strings in them say where no schema reads what a string says. A dataset
+    with `prompt` written as a list of strings on every row then needs one
+    explanation, not one per row."""
+
+    def __init__(self, schema: dict[str, Any], key: str) -> None:
+        self._judges = _Judges(schema, (schema["properties"][key],))
+
+    def key(self, value: Any) -> Any | None:
+        """The key of ``value``; None where it cannot be told from the schema
+        alone (a schema that judges the whole of a list or an object)."""
+        try:
+            return _key(value, self._judges)
+        except (_Unknowable, RecursionError):
+            return None
+
+
+def _key(value: Any, judges: _Judges) -> Any:
+    kind = type(value)
+    if kind is str:
+        return value if judges.strings_matter else _SOME_STRING
+    if kind is list:
+        if judges.whole_value:
+            raise _Unknowable
+        items = judges.items()
+        if not items.strings_matter and set(map(type, value)) <= _STR:  # a list of strings, told in C
+            return ("array", len(value))
+        return ("array", tuple([_key(each, items) for each in value]))
+    if kind is dict:
+        if judges.whole_value:
+            raise _Unknowable
+        return ("object", tuple([(name, _key(each, judges.member(name))) for name, each in value.items()]))
+    return (kind.__name__, value)  # a number, a boolean, null: as it is
+
+
+class _Judges:
+    """The schemas that judge a value at one place: those given, what they refer
+    to and the schemas of their combinators; with what AlikeValues asks of them,
+    told once for every value at that place."""
+
+    def __init__(self, root: dict[str, Any], schemas: tuple[Any, ...]) -> None:
+        self._root = root
+        found: dict[int, dict[str, Any]] = {}
+        pending = list(schemas)
+        while pending:
+            schema = pending.pop()
+            if not isinstance(schema, dict) or id(schema) in found:
+                continue  # true and false judge no part of a value by themselves
+            found[id(schema)] = schema
+            reference = schema.get("$ref")
+            if reference is not None:
+                pending.append(_local_schema(root, reference))
+            for word in _BRANCHES:
+                if isinstance(schema.get(word), list):
+                    pending.extend(schema[word])
+            pending.extend(schema[word] for word in _SUBSCHEMAS if word in schema)
+        self.schemas = tuple(found.values())
+        words = set().union(*(schema.keys() for schema in self.schemas))
+        self.strings_matter = bool(_STRING_WORDS & words)
+        self.whole_value = bool(_WHOLE_VALUE_WORDS & words)
+        self._items: _Judges | None = None
+        self._members: dict[str, _Judges] = {}
+
+    def items(self) -> _Judges:
+        """The judges of each element of a list this place holds."""
+        if self._items is None:
+            self._items = _Judges(self._root, tuple(schema["items"] for schema in self.schemas if "items" in schema))
+        return self._items
+
+    def member(self, name: str) -> _Judges:
+        """The judges of member ``name`` of an object this place holds."""
+        judges = self._members.get(name)
+        if judges is None:
+            judges = self._members[name] = _Judges(self._root, _member_schemas(self.schemas, name))
+        return judges
+
+
+class _Unknowable(Exception):
+    """A value whose failures a key cannot stand for (see AlikeValues.key)."""
+
+
+def _member_schemas(judges: tuple[dict[str, Any], ...], name: str) -> tuple[Any, ...]:
+    """The schemas of an object's member ``name``, under ``judges``."""
+    members = []
+    for judge in judges:
+        properties = judge.get("properties")
+        if isinstance(properties, dict) and name in properties:
+            members.append(properties[name])
+        elif isinstance(judge.get("additionalProperties"), (dict, bool)):
+            members.append(judge["additionalProperties"])
+    return tuple(members)
+
+
+def _local_schema(root: dict[str, Any], reference: Any) -> Any:
+    """The schema a `$ref` within ``root`` names (`#/$defs/turn`)."""
+    if not isinstance(reference, str) or not reference.startswith("#"):
+        raise _Unknowable
+    node: Any = root
+    for part in reference[1:].split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(node, dict) or part not in node:
+            raise _Unknowable
+        node = node[part]
+    return node
+
+
+# The keywords of a row's schema under which what it says of a key depends on that key's value alone.
+_PER_KEY_WORDS = frozenset(
+    {"$schema", "$id", "$defs", "title", "description", "markdownDescription", "examples", "type", "required", "additionalProperties", "properties"}
+)
+
+
+def explained_alike_at(schema: dict[str, Any], key: str) -> bool:
+    """Whether the issues of a row's value at ``key`` depend on that value
+    alone: the row's schema names the key in its `properties`, and judges no
+    key by another (see AlikeValues)."""
+    properties = schema.get("properties")
+    return schema.keys() <= _PER_KEY_WORDS and isinstance(properties, dict) and isinstance(properties.get(key), dict)

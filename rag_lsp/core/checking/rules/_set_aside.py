@@ -6,13 +6,15 @@ another tool, with its key on every row, is read as fast as one without.
 from __future__ import annotations
 
 import functools
-from typing import Any, Iterable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 from ...workspace.rowschema import (
     EACH_ELEMENT,
     EACH_KEY,
+    AlikeValues,
     checker_tolerating,
     checker_without,
+    explained_alike_at,
     has_each,
     json_types,
     place_parts,
@@ -46,6 +48,14 @@ class SetAside(NamedTuple):
     # (the path of the key, its cause, the strings its `enum` lists), for strings
     # it does not list (a `task_type` of another tool's on every row).
     unlisted: tuple[tuple[tuple[str, ...], str, frozenset[str]], ...]
+    # (a key of the row, the keys of its values, the causes presumed under it),
+    # for causes inside a value a schema judges through combinators or lists (a
+    # `prompt` written as a list of strings): the causes of a value are those
+    # of the first value with its key (see AlikeValues), kept in ``explained``.
+    alike: tuple[tuple[str, AlikeValues, frozenset[str]], ...]
+    explained: dict[tuple[str, Any], tuple[str, ...]]
+    # The causes of a row's issues, with the path of each (RAG004's explanation).
+    explain: Callable[[dict[str, Any]], list[tuple[tuple[Any, ...], str]]] | None
     checker: Any
     relaxed: Any
     # The checker that tolerates all of the above (see checker_tolerating), or None.
@@ -57,26 +67,27 @@ class SetAside(NamedTuple):
     one_key: tuple[str, tuple[str, ...]] | None = None
 
     @classmethod
-    def of(cls, systemic: frozenset[tuple[str, str]], checker, shape: str, code: str) -> SetAside | None:
+    def of(cls, systemic: frozenset[tuple[str, str]], checker, shape: str, code: str, explain=None) -> SetAside | None:
         keys = []
         typed = []
         required = []
         corpora = set()
         no_corpora = False
         unlisted = []
+        alike: dict[str, set[str]] = {}
         for pair_code, cause in sorted(systemic):
             if pair_code != code:
                 continue
             keyword, _, where = cause.partition(" at ")
             path = () if where == THE_ROW else place_parts(where)
-            if keyword == "type" and path:
+            if keyword == "type" and path and (allowed := plain_types_at(checker.schema, path)) is not None:
                 # A value of a wrong type, at a key or (EACH_ELEMENT, EACH_KEY) at
                 # every element of a list or value of a map: each is counted.
-                allowed = plain_types_at(checker.schema, path)
-                if allowed is not None:
-                    typed.append((path, cause, allowed))
-            elif has_each(path):
-                continue  # explained row by row
+                typed.append((path, cause, allowed))
+            elif (keyword == "type" or has_each(path)) and path:
+                if explain is not None and explained_alike_at(checker.schema, path[0]):
+                    alike.setdefault(path[0], set()).add(cause)
+                # else explained row by row
             elif keyword == "enum" and path:
                 listed = plain_enum_at(checker.schema, path)
                 if listed is not None:
@@ -98,11 +109,12 @@ class SetAside(NamedTuple):
             tuple((path[:-1], path[-1]) for path, _, _ in typed if not has_each(path))
             + tuple((path, name) for path, _, (names, _) in required for name in names)
             + tuple((path[:-1], path[-1]) for path, _, _ in unlisted)
+            + tuple(((), key) for key in alike)
         )
         relaxed = checker_without(checker, optional) if optional else None
         if optional and relaxed is None:
-            typed, required, unlisted = [entry for entry in typed if has_each(entry[0])], [], []
-        if not (keys or typed or required or corpora or no_corpora or unlisted):
+            typed, required, unlisted, alike = [entry for entry in typed if has_each(entry[0])], [], [], {}
+        if not (keys or typed or required or corpora or no_corpora or unlisted or alike):
             return None
         tolerant = checker_tolerating(
             checker,
@@ -112,34 +124,76 @@ class SetAside(NamedTuple):
             corpora=frozenset(corpora),
             no_corpora=no_corpora,
             unlisted=tuple(path for path, _, _ in unlisted),
+            anything=tuple(sorted(alike)),
         )
         one_key = None
-        if len(keys) == 1 and len(keys[0][0]) == 1 and not (typed or required or corpora or no_corpora or unlisted):
+        if len(keys) == 1 and len(keys[0][0]) == 1 and not (typed or required or corpora or no_corpora or unlisted or alike):
             one_key = (keys[0][0][0], (keys[0][1],))
+        alike_values = tuple((key, AlikeValues(checker.schema, key), frozenset(causes)) for key, causes in sorted(alike.items()))
         return cls(
-            tuple(keys), tuple(typed), tuple(required), frozenset(corpora), no_corpora, tuple(unlisted), checker, relaxed, tolerant, code, one_key
+            tuple(keys),
+            tuple(typed),
+            tuple(required),
+            frozenset(corpora),
+            no_corpora,
+            tuple(unlisted),
+            alike_values,
+            {},
+            explain,
+            checker,
+            relaxed,
+            tolerant,
+            code,
+            one_key,
         )
 
     def counted_if_valid(self, group, rows) -> bool:
         """Whether every row of ``group`` is valid with what is set aside of it
         tolerated, settled in one call; if so, its occurrences are counted, as
         :meth:`apply` counts them, without a copy of any row."""
-        if self.tolerant is None or not self.tolerant.all_valid([context.row.value for context in group]):
+        values = [context.row.value for context in group]
+        if self.tolerant is None or not self.tolerant.all_valid(values):
             return False
+        every = list(map(self._causes, values))
+        for number, value in enumerate(values if self.alike else ()):
+            more = self._alike_causes(value)
+            if more is None:
+                return False  # a value not explained alike: see apply
+            every[number] += more
         # Every cause set aside is presumed (see of): counted a row at a time;
         # rows alike (nearly every one) share one tuple of their pairs.
         code = self.code
         pairs_of: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
-        causes_of = self._causes
         pass_over = rows.pass_over
-        for context in group:
-            causes = causes_of(context.row.value)
+        for context, causes in zip(group, every):
             if causes:
                 pairs = pairs_of.get(causes)
                 if pairs is None:
                     pairs = pairs_of[causes] = tuple((code, cause) for cause in causes)
                 pass_over(pairs, context.line)
         return True
+
+    def _alike_causes(self, value: dict[str, Any]) -> tuple[str, ...] | None:
+        """The causes of the issues of a row's values at the keys explained
+        alike (see alike); None where one is not told by its key or holds a
+        cause not presumed: the row is then explained on its own."""
+        causes: tuple[str, ...] = ()
+        for key, values, presumed in self.alike:
+            if key not in value:
+                continue
+            alike = values.key(value[key])
+            if alike is None:
+                return None
+            known = self.explained.get((key, alike))
+            if known is None:
+                assert self.explain is not None  # see of
+                if len(self.explained) >= _EXPLAINED_KEPT:
+                    self.explained.clear()
+                known = self.explained[key, alike] = tuple(cause for path, cause in self.explain(value) if path[:1] == (key,))
+            if not presumed.issuperset(known):
+                return None
+            causes += known
+        return causes
 
     def _causes(self, value: dict[str, Any]) -> tuple[str, ...]:
         """The causes set aside of a row, counted on the row as written (a key
@@ -201,6 +255,17 @@ class SetAside(NamedTuple):
                 if _unlisted_string(value, path, listed):
                     value = _without_key(value, path)
                     loosened = True
+            if self.alike:
+                more = self._alike_causes(context.row.value)
+                # A row without one of the keys fails what the checker that asks
+                # less would not see: it is explained on its own.
+                if more is None or not all(key in value for key, _, _ in self.alike):
+                    unsettled = True
+                else:
+                    causes += more
+                    for key, _, _ in self.alike:
+                        value = _without_key(value, (key,))
+                    loosened = True
             if self.corpora:
                 value, _ = _without_corpora(value, self.corpora)
             if self.no_corpora and _no_corpora(value):
@@ -243,6 +308,8 @@ class SetAsideGroup(NamedTuple):
 
 
 THE_ROW = "the row"
+# How many values of keys explained alike (see SetAside.alike) a batch keeps the causes of.
+_EXPLAINED_KEPT = 1024
 # The cause of an empty `input.corpora`, which a builtin target refuses (see rag004_schema).
 NO_CORPORA = "no corpora"
 

@@ -206,7 +206,7 @@ def row_schema(rows):
         default_shape,
     )
     said: dict[str, str] = {}  # by corpus: a misnamed corpus is usually misnamed in every case
-    aside = SetAside.of(rows.systemic, checker, default_shape, RULE.code) if rows.systemic else None
+    aside = SetAside.of(rows.systemic, checker, default_shape, RULE.code, _explainer(default_shape)) if rows.systemic else None
     for start in range(0, len(rows.rows), _VALIDATED_TOGETHER):
         group = rows.rows[start : start + _VALIDATED_TOGETHER]
         # A row read by the standard decoder may hold a number read as infinity,
@@ -222,6 +222,16 @@ def row_schema(rows):
             yield from _group_setting_aside(aside, group, plain, rows, _UnservedCorpora(served, said, builtins))
         else:
             yield from _group(checker, group, plain, rows, _UnservedCorpora(served, said, builtins))
+
+
+def _explainer(shape: str):
+    """The causes of the issues of a row of ``shape``, with the path of each, as _row_schema makes them."""
+    schema = row_checker(shape).schema
+
+    def explain(value):
+        return [(issue.path, issue_cause(issue, schema)) for issue in row_issues(value, shape, False)]
+
+    return explain
 
 
 class _UnservedCorpora(NamedTuple):
