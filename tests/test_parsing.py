@@ -400,7 +400,7 @@ def test_rows_whose_errors_have_one_signature_are_explained_alike(prompt, others
 
 _ALIKE_WORDS = st.sampled_from(["q", "", "user", "usr", "assistant", "single_turn_rag", "rag", "a.md", "./a.md", "é😀"])
 _ALIKE_VALUES = st.recursive(
-    st.one_of(_ALIKE_WORDS, st.integers(-1, 3), st.none(), st.booleans(), st.just(0.5)),
+    st.one_of(_ALIKE_WORDS, _ALIKE_WORDS, _ALIKE_WORDS, st.integers(-1, 3), st.none(), st.booleans(), st.just(0.5)),
     lambda inner: st.lists(inner, max_size=3)
     | st.dictionaries(st.sampled_from(["role", "content", "relevant", "grades", "query", "corpora", "topK", "x"]), inner, max_size=3),
     max_leaves=8,
@@ -414,6 +414,9 @@ _ALIKE_VALUES = st.recursive(
     value=_ALIKE_VALUES,
     others=st.lists(_ALIKE_WORDS, min_size=12, max_size=12),
 )
+# A string the schema lists in an enum, and one it does not: at the key itself, and inside a list's objects.
+@example(place=("gdi-text-v1", _GDI_ROW, "task_type"), value="single_turn_rag", others=["rag"] * 12)
+@example(place=("gdi-text-v1", _GDI_ROW, "prompt"), value=[{"role": "user", "content": "q"}], others=["usr"] * 12)
 def test_values_with_one_alike_key_fail_the_schema_alike(place, value, others: list[str]) -> None:
     """Two values a row may hold at one key, with one key of AlikeValues (the strings in them differ where
     no schema reads what a string says), fail the row's schema at the same places for the same checks,
@@ -435,6 +438,11 @@ def test_prompts_written_as_lists_of_strings_fail_alike() -> None:
     rows = [{**_GDI_ROW, "prompt": [text]} for text in ("how are approvals decided", "where is the cache", "é😀")]
     assert len({signature_of(checker._fast_errors(row)) for row in rows}) == 1
     assert [issue.message for issue in checker.issues(rows[2])] == ["expected a mapping, got 'é😀'"]
+    alike = AlikeValues(checker.schema, "prompt")
+    assert alike.key(["how are approvals decided"]) == alike.key(["é😀"])
+    # What a key stands for keeps all but the words: how many, of what type, under which keys.
+    assert len({alike.key(value) for value in (["a"], ["a", "b"], [1], [{"content": "a"}], [{"role": "a"}], "a")}) == 6
+    assert alike.key([{"role": "user"}]) != alike.key([{"role": "usr"}])  # a string an enum judges stays
 
 
 _KEYS = st.one_of(st.just("id"), st.sampled_from(["id", "input", "expect", "i", "id ", "é", 'q"']))
