@@ -206,7 +206,10 @@ def row_schema(rows):
         default_shape,
     )
     said: dict[str, str] = {}  # by corpus: a misnamed corpus is usually misnamed in every case
-    aside = SetAside.of(rows.systemic, checker, default_shape, RULE.code, _explainer(default_shape)) if rows.systemic else None
+    # Values explained alike (see SetAside.alike) are told by the row's schema
+    # alone: not where the checker holds `input.corpora` to the corpora served too.
+    explain = None if served else _explainer(default_shape)
+    aside = SetAside.of(rows.systemic, checker, default_shape, RULE.code, explain) if rows.systemic else None
     for start in range(0, len(rows.rows), _VALIDATED_TOGETHER):
         group = rows.rows[start : start + _VALIDATED_TOGETHER]
         # A row read by the standard decoder may hold a number read as infinity,
