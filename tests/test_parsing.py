@@ -119,7 +119,7 @@ def test_json_row_span_of_missing_path_falls_back_to_parent() -> None:
 def test_json_duplicate_keys_are_found_with_spans() -> None:
     """A repeated key in a row is found, with the repeat and the first occurrence."""
     row = Row('{"id": "a", "expect": {"relevant": []}, "id": "b"}')
-    assert row.has_duplicate_keys
+    assert row.repeated_keys == ("id",)
     ((path, start, end, first_start, first_end, after_first),) = duplicate_key_spans(row.text)
     assert path == ("id",)
     assert row.text[start:end] == '"id"'
@@ -145,10 +145,10 @@ def test_apply_edits_changes_only_the_ranges() -> None:
 def test_json_rows_keep_big_integers_and_find_spaced_repeats() -> None:
     """Integers beyond 64 bits stay integers; a key repeated with spaces before its colon is found."""
     assert Row('{"x": 123456789012345678901234567890}').value == {"x": 123456789012345678901234567890}
-    assert Row('{"a" : 1, "a": 2}').has_duplicate_keys
-    assert Row('{"a"\r: 1, "a": 2}').has_duplicate_keys  # a carriage return inside a line is JSON whitespace too
-    assert not Row('{"a\\\\":": 1, "b": "\\\\":"}').has_duplicate_keys
-    assert not Row('{"e": {"r": 1}, "f": {"r": 2}}').has_duplicate_keys
+    assert Row('{"a" : 1, "a": 2}').repeated_keys == ("a",)
+    assert Row('{"a"\r: 1, "a": 2}').repeated_keys == ("a",)  # a carriage return inside a line is JSON whitespace too
+    assert Row('{"a\\\\":": 1, "b": "\\\\":"}').repeated_keys == ()
+    assert Row('{"e": {"r": 1}, "f": {"r": 2}}').repeated_keys == ()
 
 
 # Lines that each take one of Row's paths: repeated keys (also spaced, also by a
@@ -238,16 +238,17 @@ def _object_texts(draw, depth: int = 2) -> str:
     return "{" + draw(st.sampled_from([",", ", "])).join(pairs) + "}"
 
 
-def _repeats_a_key(line: str) -> bool:
-    repeated = False
+def _keys_repeated(line: str) -> list[str]:
+    """Each key an object of ``line`` repeats, once for each repeat, sorted."""
+    repeated: list[str] = []
 
     def pairs(items: list) -> dict:
-        nonlocal repeated
-        repeated |= len({key for key, _ in items}) != len(items)
+        names = [key for key, _ in items]
+        repeated.extend(key for index, key in enumerate(names) if key in names[:index])
         return dict(items)
 
     json.loads(line, object_pairs_hook=pairs)
-    return repeated
+    return sorted(repeated)
 
 
 @pytest.mark.slow
@@ -257,11 +258,11 @@ def _repeats_a_key(line: str) -> bool:
 @example(lines=['{"a": 1, "a": "\\u003A"}'])  # nor can a colon written as an escape, in either case
 @example(lines=['{"caf\\u00e9": 1, "café": 2}'])  # a key repeated, written once as an escape
 def test_a_row_repeats_a_key_exactly_when_its_line_does(lines: list[str]) -> None:
-    """Whether a row repeats a key is what the standard decoder's pairs say, whatever the colons in
+    """The keys a row repeats are those the standard decoder's pairs repeat, whatever the colons in
     its strings, the escapes and the spacing, read alone or with other rows."""
     for line, row in zip(lines, Row.read_many(lines)):
-        assert Row(line).has_duplicate_keys == _repeats_a_key(line)
-        assert row.has_duplicate_keys == _repeats_a_key(line)
+        assert sorted(Row(line).repeated_keys) == _keys_repeated(line)
+        assert sorted(row.repeated_keys) == _keys_repeated(line)
 
 
 # Rows with a shape and a case id (or an id that is none).
@@ -284,7 +285,7 @@ def test_reading_many_rows_at_once_gives_what_reading_each_gives(kind: type[Row]
 
     def state(row: Row) -> tuple:
         extra = tuple(getattr(row, name, None) for name in ("shape", "key", "dropped", "line"))
-        return (row.text, row.value, row.error, row.has_duplicate_keys, row.refused, row.refused_span, row.exact, *extra)
+        return (row.text, row.value, row.error, row.repeated_keys, row.refused, row.refused_span, row.exact, *extra)
 
     if kind is ModelRow:
         ModelRow.prepare()  # as a dataset model does before it reads a line

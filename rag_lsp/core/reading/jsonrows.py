@@ -208,11 +208,6 @@ class Row:
         return _fast_decode(self.text)
 
     @property
-    def has_duplicate_keys(self) -> bool:
-        """Whether an object of this row repeats a key."""
-        return bool(self.repeated_keys)
-
-    @property
     def is_object(self) -> bool:
         return isinstance(self.value, dict)
 

@@ -45,7 +45,7 @@ def duplicate_json_key(rows):
     # The cause of each repeat is the key: a dataset written by another tool
     # repeats the same one on every row.
     presumed = rows.presumed(RULE.code)
-    alike: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}  # rows alike share one tuple
+    pairs_of: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}  # rows alike share one tuple
     for context in rows.rows:
         row = context.row
         if row.error is not None or not row.repeated_keys:
@@ -53,9 +53,9 @@ def duplicate_json_key(rows):
         if presumed and all(key in presumed for key in row.repeated_keys):
             # Only counted: the line is not parsed again for where each repeat is.
             keys = row.repeated_keys
-            pairs = alike.get(keys)
+            pairs = pairs_of.get(keys)
             if pairs is None:
-                pairs = alike[keys] = tuple(presumed[key] for key in keys)
+                pairs = pairs_of[keys] = tuple(presumed[key] for key in keys)
             rows.pass_over(pairs, context.line)
             continue
         for repeat in duplicate_key_spans(row.text):
