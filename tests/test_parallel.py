@@ -835,6 +835,22 @@ def test_a_cause_on_most_rows_is_counted_past_the_first_batch_and_made_when_read
         assert [every_occurrence_fix(mine, fix) for fix in mine.fixes] == [every_occurrence_fix(theirs, fix) for fix in theirs.fixes]
 
 
+def test_a_row_lacking_a_key_most_rows_write_with_a_wrong_type_keeps_its_missing_key(
+    tmp_path: Path, shared: None, helper: Helper, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ids written as numbers and `relevant` as one string on most rows (two causes set aside), a row
+    without an id at all still says its id is missing: taking out one wrong value does not excuse another
+    key's absence."""
+    monkeypatch.setattr(incremental, "_CHECK_BATCH", 32)
+    lines = [json.dumps({"id": n, "input": {"query": f"q{n}"}, "expect": {"relevant": "src/app.py"}}) for n in range(640)]
+    lines[500] = json.dumps({"input": {"query": "q"}, "expect": {"relevant": "src/app.py"}})
+    root = make_root(tmp_path, "\n".join(lines) + "\n")
+    model, found, expected = read_with(root, helper)
+    assert model._systemic
+    assert found == expected
+    assert [(finding.range.start.line, finding.message) for finding in found if not finding.covers] == [(500, "missing required key 'id'")]
+
+
 GDI_SUITE = """\
 suites:
   - id: gdi

@@ -173,6 +173,11 @@ class SetAside(NamedTuple):
                 pass_over(pairs, context.line)
         return True
 
+    def _made_optional(self) -> list[tuple[str, ...]]:
+        """The paths of the keys the checker that asks less does not require,
+        for values taken out of a row (see of); not those presumed missing."""
+        return [path for path, _, _ in self.typed if not has_each(path)] + [path for path, _, _ in self.unlisted] + [(key,) for key, _, _ in self.alike]
+
     def _alike_causes(self, value: dict[str, Any]) -> tuple[str, ...] | None:
         """The causes of the issues of a row's values at the keys explained
         alike (see alike); None where one is not told by its key or holds a
@@ -270,6 +275,10 @@ class SetAside(NamedTuple):
                 value, _ = _without_corpora(value, self.corpora)
             if self.no_corpora and _no_corpora(value):
                 value = _without_key(value, ("input", "corpora"))
+            if loosened and any(_lacks(context.row.value, path) for path in self._made_optional()):
+                # The checker that asks less does not require such a key: a row
+                # without it is explained on its own, so its missing key is said.
+                unsettled = True
             for cause in causes:
                 rows.passes_over(self.code, cause, context.line)
             values.append(value)
@@ -358,6 +367,12 @@ def _fine_kinds(allowed: frozenset[str]) -> frozenset[type]:
 
 # A value of each Python type JSON decodes to (a float that is not integral: an integral one is both).
 _SAMPLES: dict[type, Any] = {str: "", bool: True, int: 0, float: 0.5, list: [], dict: {}, type(None): None}
+
+
+def _lacks(value: dict[str, Any], path: tuple[str, ...]) -> bool:
+    """Whether the object holding the key at ``path`` is there, without the key."""
+    holder = _object_at(value, path[:-1]) if len(path) > 1 else value
+    return holder is not None and path[-1] not in holder
 
 
 def _unlisted_string(value: dict[str, Any], path: tuple[str, ...], listed: frozenset[str]) -> bool:
