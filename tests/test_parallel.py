@@ -505,17 +505,24 @@ def test_a_screening_takes_the_workspace_made_ahead_for_its_files_only(tmp_path:
     assert len(made_anew) == 3
 
 
-def test_warming_up_prepares_what_a_first_screening_loads() -> None:
-    """A fresh process that preloads the model's warm_up has loaded the schema explainer and the
-    fuzzy matcher, which a batch with an invalid row or a misspelt key would otherwise load."""
+@pytest.mark.parametrize(
+    ("warm_up", "loaded"),
+    [("warm_up", "['jsonschema', 'jsonschema_rs', 'rapidfuzz']"), ("warm_up_rows", "['jsonschema_rs']")],
+)
+def test_warming_up_prepares_what_a_first_screening_loads(warm_up: str, loaded: str) -> None:
+    """A fresh process that preloads the model's warm_up has compiled the row schemas and loaded the
+    schema explainer and the fuzzy matcher, which a batch with an invalid row or a misspelt key would
+    otherwise load; one that reads a single dataset (warm_up_rows) leaves those to the first row that
+    needs them."""
     code = (
         "import sys; from rag_lsp.core.checking.parallel import _preload; "
-        "before = {'jsonschema', 'rapidfuzz'} & set(sys.modules); "
-        "_preload('rag_lsp.core.checking.screening:warm_up'); "
-        "print(sorted(before), sorted({'jsonschema', 'rapidfuzz'} & set(sys.modules)))"
+        "names = {'jsonschema', 'jsonschema_rs', 'rapidfuzz'}; before = names & set(sys.modules); "
+        f"_preload('rag_lsp.core.checking.screening:{warm_up}'); "
+        "from rag_lsp.core.reading.schemacheck import validator_for; "
+        "print(sorted(before), validator_for.cache_info().currsize > 0, sorted(names & set(sys.modules)))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT_S, check=True)
-    assert done.stdout.split() == ["[]", "['jsonschema',", "'rapidfuzz']"]
+    assert done.stdout.strip() == f"[] True {loaded}"
 
 
 def test_close_ends_the_helper(tmp_path: Path, shared: None) -> None:

@@ -68,7 +68,7 @@ def run_check(arguments: argparse.Namespace) -> int:
     unfold = arguments.unfold
     # A folder may hold a large dataset: the helper starts now (see the module's
     # docstring); a check that finds none stops it unused.
-    helper = reading_helper() if not arguments.paths or any(os.path.isdir(path) for path in arguments.paths) else None
+    helper = reading_helper(one_reading=True) if not arguments.paths or any(os.path.isdir(path) for path in arguments.paths) else None
     if helper is not None:
         helper.start_soon()
     from .formats import FORMATS

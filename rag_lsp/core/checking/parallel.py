@@ -338,13 +338,15 @@ class Share:
         return arrived + [(index, None) for index in sorted(missing)]
 
 
-def reading_helper() -> Helper | None:
+def reading_helper(one_reading: bool = False) -> Helper | None:
     """A helper process for the first readings of large datasets, not started yet,
     on a machine with a core to spare (None on one core). It runs with the
     collector policy of a one-shot process (see rag_lsp.collector) and warms up
-    as soon as it starts (see core.checking.screening.warm_up). Named here, by
+    as soon as it starts (see core.checking.screening.warm_up; ``one_reading``:
+    for a caller that reads one dataset and ends, warm_up_rows). Named here, by
     the modules it preloads, so that a caller starts it before importing them."""
-    return Helper(preload=["rag_lsp.collector:one_shot", "rag_lsp.core.checking.screening:warm_up"]) if cores() > 1 else None
+    warm_up = "warm_up_rows" if one_reading else "warm_up"
+    return Helper(preload=["rag_lsp.collector:one_shot", f"rag_lsp.core.checking.screening:{warm_up}"]) if cores() > 1 else None
 
 
 class Helper:
