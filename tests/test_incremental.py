@@ -521,7 +521,7 @@ TOOL_ROWS = {
     "comma-after": ('{{"id": "a{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}},', "RAG002", "extra data after the JSON value", "Remove every such comma"),
     "one-id": ('{{"id": "same", "input": {{"query": "q{n}"}}, "expect": {{"relevant": ["src/a.py"]}}}}', "RAG202", "same", "Make every repeated id unique"),
     "array-rows": ('[{{"id": "l{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}}]', "RAG004", "type at the row", None),
-    "key-twice": ('{{"id": "export", "id": "k{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}}', "RAG003", "id", "Remove the first 'id' from every row"),
+    "key-twice": ('{{"id": "export", "id": "k{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}}', "RAG003", "id", "Remove the earlier 'id' from every row"),
 }
 
 

@@ -120,13 +120,18 @@ def test_json_duplicate_keys_are_found_with_spans() -> None:
     """A repeated key in a row is found, with the repeat and the first occurrence."""
     row = Row('{"id": "a", "expect": {"relevant": []}, "id": "b"}')
     assert row.repeated_keys == ("id",)
-    ((path, start, end, first_start, first_end, after_first),) = duplicate_key_spans(row.text)
+    ((path, start, end, first_start, first_end, previous_start, after_previous),) = duplicate_key_spans(row.text)
     assert path == ("id",)
     assert row.text[start:end] == '"id"'
     assert (first_start, first_end) == (1, 5)
     assert row.repeated_keys == ("id",)
-    # Without the first occurrence, the line reads as JSON readers take it.
-    assert row.text[:first_start] + row.text[after_first:] == '{"expect": {"relevant": []}, "id": "b"}'
+    # Without the occurrence before the repeat, the line reads as JSON readers take it.
+    assert row.text[:previous_start] + row.text[after_previous:] == '{"expect": {"relevant": []}, "id": "b"}'
+    # A key written three times: each repeat says where the first is, and which occurrence comes before it.
+    three = '{"id": "a", "id": "b", "q": 1, "id": "c"}'
+    repeats = duplicate_key_spans(three)
+    assert [(three[each.start : each.end], each.first_start) for each in repeats] == [('"id"', 1), ('"id"', 1)]
+    assert [three[each.previous_start : each.after_previous] for each in repeats] == ['"id": "a", ', '"id": "b", ']
 
 
 def test_utf16_columns_round_trip() -> None:

@@ -303,16 +303,19 @@ class RepeatedKey(NamedTuple):
     end: int
     first_start: int
     first_end: int
-    # Where the pair after the first occurrence begins: removing the line from
-    # ``first_start`` to it leaves the object as JSON readers take it (the last
-    # value of a repeated key is the one kept).
-    after_first: int
+    # Where the occurrence before the repeat begins, and where the pair after
+    # it begins: removing the line between them, for each repeat, leaves the
+    # object as JSON readers take it (the last value of a repeated key is the one kept).
+    previous_start: int
+    after_previous: int
 
 
 def duplicate_key_spans(text: str) -> list[RepeatedKey]:
     """Each repeated key of a line, after the first occurrence (see RepeatedKey)."""
     data, values = _walk_values(text)
-    first: dict[tuple[int, Any], tuple[int, int, int]] = {}
+    # By object and key: its first occurrence's key, and the latest occurrence's pair.
+    first: dict[tuple[int, Any], tuple[int, int]] = {}
+    latest: dict[tuple[int, Any], tuple[int, int]] = {}
     result = []
     for path, key, node in sorted(values, key=lambda item: item[2].start_byte):
         if key is None:
@@ -324,11 +327,12 @@ def duplicate_key_spans(text: str) -> list[RepeatedKey]:
         owner = pair.parent if pair is not None else None
         identity = (owner.start_byte if owner is not None else -1, path[-1])
         if identity in first:
-            result.append(RepeatedKey(path, *span, *first[identity]))
+            result.append(RepeatedKey(path, *span, *first[identity], *latest[identity]))
         else:
-            # A first occurrence has a pair after it: its repeat, at least.
-            after = pair.next_named_sibling if pair is not None else None
-            first[identity] = (*span, _char_column(text, data, after.start_byte) if after is not None else span[1])
+            first[identity] = span
+        # Every occurrence has a pair after it but the last, whose span then stands.
+        after = pair.next_named_sibling if pair is not None else None
+        latest[identity] = (span[0], _char_column(text, data, after.start_byte) if after is not None else span[1])
     return result
 
 

@@ -19,7 +19,7 @@ thresholds:
 
 ## How to fix
 Keep one of the two and delete the other. In a dataset row, the quick fix
-removes the first occurrence: the row then reads as JSON readers take it now.
+removes the earlier occurrence: the row then reads as JSON readers take it now.
 When most rows of a dataset repeat the same key (a tool that exports it writes
 the key twice), one finding says so for the file, with a fix for every row.
 """
@@ -63,8 +63,8 @@ def duplicate_json_key(rows):
             if rows.passes_over(RULE.code, key, context.line):
                 continue
             first = context.columns(repeat.first_start, repeat.first_end)
-            # The first goes: the value readers keep is the last.
-            fix = Fix(f"Remove the first {key!r}", edits=(TextEdit(context.columns(repeat.first_start, repeat.after_first), ""),))
+            # The one before goes (each repeat's fix, the earlier ones all): the value readers keep is the last.
+            fix = Fix(f"Remove the earlier {key!r}", edits=(TextEdit(context.columns(repeat.previous_start, repeat.after_previous), ""),))
             yield RULE.finding(
                 context.columns(repeat.start, repeat.end),
                 f"key {key!r} is repeated; JSON keeps only the last value",
@@ -78,5 +78,5 @@ def duplicate_json_key(rows):
 def every_row_repeats_a_key(cause):
     return (
         f"the tool that wrote the dataset most likely writes {cause!r} twice in every row",
-        f"Remove the first {cause!r} from every row",
+        f"Remove the earlier {cause!r} from every row",
     )
