@@ -143,13 +143,11 @@ class Row:
         (see read_many), checked for repeated keys on its own, as ``cls(text)``
         would, without decoding it again where it repeats none: a dataset written
         by another tool may repeat a key on every row."""
-        try:
-            compact = orjson.dumps(value)
-        except orjson.JSONEncodeError:
+        repeated = _keys_repeated_in(text, value)
+        if repeated is None:
             return cls(text)  # see _decode
         row = cls.read_fine(text, value)
-        if not _no_repeats_possible_in(text, compact):
-            row.repeated_keys = repeated_keys(text)
+        row.repeated_keys = repeated
         return row
 
     def _decode(self) -> None:
@@ -161,15 +159,11 @@ class Row:
             self._decode_exactly()
             return
         if type(self.value) is dict or type(self.value) is list:
-            try:
-                compact = orjson.dumps(self.value)
-            except orjson.JSONEncodeError:
-                # orjson writes neither nesting past 255 levels nor integers
-                # beyond 64 bits: such a row is read again by the standard decoder.
+            repeated = _keys_repeated_in(self.text, self.value)
+            if repeated is None:
                 self._decode_exactly()
                 return
-            if not _no_repeats_possible_in(self.text, compact):
-                self.repeated_keys = repeated_keys(self.text)
+            self.repeated_keys = repeated
 
     def _decode_exactly(self) -> None:
         self.value = None
@@ -393,6 +387,18 @@ def repeated_keys(text: str) -> tuple[str, ...]:
     keys = _noted.keys = []
     _REPEATS_NOTED.decode(text)
     return tuple(keys)
+
+
+def _keys_repeated_in(text: str, value: dict | list) -> tuple[str, ...] | None:
+    """The keys a line read to ``value`` (an object or a list) repeats (see
+    repeated_keys), decoded again only where the line may repeat one; None for a
+    value orjson does not write (nesting past 255 levels, an integer beyond 64
+    bits), which the standard decoder then reads again."""
+    try:
+        compact = orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return None
+    return () if _no_repeats_possible_in(text, compact) else repeated_keys(text)
 
 
 # tree-sitter reports byte columns; rows work in code points.
