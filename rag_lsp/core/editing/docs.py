@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..reading.schemawords import local_reference
 from ..workspace.manifests import LOWER, Manifest, ManifestRegistry, MetricInfo
 
 # ---------------------------------------------------------------- schemas
@@ -20,9 +21,7 @@ def _resolve(root: dict[str, Any], schema: Any) -> dict[str, Any]:
     """``schema`` with a local ``$ref`` followed (and merged with its siblings)."""
     seen = 0
     while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#/") and seen < 16:
-        target: Any = root
-        for part in schema["$ref"][2:].split("/"):
-            target = target.get(part, {}) if isinstance(target, dict) else {}
+        target = local_reference(root, schema["$ref"])
         rest = {key: value for key, value in schema.items() if key != "$ref"}
         schema = {**target, **rest} if isinstance(target, dict) else rest
         seen += 1

@@ -22,6 +22,7 @@ from .schemawords import (
     expected_types,
     issues_of,
     key_text,
+    local_reference,
     matches_a_pattern,
     plainly_typed,
     signature_of,
@@ -318,11 +319,7 @@ def _local_target(schema: Any, root: Any) -> Any:
         ref = schema.get("$ref")
         if not isinstance(ref, str) or not ref.startswith("#/"):
             return schema
-        target: Any = root
-        for part in ref[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            target = target.get(part) if isinstance(target, dict) else None
-        schema = target
+        schema = local_reference(root, ref)
     return schema
 
 

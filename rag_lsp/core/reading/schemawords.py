@@ -57,6 +57,18 @@ def signature_of(errors: list[Any]) -> tuple:
     return tuple((tuple(error.instance_path), tuple(error.schema_path), _what_explains(error)) for error in errors)
 
 
+def local_reference(root: Any, reference: str) -> Any:
+    """The part of ``root`` a `$ref` into the same document names (``#``,
+    ``#/$defs/turn``, with RFC 6901's escapes read); None where it names none."""
+    node = root
+    for part in reference[1:].split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
 def plainly_typed(schema_path: Any) -> bool:
     """Whether a schema path leads to a `type` through `properties` (each with
     its key), `items` and `additionalProperties` alone: where a wrong type is all

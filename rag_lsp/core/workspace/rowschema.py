@@ -14,6 +14,7 @@ from typing import Any
 from .manifests import GDI_TEXT, RAG_CASE
 from ..reading.resources import load_schema
 from ..reading.schemacheck import SchemaChecker, SchemaIssue, non_finite_issues, schema_issues, validator_for, validator_of
+from ..reading.schemawords import local_reference
 
 ROW_SCHEMAS = {RAG_CASE: "rag-case", GDI_TEXT: "gdi-text-v1"}
 
@@ -497,14 +498,9 @@ def _member_schemas(judges: tuple[dict[str, Any], ...], name: str) -> tuple[Any,
 
 def _local_schema(root: dict[str, Any], reference: Any) -> Any:
     """The schema a `$ref` within ``root`` names (`#/$defs/turn`)."""
-    if not isinstance(reference, str) or not reference.startswith("#"):
+    node = local_reference(root, reference) if isinstance(reference, str) and reference.startswith("#") else None
+    if node is None:
         raise _Unknowable
-    node: Any = root
-    for part in reference[1:].split("/")[1:]:
-        part = part.replace("~1", "/").replace("~0", "~")
-        if not isinstance(node, dict) or part not in node:
-            raise _Unknowable
-        node = node[part]
     return node
 
 
