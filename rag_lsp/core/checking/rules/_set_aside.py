@@ -105,11 +105,8 @@ class SetAside(NamedTuple):
         # A key missing that other rules report (RAG201's `expect`) is no finding
         # of RAG004's: it is not required of such rows either. A value of a wrong
         # type in a list or a map is not taken out of a row (see apply).
-        optional = (
-            tuple((path[:-1], path[-1]) for path, _, _ in typed if not has_each(path))
-            + tuple((path, name) for path, _, (names, _) in required for name in names)
-            + tuple((path[:-1], path[-1]) for path, _, _ in unlisted)
-            + tuple(((), key) for key in alike)
+        optional = tuple((path[:-1], path[-1]) for path in _taken_out(typed, unlisted, alike)) + tuple(
+            (path, name) for path, _, (names, _) in required for name in names
         )
         relaxed = checker_without(checker, optional) if optional else None
         if optional and relaxed is None:
@@ -172,11 +169,6 @@ class SetAside(NamedTuple):
                     pairs = pairs_of[causes] = tuple((code, cause) for cause in causes)
                 pass_over(pairs, context.line)
         return True
-
-    def _made_optional(self) -> list[tuple[str, ...]]:
-        """The paths of the keys the checker that asks less does not require,
-        for values taken out of a row (see of); not those presumed missing."""
-        return [path for path, _, _ in self.typed if not has_each(path)] + [path for path, _, _ in self.unlisted] + [(key,) for key, _, _ in self.alike]
 
     def _alike_causes(self, value: dict[str, Any]) -> tuple[str, ...] | None:
         """The causes of the issues of a row's values at the keys explained
@@ -275,7 +267,7 @@ class SetAside(NamedTuple):
                 value, _ = _without_corpora(value, self.corpora)
             if self.no_corpora and _no_corpora(value):
                 value = _without_key(value, ("input", "corpora"))
-            if loosened and any(_lacks(context.row.value, path) for path in self._made_optional()):
+            if loosened and any(_lacks(context.row.value, path) for path in _taken_out(self.typed, self.unlisted, [key for key, _, _ in self.alike])):
                 # The checker that asks less does not require such a key: a row
                 # without it is explained on its own, so its missing key is said.
                 unsettled = True
@@ -367,6 +359,13 @@ def _fine_kinds(allowed: frozenset[str]) -> frozenset[type]:
 
 # A value of each Python type JSON decodes to (a float that is not integral: an integral one is both).
 _SAMPLES: dict[type, Any] = {str: "", bool: True, int: 0, float: 0.5, list: [], dict: {}, type(None): None}
+
+
+def _taken_out(typed, unlisted, alike_keys: Iterable[str]) -> list[tuple[str, ...]]:
+    """The paths of the keys whose values are taken out of a row (see
+    SetAside.apply), which the checker that asks less does not require: not
+    those presumed missing, nor values inside a list or a map."""
+    return [path for path, _, _ in typed if not has_each(path)] + [path for path, _, _ in unlisted] + [(key,) for key in alike_keys]
 
 
 def _lacks(value: dict[str, Any], path: tuple[str, ...]) -> bool:
