@@ -52,7 +52,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from bytecode import compile_package  # noqa: E402
-from realistic import RAG_LSP, server_figures, timed  # noqa: E402
+from realistic import RAG_LSP, chosen_variants, server_figures, timed  # noqa: E402
 from workloads import DATASET, SUITE, Workload, tree  # noqa: E402
 
 Rewrite = Callable[[dict], None]
@@ -276,12 +276,7 @@ def main() -> int:
     parser.add_argument("--skip-server", action="store_true")
     arguments = parser.parse_args()
     arguments.rounds = max(arguments.repeat, 0 if arguments.skip_server else arguments.server_runs)
-    names = arguments.variants.split(",")
-    unknown = [name for name in names if name not in VARIANTS]
-    if unknown:
-        parser.error(f"unknown variants: {', '.join(unknown)} (known: {', '.join(VARIANTS)})")
-    if "clean" not in names:
-        names.insert(0, "clean")
+    names = chosen_variants(parser, arguments.variants, VARIANTS)
     for name, anchor in ANCHORS.items():
         if name in names and anchor not in names:
             names.insert(names.index(name), anchor)

@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from bytecode import compile_package  # noqa: E402
-from realistic import RAG_LSP  # noqa: E402
+from realistic import RAG_LSP, chosen_variants  # noqa: E402
 
 DATASET = ".punica/evals/gdi.jsonl"
 SUITE = """suites:
@@ -145,12 +145,7 @@ def main() -> int:
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--repeat", type=int, default=3)
     arguments = parser.parse_args()
-    names = arguments.variants.split(",")
-    unknown = [name for name in names if name not in VARIANTS]
-    if unknown:
-        parser.error(f"unknown variants: {', '.join(unknown)} (known: {', '.join(VARIANTS)})")
-    if "clean" not in names:
-        names.insert(0, "clean")
+    names = chosen_variants(parser, arguments.variants, VARIANTS)
     compile_package()
     rows = clean_rows(arguments.rows)
     results: dict[str, dict] = {}

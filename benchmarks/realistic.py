@@ -55,6 +55,19 @@ from workloads import DATASET, GENERATORS, Workload  # noqa: E402
 RAG_LSP = [sys.executable, "-m", "rag_lsp"]
 
 
+def chosen_variants(parser: argparse.ArgumentParser, chosen: str, known: dict) -> list[str]:
+    """The variants named in ``chosen`` (comma-separated), the clean dataset
+    first whether named or not: each figure is printed beside its. An unknown
+    name is a usage error of ``parser``."""
+    names = chosen.split(",")
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        parser.error(f"unknown variants: {', '.join(unknown)} (known: {', '.join(known)})")
+    if "clean" not in names:
+        names.insert(0, "clean")
+    return names
+
+
 def timed(command: list[str], expect: tuple[int, ...]) -> tuple[float, str]:
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
