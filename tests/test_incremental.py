@@ -140,6 +140,14 @@ def elsewhere_workspace(root: Path) -> tuple[Workspace, OverlaySource, str]:
     return Workspace(root, source=source), source, "\n".join(rows) + "\n"
 
 
+def checked_alike(workspace: Workspace, source: OverlaySource, text: str):
+    """The findings of a fresh check of the dataset holding ``text``, which a model of it gives too."""
+    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
+    found = analyze_file(workspace, ELSEWHERE_DATASET)
+    assert DatasetModel(workspace, ELSEWHERE_DATASET, text).findings() == found
+    return found
+
+
 @pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(edits=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 10_000), st.sampled_from(PATH_PIECES)), min_size=1, max_size=10))
@@ -538,9 +546,7 @@ def test_a_cause_a_tool_writes_on_every_row_is_one_finding_and_its_fix_repairs_e
     rows = [row.format(n=n) for n in range(24)] + ['{"id": "fine", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py"]}}']
     rows.append('{"id": "own", "input": {"query": "q"}, "expect": {"relevant": ["./docs/b.md"]}, "tool": 1}')
     text = "\n".join(rows) + "\n"
-    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
-    found = analyze_file(workspace, ELSEWHERE_DATASET)
-    assert DatasetModel(workspace, ELSEWHERE_DATASET, text).findings() == found
+    found = checked_alike(workspace, source, text)
     (folded,) = [finding for finding in found if finding.covers]
     assert (folded.code, folded.cause) == (code, cause)
     lines = {member.range.start.line for member in folded.covers}
@@ -567,9 +573,7 @@ def test_a_key_misspelt_on_every_row_folds_and_its_fix_renames_it_where_the_row_
     rows = [f'{{"id": "m{n}", "input": {{"query": "q"}}, "expected": {{"relevant": ["src/a.py"]}}}}' for n in range(24)]
     rows.append('{"id": "both", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py"]}, "expected": {"relevant": ["docs/b.md"]}}')
     text = "\n".join(rows) + "\n"
-    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
-    found = analyze_file(workspace, ELSEWHERE_DATASET)
-    assert DatasetModel(workspace, ELSEWHERE_DATASET, text).findings() == found
+    found = checked_alike(workspace, source, text)
     folded = {finding.code: finding for finding in found if finding.covers}
     assert sorted(folded) == ["RAG004", "RAG201"]
     misspelt = folded["RAG004"]
@@ -609,9 +613,7 @@ def test_expected_files_a_builtin_target_never_returns_on_every_row_are_one_find
     rows = [f'{{"id": "c{n}", "input": {{"query": "q"{asked}}}, "expect": {{"relevant": ["docs/b.md"]}}}}' for n in range(24)]
     rows.append('{"id": "own", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py", "kb/x.html"]}}')
     text = "\n".join(rows) + "\n"
-    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
-    found = analyze_file(workspace, ELSEWHERE_DATASET)
-    assert DatasetModel(workspace, ELSEWHERE_DATASET, text).findings() == found
+    found = checked_alike(workspace, source, text)
     (folded,) = [finding for finding in found if finding.covers]
     assert folded.code == "RAG203" and len(folded.covers) == 24 and said in folded.message
     assert [finding.range.start.line for finding in found if not finding.covers] == [24]  # the row's own typo
@@ -743,9 +745,7 @@ def test_a_json_document_written_over_many_lines_is_one_finding_not_one_per_line
     workspace, source, _ = elsewhere_workspace(tmp_path)
     rows = [{"id": f"c{n}", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py"]}} for n in range(30)]
     text = json.dumps(rows, indent=2) + "\n"
-    source.texts[workspace.absolute(ELSEWHERE_DATASET)] = text
-    found = analyze_file(workspace, ELSEWHERE_DATASET)
-    assert DatasetModel(workspace, ELSEWHERE_DATASET, text).findings() == found
+    found = checked_alike(workspace, source, text)
     (folded,) = [finding for finding in found if finding.code == "RAG002"]
     assert "write one object per line" in folded.message
     assert len(folded.covers) == len([line for line in text.splitlines() if line.strip() and not line.strip().startswith('"src')])
