@@ -41,7 +41,13 @@ suites:
 Use the key or value the message names; the schemas' descriptions (shown on hover)
 say what each key means. In a dataset row, the quick fix renames an unknown key
 to the key it most likely misspells (`expected` to `expect`, `qid` to `id`) where
-the row lacks that key, and otherwise removes it with its value.
+the row lacks that key, and otherwise removes it with its value. A rag case
+holds `id`, `input` (its `query`, and optionally `corpora` and `topK`) and
+`expect` (its `relevant` list, and optionally `grades`), and may hold
+`metadata`; a gdi_text_v1 row holds `input_id`, `prompt`, `reference_contexts`,
+`sut_response` and `retrieved_context`. A dataset written by another tool
+(`question`, `contexts`, `ground_truth`) names the same data otherwise: rename
+its keys, or bring BEIR or TREC judgments in with `rag-lsp import`.
 """
 
 from __future__ import annotations
@@ -486,4 +492,14 @@ def every_row_alike(cause):
             "the dataset: move the team's own data into `metadata`, where any key is welcome, or remove it",
             f"Remove the key `{key}` from every row",
         )
-    return f"the rows were most likely written this way by the tool that wrote the dataset ({keyword} at `{where}`)", None
+    place = THE_ROW if where == THE_ROW else f"`{where}`"
+    if keyword == "required":
+        # One cause for every key missing at that place: the headline names the
+        # first member's key, and a row written by another tool often lacks several.
+        return (
+            f"the tool that wrote the dataset names the keys required at {place} otherwise (a row may lack more "
+            "than the key named here; the unknown keys reported beside this finding are most likely the same data "
+            "under that tool's names): rename them as `rag-lsp check --explain RAG004` describes a row",
+            None,
+        )
+    return f"the tool that wrote the dataset wrote every such row this way ({keyword} at {place})", None
