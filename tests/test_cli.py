@@ -270,6 +270,22 @@ def test_a_cause_on_most_rows_is_one_finding_that_every_output_can_unfold(tmp_pa
     assert all("covers" not in finding and "./src/app.py" in finding["message"] for finding in each)
 
 
+def test_paths_missing_from_most_cases_are_one_finding_that_unfold_lists_path_by_path(tmp_path: Path) -> None:
+    """A dataset whose 25 cases each expect a page of a knowledge base this workspace does not hold
+    gives one RAG203 that says `--unfold` lists each; `--unfold` gives one RAG203 per missing path."""
+    rows = [json.dumps({"id": f"c{n}", "input": {"query": f"q{n}"}, "expect": {"relevant": [f"kb/page-{n}.html"]}}) for n in range(25)]
+    make_workspace(tmp_path, dataset="\n".join(rows) + "\n")
+    text = rag_lsp("check", cwd=tmp_path)
+    assert text.returncode == 0, text.stderr  # a warning only
+    (once,) = [line for line in text.stdout.splitlines() if "RAG203" in line]
+    assert "25 of the 25 expected paths in this dataset (100%)" in once and "--unfold" in once
+
+    unfolded = json.loads(rag_lsp("check", "--unfold", "--format", "json", cwd=tmp_path).stdout)
+    each = [finding for finding in unfolded if finding["code"] == "RAG203"]
+    assert [finding["range"]["start"]["line"] for finding in each] == list(range(25))
+    assert all(f"'kb/page-{line}.html' is not a file in the workspace" in finding["message"] for line, finding in enumerate(each))
+
+
 def test_the_explanation_of_a_rule_says_what_folding_is(tmp_path: Path) -> None:
     """`--explain` of a rule whose findings fold says when they are reported once and how to list each."""
     result = rag_lsp("check", "--explain", "RAG206", cwd=tmp_path)

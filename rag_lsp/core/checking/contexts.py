@@ -320,7 +320,7 @@ class RowsContext:
                 if path_tally(workspace, files, relevant, not_normal)[1]:
                     first_missing = (context, first_missing_index(workspace, relevant))
                     break
-        return PathTally(listed, absent), first_missing
+        return PathTally(listed, absent, self.workspace.folds_findings), first_missing
 
     @cached_property
     def path_tallies(self) -> list[tuple[int, int]]:

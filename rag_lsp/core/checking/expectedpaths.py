@@ -23,13 +23,16 @@ class PathTally:
 
     listed: int = 0
     absent: int = 0
+    # Whether missing paths may be reported once for the file: not where every
+    # occurrence of every finding is asked for (see Workspace.folds_findings).
+    said_once: bool = True
 
     @property
     def elsewhere(self) -> bool:
         """Whether most expected paths are not workspace files, and enough of them
         that one finding for the file says more than one per value: the corpus
         the cases expect most likely lives elsewhere (a service's index)."""
-        return self.absent >= PATHS_ELSEWHERE_FROM and self.absent * 2 > self.listed
+        return self.said_once and self.absent >= PATHS_ELSEWHERE_FROM and self.absent * 2 > self.listed
 
 
 # The fewest missing paths reported once for a file rather than one by one: a

@@ -122,7 +122,7 @@ class KeepsIndexes:
         is a case), where expected paths are checked against the workspace."""
         if shape == GDI_TEXT or "path" not in use.matches or not use.paths_in_workspace:
             return PathTally()
-        return PathTally(self._listed, self._absent)
+        return PathTally(self._listed, self._absent, self.workspace.folds_findings)
 
     def _use(self, use: DatasetUse, shape: str | None) -> DatasetUse:
         """``use`` with whether the file's expected paths are elsewhere."""

@@ -302,7 +302,8 @@ def expected_paths_elsewhere(context):
     yield RULE.finding(
         row.value_range("expect", "relevant", index),
         f"{tally.absent:,} of the {tally.listed:,} expected paths in this dataset ({tally.absent / tally.listed:.0%}) "
-        f"are not workspace files{example}, {reader}: {likely}. Reported once for the file while most are missing.",
+        f"are not workspace files{example}, {reader}: {likely}. Reported once for the file while most are missing; "
+        "`rag-lsp check --unfold` lists each",
     )
 
 
