@@ -46,7 +46,10 @@ is a relevant document that is always "missed": the case's recall is capped belo
 {"id": "approvals", "input": {"query": "approval rules"}, "expect": {"relevant": ["docs/approval.md"]}}
 ```
 where the file is `docs/approvals.md`: the quick fix changes the value to the
-closest workspace path.
+closest workspace path. An absolute path written on the machine that wrote the
+dataset (`/home/dev/repo/docs/approvals.md`, `C:\\repo\\docs\\approvals.md`)
+leaves the workspace; where it ends in a workspace file, the quick fix changes
+it to that file's path.
 
 ## How to fix
 Write the path of the file as it is in the workspace, relative to the workspace
@@ -316,18 +319,27 @@ def _form_of(workspace, value: str) -> str | None:
     trimmed = value.strip()
     if trimmed != value and normalize_relative(trimmed) in files:
         return f"it is the workspace file {trimmed!r} with spaces around it"
-    # A path written from another folder (`/home/dev/repo/src/a.py`, `repo/src/a.py`):
-    # the longest tail of its folders that is a workspace file.
-    parts = value.replace("\\", "/").split("/")
-    for first in range(1, len(parts)):
-        tail = "/".join(parts[first:])
-        if tail and normalize_relative(tail) in files:
-            prefix = value[: len(value) - len(tail)]
-            return f"it is the workspace file {tail!r} with {prefix!r} before it"
+    within = _workspace_file_within(workspace, value)
+    if within is not None:
+        tail, prefix = within
+        return f"it is the workspace file {tail!r} with {prefix!r} before it"
     folded = value.replace("\\", "/").lower()
     for path in files:
         if path.lower() == folded:
             return f"it is the workspace file {path!r} written in other letter case"
+    return None
+
+
+def _workspace_file_within(workspace, value: str) -> tuple[str, str] | None:
+    """The workspace file a path written from another folder names
+    (`/home/dev/repo/src/a.py`, `repo/src/a.py`), with what is written before it:
+    the longest tail of its folders that is a workspace file; None where none is."""
+    files = workspace.file_set()
+    parts = value.replace("\\", "/").split("/")
+    for first in range(1, len(parts)):
+        tail = "/".join(parts[first:])
+        if tail and normalize_relative(tail) in files:
+            return tail, value[: len(value) - len(tail)]
     return None
 
 
@@ -353,7 +365,13 @@ def _problem(workspace, value: str, normal: str | None) -> tuple[str, tuple[str,
     fix to the workspace file it most likely means, if one is close enough: its
     title and the value's new text (each finding on the value gives it its range)."""
     if normal is None:
-        return f"{value!r} leaves the workspace: expected paths are relative to the workspace root, so no hit can match it", None
+        leaves = f"{value!r} leaves the workspace: expected paths are relative to the workspace root, so no hit can match it"
+        # An absolute path of the machine that wrote it (`/home/dev/repo/src/a.py`) most likely names the workspace file it ends in.
+        within = _workspace_file_within(workspace, value)
+        if within is None:
+            return leaves, None
+        tail, prefix = within
+        return f"{leaves} (it is the workspace file {tail!r} with {prefix!r} before it)", (f"Change to {tail!r}", json.dumps(tail, ensure_ascii=False))
     if normal == "":
         return f"{value!r} is the workspace root, not a file: list the files that must come back", None
     # Nearly every missing path is missing on disk too: one stat settles it.
