@@ -48,8 +48,9 @@ is a relevant document that is always "missed": the case's recall is capped belo
 where the file is `docs/approvals.md`: the quick fix changes the value to the
 closest workspace path. An absolute path written on the machine that wrote the
 dataset (`/home/dev/repo/docs/approvals.md`, `C:\\repo\\docs\\approvals.md`)
-leaves the workspace; where it ends in a workspace file, the quick fix changes
-it to that file's path.
+leaves the workspace, and a path written from a folder above the workspace root
+(`checkouts/repo/docs/approvals.md`) names no workspace file either: where such a
+path ends in a workspace file, the quick fix changes it to that file's path.
 
 ## How to fix
 Write the path of the file as it is in the workspace, relative to the workspace
@@ -386,4 +387,11 @@ def _problem(workspace, value: str, normal: str | None) -> tuple[str, tuple[str,
         # The whole JSON string token is replaced, so no escape of the old text survives.
         change = (f"Change to {best!r}", json.dumps(best, ensure_ascii=False))
         return f"{value!r} is not a file in the workspace, so no hit can match it (did you mean {best!r}?)", change
+    # A path written from a folder above the workspace root (`repo/src/a.py`)
+    # is too far from the file for the fuzzy ratio; the file it ends in is not.
+    within = _workspace_file_within(workspace, value)
+    if within is not None and "/" in within[0]:
+        tail, prefix = within
+        change = (f"Change to {tail!r}", json.dumps(tail, ensure_ascii=False))
+        return f"{value!r} is not a file in the workspace, so no hit can match it: it is the workspace file {tail!r} with {prefix!r} before it", change
     return f"{value!r} is not a file in the workspace, so no hit can match it: fix the path or remove it", None
