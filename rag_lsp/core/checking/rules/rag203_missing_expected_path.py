@@ -334,13 +334,15 @@ def _form_of(workspace, value: str) -> str | None:
 def _workspace_file_within(workspace, value: str) -> tuple[str, str] | None:
     """The workspace file a path written from another folder names
     (`/home/dev/repo/src/a.py`, `repo/src/a.py`), with what is written before it:
-    the longest tail of its folders that is a workspace file; None where none is."""
+    the longest tail of its folders that is a workspace file (in normal form);
+    None where none is."""
     files = workspace.file_set()
     parts = value.replace("\\", "/").split("/")
     for first in range(1, len(parts)):
         tail = "/".join(parts[first:])
-        if tail and normalize_relative(tail) in files:
-            return tail, value[: len(value) - len(tail)]
+        normal = normalize_relative(tail) if tail else None
+        if normal and normal in files:
+            return normal, value[: len(value) - len(tail)]
     return None
 
 
