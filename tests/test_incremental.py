@@ -13,6 +13,7 @@ from rag_lsp.core.checking.analyze import analyze_file
 from rag_lsp.core.reading.findings import for_editor, shown_in_editor
 from rag_lsp.core.checking.folding import every_occurrence_fix
 from rag_lsp.core.checking import incremental
+from rag_lsp.core.checking import rules as registry
 from rag_lsp.core.checking.incremental import DatasetModel
 from rag_lsp.core.checking.rules import rag203_missing_expected_path as rag203
 from rag_lsp.core.workspace.settings import Settings
@@ -515,6 +516,32 @@ def test_a_cause_on_most_rows_is_one_finding_with_a_fix_for_every_occurrence(tmp
     assert DatasetModel(workspace, ELSEWHERE_DATASET, text).findings() == found
     workspace.folds_findings = False
     assert [finding.code for finding in analyze_file(workspace, ELSEWHERE_DATASET)].count("RAG206") == 25
+
+
+def test_a_prefix_before_most_paths_is_one_finding_whose_fix_takes_it_off_every_path(tmp_path: Path) -> None:
+    """Paths written from the folder of the machine that wrote the dataset (`/home/ci/repo/src/a.py`) on
+    most rows are one RAG203, which names the prefix; its fix of every occurrence, made when asked for, in
+    a fresh check and in a model alike, takes it off each path it stands before that is then a workspace
+    file, and leaves a path that is none; the dataset then holds one missing path."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    rows = [f'{{"id": "c{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["/home/ci/repo/src/a.py", "/home/ci/repo/docs/b.md"]}}}}' for n in range(24)]
+    rows.append('{"id": "gone", "input": {"query": "q"}, "expect": {"relevant": ["/home/ci/repo/old/c.py"]}}')
+    text = "\n".join(rows) + "\n"
+    (found,) = [finding for finding in checked_alike(workspace, source, text) if finding.code == "RAG203"]
+    assert "with '/home/ci/repo/' before it" in found.message
+    (fix,) = found.fixes
+    assert fix.title == "Remove '/home/ci/repo/' before every expected path" and fix.every and not fix.edits
+    lines = text.split("\n")
+    made = registry.fix_of_every_occurrence(workspace, ELSEWHERE_DATASET, lines, found, fix)
+    model = DatasetModel(workspace, ELSEWHERE_DATASET, text)
+    (in_model,) = [finding for finding in model.findings() if finding.code == "RAG203"]
+    assert registry.fix_of_every_occurrence(workspace, ELSEWHERE_DATASET, model.lines, in_model, fix) == made
+    assert len(made.edits) == 48
+    fixed = apply_edits(text, [(edit.range, edit.new_text) for edit in made.edits])
+    assert fixed.split("\n")[:24] == [row.replace("/home/ci/repo/", "") for row in rows[:24]]
+    assert fixed.split("\n")[24] == rows[24]
+    (left,) = [finding for finding in checked_alike(workspace, source, fixed) if finding.code == "RAG203"]
+    assert left.range.start.line == 24 and "'/home/ci/repo/old/c.py' leaves the workspace" in left.message
 
 
 # Rows as tools other than rag-lsp write them, each with one cause on every row: (the row, the code and

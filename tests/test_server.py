@@ -368,6 +368,22 @@ async def test_a_cause_on_most_rows_is_one_diagnostic_whose_fix_repairs_every_oc
     assert [d.code for d in await diagnostics(client, uri, 2)] == ["RAG206"]
 
 
+async def test_a_prefix_before_most_paths_is_one_diagnostic_whose_fix_takes_it_off_every_path(client: LanguageClient, tmp_path: Path) -> None:
+    """A dataset whose 30 rows write their path from the folder of the machine that wrote it shows one
+    RAG203 naming that folder; its quick fix of every occurrence takes the folder off the 30 paths in one edit."""
+    rows = [json.dumps({"id": f"c{n}", "input": {"query": f"q{n}"}, "expect": {"relevant": ["/home/ci/repo/src/app.py"]}}) for n in range(30)]
+    _, dataset_path = make_workspace(tmp_path, dataset="\n".join(rows) + "\n")
+    await start(client, tmp_path)
+    uri = open_file(client, dataset_path)
+    (once,) = [d for d in await diagnostics(client, uri, 1) if d.code == "RAG203"]
+    assert "with '/home/ci/repo/' before it" in once.message
+    fixes = await quick_fixes(client, uri, once)
+    every = next(fix for fix in fixes if fix.title == "Remove '/home/ci/repo/' before every expected path")
+    (change,) = every.edit.document_changes
+    assert [(edit.range.start.line, edit.new_text) for edit in change.edits] == [(line, '"src/app.py"') for line in range(30)]
+    assert all(edit.range.start.character == rows[edit.range.start.line].index('"/home') for edit in change.edits)
+
+
 def thirty_cases(**asked: object) -> str:
     """Thirty cases expecting src/app.py, each asking its target for ``asked`` too (`topK`, `corpora`)."""
     return "".join(

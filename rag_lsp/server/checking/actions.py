@@ -32,9 +32,11 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.protocol import default_converter
 
+from ... import collector
+from ...core.checking.rules import fix_of_every_occurrence
+from ...core.reading.datasetlines import dataset_lines
 from ...core.workspace.documents import document_relative
 from ...core.reading.findings import SOURCE
-from ...core.checking.folding import every_occurrence_fix
 from ...core.editing.suggest import add_relevant, top_hit
 from ...core.reading.text import LineIndex
 from ...core.workspace.workspace import DATASET_FILE
@@ -201,28 +203,31 @@ class Actions:
         return actions
 
     async def _every_occurrence(self, path: Path, diagnostic: types.Diagnostic, fix: dict[str, Any]) -> dict[str, Any]:
-        """The fix of every occurrence of a folded finding with its edits: an
-        editor is shown it without them (see core.reading.findings.for_editor), and they
-        are taken here from the dataset's findings, folded, when it is asked for."""
+        """The fix of every occurrence of a folded finding (or of a finding over the
+        whole dataset) with its edits: an editor is shown it without them (see
+        core.reading.findings.for_editor), and they are made here from the dataset's
+        findings when it is asked for (see rules.fix_of_every_occurrence)."""
         session = self.session
         folders, settings = session.folders(), session.settings
         encoding = encoding_name(self.client.workspace.position_encoding)
         line, title = diagnostic.range.start.line, fix.get("title")
 
+        @collector.pausing  # tens of thousands of edits are made (see rag_lsp.collector)
         def job(checker: Checker) -> dict[str, Any]:
             workspace = checker.workspace_for(path, folders, settings)
             relative = document_relative(workspace, path)
             model = checker.models.get(path)
             if model is not None:
-                findings, lines = model.findings(), model
+                findings, lines, texts = model.findings(), model, model.lines
             else:
                 source = workspace.read(relative)
-                findings, lines = checker.analysis.findings_in_one_go(workspace, relative), LineIndex(source.text if source is not None else "")
+                text = source.text if source is not None else ""
+                findings, lines, texts = checker.analysis.findings_in_one_go(workspace, relative), LineIndex(text), dataset_lines(text)
             for finding in findings:
-                if finding.covers and finding.code == diagnostic.code and finding.range.start.line == line:
+                if finding.code == diagnostic.code and finding.range.start.line == line:
                     for every in finding.fixes:
                         if every.every and every.title == title:
-                            return fix_json(every_occurrence_fix(finding, every), Positions(lines, encoding))
+                            return fix_json(fix_of_every_occurrence(workspace, relative, texts, finding, every), Positions(lines, encoding))
             return fix
 
         return await session.on_worker(job)

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ...workspace.codes import OWN_PROBLEMS, code_of_module
 from ..datasetindex import RowGrouping
+from ..folding import every_occurrence_fix
 from ...reading.findings import Finding, Fix, Related, Severity
 from ...reading.text import Range
 
@@ -37,6 +38,10 @@ Finisher = Callable[[Any, Finding], Finding]
 # core.checking.folding), its likely origin in words, and the title of the quick fix that
 # repairs every occurrence (None: the occurrences have no fix to join).
 FoldExplainer = Callable[[str], "tuple[str | None, str | None]"]
+# Makes the edits of a fix of every occurrence that a finding over the whole
+# dataset offers without them (see Rule.fixes_every), given the workspace, the
+# dataset's path and lines, the finding and its fix.
+EveryFixMaker = Callable[[Any, str, "list[str]", Finding, Fix], Fix]
 
 
 # What a rule whose findings fold says of it (see core.checking.folding).
@@ -62,6 +67,7 @@ class Rule:
     checks: dict[str, Check] = field(default_factory=dict)
     finisher: Finisher | None = None
     fold_explainer: FoldExplainer | None = None
+    every_fix_maker: EveryFixMaker | None = None
     # What a rule over rows that share a value keeps of each row (see
     # core.checking.datasetindex): its DATASET check is given the groups of those rows.
     grouping: RowGrouping | None = None
@@ -103,6 +109,15 @@ class Rule:
         self.fold_explainer = function
         return function
 
+    def fixes_every(self, function: EveryFixMaker) -> EveryFixMaker:
+        """Register the decorated function as what makes the edits of a fix of
+        every occurrence that one of this rule's findings over the whole dataset
+        offers (a folded finding's are made from the findings it stands for,
+        see core.checking.folding): tens of thousands of edits are made only
+        for the editor that asks for the fix."""
+        self.every_fix_maker = function
+        return function
+
     def groups_rows(self, grouping: RowGrouping) -> RowGrouping:
         """Register ``grouping`` as what this rule keeps of each dataset row: its
         DATASET check is then given the rows that share a value (see
@@ -132,6 +147,20 @@ def finished(workspace: Any, finding: Finding) -> Finding:
     finisher = all_rules()[finding.code].finisher
     assert finisher is not None, f"{finding.code} made an unfinished finding it cannot finish"
     return finisher(workspace, finding)
+
+
+def fix_of_every_occurrence(workspace: Any, path: str, lines: list[str], finding: Finding, fix: Fix) -> Fix:
+    """``fix``, a fix of every occurrence (see Fix.every) of ``finding`` in the
+    dataset at ``path`` (its ``lines``), with its edits: made from the findings a
+    folded finding stands for, or by the rule of a finding over the whole dataset."""
+    if fix.edits or not fix.every:
+        return fix
+    if finding.covers:
+        return every_occurrence_fix(finding, fix)
+    rule = all_rules().get(finding.code)
+    if rule is None or rule.every_fix_maker is None:
+        return fix
+    return rule.every_fix_maker(workspace, path, lines, finding, fix)
 
 
 def explain_fold(code: str, cause: str) -> tuple[str | None, str | None]:

@@ -51,6 +51,8 @@ dataset (`/home/dev/repo/docs/approvals.md`, `C:\\repo\\docs\\approvals.md`)
 leaves the workspace, and a path written from a folder above the workspace root
 (`checkouts/repo/docs/approvals.md`) names no workspace file either: where such a
 path ends in a workspace file, the quick fix changes it to that file's path.
+When most paths of a dataset are written so, the one finding for the file names
+the folder before them, and its fix takes it off every path it stands before.
 
 ## How to fix
 Write the path of the file as it is in the workspace, relative to the workspace
@@ -63,10 +65,13 @@ suite's target in `.punica/targets.yaml` (a `command` or `http` target); declare
 import json
 import os
 
+from ..contexts import RowContext
 from ..expectedpaths import never_searched
 from ..folding import FIRST_FIX
 from ...workspace.files import BINARY, HIDDEN, IN_NO_CORPUS, TOO_LARGE, globs_matcher
+from ...reading.datasetlines import read_lines
 from ...reading.findings import Finding, Fix, Severity, TextEdit
+from ...reading.jsonrows import Row
 from ...reading.paths import normalize_relative
 from . import DATASET, ROW, rule_of
 
@@ -294,7 +299,7 @@ def expected_paths_elsewhere(context):
         )
     elif form is not None:
         likely = (
-            f"{form}: the tool that wrote the dataset most likely wrote every path so. Write the expected paths as "
+            f"{form[0]}: the tool that wrote the dataset most likely wrote every path so. Write the expected paths as "
             "workspace paths (relative to the workspace root, `/` between folders)"
         )
     else:
@@ -303,31 +308,74 @@ def expected_paths_elsewhere(context):
             ".punica/targets.yaml and make it the suite's target (a command or http target; `workspace_paths: true` "
             "only if it indexes this repository), or fix the paths"
         )
+    # A prefix before every path is taken off every path it stands before, when
+    # asked for (see prefix_taken_off).
+    prefix = form[1] if form is not None else None
     yield RULE.finding(
         row.value_range("expect", "relevant", index),
         f"{tally.absent:,} of the {tally.listed:,} expected paths in this dataset ({tally.absent / tally.listed:.0%}) "
         f"are not workspace files{example}, {reader}: {likely}. Reported once for the file while most are missing; "
         "`rag-lsp check --unfold` lists each",
+        fixes=(Fix(f"Remove {prefix!r} before every expected path", (), every=True),) if prefix else (),
     )
 
 
-def _form_of(workspace, value: str) -> str | None:
+@RULE.fixes_every
+def prefix_taken_off(workspace, path: str, lines: list[str], finding: Finding, fix: Fix) -> Fix:
+    """The edits of the fix of every occurrence of a prefix before most expected
+    paths: each expected path that is a workspace file once the prefix (that
+    of the path the finding stands on) is taken off becomes that file's path."""
+    where = finding.range.start
+    try:
+        first = json.loads(lines[where.line][where.character : finding.range.end.character])
+    except (IndexError, ValueError):
+        return fix
+    within = _workspace_file_within(workspace, first) if isinstance(first, str) else None
+    if within is None:
+        return fix
+    prefix = within[1]
+    files = workspace.file_set()
+    # Each distinct path's new text (None: left as it is), once: a dataset lists
+    # the same files over and over.
+    new_texts: dict[str, str | None] = {}
+    edits = []
+    for line, row in read_lines(Row, lines, workspace.settings.max_line_bytes):
+        expect = row.value.get("expect") if type(row.value) is dict else None
+        relevant = expect.get("relevant") if type(expect) is dict else None
+        if type(relevant) is not list:
+            continue
+        context = None
+        for index, value in enumerate(relevant):
+            if type(value) is not str:
+                continue
+            if value not in new_texts:
+                normal = normalize_relative(value[len(prefix) :]) if value.startswith(prefix) else None
+                new_texts[value] = json.dumps(normal, ensure_ascii=False) if normal and normal in files else None
+            new_text = new_texts[value]
+            if new_text is not None:
+                context = context or RowContext(path, row, line)
+                edits.append(TextEdit(context.value_range("expect", "relevant", index), new_text))
+    return Fix(fix.title, tuple(edits), fix.create_file, True)
+
+
+def _form_of(workspace, value: str) -> tuple[str, str | None] | None:
     """How a missing expected path, ``value``, differs from a workspace file,
     where it is one written another way (a prefix before it, spaces around it,
-    another letter case); None where it is no such file. Only the example the
-    finding names is looked at: it is said of it, as what most likely holds of all."""
+    another letter case), with the prefix where that is the way; None where it
+    is no such file. Only the example the finding names is looked at: it is said
+    of it, as what most likely holds of all."""
     files = workspace.file_set()
     trimmed = value.strip()
     if trimmed != value and normalize_relative(trimmed) in files:
-        return f"it is the workspace file {trimmed!r} with spaces around it"
+        return f"it is the workspace file {trimmed!r} with spaces around it", None
     within = _workspace_file_within(workspace, value)
     if within is not None:
         tail, prefix = within
-        return f"it is the workspace file {tail!r} with {prefix!r} before it"
+        return f"it is the workspace file {tail!r} with {prefix!r} before it", prefix
     folded = value.replace("\\", "/").lower()
     for path in files:
         if path.lower() == folded:
-            return f"it is the workspace file {path!r} written in other letter case"
+            return f"it is the workspace file {path!r} written in other letter case", None
     return None
 
 
