@@ -92,14 +92,14 @@ def test_what_is_skipped_is_said_with_counts_and_first_ids(workspace: Path) -> N
     document the corpus does not hold is kept and said."""
     result = _import(str(BEIR), "--name", "gateway", cwd=workspace)
     out = result.stdout
-    assert "1 queries without judgments in test.tsv (most often, queries of the other splits): q-train-only" in out
-    assert "1 judged queries of test.tsv that are not in the queries file: q-gone" in out
-    assert "1 queries judged with nothing relevant (every grade ≤ 0; a case needs a relevant document): q-nothing" in out
-    assert "1 rows of queries.jsonl that cannot be read: queries.jsonl:9:" in out
-    assert "1 judgments of test.tsv that cannot be read: test.tsv:12: 'q-retry\\tdoc-webhooks\\tnot-a-number'" in out
-    assert "1 documents of corpus.jsonl that cannot be read: corpus.jsonl:7:" in out
-    assert "1 documents of corpus.jsonl given twice (the first kept): doc-buckets" in out
-    assert "name a document the corpus does not hold" in out and "q-quorum: doc-expiry-old" in out
+    assert "1 query without judgments in test.tsv (most often, a query of another split): q-train-only" in out
+    assert "1 judged query of test.tsv that is not in the queries file: q-gone" in out
+    assert "1 query judged with nothing relevant (every grade ≤ 0; a case needs a relevant document): q-nothing" in out
+    assert "1 row of queries.jsonl that cannot be read: queries.jsonl:9:" in out
+    assert "1 judgment of test.tsv that cannot be read: test.tsv:12: 'q-retry\\tdoc-webhooks\\tnot-a-number'" in out
+    assert "1 document of corpus.jsonl that cannot be read: corpus.jsonl:7:" in out
+    assert "1 document of corpus.jsonl given twice (the first kept): doc-buckets" in out
+    assert "1 relevant judgment names a document the corpus does not hold" in out and "q-quorum: doc-expiry-old" in out
     assert "6 cases, 7 relevant documents (2 cases graded)" in out
 
 
@@ -122,10 +122,10 @@ def test_trec_qrels_with_tsv_queries_and_a_corpus(workspace: Path) -> None:
     cases = _cases(workspace / ".punica/evals/qrels.jsonl")
     assert list(cases) == ["q-throttle", "q-rollback", "q-tamper", "q-retry", "q-quorum", "7"]
     assert cases["q-quorum"]["expect"] == {"relevant": ["doc-quorum"], "grades": {"doc-quorum": 3}}
-    assert "1 queries without judgments in qrels.txt: q-unjudged" in result.stdout
-    assert "1 judged queries of qrels.txt that are not in the queries file: q-gone" in result.stdout
-    assert "1 judgments of qrels.txt that cannot be read: qrels.txt:9: 'this line is short'" in result.stdout
-    assert "1 rows of queries.tsv that cannot be read: queries.tsv:8: 'no tab on this line'" in result.stdout
+    assert "1 query without judgments in qrels.txt: q-unjudged" in result.stdout
+    assert "1 judged query of qrels.txt that is not in the queries file: q-gone" in result.stdout
+    assert "1 judgment of qrels.txt that cannot be read: qrels.txt:9: 'this line is short'" in result.stdout
+    assert "1 row of queries.tsv that cannot be read: queries.tsv:8: 'no tab on this line'" in result.stdout
     check = rag_lsp("check", "--format", "json", cwd=workspace)
     assert check.returncode == 0 and json.loads(check.stdout) == [], check.stdout
     run = rag_lsp("run", "--suite", "qrels", "--format", "json", cwd=workspace)
@@ -234,3 +234,15 @@ def test_ir_measures_reads_the_trec_run_and_qrels_as_the_run_scores_them(workspa
         assert theirs[case][reciprocal] == pytest.approx(scores["rag.mrr"], abs=1e-9)
     # Not every case is perfect at k = 3, or the comparison would say little.
     assert any(scores["rag.recall"] < 1 for scores in ours.values())
+
+
+def test_what_was_skipped_is_counted_in_words_for_one_and_for_many() -> None:
+    """A reason for skipping reads in the singular for one item left out and in the plural for more."""
+    from rag_lsp.core.running.importing import Skip
+
+    skip = Skip("judged queries of qrels.txt that are not in the queries file", "judged query of qrels.txt that is not in the queries file")
+    skip.add("q-gone")
+    assert skip.said() == "1 judged query of qrels.txt that is not in the queries file"
+    skip.add("q-lost", 1_499)
+    assert skip.said() == "1,500 judged queries of qrels.txt that are not in the queries file"
+    assert skip.shown == ["q-gone", "q-lost"]

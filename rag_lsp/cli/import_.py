@@ -183,7 +183,7 @@ def _report(imported, plan, root: Path) -> None:
         print("skipped:", file=out)
         for skip in skipped:
             more = ", …" if skip.count > len(skip.shown) else ""
-            print(f"  {skip.count:,} {skip.reason}: {', '.join(skip.shown)}{more}", file=out)
+            print(f"  {skip.said()}: {', '.join(skip.shown)}{more}", file=out)
     for note in imported.notes:
         print(f"note: {note}", file=out)
     print(f"next: rag-lsp run --suite {plan.suite_id}", file=out)

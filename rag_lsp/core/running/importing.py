@@ -47,9 +47,11 @@ class ImportProblem(ValueError):
 
 @dataclass
 class Skip:
-    """What was left out for one reason: how many, and the first few."""
+    """What was left out for one reason (said of many, and of one): how many,
+    and the first few."""
 
     reason: str
+    reason_of_one: str
     count: int = 0
     shown: list[str] = field(default_factory=list)
 
@@ -57,6 +59,10 @@ class Skip:
         self.count += count
         if len(self.shown) < SHOWN:
             self.shown.append(what)
+
+    def said(self) -> str:
+        """How many were left out, and why: ``3 rows of q.jsonl that cannot be read``."""
+        return f"{self.count:,} {self.reason_of_one if self.count == 1 else self.reason}"
 
 
 @dataclass
@@ -113,9 +119,9 @@ def _shown_line(path: Path, number: int, line: str) -> str:
 def read_queries(path: Path, imported: Imported) -> dict[str, str]:
     """Query id -> text, from JSON Lines (``_id``, ``text``) or TSV (``id<TAB>text``),
     told apart by the first line that holds something."""
-    unreadable = _skip(imported, f"rows of {path.name} that cannot be read")
-    repeated = _skip(imported, f"queries of {path.name} given twice (the first kept)")
-    blank = _skip(imported, "queries with no text")
+    unreadable = _skip(imported, f"rows of {path.name} that cannot be read", f"row of {path.name} that cannot be read")
+    repeated = _skip(imported, f"queries of {path.name} given twice (the first kept)", f"query of {path.name} given twice (the first kept)")
+    blank = _skip(imported, "queries with no text", "query with no text")
     queries: dict[str, str] = {}
     as_json: bool | None = None
     for number, line in _lines(path):
@@ -154,8 +160,8 @@ def read_queries(path: Path, imported: Imported) -> dict[str, str]:
 def read_qrels(path: Path, imported: Imported, trec: bool) -> dict[str, dict[str, int]]:
     """Query id -> document id -> grade, in the order the file gives them. TREC:
     ``qid iteration docid rel``; BEIR: a header line, then ``qid<TAB>docid<TAB>score``."""
-    unreadable = _skip(imported, f"judgments of {path.name} that cannot be read")
-    repeated = _skip(imported, f"judgments of {path.name} given twice (the last kept)")
+    unreadable = _skip(imported, f"judgments of {path.name} that cannot be read", f"judgment of {path.name} that cannot be read")
+    repeated = _skip(imported, f"judgments of {path.name} given twice (the last kept)", f"judgment of {path.name} given twice (the last kept)")
     qrels: dict[str, dict[str, int]] = {}
     width = 4 if trec else 3
     seen_any = False
@@ -198,9 +204,9 @@ def _grade(text: str) -> int | None:
 def read_corpus(path: Path, imported: Imported) -> set[str]:
     """The documents of a corpus (``_id``, ``title``, ``text``), as the lines of
     a documents file (only those three keys); their ids."""
-    unreadable = _skip(imported, f"documents of {path.name} that cannot be read")
-    repeated = _skip(imported, f"documents of {path.name} given twice (the first kept)")
-    empty = _skip(imported, f"documents of {path.name} with no text")
+    unreadable = _skip(imported, f"documents of {path.name} that cannot be read", f"document of {path.name} that cannot be read")
+    repeated = _skip(imported, f"documents of {path.name} given twice (the first kept)", f"document of {path.name} given twice (the first kept)")
+    empty = _skip(imported, f"documents of {path.name} with no text", f"document of {path.name} with no text")
     documents: list[bytes] = []
     ids: set[str] = set()
     for number, line in _lines(path):
@@ -231,8 +237,8 @@ def read_corpus(path: Path, imported: Imported) -> set[str]:
     return ids
 
 
-def _skip(imported: Imported, reason: str) -> Skip:
-    skip = Skip(reason)
+def _skip(imported: Imported, reason: str, reason_of_one: str) -> Skip:
+    skip = Skip(reason, reason_of_one)
     imported.skips.append(skip)
     return skip
 
@@ -283,9 +289,13 @@ def _cases(
     without = _skip(
         imported,
         f"queries without judgments in {qrels_name}" + (" (most often, queries of the other splits)" if other_splits else ""),
+        f"query without judgments in {qrels_name}" + (" (most often, a query of another split)" if other_splits else ""),
     )
-    orphans = _skip(imported, f"judged queries of {qrels_name} that are not in the queries file")
-    nothing = _skip(imported, "queries judged with nothing relevant (every grade ≤ 0; a case needs a relevant document)")
+    orphans = _skip(
+        imported, f"judged queries of {qrels_name} that are not in the queries file", f"judged query of {qrels_name} that is not in the queries file"
+    )
+    every_grade = "(every grade ≤ 0; a case needs a relevant document)"
+    nothing = _skip(imported, f"queries judged with nothing relevant {every_grade}", f"query judged with nothing relevant {every_grade}")
     unknown = 0
     first_unknown: list[str] = []
     for identifier, text in queries.items():
@@ -312,11 +322,12 @@ def _cases(
             orphans.add(identifier, 1)
     if unknown:
         imported.notes.append(
-            f"{unknown:,} relevant judgments name a document the corpus does not hold (kept: they count "
-            f"as missed, as they would in trec_eval): {', '.join(first_unknown)}"
+            f"{unknown:,} relevant {'judgment names' if unknown == 1 else 'judgments name'} a document the corpus does not hold "
+            f"(kept: {'it counts' if unknown == 1 else 'they count'} as missed, as {'it' if unknown == 1 else 'they'} would in "
+            f"trec_eval): {', '.join(first_unknown)}"
         )
     if not imported.cases:
-        said = "; ".join(f"{skip.count:,} {skip.reason}" for skip in imported.skipped())
+        said = "; ".join(skip.said() for skip in imported.skipped())
         raise ImportProblem(f"nothing to import from the {imported.described}: no query is judged relevant to a document ({said})")
 
 
