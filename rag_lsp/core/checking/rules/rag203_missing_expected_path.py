@@ -65,13 +65,13 @@ suite's target in `.punica/targets.yaml` (a `command` or `http` target); declare
 import json
 import os
 
-from ..contexts import RowContext
+from ..contexts import RowsContext
 from ..expectedpaths import never_searched
 from ..folding import FIRST_FIX
 from ...workspace.files import BINARY, HIDDEN, IN_NO_CORPUS, TOO_LARGE, globs_matcher
+from ...workspace.rows import DatasetRow
 from ...reading.datasetlines import read_lines
 from ...reading.findings import Finding, Fix, Severity, TextEdit
-from ...reading.jsonrows import Row
 from ...reading.paths import normalize_relative
 from . import DATASET, ROW, rule_of
 
@@ -339,12 +339,11 @@ def prefix_taken_off(workspace, path: str, lines: list[str], finding: Finding, f
     # the same files over and over.
     new_texts: dict[str, str | None] = {}
     edits = []
-    for line, row in read_lines(Row, lines, workspace.settings.max_line_bytes):
-        expect = row.value.get("expect") if type(row.value) is dict else None
-        relevant = expect.get("relevant") if type(expect) is dict else None
-        if type(relevant) is not list:
-            continue
-        context = None
+    # The cases the rule looks at, as a check of the dataset reads them.
+    rows = RowsContext.of(
+        workspace, path, workspace.dataset_use(path), workspace.dataset_shape(path), read_lines(DatasetRow, lines, workspace.settings.max_line_bytes)
+    )
+    for context, relevant in rows.expected:
         for index, value in enumerate(relevant):
             if type(value) is not str:
                 continue
@@ -353,7 +352,6 @@ def prefix_taken_off(workspace, path: str, lines: list[str], finding: Finding, f
                 new_texts[value] = json.dumps(normal, ensure_ascii=False) if normal and normal in files else None
             new_text = new_texts[value]
             if new_text is not None:
-                context = context or RowContext(path, row, line)
                 edits.append(TextEdit(context.value_range("expect", "relevant", index), new_text))
     return Fix(fix.title, tuple(edits), fix.create_file, True)
 
