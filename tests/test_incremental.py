@@ -518,6 +518,56 @@ def test_a_cause_on_most_rows_is_one_finding_with_a_fix_for_every_occurrence(tmp
     assert [finding.code for finding in analyze_file(workspace, ELSEWHERE_DATASET)].count("RAG206") == 25
 
 
+@pytest.mark.parametrize(
+    ("written", "said", "title"),
+    [
+        (lambda path: f" {path} ", "with spaces around it", "Trim the spaces around every expected path"),
+        (str.upper, "written in other letter case", "Write every expected path in its workspace file's letter case"),
+        (lambda path: path.upper().replace("/", "\\"), "written in other letter case", "Write every expected path in its workspace file's letter case"),
+    ],
+    ids=["spaces-around", "letter-case", "letter-case-backslash"],
+)
+def test_paths_written_another_way_on_most_rows_are_one_finding_whose_fix_writes_every_path_as_its_file(
+    tmp_path: Path, written, said: str, title: str
+) -> None:
+    """Expected paths written on most rows another way than the workspace files they name (spaces around
+    them, another letter case) are one RAG203 that says how; its fix of every occurrence, in a fresh check
+    and in a model alike, writes each path so written as its file and leaves a path that names none."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+
+    def row(n: int, paths: list[str]) -> str:
+        listed = ", ".join(json.dumps(path) for path in paths)
+        return f'{{"id": "c{n}", "input": {{"query": "q"}}, "expect": {{"relevant": [{listed}]}}}}'
+
+    rows = [row(n, [written("src/a.py"), written("docs/b.md")]) for n in range(24)]
+    rows.append(row(24, [written("old/c.py")]))
+    text = "\n".join(rows) + "\n"
+    (found,) = [finding for finding in checked_alike(workspace, source, text) if finding.code == "RAG203"]
+    assert said in found.message
+    (fix,) = found.fixes
+    assert fix.title == title and fix.every and not fix.edits
+    lines = text.split("\n")
+    made = registry.fix_of_every_occurrence(workspace, ELSEWHERE_DATASET, lines, found, fix)
+    (in_model,) = [finding for finding in DatasetModel(workspace, ELSEWHERE_DATASET, text).findings() if finding.code == "RAG203"]
+    assert registry.fix_of_every_occurrence(workspace, ELSEWHERE_DATASET, lines, in_model, fix) == made
+    assert len(made.edits) == 48
+    fixed = apply_edits(text, [(edit.range, edit.new_text) for edit in made.edits])
+    assert fixed.split("\n")[:25] == [row(n, ["src/a.py", "docs/b.md"]) for n in range(24)] + [rows[24]]
+    (left,) = [finding for finding in checked_alike(workspace, source, fixed) if finding.code == "RAG203"]
+    assert left.range.start.line == 24 and not left.fixes
+
+
+def test_files_alike_but_for_letter_case_are_named_by_no_path_written_in_other_case(tmp_path: Path) -> None:
+    """Where two workspace files differ only in letter case, a path written in a third letter case names
+    neither: most such paths are then said to be elsewhere, with no fix of every occurrence."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    (tmp_path / "src" / "A.py").write_text("x\n")
+    workspace.invalidate()
+    rows = [f'{{"id": "c{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["SRC/A.PY"]}}}}' for n in range(24)]
+    (found,) = [finding for finding in checked_alike(workspace, source, "\n".join(rows) + "\n") if finding.code == "RAG203"]
+    assert "letter case" not in found.message and "lives elsewhere" in found.message and not found.fixes
+
+
 def test_a_prefix_before_most_paths_is_one_finding_whose_fix_takes_it_off_every_path(tmp_path: Path) -> None:
     """Paths written from the folder of the machine that wrote the dataset (`/home/ci/repo/src/a.py`) on
     most rows are one RAG203, which names the prefix; its fix of every occurrence, made when asked for, in

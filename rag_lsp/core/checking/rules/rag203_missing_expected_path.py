@@ -51,8 +51,10 @@ dataset (`/home/dev/repo/docs/approvals.md`, `C:\\repo\\docs\\approvals.md`)
 leaves the workspace, and a path written from a folder above the workspace root
 (`checkouts/repo/docs/approvals.md`) names no workspace file either: where such a
 path ends in a workspace file, the quick fix changes it to that file's path.
-When most paths of a dataset are written so, the one finding for the file names
-the folder before them, and its fix takes it off every path it stands before.
+When most paths of a dataset are written another way, the one finding for the
+file says how, and its fix writes every path so written as the workspace file it
+names: it takes the folder off every path it stands before, trims the spaces
+around every path, or writes every path in its file's letter case.
 
 ## How to fix
 Write the path of the file as it is in the workspace, relative to the workspace
@@ -64,6 +66,7 @@ suite's target in `.punica/targets.yaml` (a `command` or `http` target); declare
 
 import json
 import os
+from typing import Callable, NamedTuple
 
 from ..contexts import RowsContext
 from ..expectedpaths import never_searched
@@ -299,7 +302,7 @@ def expected_paths_elsewhere(context):
         )
     elif form is not None:
         likely = (
-            f"{form[0]}: the tool that wrote the dataset most likely wrote every path so. Write the expected paths as "
+            f"{form.said}: the tool that wrote the dataset most likely wrote every path so. Write the expected paths as "
             "workspace paths (relative to the workspace root, `/` between folders)"
         )
     else:
@@ -308,33 +311,30 @@ def expected_paths_elsewhere(context):
             ".punica/targets.yaml and make it the suite's target (a command or http target; `workspace_paths: true` "
             "only if it indexes this repository), or fix the paths"
         )
-    # A prefix before every path is taken off every path it stands before, when
-    # asked for (see prefix_taken_off).
-    prefix = form[1] if form is not None else None
+    # Paths written another way are written as the files they name, every one
+    # of them, when asked for (see written_as_workspace_files).
     yield RULE.finding(
         row.value_range("expect", "relevant", index),
         f"{tally.absent:,} of the {tally.listed:,} expected paths in this dataset ({tally.absent / tally.listed:.0%}) "
         f"are not workspace files{example}, {reader}: {likely}. Reported once for the file while most are missing; "
         "`rag-lsp check --unfold` lists each",
-        fixes=(Fix(f"Remove {prefix!r} before every expected path", (), every=True),) if prefix else (),
+        fixes=(Fix(form.title, (), every=True),) if form is not None else (),
     )
 
 
 @RULE.fixes_every
-def prefix_taken_off(workspace, path: str, lines: list[str], finding: Finding, fix: Fix) -> Fix:
-    """The edits of the fix of every occurrence of a prefix before most expected
-    paths: each expected path that is a workspace file once the prefix (that
-    of the path the finding stands on) is taken off becomes that file's path."""
+def written_as_workspace_files(workspace, path: str, lines: list[str], finding: Finding, fix: Fix) -> Fix:
+    """The edits of the fix of every occurrence of expected paths written another
+    way than the workspace files they name (see _form_of; the way of the path the
+    finding stands on): each expected path written so becomes that file's path."""
     where = finding.range.start
     try:
         first = json.loads(lines[where.line][where.character : finding.range.end.character])
     except (IndexError, ValueError):
         return fix
-    within = _workspace_file_within(workspace, first) if isinstance(first, str) else None
-    if within is None:
+    form = _form_of(workspace, first) if isinstance(first, str) else None
+    if form is None:
         return fix
-    prefix = within[1]
-    files = workspace.file_set()
     # Each distinct path's new text (None: left as it is), once: a dataset lists
     # the same files over and over.
     new_texts: dict[str, str | None] = {}
@@ -348,33 +348,80 @@ def prefix_taken_off(workspace, path: str, lines: list[str], finding: Finding, f
             if type(value) is not str:
                 continue
             if value not in new_texts:
-                normal = normalize_relative(value[len(prefix) :]) if value.startswith(prefix) else None
-                new_texts[value] = json.dumps(normal, ensure_ascii=False) if normal and normal in files else None
+                file = form.file_of(value)
+                new_texts[value] = json.dumps(file, ensure_ascii=False) if file is not None else None
             new_text = new_texts[value]
             if new_text is not None:
                 edits.append(TextEdit(context.value_range("expect", "relevant", index), new_text))
     return Fix(fix.title, tuple(edits), fix.create_file, True)
 
 
-def _form_of(workspace, value: str) -> tuple[str, str | None] | None:
+class _Form(NamedTuple):
+    """A way of writing expected paths other than as the workspace files they name."""
+
+    # What the example path is, said of it.
+    said: str
+    # The title of the fix that writes every path so written as its file.
+    title: str
+    # The workspace file a path written this way names, or None.
+    file_of: Callable[[str], "str | None"]
+
+
+def _form_of(workspace, value: str) -> _Form | None:
     """How a missing expected path, ``value``, differs from a workspace file,
     where it is one written another way (a prefix before it, spaces around it,
-    another letter case), with the prefix where that is the way; None where it
-    is no such file. Only the example the finding names is looked at: it is said
-    of it, as what most likely holds of all."""
+    another letter case); None where it is no such file. Only the example the
+    finding names is looked at: it is said of it, as what most likely holds of all."""
     files = workspace.file_set()
     trimmed = value.strip()
     if trimmed != value and normalize_relative(trimmed) in files:
-        return f"it is the workspace file {trimmed!r} with spaces around it", None
+
+        def trimmed_file(path: str) -> str | None:
+            normal = normalize_relative(path.strip())
+            return normal if normal and normal in files else None
+
+        return _Form(f"it is the workspace file {trimmed!r} with spaces around it", "Trim the spaces around every expected path", trimmed_file)
     within = _workspace_file_within(workspace, value)
     if within is not None:
         tail, prefix = within
-        return f"it is the workspace file {tail!r} with {prefix!r} before it", prefix
-    folded = value.replace("\\", "/").lower()
-    for path in files:
-        if path.lower() == folded:
-            return f"it is the workspace file {path!r} written in other letter case", None
+
+        def file_after_prefix(path: str) -> str | None:
+            normal = normalize_relative(path[len(prefix) :]) if path.startswith(prefix) else None
+            return normal if normal and normal in files else None
+
+        return _Form(f"it is the workspace file {tail!r} with {prefix!r} before it", f"Remove {prefix!r} before every expected path", file_after_prefix)
+    by_letters = _files_by_letters(workspace)
+    file = by_letters.get(_letters_of(value))
+    if file is not None:
+        return _Form(
+            f"it is the workspace file {file!r} written in other letter case",
+            "Write every expected path in its workspace file's letter case",
+            lambda path: by_letters.get(_letters_of(path)),
+        )
     return None
+
+
+def _letters_of(path: str) -> str:
+    """A path as files alike but for letter case (and `\\` between folders) read."""
+    return path.replace("\\", "/").lower()
+
+
+def _files_by_letters(workspace) -> dict[str, str]:
+    """The workspace files by :func:`_letters_of`, leaving out those two files
+    share (`README.md`, `readme.md`): no path written in other letter case names
+    one of them. Made once for the workspace's files (the finding for the
+    file looks again at every check)."""
+    by_letters = workspace.memo(f"{RULE.code} files by letters")
+    if not by_letters:
+        shared: set[str] = set()
+        for file in workspace.file_set():
+            key = _letters_of(file)
+            if key in by_letters:
+                shared.add(key)
+            by_letters[key] = file
+        for key in shared:
+            del by_letters[key]
+    return by_letters
 
 
 def _workspace_file_within(workspace, value: str) -> tuple[str, str] | None:
