@@ -11,8 +11,9 @@ as numbers, `expect.relevant` written as one string, every case asking
 team's own service while the suite still names the builtin target, grades
 written as fractions, expected values written as objects, an empty `corpora`,
 a value listed twice, one id for every case, paths written from the folder of
-the machine that wrote them, rows printed as Python values, or a comma after
-each row. Each variant
+the machine that wrote them, a document of a knowledge base the workspace
+does not hold beside the workspace files, rows printed as Python values, or a
+comma after each row. Each variant
 is the ``tree-20k`` workload of benchmarks/workloads.py (a nested tree of 20,000
 files, 100,000 cases, 3% near-miss typos and 1% other defects) with one such
 defect written on every row; the clean dataset is the anchor (grades written as
@@ -132,6 +133,13 @@ def _questions_only(case: dict) -> None:
     case.pop("expect", None)
 
 
+def _partly_elsewhere(case: dict) -> None:
+    """Beside its workspace files, a document of a knowledge base the workspace does not hold."""
+    relevant = case.get("expect", {}).get("relevant")
+    if isinstance(relevant, list):
+        relevant.append(f"kb/{case.get('id')}.html")
+
+
 def _python_values(line: str) -> str:
     """The row as Python prints a dict (single quotes), not as JSON."""
     return repr(json.loads(line))
@@ -185,6 +193,7 @@ VARIANTS: dict[str, tuple[str, Rewrite | None]] = {
     "misspelt-expect": ("RAG004", _misspelt_expect),
     "questions-only": ("RAG201", _questions_only),
     "absolute-paths": ("RAG203", _paths(lambda path: "/home/dev/repo/" + path)),
+    "partly-elsewhere": ("RAG203", _partly_elsewhere),
     "python-values": ("RAG002", _python_values),  # type: ignore[dict-item]
     "comma-after": ("RAG002", _comma_after),  # type: ignore[dict-item]
     "array-rows": ("RAG004", _array_row),  # type: ignore[dict-item]

@@ -225,6 +225,8 @@ VARIANTS = {
     "not-normal-extra-key": '"relevant": ["./src/a.py"], "graded": 1',
     "listed-twice": '"relevant": ["src/a.py", "src/a.py"]',
     "empty": '"relevant": []',
+    # A workspace file and a document of a corpus that lives elsewhere.
+    "elsewhere": '"relevant": ["src/a.py", "kb/{n}.html"]',
 }
 
 
@@ -440,7 +442,7 @@ def test_repeated_input_ids_follow_edits_as_a_fresh_check(tmp_path_factory, edit
 fold_edits = st.lists(
     st.tuples(
         st.integers(0, 10_000),
-        st.sampled_from(["fine", "not-normal", "not-normal-extra-key", "backslash", "extra-key", "extra-key", "missing"]),
+        st.sampled_from(["fine", "not-normal", "not-normal-extra-key", "backslash", "extra-key", "extra-key", "missing", "elsewhere", "elsewhere"]),
         st.sampled_from(["replace"] * 6 + ["insert", "delete", "query"]),
         st.booleans(),
     ),
@@ -555,6 +557,28 @@ def test_paths_written_another_way_on_most_rows_are_one_finding_whose_fix_writes
     assert fixed.split("\n")[:25] == [row(n, ["src/a.py", "docs/b.md"]) for n in range(24)] + [rows[24]]
     (left,) = [finding for finding in checked_alike(workspace, source, fixed) if finding.code == "RAG203"]
     assert left.range.start.line == 24 and not left.fixes
+
+
+@pytest.mark.parametrize(("elsewhere", "under"), [("kb/{n}.html", "'kb/'"), ("https://kb.example.com/{n}", "'https://'")])
+def test_a_document_of_a_corpus_elsewhere_on_most_rows_is_one_finding_beside_the_typos(tmp_path: Path, elsewhere: str, under: str) -> None:
+    """Cases that each expect a workspace file and a document of a corpus that lives elsewhere (under a
+    folder the workspace lacks, or a URL) are one RAG203 for the file that says where those documents are,
+    although most expected paths are workspace files; a typo keeps its own finding and its did-you-mean,
+    in a fresh check and in a model alike, and every occurrence is still listed."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    rows = [
+        f'{{"id": "c{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py", "docs/b.md", "{elsewhere.format(n=n)}"]}}}}'
+        for n in range(30)
+    ]
+    rows.append('{"id": "typo", "input": {"query": "q"}, "expect": {"relevant": ["docs/bb.md"]}}')
+    found = [finding for finding in checked_alike(workspace, source, "\n".join(rows) + "\n") if finding.code == "RAG203"]
+    folded, typo = found
+    assert folded.message.startswith("30 of the 31 rows (lines 1, 2, 3, …) share this finding")
+    assert f"documents under {under}, which this workspace does not hold" in folded.message
+    assert [member.range.start.line for member in folded.covers] == list(range(30))
+    assert typo.range.start.line == 30 and "did you mean 'docs/b.md'?" in typo.message and not typo.covers
+    workspace.folds_findings = False
+    assert [finding.code for finding in analyze_file(workspace, ELSEWHERE_DATASET)].count("RAG203") == 31
 
 
 def test_files_alike_but_for_letter_case_are_named_by_no_path_written_in_other_case(tmp_path: Path) -> None:

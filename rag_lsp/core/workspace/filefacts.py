@@ -68,6 +68,21 @@ class FileFacts:
     def file_set(self) -> frozenset[str]:
         return self._file_fact("file_set", lambda: frozenset(self.files()))
 
+    def folder_set(self) -> frozenset[str]:
+        """Every folder that holds a workspace file in normal form, however deep
+        (`src` and `src/api` for `src/api/a.py`): where an expected path that is
+        no file begins to leave them, a corpus that lives elsewhere most likely begins."""
+
+        def collect() -> set[str]:
+            folders: set[str] = set()
+            for folder in {path.rpartition("/")[0] for path in self.normal_file_set()}:
+                while folder and folder not in folders:
+                    folders.add(folder)
+                    folder = folder.rpartition("/")[0]
+            return frozenset(folders)
+
+        return self._file_fact("folder_set", collect)
+
     def normal_file_set(self) -> frozenset[str]:
         """The workspace files whose path is its own normal form (nearly all): an
         expected value among them needs no normalizing to be found."""

@@ -26,6 +26,12 @@ wrote the dataset most likely wrote every path so. Where it is the id of a chunk
 of a workspace file (`src/a.py#L1-40`, as the builtin target's hits carry it),
 the finding says to match on `id`.
 
+Where most rows expect, beside workspace files, a document the workspace does
+not hold (a path under a folder that holds no workspace file, such as `kb/`, or
+a URL), the cases most likely mix in a corpus that lives elsewhere: one finding
+says so for the file and names where those documents are, while a path in the
+workspace's folders that is no file (most likely a typo) keeps its own finding.
+
 Where most rows expect workspace files the builtin target never returns for one
 reason (every path outside its corpora's globs, or in a corpus the cases do not
 ask to search), one finding says so for the file and names the setting to
@@ -97,6 +103,10 @@ def missing_expected_path(rows):
     # message costs file-system calls and a fuzzy search of the workspace: done
     # once per path, and only for the findings shown where not all are.
     problems = workspace.memo(RULE.code)
+    not_normal = rows.not_normal_expected
+    elsewhere = _Elsewhere(workspace.folder_set())
+    # The causes presumed to stand on most rows, each with what counts one.
+    presumed = {cause: (pair,) for cause, pair in rows.presumed(RULE.code).items()}
     later = rows.finish_when_shown
     # The cases written otherwise only (`./a.md` for a file) have none to find.
     for context, relevant in rows.missing_expected:
@@ -108,18 +118,66 @@ def missing_expected_path(rows):
                 if said is not None and not rows.passes_over(RULE.code, said[1], context.line):
                     yield RULE.finding(context.value_range("expect", "relevant", index), said[0], cause=said[1])
                 continue
+            # A value in normal form (nearly every one) is its own.
+            normal = normalize_relative(value) if value in not_normal else value
+            if normal in files:
+                continue  # a path that is not in normal form is RAG206's
+            cause = elsewhere.cause(value, normal)
+            if cause is not None:
+                counted = presumed.get(cause)
+                if counted is not None:  # see RowsContext.passes_over
+                    rows.pass_over(counted, context.line)
+                    continue
+            where = context.value_range("expect", "relevant", index)
             problem = problems.get(value)
             if problem is None:
-                normal = normalize_relative(value)
-                if normal in files:
-                    continue  # a path that is not in normal form is RAG206's
                 if later:
-                    where = context.value_range("expect", "relevant", index)
-                    yield RULE.finding(where, f"{value!r} is not a file in the workspace", unfinished=value)
+                    yield RULE.finding(where, f"{value!r} is not a file in the workspace", unfinished=value, cause=cause)
                     continue
                 problem = problems[value] = _problem(workspace, value, normal)
-            yield _finding(context.value_range("expect", "relevant", index), problem)
+            yield _finding(where, problem, cause)
     yield from _outside_the_cases_corpora(rows)
+
+
+# The cause of a missing path that is no file of a folder of the workspace: then
+# the folder, or the scheme of a URL (see _elsewhere).
+_UNDER = "under what the workspace does not hold:"
+
+
+class _Elsewhere:
+    """The cause a missing expected path shares with every path of a corpus
+    that lives elsewhere: the first of its folders that holds no workspace file
+    (`kb/` of `kb/faq.html`), or the scheme of a URL (`https://`). Cases written
+    for a corpus of workspace files and documents of another (a knowledge base,
+    web pages) list such a path on every row: they fold (see every_path_unsearched).
+    None for a path in folders of the workspace (most likely a typo, with its own
+    finding). Found once per folder: such a corpus lists a distinct path on every row."""
+
+    def __init__(self, folders: frozenset[str]) -> None:
+        self.folders = folders
+        self.by_folder: dict[str, str | None] = {}
+
+    def cause(self, value: str, normal: str | None) -> str | None:
+        if "://" in value:
+            scheme = value.partition("://")[0]
+            # A `file://` URI most likely names a file of the machine that wrote it (see _workspace_file_within).
+            if scheme.isalpha() and scheme.lower() != "file":
+                return f"{_UNDER} {scheme}://"
+        if not normal:
+            return None
+        folder = normal.rpartition("/")[0]
+        known = self.by_folder.get(folder, self)
+        if known is not self:
+            return known
+        found = None
+        at = normal.find("/")
+        while at >= 0:
+            if normal[:at] not in self.folders:
+                found = f"{_UNDER} {normal[: at + 1]}"
+                break
+            at = normal.find("/", at + 1)
+        self.by_folder[folder] = found
+        return found
 
 
 def _outside_the_cases_corpora(rows):
@@ -251,6 +309,15 @@ def every_path_unsearched(cause):
             f"most likely `input.corpora` was written for another target; add {corpus!r} to every case's corpora",
             f"{FIRST_FIX} in every case",
         )
+    if cause.startswith(_UNDER):
+        under = cause[len(_UNDER) :].strip()
+        return (
+            f"beside workspace files, the cases expect documents under {under!r}, which this workspace does not hold: "
+            "they most likely belong to a corpus that lives elsewhere (a knowledge base, web pages), which the suite's "
+            "target does not search. Serve that corpus by a target of its own in .punica/targets.yaml (a command or http "
+            "target) and run these cases through it, or remove those paths",
+            None,
+        )
     why, _, target = cause.partition(f" {_OF} ")
     reason = _WHY_NEVER_RETURNED.get(why, "they are not text files, and it searches text files only: expect the text files that hold the passages")
     return f"the builtin target {target!r} returns none of these files: {reason}", None
@@ -265,16 +332,16 @@ def with_the_problem(workspace, finding):
     problem = problems.get(value)
     if problem is None:
         problem = problems[value] = _problem(workspace, value, normalize_relative(value))
-    made = _finding(finding.range, problem)
-    return Finding(finding.code, finding.severity, finding.range, made.message, finding.path, made.fixes)
+    made = _finding(finding.range, problem, finding.cause)
+    return Finding(finding.code, finding.severity, finding.range, made.message, finding.path, made.fixes, cause=finding.cause)
 
 
-def _finding(where, problem: tuple[str, tuple[str, str] | None]) -> Finding:
+def _finding(where, problem: tuple[str, tuple[str, str] | None], cause: str | None = None) -> Finding:
     message, change = problem
     if change is None:
-        return RULE.finding(where, message)
+        return RULE.finding(where, message, cause=cause)
     title, new_text = change
-    return RULE.finding(where, message, fixes=(Fix(title, edits=(TextEdit(where, new_text),)),))
+    return RULE.finding(where, message, fixes=(Fix(title, edits=(TextEdit(where, new_text),)),), cause=cause)
 
 
 @RULE.check(DATASET)
