@@ -12,8 +12,10 @@ team's own service while the suite still names the builtin target, grades
 written as fractions, expected values written as objects, an empty `corpora`,
 a value listed twice, one id for every case, paths written from the folder of
 the machine that wrote them, a document of a knowledge base the workspace
-does not hold beside the workspace files, rows printed as Python values, or a
-comma after each row. Each variant
+does not hold beside the workspace files, rows printed as Python values, a
+comma after each row, or the whole dataset written as one JSON document (an
+indented array, or indented objects one after the other: one finding for the
+file, no row read, so none of the rows' own findings either). Each variant
 is the ``tree-20k`` workload of benchmarks/workloads.py (a nested tree of 20,000
 files, 100,000 cases, 3% near-miss typos and 1% other defects) with one such
 defect written on every row; the clean dataset is the anchor (grades written as
@@ -173,8 +175,38 @@ def _key_written_twice(line: str) -> str:
 _key_written_twice.whole_line = True  # type: ignore[attr-defined]
 
 
+def _indented_array(lines: list[str]) -> list[str]:
+    """The rows as one JSON array written with indentation (`json.dump(rows,
+    file, indent=2)`), not JSON Lines: a cut-off line cannot be in it."""
+    rows = []
+    for line in lines:
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue
+    return json.dumps(rows, indent=2).split("\n")
+
+
+_indented_array.whole_file = True  # type: ignore[attr-defined]
+
+
+def _indented_objects(lines: list[str]) -> list[str]:
+    """Each row written with indentation, one after the other (`jq .`)."""
+    rows = []
+    for line in lines:
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue
+    return "\n".join(json.dumps(row, indent=2) for row in rows).split("\n")
+
+
+_indented_objects.whole_file = True  # type: ignore[attr-defined]
+
+
 # Variant -> (the code of its defect, what it writes on every row: on the row's
-# object, or, marked ``whole_line``, on the line's text).
+# object, or, marked ``whole_line``, on the line's text, or, marked
+# ``whole_file``, the whole dataset written anew).
 VARIANTS: dict[str, tuple[str, Rewrite | None]] = {
     "clean": ("", None),
     "dot-slash": ("RAG206", _paths(lambda path: "./" + path)),
@@ -198,6 +230,8 @@ VARIANTS: dict[str, tuple[str, Rewrite | None]] = {
     "comma-after": ("RAG002", _comma_after),  # type: ignore[dict-item]
     "array-rows": ("RAG004", _array_row),  # type: ignore[dict-item]
     "repeated-key": ("RAG003", _key_written_twice),  # type: ignore[dict-item]
+    "indented-array": ("RAG002", _indented_array),  # type: ignore[dict-item]
+    "indented-objects": ("RAG002", _indented_objects),  # type: ignore[dict-item]
 }
 
 
@@ -212,6 +246,8 @@ def rewritten(lines: list[str], rewrite: Rewrite | None) -> list[str]:
     (a cut-off line stays as it was)."""
     if rewrite is None:
         return lines
+    if getattr(rewrite, "whole_file", False):
+        return rewrite(lines)  # type: ignore[arg-type,return-value]
     out = []
     for line in lines:
         try:

@@ -61,6 +61,7 @@ _SCOPE_WORDS = {
     "manifest": "manifests",
     "row": "dataset rows",
     "dataset": "whole datasets",
+    "document": "a dataset's text as one document",
 }
 
 

@@ -840,16 +840,27 @@ def test_a_large_group_of_one_id_read_after_later_edits_covers_the_lines_it_was_
 
 
 def test_a_json_document_written_over_many_lines_is_one_finding_not_one_per_line(tmp_path: Path) -> None:
-    """A JSON array written with indentation in place of JSON Lines fails on nearly every line, each its own
-    way: the lines that are pieces of a value written over many lines are one cause, one finding that says
-    to write one object per line."""
+    """A JSON array written with indentation in place of JSON Lines is one RAG002 for the file, in a fresh
+    check and in a model alike, that says to write one object per line: no line is read as a row."""
     workspace, source, _ = elsewhere_workspace(tmp_path)
     rows = [{"id": f"c{n}", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py"]}} for n in range(30)]
     text = json.dumps(rows, indent=2) + "\n"
+    (found,) = checked_alike(workspace, source, text)
+    assert found.code == "RAG002" and "one JSON array of 30 rows" in found.message and not found.covers
+
+
+def test_rows_written_over_many_lines_after_one_written_on_one_are_one_finding_not_one_per_line(tmp_path: Path) -> None:
+    """Rows written with indentation after a first row written on its line fail on nearly every line, each
+    its own way: the lines that are pieces of a value written over many lines are one cause, one finding
+    that says to write one object per line."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    rows = [{"id": f"c{n}", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py"]}} for n in range(30)]
+    text = json.dumps(rows[0]) + "\n" + "\n".join(json.dumps(row, indent=2) for row in rows[1:]) + "\n"
     found = checked_alike(workspace, source, text)
     (folded,) = [finding for finding in found if finding.code == "RAG002"]
     assert "write one object per line" in folded.message
-    assert len(folded.covers) == len([line for line in text.splitlines() if line.strip() and not line.strip().startswith('"src')])
+    pieces = text.splitlines()[1:]
+    assert len(folded.covers) == len([line for line in pieces if line.strip() and not line.strip().startswith('"src')])
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from lspclient import SERVER, codes, diagnostics, edit, lenses, open_file, published_when, quick_fixes, replace_lines, span, spans, start, until, value_span
+from lspclient import SERVER, codes, diagnostics, edit, edit_range, lenses, open_file, published_when, quick_fixes, replace_lines, span, spans, start, until, value_span
 from pygls.uris import to_fs_path
 from pytest_lsp import LanguageClient
 
@@ -382,6 +382,37 @@ async def test_a_prefix_before_most_paths_is_one_diagnostic_whose_fix_takes_it_o
     (change,) = every.edit.document_changes
     assert [(edit.range.start.line, edit.new_text) for edit in change.edits] == [(line, '"src/app.py"') for line in range(30)]
     assert all(edit.range.start.character == rows[edit.range.start.line].index('"/home') for edit in change.edits)
+
+
+async def test_a_dataset_written_as_one_json_document_is_one_diagnostic_whose_fix_writes_json_lines(client: LanguageClient, tmp_path: Path) -> None:
+    """A dataset written as one indented JSON array shows one RAG002 on its first line; its quick fix
+    replaces the text with the rows one per line, and once applied the rows are read (a missing path is
+    found on its line); a slip typed into the array is then one RAG002 where it is."""
+    rows = [{"id": f"c{n}", "input": {"query": f"q{n}"}, "expect": {"relevant": ["src/app.py" if n else "src/gone.py"]}} for n in range(30)]
+    pretty = json.dumps(rows, indent=2) + "\n"
+    _, dataset_path = make_workspace(tmp_path, dataset=pretty)
+    await start(client, tmp_path)
+    uri = open_file(client, dataset_path)
+    (once,) = await diagnostics(client, uri, 1)
+    assert once.code == "RAG002" and once.message.startswith("this dataset is one JSON array of 30 rows, written over")
+    fixes = await quick_fixes(client, uri, once)
+    whole = next(fix for fix in fixes if fix.title == "Write each row on a line of its own (JSON Lines)")
+    (change,) = whole.edit.document_changes
+    (replaced,) = change.edits
+    assert (replaced.range.start.line, replaced.range.start.character) == (0, 0)
+    assert replaced.range.end.line == pretty.count("\n")
+    assert replaced.new_text == "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in rows)
+
+    edit_range(client, uri, 2, replaced.range, replaced.new_text)
+    assert [(d.code, d.range.start.line) for d in await diagnostics(client, uri, 2)] == [("RAG203", 0)]
+
+    edit_range(client, uri, 3, types.Range(types.Position(0, 0), types.Position(30, 0)), pretty)
+    assert [d.code for d in await diagnostics(client, uri, 3)] == ["RAG002"]
+    column = pretty.splitlines()[4].index('"q0"') + 4
+    edit(client, uri, 4, 4, column, column, ",")  # a trailing comma before the `}` of the next line
+    (slip,) = await diagnostics(client, uri, 4)
+    assert slip.code == "RAG002" and (slip.range.start.line, slip.range.start.character) == (5, 4)
+    assert "not valid JSON here: a trailing comma before '}'" in slip.message
 
 
 def thirty_cases(**asked: object) -> str:

@@ -20,11 +20,13 @@ dataset is expected (:meth:`Analysis.expect_large`), stopped when none came
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from .analyze import analyze_file
+from .analyze import analyze_file, check_document
 from ..reading.findings import Finding
+from ..reading.jsondocument import text_may_be_document
 from .incremental import MODELLED_FROM_BYTES, SHARED_FROM_BYTES, DatasetModel
 from .parallel import Helper, reading_helper
 from .screening import WorkspaceFiles
@@ -137,11 +139,19 @@ class Analysis:
         re-checked in proportion to each edit (see DatasetModel)."""
         return DatasetModel(workspace, relative, text, self.helper, lines, size=size)
 
-    def _read_from_disk(self, workspace: Workspace, relative: str, shared: bool) -> DatasetModel | None:
+    def _read_from_disk(self, workspace: Workspace, relative: str, shared: bool) -> DatasetModel | OneDocument | None:
         """A model of a dataset as it is on disk, holding every finding, which
         then stands for the dataset in the workspace's facts. None for a dataset
         a model does not read (refused for its size, or holding a byte that is
         not UTF-8, which the one-shot analysis reports on its line)."""
+        if _begins_a_document(workspace, relative):
+            # A JSON document, not JSON Lines, most likely: its many lines are
+            # not split for a model that would read no row.
+            source = workspace.read(relative)
+            found = check_document(workspace, relative, source.text) if source is not None and not source.refused else None
+            if found is not None:
+                document = workspace.live_datasets[relative] = OneDocument(source.text, found)
+                return document
         helper = self.helper if shared else None
         if helper is not None:
             # Made by the helper while this process reads the file and its first batch.
@@ -159,6 +169,56 @@ class Analysis:
             model = DatasetModel(workspace, relative, source.text, helper, every_finding=True)
         workspace.live_datasets[relative] = model
         return model
+
+
+class OneDocument:
+    """A dataset on disk that is one JSON document, not JSON Lines (see
+    core.reading.jsondocument): what stands for it in its workspace's facts, as
+    a model stands for a dataset of JSON Lines. It has no row, and the findings
+    of its text as a whole (see check_document)."""
+
+    shape = None
+
+    def __init__(self, text: str, found: list[Finding]) -> None:
+        self._text = text
+        self._found = found
+
+    def findings(self) -> list[Finding]:
+        return self._found
+
+    def top_ks_asked(self) -> tuple[Counter[int], int]:
+        return Counter(), 0
+
+    def corpora_asked(self) -> tuple[Counter[str], int]:
+        return Counter(), 0
+
+    def line_text(self, line: int) -> str:
+        """Line ``line`` without its ending, found from the start of the text (a
+        finding on the whole document is on its first lines; millions of lines
+        are not split for it)."""
+        start = 0
+        for _ in range(line):
+            start = self._text.find("\n", start) + 1
+            if start == 0:
+                return ""
+        end = self._text.find("\n", start)
+        text = self._text[start : end if end >= 0 else len(self._text)]
+        return text[:-1] if text.endswith("\r") else text
+
+
+def _begins_a_document(workspace: Workspace, relative: str) -> bool:
+    """Whether a dataset on disk begins as a JSON document does (see
+    core.reading.jsondocument), told from its first bytes."""
+    try:
+        with workspace.absolute(relative).open("rb") as file:
+            start = file.read(_LOOKED_AT_FIRST)
+    except (OSError, ValueError):
+        return False
+    return text_may_be_document(start.decode("utf-8", "replace").lstrip("\ufeff"))
+
+
+# The bytes of a dataset's beginning looked at: its first line, unless it is longer.
+_LOOKED_AT_FIRST = 1 << 16
 
 
 def _dataset_size(workspace: Workspace, relative: str) -> int:

@@ -13,8 +13,9 @@ from dataclasses import replace
 from typing import Any, Iterable
 
 from . import rules as registry
-from .contexts import DatasetContext, RowsContext, SuiteContext, YamlContext
+from .contexts import DatasetContext, DocumentContext, RowsContext, SuiteContext, YamlContext
 from ..reading.findings import Finding
+from ..reading.jsondocument import text_may_be_document
 from .folding import fold
 from ..reading.text import Range
 from ..workspace.config import CONFIG_PATHS, read_config
@@ -42,6 +43,10 @@ def analyze_file(workspace: Workspace, path: str, kind: str | None = None, sourc
     if source.refused:
         findings = [_refused(source.refused)]
     elif kind == DATASET_FILE:
+        if text_may_be_document(source.text):
+            document = check_document(workspace, path, source.text)
+            if document is not None:
+                return document
         findings = finish(workspace, path, analyze_dataset(workspace, path, source))
         parsed = workspace.parsed_dataset(path, source)
         return fold_dataset(workspace, findings, len(parsed.rows) if parsed is not None else 0)
@@ -154,6 +159,15 @@ def analyze_dataset(workspace: Workspace, path: str, source: SourceText | None =
     for rule in registry.groupings():
         findings += _checked(rule, rule.checks[registry.DATASET], dataset.grouped(rows, rule.grouping))
     return findings
+
+
+def check_document(workspace: Workspace, path: str, text: str) -> list[Finding] | None:
+    """The findings of a dataset's text as a whole (see registry.DOCUMENT),
+    finished; None where there are none, and only then are its lines read as
+    rows (a finding the settings turn off still stands for the file)."""
+    context = DocumentContext(workspace, path, text)
+    found = [finding for rule, check in registry.checks_for(registry.DOCUMENT) for finding in _checked(rule, check, context)]
+    return finish(workspace, path, found) if found else None
 
 
 def check_rows(batch: RowsContext) -> list[Finding]:

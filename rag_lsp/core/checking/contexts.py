@@ -14,6 +14,7 @@ from typing import Any, Container, Iterable, Iterator, Sequence, overload
 from .datasetindex import LINE_OF, RowGrouping, groups_of
 from .folding import folds
 from ..workspace.expected import ExpectedVerdict, split_by_list
+from ..reading.jsondocument import JsonDocument, read_document
 from ..reading.jsonrows import Row
 from ..workspace.manifests import GDI_TEXT, RAG_CASE
 from ..reading.schemacheck import SchemaIssue
@@ -437,6 +438,20 @@ class RowsOnLines(Sequence[RowContext]):
     def __iter__(self) -> Iterator[RowContext]:
         lines = self._lines if self._lines is not None else map(LINE_OF, self._rows)
         return map(RowContext, itertools.repeat(self.path), self._rows, lines)
+
+
+@dataclass
+class DocumentContext:
+    """A dataset's text as a whole, before its lines are read as rows, and that
+    text read as one JSON document where it is one (see core.reading.jsondocument)."""
+
+    workspace: Workspace
+    path: str
+    text: str
+
+    @cached_property
+    def document(self) -> JsonDocument | None:
+        return read_document(self.text)
 
 
 @dataclass

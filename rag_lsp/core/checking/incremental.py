@@ -26,13 +26,14 @@ from collections import Counter
 from typing import Any, Sequence
 
 from . import rules as registry
-from .analyze import check_rows, finish
+from .analyze import check_document, check_rows, finish
 from .contexts import DatasetContext, RowContext, RowsContext, RowsOnLines
 from .expectedpaths import first_missing_index
 from .datasetindex import KeptGroups
 from ..reading.findings import Finding
 from .parallel import Helper, TwoEnds
 from ..reading.datasetlines import read_lines
+from ..reading.jsondocument import first_content_line, may_be_document
 from ..reading.sources import lines_size, utf8_size
 from ..workspace.suitefacts import DatasetUse
 from ..workspace.workspace import Workspace
@@ -70,6 +71,10 @@ SHARED_FROM_BYTES = SHARED_FROM_BATCHES * _CHECK_BATCH * 80
 MODELLED_FROM_BYTES = _CHECK_BATCH * 4
 
 
+# The text of a model not yet read as one JSON document (see check_document).
+_NOT_READ = object()
+
+
 class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
     """A dataset kept line by line: :meth:`edit` records what changed, and
     :meth:`findings` checks only that."""
@@ -97,7 +102,14 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         self._build(workspace, path, text, helper, lines, size)
 
     def _build(
-        self, workspace: Workspace, path: str, text: str | None, helper: Helper | None, lines: list[str] | None, size: int | None = None
+        self,
+        workspace: Workspace,
+        path: str,
+        text: str | None,
+        helper: Helper | None,
+        lines: list[str] | None,
+        size: int | None = None,
+        document: list[Finding] | None | object = _NOT_READ,
     ) -> None:
         self.workspace = workspace
         self.path = path
@@ -178,12 +190,15 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         self._whole_dataset: tuple[Any, list[Finding]] | None = None
         # Lines of the first reading whose screening a helper process answered.
         self.lines_from_helper = 0
-        self._read_and_check(helper)
+        # The findings of the text as one JSON document (see check_document): a
+        # model of such a text reads no line as a row.
+        self._document: list[Finding] = []
+        self._read_and_check(helper, document)
         # The lines hold the text: the whole of it is joined again only when asked
         # for (a large dataset's text is tens of megabytes).
         self._text = None
 
-    def _read_and_check(self, helper: Helper | None) -> None:
+    def _read_and_check(self, helper: Helper | None, document: list[Finding] | None | object = _NOT_READ) -> None:
         """Read every line and check it while its value is at hand: each line is
         decoded once, and the values of one batch are held at a time.
 
@@ -196,6 +211,15 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         batches from the end of the file meanwhile.
         """
         workspace = self.workspace
+        if document is _NOT_READ:
+            first = first_content_line(self.lines)
+            document = check_document(workspace, self.path, "\n".join(self.lines)) if first is not None and may_be_document(self.lines[first]) else None
+        if document is not None:
+            # One JSON document, not JSON Lines: one finding for the file, and no line read as a row.
+            self._document = document
+            self._facts = (self._use(workspace.dataset_use(self.path), None), None, workspace.files_version, workspace.settings)
+            self._stale = set()
+            return
         starts = _batch_starts(self.lines)
         batches = [self.lines[first:end] for first, end in zip(starts, [*starts[1:], len(self.lines)])]
         share = None
@@ -245,6 +269,19 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         self._row_count = len(self.rows) - self.rows.count(None)  # in C: blank lines hold None
         self._facts = (use, shape, workspace.files_version, workspace.settings)
         self._stale = set()
+
+    def _read_as_a_document_again(self) -> None:
+        """After an edit: where the text is one JSON document, or was, or may have
+        become one (its first non-blank line begins one), read it again as a
+        whole; where it turned from one into the other, read every line again."""
+        first = first_content_line(self.lines)
+        if not self._document and (first is None or not may_be_document(self.lines[first])):
+            return
+        document = check_document(self.workspace, self.path, "\n".join(self.lines)) if first is not None and may_be_document(self.lines[first]) else None
+        if document is None and not self._document:
+            return  # JSON Lines, a line of which begins like a document
+        # Read again as a whole (no line as a row), or every line read again.
+        self._build(self.workspace, self.path, None, None, self.lines, self.size, document)
 
     def _finish_lines(self, found: dict[int, list[Finding]]) -> None:
         """Finish the unfinished findings of ``found`` (see Finding.unfinished)."""
@@ -412,6 +449,7 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         self._check_groups(shape)
         across = [finding for _, groups in self._groups for made in groups.found.values() for finding in made]
         across += self._whole_dataset_findings(use, shape)
+        across += self._document
         across.sort(key=position_key)
         self.checked = True
         return across

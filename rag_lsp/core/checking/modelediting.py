@@ -51,6 +51,7 @@ class FollowsEdits:
         head = self.lines[start_line][: start.character] if start.line <= last else self.lines[last]
         tail = self.lines[end_line][end.character :] if end.line <= last else ""
         self._replace(start_line, end_line - start_line + 1, (head + new_text + tail).split("\n"))
+        self._read_as_a_document_again()
 
     def _replace(self, start: int, removed: int, lines: list[str]) -> None:
         self._text = None

@@ -177,7 +177,7 @@ class Row:
             self.error = (column, f"{bad} is not valid JSON; use null or a number")
             return
         except json.JSONDecodeError as error:
-            self.error = (error.pos, _json_message(error))
+            self.error = (error.pos, json_message(error))
             return
         except ValueError:
             # An integer past Python's digit limit: converting it takes time
@@ -305,7 +305,7 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _PYTHON_LITERALS = {"True": "true", "False": "false", "None": "null"}
 
 
-def _json_message(error: json.JSONDecodeError) -> str:
+def json_message(error: json.JSONDecodeError) -> str:
     """What is wrong where the decoder stopped, said as what to do: the decoder's
     own words name what it expected, not the slip a person made."""
     message, text, pos = error.msg, error.doc, error.pos

@@ -28,8 +28,12 @@ TARGETS = "targets"  # the targets config
 MANIFEST = "manifest"  # one manifest file
 ROW = "row"  # one dataset line, with the facts of the suites that use the file
 DATASET = "dataset"  # facts across the lines of one dataset
+# A dataset's text as a whole, before its lines are read as rows: a finding
+# here is about the whole file (one JSON document, not JSON Lines), whose lines
+# are then not read one by one.
+DOCUMENT = "document"
 
-SCOPES = (YAML, SUITE_FILE, SUITE, TARGETS, MANIFEST, ROW, DATASET)
+SCOPES = (YAML, SUITE_FILE, SUITE, TARGETS, MANIFEST, ROW, DATASET, DOCUMENT)
 
 Check = Callable[[Any], Iterable[Finding]]
 # Finishes an unfinished finding of the rule (see Finding.unfinished), given the workspace.

@@ -9,6 +9,13 @@ comment, or a second object on the same line. A byte that is not UTF-8 (JSON tex
 is UTF-8) is reported on its line in the same way: that line is not read, the
 others are, by `rag-lsp check` and `rag-lsp run` alike.
 
+A file that is one JSON document (an array of the rows, as `json.dump(rows,
+file, indent=2)` writes it, or objects each written over several lines, as
+`jq .` writes them) is not JSON Lines at all: one finding says so for the
+whole file, with how many rows it holds, and its lines are not read one by one.
+Its quick fix writes each row on a line of its own, keys and values as written.
+Where such a document is not valid JSON, its one finding is where it breaks.
+
 ## Why is this bad?
 A line that cannot be read is a case that never runs. Suite figures would be
 computed over fewer cases than the file seems to hold, with nothing said.
@@ -24,9 +31,11 @@ Fix the JSON at the reported column; keep exactly one JSON object per line.
 
 import re
 
-from ...reading.findings import Fix, Severity, TextEdit
+from ...reading.findings import Finding, Fix, Severity, TextEdit
+from ...reading.jsondocument import ARRAY, read_document
 from ...reading.jsonrows import trailing_comma
-from . import ROW, rule_of
+from ...reading.text import Position, Range
+from . import DOCUMENT, ROW, rule_of
 
 RULE = rule_of(__doc__, "RAG002", "json-syntax", Severity.ERROR)
 
@@ -88,3 +97,44 @@ def every_row_written_alike(cause):
     else:
         why = f"the tool that wrote the dataset writes every row so ({cause})"
     return why, "Remove every such comma"
+
+
+@RULE.check(DOCUMENT)
+def one_json_document(context):
+    document = context.document
+    if document is None:
+        return
+    if document.error is not None:
+        line, column, message = document.error
+        yield RULE.finding(
+            Range(Position(line, column), Position(line, column + 1)),
+            f"this dataset is {document.described}, not JSON Lines, and it is not valid JSON here: {message}. "
+            "Mend it here, then write each row on a line of its own (a dataset holds one JSON object per line)",
+            cause=_ONE_DOCUMENT,
+        )
+        return
+    command = "jq -c '.[]' FILE" if document.kind == ARRAY else "jq -c . FILE"
+    start = Position(document.first_line, document.first_column)
+    yield RULE.finding(
+        Range(start, Position(document.first_line, document.first_column + 1)),
+        f"this dataset is {document.described}, not JSON Lines: a dataset holds one JSON object per line, so none "
+        f"of its rows is read. Write each row on a line of its own (the quick fix does, as does `{command}`)",
+        fixes=(Fix(_ONE_ROW_PER_LINE, (), every=True),),
+        cause=_ONE_DOCUMENT,
+    )
+
+
+_ONE_DOCUMENT = "one JSON document"
+_ONE_ROW_PER_LINE = "Write each row on a line of its own (JSON Lines)"
+
+
+@RULE.fixes_every
+def rows_on_lines_of_their_own(workspace, path: str, lines: list[str], finding: Finding, fix: Fix) -> Fix:
+    """The edit of the fix that writes a dataset that is one JSON document as
+    JSON Lines: the whole text, replaced by its rows, one per line (made only
+    when asked for: a large dataset's is tens of megabytes)."""
+    document = read_document("\n".join(lines))
+    if document is None or document.error is not None or not lines:
+        return fix
+    whole = Range(Position(0, 0), Position(len(lines) - 1, len(lines[-1])))
+    return Fix(fix.title, (TextEdit(whole, document.as_json_lines()),), fix.create_file, True)

@@ -1,0 +1,200 @@
+"""A dataset file that is one JSON document, not JSON Lines.
+
+A tool that exports rows as JSON often writes one document: an array of the rows
+(`json.dump(rows, file, indent=2)`), or each object written over several lines
+(`jq . FILE`). Read line by line, every line of such a file is a piece of a
+value, and a hundred thousand rows become a million findings on a million lines.
+Read whole, it is one fact about the file: its rows are there, written in
+another format, and one rewrite makes them JSON Lines.
+
+Telling such a file costs nothing for a dataset of JSON Lines: its first line is
+a whole object, while a document's is a lone `{` or starts with `[`. Only then is
+the text decoded whole, by msgspec, each row kept as its raw text (a 30 MB
+document is read in a few hundredths of a second, with no Python value made).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import msgspec
+
+from .jsonrows import json_message
+
+ARRAY, OBJECTS = "array", "objects"
+
+_RAW_ROWS = msgspec.json.Decoder(list[msgspec.Raw])
+# Where one object of a stream ends and the next begins: a closing brace, then
+# a line break, then an opening brace. A string holds no raw line break, and the
+# values of a list are separated by commas: only objects side by side at the top
+# of the text meet so.
+_BETWEEN_OBJECTS = re.compile(r"\}(\s*\n\s*)\{")
+
+
+@dataclass(frozen=True)
+class JsonDocument:
+    """A dataset's text read as one JSON document."""
+
+    # ARRAY: one JSON array of the rows; OBJECTS: objects side by side, each over several lines.
+    kind: str
+    # The rows (the values of the array, or the objects), each as its raw text.
+    rows: list[msgspec.Raw]
+    # The line the document begins on, the column of its first character there,
+    # and how many lines it is written over, from its first to its last.
+    first_line: int
+    first_column: int
+    lines: int
+    # Where the document is not valid JSON (its line, column and what is wrong
+    # there), with no row read; None for a document that is.
+    error: tuple[int, int, str] | None = None
+
+    @property
+    def described(self) -> str:
+        """What the document is, said for a finding or an error: `one JSON array
+        of 3 rows, written over 38 lines`."""
+        over = f"written over {self.lines:,} lines" if self.lines > 1 else "written on one line"
+        if self.error is not None:
+            return f"{'one JSON array' if self.kind == ARRAY else 'JSON objects, each written over several lines'}, {over}"
+        count = len(self.rows)
+        if self.kind == ARRAY:
+            return f"one JSON array of {count:,} row{'s' if count != 1 else ''}, {over}"
+        return f"{count:,} JSON object{'s' if count != 1 else ''}, each written over several lines ({self.lines:,} lines)"
+
+    def as_json_lines(self) -> str:
+        """The rows written as JSON Lines: each row on a line of its own, with
+        its keys, values and their order as written (no value is read and
+        written again, so numbers and escapes keep their text)."""
+        return "".join(msgspec.json.format(row, indent=-1).decode("utf-8", "surrogatepass") + "\n" for row in self.rows)
+
+
+def may_be_document(line: str) -> bool:
+    """Whether the first non-blank line of a dataset may begin a JSON document
+    (see read_document): it starts an array, or it is an opening brace alone."""
+    stripped = line.strip()
+    return stripped.startswith("[") or stripped == "{"
+
+
+def text_may_be_document(text: str) -> bool:
+    """:func:`may_be_document` of the first non-blank line of ``text``."""
+    first = _first_line(text)
+    return first is not None and may_be_document(first[2])
+
+
+def first_content_line(lines: Sequence[str]) -> int | None:
+    """The first line of ``lines`` that is not blank, or None."""
+    for number, line in enumerate(lines):
+        if line.strip():
+            return number
+    return None
+
+
+def read_document(text: str) -> JsonDocument | None:
+    """A dataset's text read as one JSON document: an array, or objects side
+    by side of which most take several lines; None for JSON Lines. A document
+    that is not valid JSON is one too, where most of its first lines are pieces
+    of a value (not each a whole one, as the rows of JSON Lines are): it is one
+    slip in one document, not a slip on every line."""
+    first = _first_line(text)
+    if first is None or not may_be_document(first[2]):
+        return None
+    start, _, line = first
+    lines_after = _content_lines(text, start, _LOOKED_AT)
+    if _whole(line) and len(lines_after) > 1:
+        # A whole value on the first line, and more after it: lines of values
+        # (a dataset whose rows are written as lists), told without decoding them all.
+        return None
+    kind = ARRAY if line.strip().startswith("[") else OBJECTS
+    rows = _decoded(text) if kind == ARRAY else _decoded("[" + _BETWEEN_OBJECTS.sub(r"},\1{", text) + "]")
+    spanned = _lines_spanned(text, start)
+    place = (text.count("\n", 0, start), len(line) - len(line.lstrip()))
+    if rows is None:
+        if sum(map(_whole, lines_after)) * 2 >= len(lines_after):
+            return None  # JSON Lines, its first row broken: each slip is found on its line
+        return JsonDocument(kind, [], *place, spanned, _first_error(text, kind))
+    # Most objects over several lines: a dataset of JSON Lines whose first row
+    # was broken over two lines is read line by line, where that row is found.
+    if kind == OBJECTS and spanned < 2 * len(rows):
+        return None
+    return JsonDocument(kind, rows, *place, spanned)
+
+
+# The first lines looked at to tell a document from JSON Lines.
+_LOOKED_AT = 20
+
+
+def _content_lines(text: str, start: int, most: int) -> list[str]:
+    """The first ``most`` lines of ``text`` from ``start`` that are not blank."""
+    found: list[str] = []
+    while start < len(text) and len(found) < most:
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        if not text[start:end].isspace() and start < end:
+            found.append(text[start:end])
+        start = end + 1
+    return found
+
+
+def _lines_spanned(text: str, start: int) -> int:
+    """How many lines a document beginning at ``start`` is written over, to its
+    last character that is not blank (counted in C: a document written with
+    indentation has millions of lines)."""
+    end = len(text)
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return text.count("\n", start, end) + 1
+
+
+def _first_error(text: str, kind: str) -> tuple[int, int, str]:
+    """Where and why a document that msgspec refused is not valid JSON, as the
+    standard decoder says it (with what to do, see jsonrows.json_message): in
+    objects side by side, in the first that is not one."""
+    decoder = json.JSONDecoder()
+    at = 0
+    try:
+        if kind == ARRAY:
+            decoder.decode(text)
+        else:
+            while (content := _CONTENT.search(text, at)) is not None:
+                _, at = decoder.raw_decode(text, content.start())
+    except json.JSONDecodeError as error:
+        return error.lineno - 1, error.colno - 1, json_message(error)
+    except (RecursionError, ValueError):
+        pass
+    return 0, 0, "it is not valid JSON"
+
+
+_CONTENT = re.compile(r"\S")
+
+
+def _first_line(text: str) -> tuple[int, int, str] | None:
+    """Where the first non-blank line of ``text`` starts and ends, and the line;
+    found without splitting the text into lines."""
+    content = _CONTENT.search(text)
+    if content is None:
+        return None
+    start = text.rfind("\n", 0, content.start()) + 1
+    end = text.find("\n", content.start())
+    end = len(text) if end < 0 else end
+    return start, end, text[start:end]
+
+
+def _decoded(text: str) -> list[msgspec.Raw] | None:
+    try:
+        return _RAW_ROWS.decode(text)
+    except (msgspec.DecodeError, UnicodeEncodeError, RecursionError, ValueError):
+        return None
+
+
+_ANY_VALUE = msgspec.json.Decoder(msgspec.Raw)
+
+
+def _whole(line: str) -> bool:
+    """Whether ``line`` is one whole JSON value."""
+    try:
+        _ANY_VALUE.decode(line)
+    except (msgspec.DecodeError, UnicodeEncodeError, RecursionError, ValueError):
+        return False
+    return True
