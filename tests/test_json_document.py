@@ -145,6 +145,16 @@ def test_a_model_of_a_document_follows_edits_as_a_fresh_check(tmp_path: Path) ->
         return analyze_file(workspace, DATASET)
 
     assert model.findings() == fresh() and len(model.findings()) == 1
+    # Words typed into strings, and a quote typed into one (the document then breaks there).
+    query = next(number for number, line in enumerate(model.lines) if '"q1"' in line)
+    column = model.lines[query].index('"q1"') + 2
+    for typed in ("ab", "c d", ""):
+        model.edit(Position(query, column), Position(query, column + (typed == "")), typed)
+        assert model.findings() == fresh() and model.text == source.texts[workspace.absolute(DATASET)]
+    model.edit(Position(query, column), Position(query, column), '"')
+    assert model.findings() == fresh() and "not valid JSON here" in model.findings()[0].message
+    model.edit(Position(query, column), Position(query, column + 1), "")
+    assert model.findings() == fresh() and model.size == len(model.text.encode())
     lines = model.text.split("\n")
     at = next(number for number, line in enumerate(lines) if line.endswith('"topK": 5'))
     end_of_line = Position(at, len(lines[at]))

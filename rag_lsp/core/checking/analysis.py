@@ -141,9 +141,10 @@ class Analysis:
 
     def _read_from_disk(self, workspace: Workspace, relative: str, shared: bool) -> DatasetModel | OneDocument | None:
         """A model of a dataset as it is on disk, holding every finding, which
-        then stands for the dataset in the workspace's facts. None for a dataset
-        a model does not read (refused for its size, or holding a byte that is
-        not UTF-8, which the one-shot analysis reports on its line)."""
+        then stands for the dataset in the workspace's facts; a dataset written
+        as one JSON document is stood for by its :class:`OneDocument`. None for
+        a dataset a model does not read (refused for its size, or holding a byte
+        that is not UTF-8, which the one-shot analysis reports on its line)."""
         if _begins_a_document(workspace, relative):
             # A JSON document, not JSON Lines, most likely: its many lines are
             # not split for a model that would read no row.
