@@ -98,6 +98,17 @@ def test_a_json_string_is_read_into_the_lines_of_its_text(text: str, ascii: bool
     assert lines_of_json_string(memoryview(written), piece_bytes) == (text.split("\n"), len(text.encode("utf-8")))
 
 
+def test_the_short_lines_of_a_document_written_with_indentation_are_kept_once_each() -> None:
+    """The lines of a JSON array written with indentation are its text's lines, and a short line written
+    alike on many (a brace, a key) is one string each time: a million-line document is not a million strings."""
+    rows = [{"id": f"c{n}", "input": {"query": f"q{n}"}, "expect": {"relevant": ["src/app.py"]}} for n in range(200)]
+    text = json.dumps(rows, indent=2)
+    lines, size = lines_of_json_string(memoryview(json.dumps(text).encode()), 512)
+    assert lines == text.split("\n") and size == len(text)
+    braces = [line for line in lines if line == "  },"]
+    assert len(braces) == 199 and len({id(line) for line in braces}) == 1
+
+
 @pytest.mark.parametrize("written", [b"12", b'"lone \\ud800 surrogate"', b'"unterminated', b'"a\x01b"'], ids=["number", "surrogate", "cut", "control"])
 def test_what_is_no_string_orjson_reads_is_not_read_into_lines(written: bytes) -> None:
     """A value that is no JSON string orjson reads is left to the decoding of the whole message."""

@@ -149,6 +149,11 @@ def _opened_in_lines(body: bytes, protocol: JsonRPCProtocol) -> Any:
     return message
 
 
+# The mean length under which the lines of a piece are most likely a document
+# written with indentation (a dataset's rows are hundreds of characters each).
+_SHORT_LINE = 48
+
+
 def lines_of_json_string(string: memoryview, piece_bytes: int = PIECE_BYTES) -> tuple[list[str], int] | None:
     """The lines of the JSON string ``string`` (its quotes included) and its
     text's UTF-8 size, or None when it is no string orjson reads. It is read a
@@ -160,6 +165,9 @@ def lines_of_json_string(string: memoryview, piece_bytes: int = PIECE_BYTES) -> 
     if len(string) < 2 or string[0] != ord('"') or string[-1] != ord('"'):
         return None
     lines: list[str] = []
+    # Short lines written alike (the braces and keys of a JSON document written
+    # with indentation, a million of them) are kept once each.
+    alike: dict[str, str] = {}
     size = 0
     start, end = 1, len(string) - 1
     while start <= end:
@@ -169,7 +177,8 @@ def lines_of_json_string(string: memoryview, piece_bytes: int = PIECE_BYTES) -> 
             text = orjson.loads(b"".join((b'"', string[start:stop], b'"')))
         except orjson.JSONDecodeError:
             return None
-        lines.extend(text.split("\n"))
+        parts = text.split("\n")
+        lines.extend(map(alike.setdefault, parts, parts) if len(text) < _SHORT_LINE * len(parts) else parts)
         size += utf8_size(text)
         if cut is None:
             break
