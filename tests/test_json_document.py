@@ -100,6 +100,16 @@ def test_a_broken_document_is_one_slip_where_the_standard_decoder_stops() -> Non
     assert document.error == (second + 1, objects[second + 1].index("id"), 'a key without quotes: write "id"')
 
 
+def test_what_only_the_standard_decoder_reads_or_refuses_is_said_of_a_document() -> None:
+    """NaN in a document is its one slip, where it is (not in a string); an escape of half a character,
+    which msgspec refuses and JSON allows, leaves a valid document whose row is written again as JSON."""
+    document = read_document('[\n  {\n    "note": "NaN",\n    "score": NaN\n  }\n]\n')
+    assert document is not None and document.error == (3, 13, "NaN is not valid JSON; use null or a number")
+    document = read_document('[\n  {\n    "id": "\\ud800",\n    "k": 1\n  }\n]\n')
+    assert document is not None and document.error is None
+    assert document.as_json_lines() == '{"id":"\\ud800","k":1}\n'
+
+
 def test_rows_written_on_lines_of_their_own_keep_their_text() -> None:
     """The rows written as JSON Lines keep their keys in order, their numbers as written and their escapes."""
     text = '[\n  {\n    "id": "\\u00e9t\\u00e9",\n    "b": 2.50,\n    "a": [1e3, true, null]\n  }\n]\n'

@@ -40,8 +40,9 @@ class JsonDocument:
 
     # ARRAY: one JSON array of the rows; OBJECTS: objects side by side, each over several lines.
     kind: str
-    # The rows (the values of the array, or the objects), each as its raw text.
-    rows: list[msgspec.Raw]
+    # The rows (the values of the array, or the objects), each as its raw text,
+    # or as JSON written again where only the standard decoder read it.
+    rows: list[msgspec.Raw | str]
     # The line the document begins on, the column of its first character there,
     # and how many lines it is written over, from its first to its last.
     first_line: int
@@ -67,7 +68,7 @@ class JsonDocument:
         """The rows written as JSON Lines: each row on a line of its own, with
         its keys, values and their order as written (no value is read and
         written again, so numbers and escapes keep their text)."""
-        return "".join(msgspec.json.format(row, indent=-1).decode("utf-8", "surrogatepass") + "\n" for row in self.rows)
+        return "".join((row if type(row) is str else msgspec.json.format(row, indent=-1).decode("utf-8")) + "\n" for row in self.rows)
 
 
 def may_be_document(line: str) -> bool:
@@ -107,13 +108,15 @@ def read_document(text: str) -> JsonDocument | None:
         # (a dataset whose rows are written as lists), told without decoding them all.
         return None
     kind = ARRAY if line.strip().startswith("[") else OBJECTS
-    rows = _decoded(text) if kind == ARRAY else _decoded("[" + _BETWEEN_OBJECTS.sub(r"},\1{", text) + "]")
+    rows: list[msgspec.Raw | str] | None = _decoded(text) if kind == ARRAY else _decoded("[" + _BETWEEN_OBJECTS.sub(r"},\1{", text) + "]")
     spanned = _lines_spanned(text, start)
     place = (text.count("\n", 0, start), len(line) - len(line.lstrip()))
     if rows is None:
         if sum(map(_whole, lines_after)) * 2 >= len(lines_after):
             return None  # JSON Lines, its first row broken: each slip is found on its line
-        return JsonDocument(kind, [], *place, spanned, _first_error(text, kind))
+        rows, error = _read_exactly(text, kind)
+        if error is not None:
+            return JsonDocument(kind, [], *place, spanned, error)
     # Most objects over several lines: a dataset of JSON Lines whose first row
     # was broken over two lines is read line by line, where that row is found.
     if kind == OBJECTS and spanned < 2 * len(rows):
@@ -147,23 +150,50 @@ def _lines_spanned(text: str, start: int) -> int:
     return text.count("\n", start, end) + 1
 
 
-def _first_error(text: str, kind: str) -> tuple[int, int, str]:
-    """Where and why a document that msgspec refused is not valid JSON, as the
-    standard decoder says it (with what to do, see jsonrows.json_message): in
-    objects side by side, in the first that is not one."""
-    decoder = json.JSONDecoder()
-    at = 0
+def _read_exactly(text: str, kind: str) -> tuple[list[msgspec.Raw | str], tuple[int, int, str] | None]:
+    """A document msgspec refused, read by the standard decoder: its rows, or
+    where and why it is not valid JSON, as that decoder says it (with what to
+    do, see jsonrows.json_message); of objects side by side, in the first that
+    is not one. What msgspec alone refuses (an escape of half a character, a
+    number too long to convert) is read, each row written again as JSON."""
+    decoder = json.JSONDecoder(parse_constant=_refuse_constant)
+    values: list = []
     try:
         if kind == ARRAY:
-            decoder.decode(text)
+            values = decoder.decode(text)
         else:
+            at = 0
             while (content := _CONTENT.search(text, at)) is not None:
-                _, at = decoder.raw_decode(text, content.start())
+                value, at = decoder.raw_decode(text, content.start())
+                values.append(value)
     except json.JSONDecodeError as error:
-        return error.lineno - 1, error.colno - 1, json_message(error)
+        return [], (error.lineno - 1, error.colno - 1, json_message(error))
+    except _Constant as constant:
+        return [], (*_place_of_constant(text), f"{constant} is not valid JSON; use null or a number")
     except (RecursionError, ValueError):
-        pass
-    return 0, 0, "it is not valid JSON"
+        return [], (0, 0, "it is nested too deep or holds a number too long to read")
+    return [json.dumps(value, separators=(",", ":")) for value in values], None
+
+
+class _Constant(ValueError):
+    pass
+
+
+def _refuse_constant(name: str) -> None:
+    raise _Constant(name)
+
+
+# A JSON string (skipped), or a constant JSON does not have.
+_STRING_OR_CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
+
+
+def _place_of_constant(text: str) -> tuple[int, int]:
+    """The line and column of the first NaN or Infinity of ``text`` outside strings."""
+    for match in _STRING_OR_CONSTANT.finditer(text):
+        if match.group(1):
+            offset = match.start(1)
+            return text.count("\n", 0, offset), offset - text.rfind("\n", 0, offset) - 1
+    return 0, 0
 
 
 _CONTENT = re.compile(r"\S")
