@@ -14,8 +14,9 @@ a value listed twice, one id for every case, paths written from the folder of
 the machine that wrote them, a document of a knowledge base the workspace
 does not hold beside the workspace files, rows printed as Python values, a
 comma after each row, or the whole dataset written as one JSON document (an
-indented array, or indented objects one after the other: one finding for the
-file, no row read, so none of the rows' own findings either). Each variant
+indented array, or indented objects one after the other) or as a CSV table (one
+finding for the file, no row read, so none of the rows' own findings either).
+Each variant
 is the ``tree-20k`` workload of benchmarks/workloads.py (a nested tree of 20,000
 files, 100,000 cases, 3% near-miss typos and 1% other defects) with one such
 defect written on every row; the clean dataset is the anchor (grades written as
@@ -40,6 +41,8 @@ other findings unchanged; `check` ≤ 1.5 s and ≤ 1.5x the clean dataset; open
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
 import shutil
 import statistics
@@ -204,6 +207,25 @@ def _indented_objects(lines: list[str]) -> list[str]:
 _indented_objects.whole_file = True  # type: ignore[attr-defined]
 
 
+def _csv_table(lines: list[str]) -> list[str]:
+    """The rows as a spreadsheet exports them: a CSV table of id, query and the
+    expected paths joined by `;`."""
+    out = io.StringIO()
+    table = csv.writer(out, lineterminator="\n")
+    table.writerow(["id", "query", "relevant"])
+    for line in lines:
+        try:
+            case = json.loads(line)
+            relevant = case["expect"]["relevant"]
+            table.writerow([case["id"], case["input"]["query"], ";".join(map(str, relevant)) if isinstance(relevant, list) else relevant])
+        except (ValueError, KeyError, TypeError):
+            continue
+    return out.getvalue().rstrip("\n").split("\n")
+
+
+_csv_table.whole_file = True  # type: ignore[attr-defined]
+
+
 # Variant -> (the code of its defect, what it writes on every row: on the row's
 # object, or, marked ``whole_line``, on the line's text, or, marked
 # ``whole_file``, the whole dataset written anew).
@@ -232,6 +254,7 @@ VARIANTS: dict[str, tuple[str, Rewrite | None]] = {
     "repeated-key": ("RAG003", _key_written_twice),  # type: ignore[dict-item]
     "indented-array": ("RAG002", _indented_array),  # type: ignore[dict-item]
     "indented-objects": ("RAG002", _indented_objects),  # type: ignore[dict-item]
+    "csv-table": ("RAG002", _csv_table),  # type: ignore[dict-item]
 }
 
 

@@ -13,7 +13,7 @@ from rag_lsp.core.checking import rules as registry
 from rag_lsp.core.checking.analyze import analyze_file
 from rag_lsp.core.checking.analysis import Analysis
 from rag_lsp.core.checking.incremental import MODELLED_FROM_BYTES, DatasetModel
-from rag_lsp.core.reading.jsondocument import ARRAY, OBJECTS, read_document
+from rag_lsp.core.reading.jsondocument import ARRAY, OBJECTS, Table, read_document
 from rag_lsp.core.reading.sources import DiskSource, OverlaySource
 from rag_lsp.core.reading.text import LineIndex, Position, apply_edits
 from rag_lsp.core.workspace.workspace import Workspace
@@ -80,6 +80,36 @@ def test_a_text_written_as_one_document_is_read_whole(text: str, kind: str, rows
 )
 def test_json_lines_are_no_document(text: str) -> None:
     """JSON Lines, even with a first line that begins like a document, are read line by line."""
+    assert read_document(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "columns"),
+    [
+        ("id,query,relevant\nc1,how does x start,src/a.py\nc2,\"where, then\",src/b.py;src/c.py\n", "CSV", ["id", "query", "relevant"]),
+        ("id\tquery\r\nc1\thow\r\nc2\twhy\r\n", "TSV", ["id", "query"]),
+        ("\nid;query\nc1;how\nc2;why\n", "semicolon-separated", ["id", "query"]),
+    ],
+    ids=["csv-with-quoted-commas", "tsv-crlf", "semicolons-after-a-blank-line"],
+)
+def test_a_table_of_delimited_values_is_read_whole(text: str, kind: str, columns: list[str]) -> None:
+    """A spreadsheet's export (CSV, TSV, ...) is a table: its kind, its columns and how many lines it takes."""
+    table = read_document(text)
+    assert isinstance(table, Table) and (table.kind, table.columns) == (kind, columns)
+    assert table.lines == len(text.strip().splitlines())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'id: 1, x\n{"id": "a", "input": {"query": "q, r"}}\n{"id": "b", "input": {"query": "q, s"}}\n',
+        "a,b\n",
+        "id,query\nc1,how\nc2,why,extra,fields\nc3\nc4,a,b,c\n",
+    ],
+    ids=["json-lines-after-a-broken-first-line", "one-line", "ragged"],
+)
+def test_lines_that_are_no_table_are_read_line_by_line(text: str) -> None:
+    """JSON Lines whose first line is broken, a single line, and lines of as many fields as they like are no table."""
     assert read_document(text) is None
 
 

@@ -14,7 +14,7 @@ from typing import Any, Container, Iterable, Iterator, Sequence, overload
 from .datasetindex import LINE_OF, RowGrouping, groups_of
 from .folding import folds
 from ..workspace.expected import ExpectedVerdict, split_by_list
-from ..reading.jsondocument import JsonDocument, read_document
+from ..reading.jsondocument import JsonDocument, Table, read_document
 from ..reading.jsonrows import Row
 from ..workspace.manifests import GDI_TEXT, RAG_CASE
 from ..reading.schemacheck import SchemaIssue
@@ -443,14 +443,15 @@ class RowsOnLines(Sequence[RowContext]):
 @dataclass
 class DocumentContext:
     """A dataset's text as a whole, before its lines are read as rows, and that
-    text read as one JSON document where it is one (see core.reading.jsondocument)."""
+    text read as one JSON document, or a table, where it is one (see
+    core.reading.jsondocument)."""
 
     workspace: Workspace
     path: str
     text: str
 
     @cached_property
-    def document(self) -> JsonDocument | None:
+    def document(self) -> JsonDocument | Table | None:
         return read_document(self.text)
 
 

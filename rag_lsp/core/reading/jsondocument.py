@@ -15,6 +15,7 @@ document is read in a few hundredths of a second, with no Python value made).
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from dataclasses import dataclass
@@ -71,11 +72,39 @@ class JsonDocument:
         return "".join((row if type(row) is str else msgspec.json.format(row, indent=-1).decode("utf-8")) + "\n" for row in self.rows)
 
 
+@dataclass(frozen=True)
+class Table:
+    """A dataset's text read as a table of delimited values (a spreadsheet's
+    export, CSV), not JSON Lines."""
+
+    # Its format (CSV, TSV, ...), and the columns its first line names.
+    kind: str
+    columns: list[str]
+    # The line the table begins on, the column of its first character there,
+    # and how many lines it is written over, its first included.
+    first_line: int
+    first_column: int
+    lines: int
+    error: None = None
+
+    @property
+    def described(self) -> str:
+        shown = ", ".join(self.columns[:6]) + (f" and {len(self.columns) - 6} more" if len(self.columns) > 6 else "")
+        return f"a {self.kind} table of {self.lines:,} lines (columns {shown})"
+
+
+# The delimiters of the tables told, and what each table is called.
+_DELIMITERS = {",": "CSV", "\t": "TSV", ";": "semicolon-separated", "|": "pipe-separated"}
+
+
 def may_be_document(line: str) -> bool:
     """Whether the first non-blank line of a dataset may begin a JSON document
-    (see read_document): it starts an array, or it is an opening brace alone."""
+    (see read_document): it starts an array, or it is an opening brace alone;
+    or a table: no JSON value begins it, and it holds a delimiter."""
     stripped = line.strip()
-    return stripped.startswith("[") or stripped == "{"
+    if stripped.startswith("[") or stripped == "{":
+        return True
+    return stripped[:1] not in ("{", '"') and any(delimiter in stripped for delimiter in _DELIMITERS)
 
 
 def text_may_be_document(text: str) -> bool:
@@ -92,17 +121,20 @@ def first_content_line(lines: Sequence[str]) -> int | None:
     return None
 
 
-def read_document(text: str) -> JsonDocument | None:
+def read_document(text: str) -> JsonDocument | Table | None:
     """A dataset's text read as one JSON document: an array, or objects side
     by side of which most take several lines; None for JSON Lines. A document
     that is not valid JSON is one too, where most of its first lines are pieces
     of a value (not each a whole one, as the rows of JSON Lines are): it is one
-    slip in one document, not a slip on every line."""
+    slip in one document, not a slip on every line. A table of delimited
+    values (CSV, TSV) is read as a :class:`Table`."""
     first = _first_line(text)
     if first is None or not may_be_document(first[2]):
         return None
     start, _, line = first
     lines_after = _content_lines(text, start, _LOOKED_AT)
+    if not (line.strip().startswith("[") or line.strip() == "{"):
+        return _table(text, start, line, lines_after)
     if _whole(line) and len(lines_after) > 1:
         # A whole value on the first line, and more after it: lines of values
         # (a dataset whose rows are written as lists), told without decoding them all.
@@ -126,6 +158,23 @@ def read_document(text: str) -> JsonDocument | None:
 
 # The first lines looked at to tell a document from JSON Lines.
 _LOOKED_AT = 20
+
+
+def _table(text: str, start: int, line: str, looked_at: list[str]) -> Table | None:
+    """The text beginning with ``line`` read as a table: its first lines (most
+    of them no JSON value) split by one delimiter into as many fields, two or
+    more, nearly all alike; None for anything else."""
+    if len(looked_at) < 2 or sum(map(_whole, looked_at)) * 2 >= len(looked_at):
+        return None
+    rows = [row.rstrip("\r") for row in looked_at]
+    for delimiter, kind in _DELIMITERS.items():
+        if delimiter not in line:
+            continue
+        widths = [len(fields) for fields in csv.reader(rows, delimiter=delimiter)]
+        if widths[0] >= 2 and sum(width == widths[0] for width in widths) * 10 >= len(widths) * 9:
+            columns = [column.strip() for column in next(csv.reader(rows[:1], delimiter=delimiter))]
+            return Table(kind, columns, text.count("\n", 0, start), len(line) - len(line.lstrip()), _lines_spanned(text, start))
+    return None
 
 
 def _content_lines(text: str, start: int, most: int) -> list[str]:

@@ -15,6 +15,8 @@ file, indent=2)` writes it, or objects each written over several lines, as
 whole file, with how many rows it holds, and its lines are not read one by one.
 Its quick fix writes each row on a line of its own, keys and values as written.
 Where such a document is not valid JSON, its one finding is where it breaks.
+A table of delimited values (CSV or TSV, as a spreadsheet exports it) is one
+finding for the file too, naming its columns.
 
 ## Why is this bad?
 A line that cannot be read is a case that never runs. Suite figures would be
@@ -32,7 +34,7 @@ Fix the JSON at the reported column; keep exactly one JSON object per line.
 import re
 
 from ...reading.findings import Finding, Fix, Severity, TextEdit
-from ...reading.jsondocument import ARRAY, read_document
+from ...reading.jsondocument import ARRAY, JsonDocument, Table, read_document
 from ...reading.jsonrows import trailing_comma
 from ...reading.text import Position, Range
 from . import DOCUMENT, ROW, rule_of
@@ -113,6 +115,15 @@ def one_json_document(context):
             cause=_ONE_DOCUMENT,
         )
         return
+    if isinstance(document, Table):
+        yield RULE.finding(
+            Range(Position(document.first_line, document.first_column), Position(document.first_line, document.first_column + 1)),
+            f"this dataset is {document.described}, not JSON Lines: a dataset holds one JSON object per line, so none "
+            'of its rows is read. Write each row as an object, such as {"id": "...", "input": {"query": "..."}, '
+            '"expect": {"relevant": ["..."]}}; `rag-lsp import` reads BEIR folders and TREC qrels',
+            cause=_ONE_DOCUMENT,
+        )
+        return
     command = "jq -c '.[]' FILE" if document.kind == ARRAY else "jq -c . FILE"
     start = Position(document.first_line, document.first_column)
     yield RULE.finding(
@@ -134,7 +145,7 @@ def rows_on_lines_of_their_own(workspace, path: str, lines: list[str], finding: 
     JSON Lines: the whole text, replaced by its rows, one per line (made only
     when asked for: a large dataset's is tens of megabytes)."""
     document = read_document("\n".join(lines))
-    if document is None or document.error is not None or not lines:
+    if not isinstance(document, JsonDocument) or document.error is not None or not lines:
         return fix
     whole = Range(Position(0, 0), Position(len(lines) - 1, len(lines[-1])))
     return Fix(fix.title, (TextEdit(whole, document.as_json_lines()),), fix.create_file, True)
