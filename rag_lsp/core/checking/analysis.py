@@ -26,7 +26,7 @@ from typing import Iterable, Mapping
 
 from .analyze import analyze_file, check_document
 from ..reading.findings import Finding
-from ..reading.jsondocument import text_may_be_document
+from ..reading.jsondocument import head_may_be_document
 from .incremental import MODELLED_FROM_BYTES, SHARED_FROM_BYTES, DatasetModel
 from .parallel import Helper, reading_helper
 from .screening import WorkspaceFiles
@@ -215,7 +215,7 @@ def _begins_a_document(workspace: Workspace, relative: str) -> bool:
             start = file.read(_LOOKED_AT_FIRST)
     except (OSError, ValueError):
         return False
-    return text_may_be_document(start.decode("utf-8", "replace").lstrip("\ufeff"))
+    return head_may_be_document(start.decode("utf-8", "replace").lstrip("\ufeff"))
 
 
 # The bytes of a dataset's beginning looked at: its first line, unless it is longer.

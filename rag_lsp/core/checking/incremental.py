@@ -33,7 +33,7 @@ from .datasetindex import KeptGroups
 from ..reading.findings import Finding
 from .parallel import Helper, TwoEnds
 from ..reading.datasetlines import read_lines
-from ..reading.jsondocument import first_content_line, may_be_document
+from ..reading.jsondocument import HEAD_LINES, first_content_line, head_may_be_document, may_be_document
 from ..reading.sources import lines_size, utf8_size
 from ..workspace.suitefacts import DatasetUse
 from ..workspace.workspace import Workspace
@@ -212,8 +212,7 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         """
         workspace = self.workspace
         if document is _NOT_READ:
-            first = first_content_line(self.lines)
-            document = check_document(workspace, self.path, "\n".join(self.lines)) if first is not None and may_be_document(self.lines[first]) else None
+            document = check_document(workspace, self.path, "\n".join(self.lines)) if self._may_be_document() else None
         if document is not None:
             # One JSON document, not JSON Lines: one finding for the file, and no line read as a row.
             self._document = document
@@ -274,14 +273,23 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         """After an edit: where the text is one JSON document, or was, or may have
         become one (its first non-blank line begins one), read it again as a
         whole; where it turned from one into the other, read every line again."""
-        first = first_content_line(self.lines)
-        if not self._document and (first is None or not may_be_document(self.lines[first])):
+        may_be = self._may_be_document()
+        if not self._document and not may_be:
             return
-        document = check_document(self.workspace, self.path, "\n".join(self.lines)) if first is not None and may_be_document(self.lines[first]) else None
+        document = check_document(self.workspace, self.path, "\n".join(self.lines)) if may_be else None
         if document is None and not self._document:
             return  # JSON Lines, a line of which begins like a document
         # Read again as a whole (no line as a row), or every line read again.
         self._build(self.workspace, self.path, None, None, self.lines, self.size, document)
+
+    def _may_be_document(self) -> bool:
+        """Whether the text may be one JSON document or a table (see
+        check_document), told from its first lines: they alone rule out JSON
+        Lines whose first line only begins like one."""
+        first = first_content_line(self.lines)
+        if first is None or not may_be_document(self.lines[first]):
+            return False
+        return head_may_be_document("\n".join(self.lines[first : first + HEAD_LINES]))
 
     def _finish_lines(self, found: dict[int, list[Finding]]) -> None:
         """Finish the unfinished findings of ``found`` (see Finding.unfinished)."""

@@ -113,6 +113,18 @@ def text_may_be_document(text: str) -> bool:
     return first is not None and may_be_document(first[2])
 
 
+def head_may_be_document(head: str) -> bool:
+    """Whether a text beginning with ``head`` (its first lines, or bytes) may be
+    read as a document (see read_document): told from the head alone, without
+    joining or reading a large dataset's text, which JSON Lines whose first line
+    only looks like a document's (a list, a note with commas) then never are."""
+    return text_may_be_document(head) and read_document(head) is not None
+
+
+# The lines of a dataset's head (see head_may_be_document) its callers look at.
+HEAD_LINES = 40
+
+
 def first_content_line(lines: Sequence[str]) -> int | None:
     """The first line of ``lines`` that is not blank, or None."""
     for number, line in enumerate(lines):
