@@ -631,6 +631,7 @@ TOOL_ROWS = {
     "one-id": ('{{"id": "same", "input": {{"query": "q{n}"}}, "expect": {{"relevant": ["src/a.py"]}}}}', "RAG202", "same", "Make every repeated id unique"),
     "array-rows": ('[{{"id": "l{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}}]', "RAG004", "type at the row", None),
     "key-twice": ('{{"id": "export", "id": "k{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}}', "RAG003", "id", "Remove the earlier 'id' from every row"),
+    "encoded-twice": ('"{{\\"id\\": \\"e{n}\\", \\"input\\": {{\\"query\\": \\"q\\"}}, \\"expect\\": {{\\"relevant\\": [\\"src/a.py\\"]}}}}"', "RAG004", "a row encoded twice", "Write every row's object"),
 }
 
 
@@ -638,7 +639,7 @@ TOOL_ROWS = {
 def test_a_cause_a_tool_writes_on_every_row_is_one_finding_and_its_fix_repairs_every_row(tmp_path: Path, tool: str) -> None:
     """A cause another tool writes on every row (its own key, grades as fractions, expected values as
     objects, an empty `corpora`, a value listed twice, one id for every case, each row written as a list, a
-    key written twice) is
+    key written twice, each row encoded twice as a JSON string) is
     one finding covering each
     occurrence, equal in a model and a fresh check; where each occurrence has a fix, the fix of every
     occurrence leaves JSON rows with no finding of the cause; the rows that break the pattern keep theirs."""

@@ -11,6 +11,8 @@ among rag cases) is reported here too, and so is a number of a row too large
 for a double (`1e400`), which would be read as infinity: NaN and infinity are
 never numbers here (in the targets config neither: `timeout_s: .inf`).
 `rag-lsp run` breaks a gdi_text_v1 row with this finding rather than score it.
+A row written as a JSON string that holds the row's object (the row encoded
+twice) is told apart, and its quick fix writes the object itself.
 In the targets config it also finds what a run would trip on: a builtin target's
 chunking or model that cannot be used, a recording that does not exist or lies
 outside the workspace, and a corpus glob that matches no file the builtin target
@@ -372,8 +374,25 @@ def _row_schema(context, file_shape, rows=None, passed=frozenset()):
     if row.error is not None or row.refused:
         return
     if not row.is_object:
-        # One cause whatever the row holds: a tool that writes each row as a
-        # JSON array (a table's row) writes every row so.
+        held = _object_held(row.value)
+        if held is not None:
+            # A tool that writes each row as a JSON string holding the object
+            # (encoded twice) writes every row so: one cause, and each row's fix
+            # writes the object it holds.
+            if rows is not None and rows.systemic and rows.passes_over(RULE.code, ENCODED_TWICE, context.line):
+                return
+            # The row's value is all the line holds but blanks.
+            where = context.columns(len(row.text) - len(row.text.lstrip()), len(row.text.rstrip()))
+            yield RULE.finding(
+                where,
+                "a dataset row must be a JSON object ({...}): this row is a JSON string that holds one (the row encoded "
+                "twice); write the object itself",
+                fixes=(Fix("Write the object the string holds", (TextEdit(where, held),)),),
+                cause=ENCODED_TWICE,
+            )
+            return
+        # One cause whatever else the row holds: a tool that writes each row as
+        # a JSON array (a table's row) writes every row so.
         if rows is not None and rows.systemic and rows.passes_over(RULE.code, NOT_AN_OBJECT, context.line):
             return
         yield RULE.finding(context.line_range(), "a dataset row must be a JSON object ({...})", cause=NOT_AN_OBJECT)
@@ -447,13 +466,32 @@ def issue_cause(issue, schema) -> str:
     return f"{issue.keyword} at {place_text(place_of(schema, issue.path)) or THE_ROW}"
 
 
-# The cause of a row that is no JSON object (see issue_cause).
+# The cause of a row that is no JSON object (see issue_cause), and of one that
+# is a JSON string holding an object.
 NOT_AN_OBJECT = f"type at {THE_ROW}"
+ENCODED_TWICE = "a row encoded twice"
+
+
+def _object_held(value) -> str | None:
+    """The text of the JSON object a row's string holds (a row encoded twice), or None."""
+    if type(value) is not str or not value.lstrip().startswith("{"):
+        return None
+    try:
+        held = json.loads(value)
+    except ValueError:
+        return None
+    return value.strip() if type(held) is dict and "\n" not in value else None
 
 
 @RULE.folds
 def every_row_alike(cause):
     keyword, _, where = cause.partition(" at ")
+    if cause == ENCODED_TWICE:
+        return (
+            "the tool that wrote the dataset encodes each row twice: every line is a JSON string holding the row's "
+            "object (`json.dumps` of a text already JSON, or `jq` without `fromjson`): write the objects themselves",
+            "Write every row's object",
+        )
     if cause == NOT_AN_OBJECT:
         return (
             "the tool that wrote the dataset writes each row as another JSON value than an object (a list, as a "
