@@ -254,8 +254,8 @@ class Workspace(FileFacts, DatasetFacts):
             return cached
         text = source.text
         parsed = ParsedDataset(text, LineIndex(text), decode_error=source.decode_error)
-        # A text that is one JSON document, not JSON Lines, has no row (RAG002
-        # says so for the whole file), however many lines it is written over.
+        # A text that is one JSON document or a table, not JSON Lines, has no
+        # row (RAG002 says so for the whole file), however many lines it takes.
         if not (text_may_be_document(text) and read_document(text) is not None):
             # A byte that is not UTF-8 spoils its line only (RAG002), as a run reads it.
             parsed.rows.extend(read_lines(DatasetRow, dataset_lines(text), self.settings.max_line_bytes, source.undecodable))
