@@ -243,3 +243,27 @@ def test_an_analysis_stands_a_document_on_disk_for_its_dataset(tmp_path: Path) -
     live = workspace.live_datasets[DATASET]
     assert live.shape is None and live.top_ks_asked()[1] == 0 and live.line_text(0) == "["
     assert workspace.lines_of(DATASET).line_text(1) == "  {"
+
+
+def test_a_model_of_a_table_follows_edits_as_a_fresh_check(tmp_path: Path) -> None:
+    """A model of a dataset that is a CSV table gives what a fresh check gives after each edit: a field typed
+    into, a line added, a column named in the first line, and the table replaced by JSON Lines."""
+    table = "id,query,relevant\n" + "".join(f'c{n},"how, {n}",src/app.py\n' for n in range(30))
+    workspace, source = workspace_with(tmp_path, table)
+    model = DatasetModel(workspace, DATASET, table)
+
+    def fresh() -> list:
+        source.texts[workspace.absolute(DATASET)] = model.text
+        workspace.invalidate()
+        return analyze_file(workspace, DATASET)
+
+    (found,) = model.findings()
+    assert found.message.startswith("this dataset is a CSV table of 31 lines (columns id, query, relevant)") and found == fresh()[0]
+    model.edit(Position(3, 6), Position(3, 6), "more ")  # inside a quoted field
+    model.edit(Position(31, 0), Position(31, 0), "c99,why,docs/x.md\n")
+    assert model.findings() == fresh() and "table of 32 lines" in model.findings()[0].message
+    model.edit(Position(0, len("id,query,relevant")), Position(0, len("id,query,relevant")), ",grade")
+    assert model.findings() == fresh()
+    end = LineIndex(model.text).position(len(model.text))
+    model.edit(Position(0, 0), end, json_lines(cases(3)))
+    assert [(finding.code, finding.range.start.line) for finding in model.findings()] == [("RAG203", 0)] == [(f.code, f.range.start.line) for f in fresh()]

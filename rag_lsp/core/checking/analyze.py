@@ -161,10 +161,10 @@ def analyze_dataset(workspace: Workspace, path: str, source: SourceText | None =
     return findings
 
 
-def check_document(workspace: Workspace, path: str, text: str) -> list[Finding] | None:
-    """The findings of a dataset's text as a whole (see registry.DOCUMENT),
-    finished; None where there are none, and only then are its lines read as
-    rows (a finding the settings turn off still stands for the file)."""
+def check_document(workspace: Workspace, path: str, text: str | list[str]) -> list[Finding] | None:
+    """The findings of a dataset's text (or its lines) as a whole (see
+    registry.DOCUMENT), finished; None where there are none, and only then are
+    its lines read as rows (a finding the settings turn off still stands for the file)."""
     context = DocumentContext(workspace, path, text)
     found = [finding for rule, check in registry.checks_for(registry.DOCUMENT) for finding in _checked(rule, check, context)]
     return finish(workspace, path, found) if found else None

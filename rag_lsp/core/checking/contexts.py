@@ -14,7 +14,7 @@ from typing import Any, Container, Iterable, Iterator, Sequence, overload
 from .datasetindex import LINE_OF, RowGrouping, groups_of
 from .folding import folds
 from ..workspace.expected import ExpectedVerdict, split_by_list
-from ..reading.jsondocument import JsonDocument, Table, read_document
+from ..reading.jsondocument import JsonDocument, Table, read_document, read_lines_as_document
 from ..reading.jsonrows import Row
 from ..workspace.manifests import GDI_TEXT, RAG_CASE
 from ..reading.schemacheck import SchemaIssue
@@ -448,11 +448,12 @@ class DocumentContext:
 
     workspace: Workspace
     path: str
-    text: str
+    # The text, or its lines (a model's, see read_lines_as_document).
+    text: str | Sequence[str]
 
     @cached_property
     def document(self) -> JsonDocument | Table | None:
-        return read_document(self.text)
+        return read_document(self.text) if isinstance(self.text, str) else read_lines_as_document(self.text)
 
 
 @dataclass

@@ -212,7 +212,7 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         """
         workspace = self.workspace
         if document is _NOT_READ:
-            document = check_document(workspace, self.path, "\n".join(self.lines)) if self._may_be_document() else None
+            document = check_document(workspace, self.path, self.lines) if self._may_be_document() else None
         if document is not None:
             # One JSON document, not JSON Lines: one finding for the file, and no line read as a row.
             self._document = document
@@ -276,7 +276,7 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         may_be = self._may_be_document()
         if not self._document and not may_be:
             return
-        document = check_document(self.workspace, self.path, "\n".join(self.lines)) if may_be else None
+        document = check_document(self.workspace, self.path, self.lines) if may_be else None
         if document is None and not self._document:
             return  # JSON Lines, a line of which begins like a document
         # Read again as a whole (no line as a row), or every line read again.

@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import msgspec
@@ -111,6 +111,25 @@ def text_may_be_document(text: str) -> bool:
     """:func:`may_be_document` of the first non-blank line of ``text``."""
     first = _first_line(text)
     return first is not None and may_be_document(first[2])
+
+
+def read_lines_as_document(lines: Sequence[str]) -> JsonDocument | Table | None:
+    """:func:`read_document` of the text ``lines`` make (split at "\\n"),
+    joined only where it may be a JSON document: a table is told from its first
+    lines and counted in its lines, as an edit of a large one asks again."""
+    first = first_content_line(lines)
+    if first is None or not may_be_document(lines[first]):
+        return None
+    stripped = lines[first].strip()
+    if stripped.startswith("[") or stripped == "{":
+        return read_document("\n".join(lines))
+    table = read_document("\n".join(lines[first : first + HEAD_LINES]))
+    if not isinstance(table, Table):
+        return None
+    last = len(lines) - 1
+    while not lines[last].strip():
+        last -= 1
+    return replace(table, first_line=first, lines=last - first + 1)
 
 
 def head_may_be_document(head: str) -> bool:
