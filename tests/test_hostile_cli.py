@@ -238,6 +238,27 @@ def test_a_dataset_of_empty_rows_is_one_finding_per_cause(tmp_path: Path) -> Non
     assert len(json.loads(result.stdout)) == 2
 
 
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("{\n}" + " \n" * 1_000_000 + "x\n", 1_000_001),  # a brace, then a million blank lines
+        ("[\n" + "\n" * 3_000_000 + "[", 3_000_001),  # a document left open by millions of blank lines
+        ("[" * 1_000_000, 0),  # an array nested a million deep
+    ],
+    ids=["brace-then-blank-lines", "open-array-then-blank-lines", "nested-a-million-deep"],
+)
+def test_a_dataset_that_begins_like_a_json_document_and_is_none_is_one_finding(tmp_path: Path, text: str, line: int) -> None:
+    """A dataset that begins as a JSON document does and then is no JSON a decoder can read (millions of blank
+    lines, nesting no decoder follows) is one RAG002 at once, where the document breaks."""
+    root = make_workspace(tmp_path)
+    dataset = root / ".punica" / "evals" / "code.jsonl"
+    dataset.write_text(text, encoding="utf-8")
+    result = cli("check", "--format", "json", str(dataset), cwd=root)
+    assert_clean(result, 1)
+    (finding,) = json.loads(result.stdout)
+    assert finding["code"] == "RAG002" and finding["range"]["start"]["line"] == line and "not JSON Lines" in finding["message"]
+
+
 # ---------------------------------------------------------------- values and the environment
 
 

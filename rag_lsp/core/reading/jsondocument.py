@@ -32,7 +32,9 @@ _RAW_ROWS = msgspec.json.Decoder(list[msgspec.Raw])
 # a line break, then an opening brace. A string holds no raw line break, and the
 # values of a list are separated by commas: only objects side by side at the top
 # of the text meet so.
-_BETWEEN_OBJECTS = re.compile(r"\}(\s*\n\s*)\{")
+# Written so that a long run of blank lines after a brace is looked at once,
+# not once for each line break in it.
+_BETWEEN_OBJECTS = re.compile(r"\}([^\S\n]*\n[^\S\n]*(?:\n[^\S\n]*)*)\{")
 
 
 @dataclass(frozen=True)
@@ -211,11 +213,12 @@ def _table(text: str, start: int, line: str, looked_at: list[str]) -> Table | No
 def _content_lines(text: str, start: int, most: int) -> list[str]:
     """The first ``most`` lines of ``text`` from ``start`` that are not blank."""
     found: list[str] = []
-    while start < len(text) and len(found) < most:
-        end = text.find("\n", start)
+    while len(found) < most and (content := _CONTENT.search(text, start)) is not None:
+        # Blank lines are passed over in one search, however many there are.
+        begin = text.rfind("\n", 0, content.start()) + 1
+        end = text.find("\n", content.start())
         end = len(text) if end < 0 else end
-        if not text[start:end].isspace() and start < end:
-            found.append(text[start:end])
+        found.append(text[begin:end])
         start = end + 1
     return found
 
