@@ -13,7 +13,8 @@ written as fractions, expected values written as objects, an empty `corpora`,
 a value listed twice, one id for every case, paths written from the folder of
 the machine that wrote them, a document of a knowledge base the workspace
 does not hold beside the workspace files, rows printed as Python values, a
-comma after each row, or the whole dataset written as one JSON document (an
+comma after each row, each row encoded twice (a JSON string holding it), or
+the whole dataset written as one JSON document (an
 indented array, or indented objects one after the other) or as a CSV table (one
 finding for the file, no row read, so none of the rows' own findings either).
 Each variant
@@ -178,6 +179,14 @@ def _key_written_twice(line: str) -> str:
 _key_written_twice.whole_line = True  # type: ignore[attr-defined]
 
 
+def _encoded_twice(line: str) -> str:
+    """The row as a JSON string holding it (`json.dumps` of a line already JSON)."""
+    return json.dumps(line)
+
+
+_encoded_twice.whole_line = True  # type: ignore[attr-defined]
+
+
 def _indented_array(lines: list[str]) -> list[str]:
     """The rows as one JSON array written with indentation (`json.dump(rows,
     file, indent=2)`), not JSON Lines: a cut-off line cannot be in it."""
@@ -252,6 +261,7 @@ VARIANTS: dict[str, tuple[str, Rewrite | None]] = {
     "comma-after": ("RAG002", _comma_after),  # type: ignore[dict-item]
     "array-rows": ("RAG004", _array_row),  # type: ignore[dict-item]
     "repeated-key": ("RAG003", _key_written_twice),  # type: ignore[dict-item]
+    "encoded-twice": ("RAG004", _encoded_twice),  # type: ignore[dict-item]
     "indented-array": ("RAG002", _indented_array),  # type: ignore[dict-item]
     "indented-objects": ("RAG002", _indented_objects),  # type: ignore[dict-item]
     "csv-table": ("RAG002", _csv_table),  # type: ignore[dict-item]
