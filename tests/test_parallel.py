@@ -809,6 +809,8 @@ SYSTEMIC_DEFECTS = {
     # Rows that are no JSON at all: printed as Python values, or with a comma after each.
     "python-values": lambda n: repr({"id": f"p-{n}", "input": {"query": f"q{n}"}, "expect": {"relevant": ["src/app.py"]}}),
     "comma-after": lambda n: case(f"comma-{n}", ["src/app.py"]) + ",",
+    # Every row encoded twice: a JSON string holding the row's object.
+    "encoded-twice": lambda n: json.dumps(case(f"enc-{n}", ["src/app.py"])),
     # Every case expecting a workspace file and a document of a corpus that lives elsewhere.
     "partly-elsewhere": lambda n: case(f"pe-{n}", ["src/app.py", f"kb/{n}.html"]),
     # Rows that write a key twice, as a tool exporting a field of its own under the row's name does.
