@@ -15,7 +15,6 @@ from typing import Any, Iterable
 from . import rules as registry
 from .contexts import DatasetContext, DocumentContext, RowsContext, SuiteContext, YamlContext
 from ..reading.findings import Finding
-from ..reading.jsondocument import text_may_be_document
 from .folding import fold
 from ..reading.text import Range
 from ..workspace.config import CONFIG_PATHS, read_config
@@ -43,10 +42,9 @@ def analyze_file(workspace: Workspace, path: str, kind: str | None = None, sourc
     if source.refused:
         findings = [_refused(source.refused)]
     elif kind == DATASET_FILE:
-        if text_may_be_document(source.text):
-            document = check_document(workspace, path, source.text)
-            if document is not None:
-                return document
+        document = check_document(workspace, path, source.text)
+        if document is not None:
+            return document
         findings = finish(workspace, path, analyze_dataset(workspace, path, source))
         parsed = workspace.parsed_dataset(path, source)
         return fold_dataset(workspace, findings, len(parsed.rows) if parsed is not None else 0)

@@ -109,12 +109,6 @@ def may_be_document(line: str) -> bool:
     return stripped[:1] not in ("{", '"') and any(delimiter in stripped for delimiter in _DELIMITERS)
 
 
-def text_may_be_document(text: str) -> bool:
-    """:func:`may_be_document` of the first non-blank line of ``text``."""
-    first = _first_line(text)
-    return first is not None and may_be_document(first[2])
-
-
 def read_lines_as_document(lines: Sequence[str]) -> JsonDocument | Table | None:
     """:func:`read_document` of the text ``lines`` make (split at "\\n"),
     joined only where it may be a JSON document: a table is told from its first
@@ -139,7 +133,7 @@ def head_may_be_document(head: str) -> bool:
     read as a document (see read_document): told from the head alone, without
     joining or reading a large dataset's text, which JSON Lines whose first line
     only looks like a document's (a list, a note with commas) then never are."""
-    return text_may_be_document(head) and read_document(head) is not None
+    return read_document(head) is not None
 
 
 # The lines of a dataset's head (see head_may_be_document) its callers look at.

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..workspace.expected import SCHEMA, Flaw
 from ..reading.datasetlines import dataset_lines, read_lines_fast
-from ..reading.jsondocument import Table, read_document, text_may_be_document
+from ..reading.jsondocument import Table, read_document
 from ..workspace.manifests import GDI_TEXT, RAG_CASE
 from ..workspace.rowschema import non_finite_message
 from ..workspace.rows import majority_shape, row_shape
@@ -62,7 +62,7 @@ def read_dataset(workspace: Workspace, relative: str) -> RunDataset:
         raise DatasetProblem(f"the dataset {relative} does not exist", "RAG105")
     if source.refused:
         raise DatasetProblem(f"the dataset {relative} is not read: {source.refused}", "RAG005")
-    document = read_document(source.text) if text_may_be_document(source.text) else None
+    document = read_document(source.text)
     if document is not None:
         advice = "write each row as a JSON object" if isinstance(document, Table) else "write each row on a line of its own (`rag-lsp check` offers the fix)"
         raise DatasetProblem(f"the dataset {relative} is not read: it is {document.described}, not JSON Lines (one JSON object per line); {advice}", "RAG002")

@@ -23,7 +23,7 @@ from .datasetfacts import DatasetFacts
 from .filefacts import FileFacts
 from .files import glob_match
 from ..reading.datasetlines import dataset_lines, read_lines
-from ..reading.jsondocument import read_document, text_may_be_document
+from ..reading.jsondocument import read_document
 from ..reading.jsonrows import Row
 from .manifests import ManifestRegistry, manifest_from, unreadable_manifest
 from ..reading.paths import normalize_relative
@@ -256,7 +256,7 @@ class Workspace(FileFacts, DatasetFacts):
         parsed = ParsedDataset(text, LineIndex(text), decode_error=source.decode_error)
         # A text that is one JSON document or a table, not JSON Lines, has no
         # row (RAG002 says so for the whole file), however many lines it takes.
-        if not (text_may_be_document(text) and read_document(text) is not None):
+        if read_document(text) is None:
             # A byte that is not UTF-8 spoils its line only (RAG002), as a run reads it.
             parsed.rows.extend(read_lines(DatasetRow, dataset_lines(text), self.settings.max_line_bytes, source.undecodable))
         self._datasets[relative] = parsed
