@@ -187,16 +187,22 @@ def _encoded_twice(line: str) -> str:
 _encoded_twice.whole_line = True  # type: ignore[attr-defined]
 
 
-def _indented_array(lines: list[str]) -> list[str]:
-    """The rows as one JSON array written with indentation (`json.dump(rows,
-    file, indent=2)`), not JSON Lines: a cut-off line cannot be in it."""
+def _rows_of(lines: list[str]) -> list:
+    """The rows of the lines that are JSON (a cut-off line is left out: a
+    dataset written anew as one document or table cannot hold it)."""
     rows = []
     for line in lines:
         try:
             rows.append(json.loads(line))
         except ValueError:
             continue
-    return json.dumps(rows, indent=2).split("\n")
+    return rows
+
+
+def _indented_array(lines: list[str]) -> list[str]:
+    """The rows as one JSON array written with indentation (`json.dump(rows,
+    file, indent=2)`), not JSON Lines."""
+    return json.dumps(_rows_of(lines), indent=2).split("\n")
 
 
 _indented_array.whole_file = True  # type: ignore[attr-defined]
@@ -204,13 +210,7 @@ _indented_array.whole_file = True  # type: ignore[attr-defined]
 
 def _indented_objects(lines: list[str]) -> list[str]:
     """Each row written with indentation, one after the other (`jq .`)."""
-    rows = []
-    for line in lines:
-        try:
-            rows.append(json.loads(line))
-        except ValueError:
-            continue
-    return "\n".join(json.dumps(row, indent=2) for row in rows).split("\n")
+    return "\n".join(json.dumps(row, indent=2) for row in _rows_of(lines)).split("\n")
 
 
 _indented_objects.whole_file = True  # type: ignore[attr-defined]
@@ -222,12 +222,11 @@ def _csv_table(lines: list[str]) -> list[str]:
     out = io.StringIO()
     table = csv.writer(out, lineterminator="\n")
     table.writerow(["id", "query", "relevant"])
-    for line in lines:
+    for case in _rows_of(lines):
         try:
-            case = json.loads(line)
             relevant = case["expect"]["relevant"]
             table.writerow([case["id"], case["input"]["query"], ";".join(map(str, relevant)) if isinstance(relevant, list) else relevant])
-        except (ValueError, KeyError, TypeError):
+        except (KeyError, TypeError):
             continue
     return out.getvalue().rstrip("\n").split("\n")
 

@@ -34,6 +34,14 @@ def json_lines(rows: list[dict]) -> str:
     return "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in rows)
 
 
+def fresh_check_of(model: DatasetModel, source: OverlaySource) -> list:
+    """The findings of a fresh check of the text ``model`` holds now."""
+    workspace = model.workspace
+    source.texts[workspace.absolute(DATASET)] = model.text
+    workspace.invalidate()
+    return analyze_file(workspace, DATASET)
+
+
 def workspace_with(root: Path, text: str) -> tuple[Workspace, OverlaySource]:
     (root / ".punica" / "evals").mkdir(parents=True)
     (root / ".punica" / "evals" / "s.suite.yaml").write_text(SUITE)
@@ -179,22 +187,17 @@ def test_a_model_of_a_document_follows_edits_as_a_fresh_check(tmp_path: Path) ->
     workspace, source = workspace_with(tmp_path, pretty)
     model = DatasetModel(workspace, DATASET, pretty)
 
-    def fresh() -> list:
-        source.texts[workspace.absolute(DATASET)] = model.text
-        workspace.invalidate()
-        return analyze_file(workspace, DATASET)
-
-    assert model.findings() == fresh() and len(model.findings()) == 1
+    assert model.findings() == fresh_check_of(model, source) and len(model.findings()) == 1
     # Words typed into strings, and a quote typed into one (the document then breaks there).
     query = next(number for number, line in enumerate(model.lines) if '"q1"' in line)
     column = model.lines[query].index('"q1"') + 2
     for typed in ("ab", "c d", ""):
         model.edit(Position(query, column), Position(query, column + (typed == "")), typed)
-        assert model.findings() == fresh() and model.text == source.texts[workspace.absolute(DATASET)]
+        assert model.findings() == fresh_check_of(model, source) and model.text == source.texts[workspace.absolute(DATASET)]
     model.edit(Position(query, column), Position(query, column), '"')
-    assert model.findings() == fresh() and "not valid JSON here" in model.findings()[0].message
+    assert model.findings() == fresh_check_of(model, source) and "not valid JSON here" in model.findings()[0].message
     model.edit(Position(query, column), Position(query, column + 1), "")
-    assert model.findings() == fresh() and model.size == len(model.text.encode())
+    assert model.findings() == fresh_check_of(model, source) and model.size == len(model.text.encode())
     lines = model.text.split("\n")
     at = next(number for number, line in enumerate(lines) if line.endswith('"topK": 5'))
     end_of_line = Position(at, len(lines[at]))
@@ -202,16 +205,16 @@ def test_a_model_of_a_document_follows_edits_as_a_fresh_check(tmp_path: Path) ->
     (slip,) = model.findings()
     assert (slip.range.start.line, slip.range.start.character) == (at + 1, lines[at + 1].index("}"))
     assert "not valid JSON here: a trailing comma before '}'" in slip.message
-    assert model.findings() == fresh() and model.shown(2) == model.findings()
+    assert model.findings() == fresh_check_of(model, source) and model.shown(2) == model.findings()
     model.edit(end_of_line, Position(at, len(lines[at]) + 1), "")
-    assert model.findings() == fresh() and model.findings()[0].message.startswith("this dataset is one JSON array of 30 rows")
+    assert model.findings() == fresh_check_of(model, source) and model.findings()[0].message.startswith("this dataset is one JSON array of 30 rows")
     end = LineIndex(model.text).position(len(model.text))
     model.edit(Position(0, 0), end, json_lines(rows))
-    assert [(finding.code, finding.range.start.line) for finding in model.findings()] == [("RAG203", 0)] == [(f.code, f.range.start.line) for f in fresh()]
+    assert [(finding.code, finding.range.start.line) for finding in model.findings()] == [("RAG203", 0)] == [(f.code, f.range.start.line) for f in fresh_check_of(model, source)]
     assert model.case_count == 30
     end = LineIndex(model.text).position(len(model.text))
     model.edit(Position(0, 0), end, pretty)
-    assert model.findings() == fresh() and model.case_count == 0
+    assert model.findings() == fresh_check_of(model, source) and model.case_count == 0
 
 
 def test_the_command_line_checks_a_large_document_as_one_finding_and_runs_none_of_it(
@@ -252,18 +255,13 @@ def test_a_model_of_a_table_follows_edits_as_a_fresh_check(tmp_path: Path) -> No
     workspace, source = workspace_with(tmp_path, table)
     model = DatasetModel(workspace, DATASET, table)
 
-    def fresh() -> list:
-        source.texts[workspace.absolute(DATASET)] = model.text
-        workspace.invalidate()
-        return analyze_file(workspace, DATASET)
-
     (found,) = model.findings()
-    assert found.message.startswith("this dataset is a CSV table of 31 lines (columns id, query, relevant)") and found == fresh()[0]
+    assert found.message.startswith("this dataset is a CSV table of 31 lines (columns id, query, relevant)") and found == fresh_check_of(model, source)[0]
     model.edit(Position(3, 6), Position(3, 6), "more ")  # inside a quoted field
     model.edit(Position(31, 0), Position(31, 0), "c99,why,docs/x.md\n")
-    assert model.findings() == fresh() and "table of 32 lines" in model.findings()[0].message
+    assert model.findings() == fresh_check_of(model, source) and "table of 32 lines" in model.findings()[0].message
     model.edit(Position(0, len("id,query,relevant")), Position(0, len("id,query,relevant")), ",grade")
-    assert model.findings() == fresh()
+    assert model.findings() == fresh_check_of(model, source)
     end = LineIndex(model.text).position(len(model.text))
     model.edit(Position(0, 0), end, json_lines(cases(3)))
-    assert [(finding.code, finding.range.start.line) for finding in model.findings()] == [("RAG203", 0)] == [(f.code, f.range.start.line) for f in fresh()]
+    assert [(finding.code, finding.range.start.line) for finding in model.findings()] == [("RAG203", 0)] == [(f.code, f.range.start.line) for f in fresh_check_of(model, source)]
