@@ -113,11 +113,14 @@ def test_a_table_of_delimited_values_is_read_whole(text: str, kind: str, columns
         'id: 1, x\n{"id": "a", "input": {"query": "q, r"}}\n{"id": "b", "input": {"query": "q, s"}}\n',
         "a,b\n",
         "id,query\nc1,how\nc2,why,extra,fields\nc3\nc4,a,b,c\n",
+        '\xff{"input_id": "q1", "x": 1}\r{"input_id": "q2", "x": 2}\r\n{"input_id": "q3"}\r{"input_id": "q4"}\r',
     ],
-    ids=["json-lines-after-a-broken-first-line", "one-line", "ragged"],
+    ids=["json-lines-after-a-broken-first-line", "one-line", "ragged", "carriage-returns-inside-lines"],
 )
 def test_lines_that_are_no_table_are_read_line_by_line(text: str) -> None:
-    """JSON Lines whose first line is broken, a single line, and lines of as many fields as they like are no table."""
+    """JSON Lines whose first line is broken, a single line, lines of as many
+    fields as they like, and lines with a bare carriage return inside (which the
+    table reader refuses) are no table."""
     assert read_document(text) is None
 
 

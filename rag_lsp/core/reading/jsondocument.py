@@ -197,9 +197,14 @@ def _table(text: str, start: int, line: str, looked_at: list[str]) -> Table | No
     for delimiter, kind in _DELIMITERS.items():
         if delimiter not in line:
             continue
-        widths = [len(fields) for fields in csv.reader(rows, delimiter=delimiter)]
+        try:
+            read = list(csv.reader(rows, delimiter=delimiter))
+        except csv.Error:
+            # A carriage return inside a line, unquoted: not a table the reader takes.
+            return None
+        widths = [len(fields) for fields in read]
         if widths[0] >= 2 and sum(width == widths[0] for width in widths) * 10 >= len(widths) * 9:
-            columns = [column.strip() for column in next(csv.reader(rows[:1], delimiter=delimiter))]
+            columns = [column.strip() for column in read[0]]
             return Table(kind, columns, text.count("\n", 0, start), len(line) - len(line.lstrip()), _lines_spanned(text, start))
     return None
 
