@@ -627,7 +627,7 @@ TOOL_ROWS = {
     "no-corpora": ('{{"id": "c{n}", "input": {{"corpora": [], "query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}}', "RAG004", "no corpora", "Remove every empty `corpora`"),
     "repeat": ('{{"id": "r{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py", "docs/b.md", "src/a.py"]}}}}', "RAG205", "repeat", "Remove every repeat"),
     "python-values": ("{{'id': 'p{n}', 'input': {{'query': 'q'}}, 'expect': {{'relevant': ['src/a.py']}}}}", "RAG002", "single quotes", None),
-    "comma-after": ('{{"id": "a{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}},', "RAG002", "extra data after the JSON value", "Remove every such comma"),
+    "comma-after": ('{{"id": "a{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}},', "RAG002", "extra data after the JSON value, at a comma to remove", "Remove every such comma"),
     "one-id": ('{{"id": "same", "input": {{"query": "q{n}"}}, "expect": {{"relevant": ["src/a.py"]}}}}', "RAG202", "same", "Make every repeated id unique"),
     "array-rows": ('[{{"id": "l{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}}]', "RAG004", "type at the row", None),
     "key-twice": ('{{"id": "export", "id": "k{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}}', "RAG003", "id", "Remove the earlier 'id' from every row"),

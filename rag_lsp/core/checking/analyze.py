@@ -159,11 +159,15 @@ def analyze_dataset(workspace: Workspace, path: str, source: SourceText | None =
     return findings
 
 
-def check_document(workspace: Workspace, path: str, text: str | list[str]) -> list[Finding] | None:
+def check_document(workspace: Workspace, path: str, text: str | list[str], document: Any = None) -> list[Finding] | None:
     """The findings of a dataset's text (or its lines) as a whole (see
     registry.DOCUMENT), finished; None where there are none, and only then are
-    its lines read as rows (a finding the settings turn off still stands for the file)."""
+    its lines read as rows (a finding the settings turn off still stands for the file).
+    ``document``: the text as a document, where the caller read it (see
+    core.reading.documentedits)."""
     context = DocumentContext(workspace, path, text)
+    if document is not None:
+        context.document = document
     found = [finding for rule, check in registry.checks_for(registry.DOCUMENT) for finding in _checked(rule, check, context)]
     return finish(workspace, path, found) if found else None
 

@@ -33,8 +33,10 @@ from .datasetindex import KeptGroups
 from ..reading.findings import Finding
 from .parallel import Helper, TwoEnds
 from ..reading.datasetlines import read_lines
-from ..reading.jsondocument import HEAD_LINES, first_content_line, head_may_be_document, may_be_document
+from ..reading.documentedits import EditedDocument
+from ..reading.jsondocument import HEAD_LINES, Table, first_content_line, head_may_be_document, may_be_document
 from ..reading.sources import lines_size, utf8_size
+from ..reading.text import Position
 from ..workspace.suitefacts import DatasetUse
 from ..workspace.workspace import Workspace
 from .modelindexes import KeepsIndexes
@@ -212,13 +214,16 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         """
         workspace = self.workspace
         if document is _NOT_READ:
-            document = check_document(workspace, self.path, self.lines) if self._may_be_document() else None
+            document = self._read_as_document()
         if document is not None:
-            # One JSON document, not JSON Lines: one finding for the file, and no line read as a row.
+            # One JSON document, not JSON Lines: one finding for the file, and
+            # no line read as a row (nor a list of them kept, see edit).
             self._document = document
+            self.rows, self._placed, self._passed = [], [], []
             self._facts = (self._use(workspace.dataset_use(self.path), None), None, workspace.files_version, workspace.settings)
             self._stale = set()
             return
+        self._edited_document = None
         starts = _batch_starts(self.lines)
         batches = [self.lines[first:end] for first, end in zip(starts, [*starts[1:], len(self.lines)])]
         share = None
@@ -269,16 +274,40 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         self._facts = (use, shape, workspace.files_version, workspace.settings)
         self._stale = set()
 
-    def _read_as_a_document_again(self) -> None:
-        """After an edit: where the text is one JSON document, or was, or may have
-        become one (its first non-blank line begins one), read it again as a
-        whole; where it turned from one into the other, read every line again."""
+    def _read_as_document(self) -> list[Finding] | None:
+        """The findings of the text as one JSON document (see check_document),
+        with its reading kept to follow edits; None for JSON Lines."""
+        self._edited_document = None
+        self._a_table = False
+        if not self._may_be_document():
+            return None
+        document, self._edited_document = EditedDocument.read(self.lines)
+        self._a_table = isinstance(document, Table)
+        return check_document(self.workspace, self.path, self.lines, document) if document is not None else None
+
+    def _read_as_a_document_again(self, start: Position, end: Position, new_text: str) -> None:
+        """After an edit of the text between ``start`` and ``end`` (as it was):
+        where the text is one JSON document, or was, or may have become one
+        (its first non-blank line begins one), read it again as a whole (an
+        edit inside one of its rows reads that row alone: see
+        core.reading.documentedits); where it turned from one into the other,
+        read every line again."""
+        was_document = bool(self._document)
+        if was_document and self._edited_document is not None:
+            edited = self._edited_document.after_edit(start, end, new_text, self.lines)
+            found = check_document(self.workspace, self.path, self.lines, edited) if edited is not None else None
+            if found is not None:
+                self._document = found
+                return
         may_be = self._may_be_document()
-        if not self._document and not may_be:
+        if not was_document and not may_be:
             return
-        document = check_document(self.workspace, self.path, self.lines) if may_be else None
-        if document is None and not self._document:
+        document = self._read_as_document() if may_be else None
+        if document is None and not was_document:
             return  # JSON Lines, a line of which begins like a document
+        if document is not None and was_document:
+            self._document = document  # one document still: no line is a row
+            return
         # Read again as a whole (no line as a row), or every line read again.
         self._build(self.workspace, self.path, None, None, self.lines, self.size, document)
 

@@ -57,21 +57,34 @@ class FollowsEdits:
             self.lines[start.line] = text[: start.character] + new_text + text[end.character :]
             self.size += lines_size([self.lines[start.line]]) - lines_size([text])
             self._text = None
+            if self._edited_document is not None:
+                self._edited_document.after_string_edit(start, end, new_text, self.lines)
             return
         last = len(self.lines) - 1
         start_line, end_line = min(start.line, last), min(end.line, last)
         head = self.lines[start_line][: start.character] if start.line <= last else self.lines[last]
         tail = self.lines[end_line][end.character :] if end.line <= last else ""
-        self._replace(start_line, end_line - start_line + 1, (head + new_text + tail).split("\n"))
-        self._read_as_a_document_again()
+        lines = (head + new_text + tail).split("\n")
+        if self._document:
+            if self._edited_document is not None:
+                self._edited_document.place_rows(self.lines)  # as they are before the edit
+            # No line of a document is a row: only its lines change.
+            self.size += lines_size(lines) - lines_size(self.lines[start_line : end_line + 1])
+            self.lines[start_line : end_line + 1] = lines
+            self._text = None
+            self._last_shown = None
+        else:
+            self._replace(start_line, end_line - start_line + 1, lines)
+        self._read_as_a_document_again(start, end, new_text)
 
     def _within_a_string(self, start: Position, end: Position, new_text: str) -> bool:
         """Whether an edit of a text read as one JSON document (see
         DatasetModel._document) changes only the characters of one string of
         a line that holds none of its findings, with no quote, backslash or
         control character: the document then holds the same values, rows and
-        slip as before (a string is never written over two lines)."""
-        if start.line != end.line or not 0 <= start.line < len(self.lines) or start.character > end.character:
+        slip as before (a string is never written over two lines). Not so in a
+        table, whose delimiters a string of JSON may hold."""
+        if self._a_table or start.line != end.line or not 0 <= start.line < len(self.lines) or start.character > end.character:
             return False
         if any(finding.range.start.line <= start.line <= finding.range.end.line for finding in self._document):
             return False

@@ -54,6 +54,12 @@ class JsonDocument:
     # Where the document is not valid JSON (its line, column and what is wrong
     # there), with no row read; None for a document that is.
     error: tuple[int, int, str] | None = None
+    # How many rows it holds, where they are not kept (see documentedits).
+    row_count: int | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.rows) if self.row_count is None else self.row_count
 
     @property
     def described(self) -> str:
@@ -62,7 +68,7 @@ class JsonDocument:
         over = f"written over {self.lines:,} lines" if self.lines > 1 else "written on one line"
         if self.error is not None:
             return f"{'one JSON array' if self.kind == ARRAY else 'JSON objects, each written over several lines'}, {over}"
-        count = len(self.rows)
+        count = self.count
         if self.kind == ARRAY:
             return f"one JSON array of {count:,} row{'s' if count != 1 else ''}, {over}"
         return f"{count:,} JSON object{'s' if count != 1 else ''}, each written over several lines ({self.lines:,} lines)"
@@ -159,10 +165,10 @@ def read_document(text: str) -> JsonDocument | Table | None:
     if first is None or not may_be_document(first[2]):
         return None
     start, _, line = first
-    lines_after = _content_lines(text, start, _LOOKED_AT)
+    lines_after = content_lines(text, start, LOOKED_AT)
     if not (line.strip().startswith("[") or line.strip() == "{"):
         return _table(text, start, line, lines_after)
-    if _whole(line) and len(lines_after) > 1:
+    if is_whole(line) and len(lines_after) > 1:
         # A whole value on the first line, and more after it: lines of values
         # (a dataset whose rows are written as lists), told without decoding them all.
         return None
@@ -171,7 +177,7 @@ def read_document(text: str) -> JsonDocument | Table | None:
     spanned = _lines_spanned(text, start)
     place = (text.count("\n", 0, start), len(line) - len(line.lstrip()))
     if rows is None:
-        if sum(map(_whole, lines_after)) * 2 >= len(lines_after):
+        if sum(map(is_whole, lines_after)) * 2 >= len(lines_after):
             return None  # JSON Lines, its first row broken: each slip is found on its line
         rows, error = _read_exactly(text, kind)
         if error is not None:
@@ -184,14 +190,14 @@ def read_document(text: str) -> JsonDocument | Table | None:
 
 
 # The first lines looked at to tell a document from JSON Lines.
-_LOOKED_AT = 20
+LOOKED_AT = 20
 
 
 def _table(text: str, start: int, line: str, looked_at: list[str]) -> Table | None:
     """The text beginning with ``line`` read as a table: its first lines (most
     of them no JSON value) split by one delimiter into as many fields, two or
     more, nearly all alike; None for anything else."""
-    if len(looked_at) < 2 or sum(map(_whole, looked_at)) * 2 >= len(looked_at):
+    if len(looked_at) < 2 or sum(map(is_whole, looked_at)) * 2 >= len(looked_at):
         return None
     rows = [row.rstrip("\r") for row in looked_at]
     for delimiter, kind in _DELIMITERS.items():
@@ -209,7 +215,7 @@ def _table(text: str, start: int, line: str, looked_at: list[str]) -> Table | No
     return None
 
 
-def _content_lines(text: str, start: int, most: int) -> list[str]:
+def content_lines(text: str, start: int, most: int) -> list[str]:
     """The first ``most`` lines of ``text`` from ``start`` that are not blank."""
     found: list[str] = []
     while len(found) < most and (content := _CONTENT.search(text, start)) is not None:
@@ -303,7 +309,7 @@ def _decoded(text: str) -> list[msgspec.Raw] | None:
 _ANY_VALUE = msgspec.json.Decoder(msgspec.Raw)
 
 
-def _whole(line: str) -> bool:
+def is_whole(line: str) -> bool:
     """Whether ``line`` is one whole JSON value."""
     try:
         _ANY_VALUE.decode(line)

@@ -52,14 +52,18 @@ def json_syntax(rows):
         # character of each row (`a key without quotes: write "id"`). The lines of
         # one JSON document written with indentation fail each its own way, and
         # are one cause: pieces of a value written over many lines.
-        cause = _PIECE if _PIECE_OF_A_VALUE.match(context.row.text) else message.partition(":")[0]
-        if rows.passes_over(RULE.code, cause, context.line):
-            continue
         text = context.row.text
-        end = column + 1 if column < len(text) else column
         comma = trailing_comma(text, column)
         if comma is None and text[column:].strip() == ",":
             comma = column + text[column:].index(",")  # a comma after the row, as in a JSON array's lines
+        cause = _PIECE if _PIECE_OF_A_VALUE.match(text) else message.partition(":")[0]
+        if comma is not None:
+            # Findings of one cause have fixes alike: a folded finding offers
+            # to remove every comma only where each occurrence has one.
+            cause += _BEFORE_A_COMMA
+        if rows.passes_over(RULE.code, cause, context.line):
+            continue
+        end = column + 1 if column < len(text) else column
         fixes = [Fix("Remove the trailing comma", edits=(TextEdit(context.columns(comma, comma + 1), ""),))] if comma is not None else []
         yield RULE.finding(context.columns(column, end), f"not valid JSON: {message}", fixes=fixes, cause=cause)
 
@@ -69,6 +73,7 @@ def json_syntax(rows):
 # (a dataset row starts with `{`).
 _PIECE_OF_A_VALUE = re.compile(r'\s*(?:[\[\]{}],?|"(?:[^"\\]|\\.)*"\s*:.*)\s*$')
 _PIECE = "a piece of a value written over many lines"
+_BEFORE_A_COMMA = ", at a comma to remove"
 _OVER_MANY_LINES = (
     "each row is spread over several lines (a JSON document written with indentation, not JSON Lines): "
     "write one object per line, e.g. `jq -c '.[]' FILE` for a JSON array"
@@ -90,6 +95,7 @@ _WRITTEN_BY = {
 
 @RULE.folds
 def every_row_written_alike(cause):
+    cause = cause.removesuffix(_BEFORE_A_COMMA)
     if cause in _WRITTEN_BY:
         why = _WRITTEN_BY[cause]
     elif cause.endswith("is not valid JSON; use null or a number"):
