@@ -15,12 +15,11 @@ asks for the whole text to be read again.
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from array import array
 from dataclasses import replace
-from typing import Sequence
+from typing import Any, Sequence
 
 from .jsondocument import (
     ARRAY,
@@ -56,10 +55,12 @@ class EditedDocument:
         self._mostly_whole_head = mostly_whole_head
         # Where each row is written: its first character's line and column, and
         # the line and column just after its last; none until placed, or when
-        # the document was not valid JSON at its last reading.
-        self._starts_line = array("q")
+        # the document was not valid JSON at its last reading. The lines are
+        # numpy arrays: an edit that adds a line moves a hundred thousand rows
+        # below it, in microseconds.
+        self._starts_line: Any = None
         self._starts_column = array("q")
-        self._ends_line = array("q")
+        self._ends_line: Any = None
         self._ends_column = array("q")
         # The rows edits broke, by their index: where the slip is (its line
         # counted from the row's first line, its column) and what it is.
@@ -100,6 +101,12 @@ class EditedDocument:
             self._place_rows(text, document.rows)
 
     def _place_rows(self, text: str, rows: list) -> None:
+        """Place each of ``rows``, the raw texts of a document valid JSON, in
+        ``text``: they follow each other, with blank space and commas between."""
+        import numpy  # only for a document edited: a check needs none of it
+
+        starts_line: list[int] = []
+        ends_line: list[int] = []
         ascii = text.isascii()
         at = _first_content(text) + (1 if self.document.kind == ARRAY else 0)
         line, line_start = text.count("\n", 0, at), text.rfind("\n", 0, at) + 1
@@ -107,12 +114,14 @@ class EditedDocument:
         for row in rows:
             start = skip(text, at).end()
             line, line_start = _moved_to(text, start, at, line, line_start)
-            self._starts_line.append(line)
+            starts_line.append(line)
             self._starts_column.append(start - line_start)
             at = start + (len(row) if ascii else len(str(memoryview(row), "utf-8")))  # type: ignore[arg-type]
             line, line_start = _moved_to(text, at, start, line, line_start)
-            self._ends_line.append(line)
+            ends_line.append(line)
             self._ends_column.append(at - line_start)
+        self._starts_line = numpy.array(starts_line, dtype=numpy.int64)
+        self._ends_line = numpy.array(ends_line, dtype=numpy.int64)
 
     def after_edit(self, start: Position, end: Position, new_text: str, lines: Sequence[str]) -> JsonDocument | None:
         """The document after the text between ``start`` and ``end`` (as it
@@ -120,7 +129,7 @@ class EditedDocument:
         whole text must be read again."""
         if start.line <= self._head_end:
             return None
-        if not self._starts_line:
+        if not self._rows_placed:
             # Not valid JSON at its last reading: an edit below its slip leaves it so.
             if self.document.error is None or start.line <= self.document.error[0]:
                 return None
@@ -147,7 +156,7 @@ class EditedDocument:
     def after_string_edit(self, start: Position, end: Position, new_text: str, lines: Sequence[str]) -> None:
         """Follow an edit inside one string, which leaves the document as valid
         as it was, but may move the places after it on its line."""
-        if not self._starts_line:
+        if not self._rows_placed:
             return
         row = self._row_holding(start, end)
         if row is None or not self._follow(row, start, end, new_text):
@@ -161,14 +170,18 @@ class EditedDocument:
 
     def _forget_places(self) -> None:
         """Place no row: the next edit reads the whole text."""
-        for places in (self._starts_line, self._starts_column, self._ends_line, self._ends_column):
-            del places[:]
+        self._starts_line = self._ends_line = None
+        del self._starts_column[:], self._ends_column[:]
         self._broken.clear()
+
+    @property
+    def _rows_placed(self) -> bool:
+        return self._starts_line is not None and len(self._starts_line) > 0
 
     def _row_holding(self, start: Position, end: Position) -> int | None:
         """The row whose first and last characters are outside the range from
         ``start`` to ``end`` and which holds the rest of it; None if none."""
-        row = bisect.bisect_right(self._starts_line, start.line) - 1
+        row = int(self._starts_line.searchsorted(start.line, side="right")) - 1
         while row >= 0 and self._starts_line[row] == start.line and self._starts_column[row] >= start.character:
             row -= 1
         if row < 0 or (self._starts_line[row], self._starts_column[row]) >= (start.line, start.character):
@@ -197,16 +210,16 @@ class EditedDocument:
             self._ends_column[row] += shift
         self._ends_line[row] += delta
         if delta:
-            self._starts_line[row + 1 :] = array("q", [line + delta for line in self._starts_line[row + 1 :]])
-            self._ends_line[row + 1 :] = array("q", [line + delta for line in self._ends_line[row + 1 :]])
+            self._starts_line[row + 1 :] += delta
+            self._ends_line[row + 1 :] += delta
         return True
 
     def _slip_of(self, row: int, lines: Sequence[str]) -> tuple[int, int, str] | None | bool:
         """Where row ``row`` is first not valid JSON, as the whole document's
         reading would say it (its line counted from the row's first); None for
         a row that is valid JSON; False where its own reading cannot tell."""
-        first, first_column = self._starts_line[row], self._starts_column[row]
-        last, last_column = self._ends_line[row], self._ends_column[row]
+        first, first_column = int(self._starts_line[row]), self._starts_column[row]
+        last, last_column = int(self._ends_line[row]), self._ends_column[row]
         if first == last:
             text = lines[first][first_column:last_column]
         else:
@@ -231,7 +244,7 @@ class EditedDocument:
             return None
         row = min(self._broken)
         line, column, message = self._broken[row]
-        return self._starts_line[row] + line, column, message
+        return int(self._starts_line[row]) + line, column, message
 
 
 def _first_content(text: str) -> int:
