@@ -415,6 +415,36 @@ async def test_a_dataset_written_as_one_json_document_is_one_diagnostic_whose_fi
     assert "not valid JSON here: a trailing comma before '}'" in slip.message
 
 
+async def test_slips_typed_deep_in_a_long_json_document_are_found_where_they_are(client: LanguageClient, tmp_path: Path) -> None:
+    """In an indented array of a hundred rows, a key typed into a row far below its first lines is one
+    RAG002 still; a key with no value typed there is the array's slip, at its place; a slip typed into a row
+    above it is the slip then; mending both gives the one RAG002 of the array again."""
+    rows = [{"id": f"c{n}", "input": {"query": f"q{n}"}, "expect": {"relevant": ["src/app.py"]}} for n in range(100)]
+    pretty = json.dumps(rows, indent=2) + "\n"
+    lines = pretty.splitlines()
+    _, dataset_path = make_workspace(tmp_path, dataset=pretty)
+    await start(client, tmp_path)
+    uri = open_file(client, dataset_path)
+    (once,) = await diagnostics(client, uri, 1)
+    assert once.message.startswith("this dataset is one JSON array of 100 rows")
+    below = lines.index('    "id": "c90",')
+    above = lines.index('    "id": "c60",')
+    replace_lines(client, uri, 2, below, below, '    "note": "x",\n')
+    (kept,) = await diagnostics(client, uri, 2)
+    assert kept.message.startswith(f"this dataset is one JSON array of 100 rows, written over {len(lines) + 1:,} lines")
+    replace_lines(client, uri, 3, below, below + 1, '    "note": ,\n')
+    (slip,) = await diagnostics(client, uri, 3)
+    assert (slip.range.start.line, slip.range.start.character) == (below, 12) and "not valid JSON here" in slip.message
+    replace_lines(client, uri, 4, above, above, '    "topK" 3,\n')
+    (slip,) = await diagnostics(client, uri, 4)
+    assert (slip.range.start.line, slip.range.start.character) == (above, 11) and "not valid JSON here" in slip.message
+    replace_lines(client, uri, 5, above, above + 1, "")
+    (slip,) = await diagnostics(client, uri, 5)
+    assert (slip.range.start.line, slip.range.start.character) == (below, 12)
+    replace_lines(client, uri, 6, below, below + 1, "")
+    (mended,) = await diagnostics(client, uri, 6)
+    assert mended.message.startswith(f"this dataset is one JSON array of 100 rows, written over {len(lines):,} lines")
+
 def thirty_cases(**asked: object) -> str:
     """Thirty cases expecting src/app.py, each asking its target for ``asked`` too (`topK`, `corpora`)."""
     return "".join(
