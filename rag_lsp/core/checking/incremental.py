@@ -19,32 +19,30 @@ the same contexts); a property test holds the two together.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import weakref
 from collections import Counter
 from typing import Any, Sequence
 
 from . import rules as registry
-from .analyze import check_document, check_rows, finish
+from .analyze import check_rows, finish
 from .contexts import DatasetContext, RowContext, RowsContext, RowsOnLines
 from .expectedpaths import first_missing_index
 from .datasetindex import KeptGroups
 from ..reading.findings import Finding
-from .parallel import Helper, TwoEnds
+from .batchends import TwoEnds
+from .parallel import Helper
 from ..reading.datasetlines import read_lines
-from ..reading.documentedits import EditedDocument
-from ..reading.jsondocument import HEAD_LINES, Table, first_content_line, head_may_be_document, may_be_document
 from ..reading.sources import lines_size, utf8_size
-from ..reading.text import Position
 from ..workspace.suitefacts import DatasetUse
 from ..workspace.workspace import Workspace
 from .modelindexes import KeepsIndexes
-from .modelrows import BLANK, COUNTS, LOOK, NOT_JSON, ModelRow, NO_FINDINGS, PLAIN, Unfinished, causes_of
+from .modelrows import BLANK, COUNTS, LOOK, NOT_JSON, ModelRow, PLAIN, Unfinished
 from .passedover import CountsPassedOver
 from .screening import Screening, WorkspaceFiles, is_answer, received
 from .shown import LastShown, ShowsFindings, position_key
 from .modelediting import FollowsEdits
+from .modeldocument import ReadsDocuments
 
 # Lines checked together: a batch holds its rows' decoded values while it is
 # checked. With a helper, the smaller the batch, the less either side waits for
@@ -77,7 +75,7 @@ MODELLED_FROM_BYTES = _CHECK_BATCH * 4
 _NOT_READ = object()
 
 
-class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
+class DatasetModel(FollowsEdits, ReadsDocuments, KeepsIndexes, CountsPassedOver, ShowsFindings):
     """A dataset kept line by line: :meth:`edit` records what changed, and
     :meth:`findings` checks only that."""
 
@@ -273,52 +271,6 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         self._row_count = len(self.rows) - self.rows.count(None)  # in C: blank lines hold None
         self._facts = (use, shape, workspace.files_version, workspace.settings)
         self._stale = set()
-
-    def _read_as_document(self) -> list[Finding] | None:
-        """The findings of the text as one JSON document (see check_document),
-        with its reading kept to follow edits; None for JSON Lines."""
-        self._edited_document = None
-        self._a_table = False
-        if not self._may_be_document():
-            return None
-        document, self._edited_document = EditedDocument.read(self.lines)
-        self._a_table = isinstance(document, Table)
-        return check_document(self.workspace, self.path, self.lines, document) if document is not None else None
-
-    def _read_as_a_document_again(self, start: Position, end: Position, new_text: str) -> None:
-        """After an edit of the text between ``start`` and ``end`` (as it was):
-        where the text is one JSON document, or was, or may have become one
-        (its first non-blank line begins one), read it again as a whole (an
-        edit inside one of its rows reads that row alone: see
-        core.reading.documentedits); where it turned from one into the other,
-        read every line again."""
-        was_document = bool(self._document)
-        if was_document and self._edited_document is not None:
-            edited = self._edited_document.after_edit(start, end, new_text, self.lines)
-            found = check_document(self.workspace, self.path, self.lines, edited) if edited is not None else None
-            if found is not None:
-                self._document = found
-                return
-        may_be = self._may_be_document()
-        if not was_document and not may_be:
-            return
-        document = self._read_as_document() if may_be else None
-        if document is None and not was_document:
-            return  # JSON Lines, a line of which begins like a document
-        if document is not None and was_document:
-            self._document = document  # one document still: no line is a row
-            return
-        # Read again as a whole (no line as a row), or every line read again.
-        self._build(self.workspace, self.path, None, None, self.lines, self.size, document)
-
-    def _may_be_document(self) -> bool:
-        """Whether the text may be one JSON document or a table (see
-        check_document), told from its first lines: they alone rule out JSON
-        Lines whose first line only begins like one."""
-        first = first_content_line(self.lines)
-        if first is None or not may_be_document(self.lines[first]):
-            return False
-        return head_may_be_document("\n".join(self.lines[first : first + HEAD_LINES]))
 
     def _finish_lines(self, found: dict[int, list[Finding]]) -> None:
         """Finish the unfinished findings of ``found`` (see Finding.unfinished)."""
@@ -589,50 +541,6 @@ class DatasetModel(FollowsEdits, KeepsIndexes, CountsPassedOver, ShowsFindings):
         finally:
             for _, row in batch:
                 row.drop()
-
-    def _place_every_line(self, found: dict[int, list[Finding]]) -> None:
-        """Keep the findings of a reading of every line (as _place, without a
-        step per line: nearly all have none)."""
-        self._placed = [NO_FINDINGS] * len(self.rows)
-        by_code: dict[str, list[int]] = {}
-        counts: Counter[str] = Counter()
-        causes: Counter[tuple[str, str]] = Counter()
-        placed_lines = self._placed
-        for line, placed in found.items():
-            placed_lines[line] = placed
-            if len(placed) == 1:  # nearly every line with findings
-                code, cause = placed[0].code, placed[0].cause
-                counts[code] += 1
-                if cause is not None:
-                    causes[code, cause] += 1
-                lines = by_code.get(code)
-                if lines is None:
-                    by_code[code] = [line]
-                else:
-                    lines.append(line)
-                continue
-            counts.update(finding.code for finding in placed)
-            causes.update(causes_of(placed))
-            for code in {finding.code for finding in placed}:
-                by_code.setdefault(code, []).append(line)
-        self._lines_with_findings = sorted(found)
-        self._lines_by_code = {code: sorted(lines) for code, lines in by_code.items()}
-        self._placed_counts = counts
-        self._cause_lines = causes
-
-    def _place(self, lines: Sequence[int], found: dict[int, list[Finding]]) -> None:
-        """Keep the findings of checked ``lines`` (ascending) on them."""
-        placed_lines = self._placed
-        by_code = self._lines_by_code
-        for line in lines:
-            placed = found.get(line, NO_FINDINGS)
-            placed_lines[line] = placed
-            if placed:
-                bisect.insort(self._lines_with_findings, line)
-                self._placed_counts.update(finding.code for finding in placed)
-                self._cause_lines.update(causes_of(placed))
-                for code in {finding.code for finding in placed}:
-                    bisect.insort(by_code.setdefault(code, []), line)
 
 
 def _batch_starts(lines: list[str]) -> list[int]:

@@ -6,16 +6,11 @@ findings of the lines below move with them without being looked at.
 from __future__ import annotations
 
 import bisect
-import re
 
 from ..reading.text import Position, line_of
 from ..reading.datasetlines import read_lines
 from ..reading.sources import lines_size
 from .modelrows import ModelRow, causes_of
-
-
-# A JSON string on a line, its escapes included.
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 class FollowsEdits:
@@ -76,24 +71,6 @@ class FollowsEdits:
         else:
             self._replace(start_line, end_line - start_line + 1, lines)
         self._read_as_a_document_again(start, end, new_text)
-
-    def _within_a_string(self, start: Position, end: Position, new_text: str) -> bool:
-        """Whether an edit of a text read as one JSON document (see
-        DatasetModel._document) changes only the characters of one string of
-        a line that holds none of its findings, with no quote, backslash or
-        control character: the document then holds the same values, rows and
-        slip as before (a string is never written over two lines). Not so in a
-        table, whose delimiters a string of JSON may hold."""
-        if self._a_table or start.line != end.line or not 0 <= start.line < len(self.lines) or start.character > end.character:
-            return False
-        if any(finding.range.start.line <= start.line <= finding.range.end.line for finding in self._document):
-            return False
-        if any(char in '"\\' or char < " " for char in new_text):
-            return False
-        for string in _STRING.finditer(self.lines[start.line]):
-            if string.start() < start.character and end.character < string.end():
-                return "\\" not in string.group()
-        return False
 
     def _replace(self, start: int, removed: int, lines: list[str]) -> None:
         self._text = None

@@ -47,6 +47,8 @@ import time
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Protocol, Sequence
 
+from .batchends import HEADER_BYTES, SharedEnds
+
 log = logging.getLogger(__name__)
 
 # How long the caller waits for the helper's next answer once its own share is
@@ -58,11 +60,6 @@ ANSWER_TIMEOUT_S = 30.0
 _SEND_WAIT_S = 0.05
 
 _LENGTH = struct.Struct("<Q")
-# The shared counters at the start of a share's file: the caller's next batch
-# (the front) and the lowest batch the helper has taken (the back); the text follows.
-_COUNTER = struct.Struct("<q")
-_FRONT, _BACK = 0, _COUNTER.size
-_HEADER = 2 * _COUNTER.size
 # What Linux lets any user give a pipe without privileges (pipe-max-size).
 _PIPE_BYTES = 1 << 20
 # More than a message's length and pickled envelope take besides its payload.
@@ -114,67 +111,6 @@ def prepared(preparation: Preparation) -> Any:
     return made
 
 
-class TwoEnds:
-    """Batch indexes ``[start, stop)`` for one process alone: all from the front."""
-
-    def __init__(self, start: int, stop: int) -> None:
-        self._front = start
-        self._stop = stop
-
-    def take_front(self) -> int | None:
-        if self._front >= self._stop:
-            return None
-        self._front += 1
-        return self._front - 1
-
-
-class SharedEnds:
-    """Batch indexes ``[start, stop)``, taken from the front by the caller and from
-    the back by the helper, through two counters in a mapped file (see the
-    module's docstring): each side writes its own counter and reads the other's."""
-
-    def __init__(self, counters: mmap.mmap) -> None:
-        self._counters = counters
-
-    @staticmethod
-    def header(start: int, stop: int) -> bytes:
-        return _COUNTER.pack(start) + _COUNTER.pack(stop)
-
-    def _get(self, offset: int) -> int:
-        return _COUNTER.unpack_from(self._counters, offset)[0]
-
-    def _set(self, offset: int, value: int) -> None:
-        _COUNTER.pack_into(self._counters, offset, value)
-
-    @property
-    def front(self) -> int:
-        """The caller's next batch: every batch below it is the caller's."""
-        return self._get(_FRONT)
-
-    @property
-    def back(self) -> int:
-        """The lowest batch the helper has taken."""
-        return self._get(_BACK)
-
-    def take_front(self) -> int | None:
-        front = self._get(_FRONT)
-        if front >= self._get(_BACK):
-            return None
-        self._set(_FRONT, front + 1)
-        return front
-
-    def take_back(self) -> int | None:
-        back = self._get(_BACK) - 1
-        if back < self._get(_FRONT):
-            return None
-        self._set(_BACK, back)
-        return back
-
-    def close_front(self) -> None:
-        """Take every batch left (the caller gives up): the helper takes no more."""
-        self._set(_FRONT, self._get(_BACK))
-
-
 class Share:
     """The helper's part of one reading.
 
@@ -196,7 +132,7 @@ class Share:
         try:
             self._file.write(SharedEnds.header(start, stop))
             self._file.flush()
-            counters = mmap.mmap(self._file.fileno(), _HEADER)
+            counters = mmap.mmap(self._file.fileno(), HEADER_BYTES)
             self.ends = SharedEnds(counters)
             self._write_text(lines, batch_starts)
         except BaseException:  # a full disk, say: the caller reads alone
@@ -561,11 +497,11 @@ def serve(preload: Sequence[str] = ()) -> None:
                 data, text = _unmapped(data, text)
                 path, bounds = payload
                 with open(path, "r+b") as file:
-                    ends = SharedEnds(mmap.mmap(file.fileno(), _HEADER))
+                    ends = SharedEnds(mmap.mmap(file.fileno(), HEADER_BYTES))
                     # Mapped, not read: the text's pages count against this
                     # process's memory only while it looks at them (see below).
                     text = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-                data = memoryview(text)[_HEADER:]
+                data = memoryview(text)[HEADER_BYTES:]
                 answer = "read"
             elif kind == "job" and ends is not None:
                 work = pickle.loads(payload).start()

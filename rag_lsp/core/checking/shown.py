@@ -13,7 +13,7 @@ from typing import NamedTuple, Sequence
 from . import rules as registry
 from ..reading.findings import SHOWN_PER_CODE, Finding, for_editor, left_out_finding, shown_in_editor
 from .folding import LINES_NAMED, Occurrences, covered_lines
-from .modelrows import NO_FINDINGS, Unfinished
+from .modelrows import NO_FINDINGS, Unfinished, causes_of
 
 
 class Over(NamedTuple):
@@ -72,8 +72,52 @@ class ShowsFindings:
     """The part of :class:`~rag_lsp.core.checking.incremental.DatasetModel`
     that gives out its findings (see the module's docstring): from the findings
     placed on lines (``_placed``, ``_lines_with_findings``, ``_lines_by_code``,
-    ``_placed_counts``) and what was last shown (``_last_shown``), set up in
-    DatasetModel._build."""
+    ``_placed_counts``, which it places) and what was last shown
+    (``_last_shown``), set up in DatasetModel._build."""
+
+    def _place_every_line(self, found: dict[int, list[Finding]]) -> None:
+        """Keep the findings of a reading of every line (as _place, without a
+        step per line: nearly all have none)."""
+        self._placed = [NO_FINDINGS] * len(self.rows)
+        by_code: dict[str, list[int]] = {}
+        counts: Counter[str] = Counter()
+        causes: Counter[tuple[str, str]] = Counter()
+        placed_lines = self._placed
+        for line, placed in found.items():
+            placed_lines[line] = placed
+            if len(placed) == 1:  # nearly every line with findings
+                code, cause = placed[0].code, placed[0].cause
+                counts[code] += 1
+                if cause is not None:
+                    causes[code, cause] += 1
+                lines = by_code.get(code)
+                if lines is None:
+                    by_code[code] = [line]
+                else:
+                    lines.append(line)
+                continue
+            counts.update(finding.code for finding in placed)
+            causes.update(causes_of(placed))
+            for code in {finding.code for finding in placed}:
+                by_code.setdefault(code, []).append(line)
+        self._lines_with_findings = sorted(found)
+        self._lines_by_code = {code: sorted(lines) for code, lines in by_code.items()}
+        self._placed_counts = counts
+        self._cause_lines = causes
+
+    def _place(self, lines: Sequence[int], found: dict[int, list[Finding]]) -> None:
+        """Keep the findings of checked ``lines`` (ascending) on them."""
+        placed_lines = self._placed
+        by_code = self._lines_by_code
+        for line in lines:
+            placed = found.get(line, NO_FINDINGS)
+            placed_lines[line] = placed
+            if placed:
+                bisect.insort(self._lines_with_findings, line)
+                self._placed_counts.update(finding.code for finding in placed)
+                self._cause_lines.update(causes_of(placed))
+                for code in {finding.code for finding in placed}:
+                    bisect.insort(by_code.setdefault(code, []), line)
 
     def _shown_on(self, line: int) -> Sequence[Finding]:
         """The findings placed on ``line``, finished: they are given out (see
