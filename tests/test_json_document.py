@@ -13,6 +13,7 @@ from rag_lsp.core.checking import rules as registry
 from rag_lsp.core.checking.analyze import analyze_file
 from rag_lsp.core.checking.analysis import Analysis
 from rag_lsp.core.checking.incremental import MODELLED_FROM_BYTES, DatasetModel
+from rag_lsp.core.reading import jsondocument
 from rag_lsp.core.reading.jsondocument import ARRAY, OBJECTS, Table, read_document
 from rag_lsp.core.reading.sources import DiskSource, OverlaySource
 from rag_lsp.core.reading.text import LineIndex, Position, apply_edits
@@ -122,6 +123,23 @@ def test_lines_that_are_no_table_are_read_line_by_line(text: str) -> None:
     fields as they like, and lines with a bare carriage return inside (which the
     table reader refuses) are no table."""
     assert read_document(text) is None
+
+
+@pytest.mark.parametrize("piece", [1, 7, 300, 1 << 20])
+def test_objects_side_by_side_read_a_piece_at_a_time_are_the_rows_read_whole(monkeypatch: pytest.MonkeyPatch, piece: int) -> None:
+    """Objects side by side are read a piece of text at a time (no copy of the whole text is written with
+    its commas): whatever the pieces, the rows and their count are those of the text read whole, a slip in
+    any piece is the document's, and a reading for the count alone keeps no row."""
+    rows = cases(40)
+    text = "\n\n".join(json.dumps(row, indent=2) for row in rows) + "\n"
+    monkeypatch.setattr(jsondocument, "_PIECE_CHARACTERS", piece)
+    document = read_document(text)
+    assert document.count == 40 and [json.loads(bytes(row)) for row in document.rows] == rows
+    counted = read_document(text, keep_rows=False)
+    assert counted.count == 40 and counted.rows == [] and counted.described == document.described
+    broken = text.replace('"q33",', '"q33"', 1)
+    slip = read_document(broken)
+    assert slip.error is not None and slip.error[0] == broken[: broken.index('"q33"')].count("\n") + 1
 
 
 def test_a_broken_document_is_one_slip_where_the_standard_decoder_stops() -> None:

@@ -78,7 +78,7 @@ class EditedDocument:
         if first is None or not (lines[first].strip().startswith("[") or lines[first].strip() == "{"):
             return read_lines_as_document(lines), None  # a table is told from its first lines
         text = "\n".join(lines)
-        document = read_document(text)
+        document = read_document(text, keep_rows=False)
         if not isinstance(document, JsonDocument):
             return document, None
         head = content_lines(text, text.rfind("\n", 0, _first_content(text)) + 1, LOOKED_AT)

@@ -154,13 +154,15 @@ def first_content_line(lines: Sequence[str]) -> int | None:
     return None
 
 
-def read_document(text: str) -> JsonDocument | Table | None:
+def read_document(text: str, keep_rows: bool = True) -> JsonDocument | Table | None:
     """A dataset's text read as one JSON document: an array, or objects side
     by side of which most take several lines; None for JSON Lines. A document
     that is not valid JSON is one too, where most of its first lines are pieces
     of a value (not each a whole one, as the rows of JSON Lines are): it is one
     slip in one document, not a slip on every line. A table of delimited
-    values (CSV, TSV) is read as a :class:`Table`."""
+    values (CSV, TSV) is read as a :class:`Table`. ``keep_rows``: False where
+    only their count is wanted (objects side by side are then read piece by
+    piece, and no copy of the text is kept for them)."""
     first = _first_line(text)
     if first is None or not may_be_document(first[2]):
         return None
@@ -173,7 +175,11 @@ def read_document(text: str) -> JsonDocument | Table | None:
         # (a dataset whose rows are written as lists), told without decoding them all.
         return None
     kind = ARRAY if line.strip().startswith("[") else OBJECTS
-    rows: list[msgspec.Raw | str] | None = _decoded(text) if kind == ARRAY else _decoded("[" + _BETWEEN_OBJECTS.sub(r"},\1{", text) + "]")
+    count = None
+    if kind == ARRAY:
+        rows: list[msgspec.Raw | str] | None = _decoded(text)
+    else:
+        rows, count = _objects_decoded(text, keep_rows)
     spanned = _lines_spanned(text, start)
     place = (text.count("\n", 0, start), len(line) - len(line.lstrip()))
     if rows is None:
@@ -184,9 +190,37 @@ def read_document(text: str) -> JsonDocument | Table | None:
             return JsonDocument(kind, [], *place, spanned, error)
     # Most objects over several lines: a dataset of JSON Lines whose first row
     # was broken over two lines is read line by line, where that row is found.
-    if kind == OBJECTS and spanned < 2 * len(rows):
+    if kind == OBJECTS and spanned < 2 * (len(rows) if count is None else count):
         return None
-    return JsonDocument(kind, rows, *place, spanned)
+    return JsonDocument(kind, rows, *place, spanned, row_count=count)
+
+
+# How many characters of objects side by side are read at a time (see _objects_decoded).
+_PIECE_CHARACTERS = 1 << 20
+
+
+def _objects_decoded(text: str, keep: bool) -> tuple[list[msgspec.Raw] | None, int | None]:
+    """The objects side by side of ``text``, each as its raw text, read as one
+    array: a comma written between each two. Read a piece of a megabyte at a
+    time: each piece is written again with its commas, and a whole text written
+    so would be a copy of tens of megabytes; the raw texts of the objects keep
+    their piece. Without ``keep``, none is kept: their count comes instead.
+    (None, None) where they are not valid JSON."""
+    rows: list[msgspec.Raw] = []
+    count = 0
+    at = 0
+    while at < len(text):
+        # A piece ends with an object: the next piece starts between two.
+        cut = _BETWEEN_OBJECTS.search(text, min(at + _PIECE_CHARACTERS, len(text)))
+        end = cut.start() + 1 if cut is not None else len(text)
+        piece = _decoded("[" + _BETWEEN_OBJECTS.sub(r"},\1{", text[at:end]) + "]")
+        if piece is None:
+            return None, None
+        if keep:
+            rows += piece
+        count += len(piece)
+        at = end
+    return rows, None if keep else count
 
 
 # The first lines looked at to tell a document from JSON Lines.
