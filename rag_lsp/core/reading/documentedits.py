@@ -180,7 +180,10 @@ class EditedDocument:
 
     def _row_holding(self, start: Position, end: Position) -> int | None:
         """The row whose first and last characters are outside the range from
-        ``start`` to ``end`` and which holds the rest of it; None if none."""
+        ``start`` to ``end`` and which holds the rest of it; None if none (or
+        for a range that ends before it starts)."""
+        if (end.line, end.character) < (start.line, start.character):
+            return None
         row = int(self._starts_line.searchsorted(start.line, side="right")) - 1
         while row >= 0 and self._starts_line[row] == start.line and self._starts_column[row] >= start.character:
             row -= 1
