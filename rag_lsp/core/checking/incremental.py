@@ -122,7 +122,11 @@ class DatasetModel(FollowsEdits, ReadsDocuments, KeepsIndexes, CountsPassedOver,
         if size is None:
             size = utf8_size(text) if text is not None else lines_size(lines)
         self.size = size
-        self.rows: list[ModelRow | None] = [None] * len(self.lines)
+        if document is _NOT_READ:
+            document = self._read_as_document()
+        # A text that is one JSON document keeps no list per line: none of its
+        # lines is a row (see edit), and it may have millions of them.
+        self.rows: list[ModelRow | None] = [None] * (len(self.lines) if document is None else 0)
         # Per line: the row rules' findings, placed on that line; None: not checked.
         self._placed: list[Sequence[Finding] | None] = [None] * len(self.rows)
         # Lines whose findings are not empty, ascending; and lines to check.
@@ -198,7 +202,7 @@ class DatasetModel(FollowsEdits, ReadsDocuments, KeepsIndexes, CountsPassedOver,
         # for (a large dataset's text is tens of megabytes).
         self._text = None
 
-    def _read_and_check(self, helper: Helper | None, document: list[Finding] | None | object = _NOT_READ) -> None:
+    def _read_and_check(self, helper: Helper | None, document: list[Finding] | None) -> None:
         """Read every line and check it while its value is at hand: each line is
         decoded once, and the values of one batch are held at a time.
 
@@ -208,16 +212,15 @@ class DatasetModel(FollowsEdits, ReadsDocuments, KeepsIndexes, CountsPassedOver,
         rows), the facts differ at the first :meth:`findings` and every line is
         checked again.
         A helper process, when there is one and the file is large, screens
-        batches from the end of the file meanwhile.
+        batches from the end of the file meanwhile. ``document``: the findings of
+        the text read as one JSON document (see _read_as_document); None for
+        JSON Lines.
         """
         workspace = self.workspace
-        if document is _NOT_READ:
-            document = self._read_as_document()
         if document is not None:
-            # One JSON document, not JSON Lines: one finding for the file, and
-            # no line read as a row (nor a list of them kept, see edit).
+            # One JSON document, not JSON Lines (``document`` holds its
+            # findings): one finding for the file, and no line read as a row.
             self._document = document
-            self.rows, self._placed, self._passed = [], [], []
             self._facts = (self._use(workspace.dataset_use(self.path), None), None, workspace.files_version, workspace.settings)
             self._stale = set()
             return
