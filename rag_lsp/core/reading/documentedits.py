@@ -26,11 +26,14 @@ from .jsondocument import (
     HEAD_LINES,
     LOOKED_AT,
     OBJECTS,
+    STANDARD_DECODER,
     JsonDocument,
     Table,
     content_lines,
+    first_content,
     first_content_line,
     is_whole,
+    lines_spanned,
     read_document,
     read_lines_as_document,
 )
@@ -81,7 +84,7 @@ class EditedDocument:
         document = read_document(text, keep_rows=False)
         if not isinstance(document, JsonDocument):
             return document, None
-        head = content_lines(text, text.rfind("\n", 0, _first_content(text)) + 1, LOOKED_AT)
+        head = content_lines(text, text.rfind("\n", 0, first_content(text) or 0) + 1, LOOKED_AT)
         head_end = document.first_line + max(HEAD_LINES, _lines_of(lines, document.first_line, len(head)))
         if document.error is None and any(type(row) is str for row in document.rows):
             return document, None  # read by the standard decoder alone: not followed
@@ -108,7 +111,7 @@ class EditedDocument:
         starts_line: list[int] = []
         ends_line: list[int] = []
         ascii = text.isascii()
-        at = _first_content(text) + (1 if self.document.kind == ARRAY else 0)
+        at = (first_content(text) or 0) + (1 if self.document.kind == ARRAY else 0)
         line, line_start = text.count("\n", 0, at), text.rfind("\n", 0, at) + 1
         skip = _BETWEEN_ROWS.match
         for row in rows:
@@ -133,7 +136,7 @@ class EditedDocument:
             # Not valid JSON at its last reading: an edit below its slip leaves it so.
             if self.document.error is None or start.line <= self.document.error[0]:
                 return None
-            self.document = replace(self.document, lines=_spanned(lines, self.document.first_line))
+            self.document = replace(self.document, lines=lines_spanned(lines, self.document.first_line))
             return self.document
         row = self._row_holding(start, end)
         if row is None or not self._follow(row, start, end, new_text):
@@ -145,7 +148,7 @@ class EditedDocument:
             self._broken.pop(row, None)
         else:
             self._broken[row] = slip  # type: ignore[assignment]
-        document = replace(self.document, lines=_spanned(lines, self.document.first_line), error=self._first_slip())
+        document = replace(self.document, lines=lines_spanned(lines, self.document.first_line), error=self._first_slip())
         if document.error is not None and self._mostly_whole_head:
             return None  # JSON Lines, one of them broken: read line by line
         if document.error is None and document.kind == OBJECTS and document.lines < 2 * document.count:
@@ -230,7 +233,7 @@ class EditedDocument:
         if is_whole(text):
             return None
         try:
-            json.JSONDecoder(parse_constant=_refuse_constant).decode(text)
+            STANDARD_DECODER.decode(text)
         except json.JSONDecodeError as error:
             # A value that ends before the row does (a brace typed in it), or a
             # row cut short, reads on into the next row: the whole text tells.
@@ -238,7 +241,7 @@ class EditedDocument:
                 return False
             line = error.lineno - 1
             return line, error.colno - 1 + (first_column if line == 0 else 0), json_message(error)
-        except (ValueError, RecursionError):
+        except (ValueError, RecursionError):  # NaN or Infinity among them
             return False
         return False  # read by the standard decoder alone: the whole text tells
 
@@ -248,11 +251,6 @@ class EditedDocument:
         row = min(self._broken)
         line, column, message = self._broken[row]
         return int(self._starts_line[row]) + line, column, message
-
-
-def _first_content(text: str) -> int:
-    match = re.search(r"\S", text)
-    return match.start() if match is not None else 0
 
 
 def _moved_to(text: str, offset: int, at: int, line: int, line_start: int) -> tuple[int, int]:
@@ -272,19 +270,3 @@ def _lines_of(lines: Sequence[str], first: int, count: int) -> int:
             if seen == count:
                 return number - first + 1
     return len(lines) - first
-
-
-def _spanned(lines: Sequence[str], first: int) -> int:
-    """How many lines a document from line ``first`` is written over, to its last that is not blank."""
-    last = len(lines) - 1
-    while last > first and not lines[last].strip():
-        last -= 1
-    return last - first + 1
-
-
-class _Constant(ValueError):
-    pass
-
-
-def _refuse_constant(name: str) -> None:
-    raise _Constant(name)

@@ -128,10 +128,16 @@ def read_lines_as_document(lines: Sequence[str]) -> JsonDocument | Table | None:
     table = read_document("\n".join(lines[first : first + HEAD_LINES]))
     if not isinstance(table, Table):
         return None
+    return replace(table, first_line=first, lines=lines_spanned(lines, first))
+
+
+def lines_spanned(lines: Sequence[str], first: int) -> int:
+    """How many of ``lines`` a document from line ``first`` is written over, to
+    its last line that is not blank (see _lines_spanned, for a text)."""
     last = len(lines) - 1
-    while not lines[last].strip():
+    while last > first and not lines[last].strip():
         last -= 1
-    return replace(table, first_line=first, lines=last - first + 1)
+    return last - first + 1
 
 
 def head_may_be_document(head: str) -> bool:
@@ -278,7 +284,7 @@ def _read_exactly(text: str, kind: str) -> tuple[list[msgspec.Raw | str], tuple[
     do, see jsonrows.json_message); of objects side by side, in the first that
     is not one. What msgspec alone refuses (an escape of half a character, a
     number too long to convert) is read, each row written again as JSON."""
-    decoder = json.JSONDecoder(parse_constant=_refuse_constant)
+    decoder = STANDARD_DECODER
     values: list = []
     try:
         if kind == ARRAY:
@@ -305,6 +311,10 @@ def _refuse_constant(name: str) -> None:
     raise _Constant(name)
 
 
+# The standard decoder, refusing NaN and Infinity (a ValueError), which JSON does not have.
+STANDARD_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
 # A JSON string (skipped), or a constant JSON does not have.
 _STRING_OR_CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
 
@@ -321,14 +331,20 @@ def _place_of_constant(text: str) -> tuple[int, int]:
 _CONTENT = re.compile(r"\S")
 
 
+def first_content(text: str) -> int | None:
+    """Where the first character of ``text`` that is not blank is; None if none."""
+    content = _CONTENT.search(text)
+    return content.start() if content is not None else None
+
+
 def _first_line(text: str) -> tuple[int, int, str] | None:
     """Where the first non-blank line of ``text`` starts and ends, and the line;
     found without splitting the text into lines."""
-    content = _CONTENT.search(text)
-    if content is None:
+    at = first_content(text)
+    if at is None:
         return None
-    start = text.rfind("\n", 0, content.start()) + 1
-    end = text.find("\n", content.start())
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
     end = len(text) if end < 0 else end
     return start, end, text[start:end]
 
