@@ -526,14 +526,16 @@ def test_a_cause_on_most_rows_is_one_finding_with_a_fix_for_every_occurrence(tmp
         (lambda path: f" {path} ", "with spaces around it", "Trim the spaces around every expected path"),
         (str.upper, "written in other letter case", "Write every expected path in its workspace file's letter case"),
         (lambda path: path.upper().replace("/", "\\"), "written in other letter case", "Write every expected path in its workspace file's letter case"),
+        (lambda path: path.rpartition(".")[0], "written without its extension", "Write every expected path with its workspace file's extension"),
+        (lambda path: path.rpartition(".")[0] + ".html", "written with another extension", "Write every expected path with its workspace file's extension"),
     ],
-    ids=["spaces-around", "letter-case", "letter-case-backslash"],
+    ids=["spaces-around", "letter-case", "letter-case-backslash", "no-extension", "another-extension"],
 )
 def test_paths_written_another_way_on_most_rows_are_one_finding_whose_fix_writes_every_path_as_its_file(
     tmp_path: Path, written, said: str, title: str
 ) -> None:
     """Expected paths written on most rows another way than the workspace files they name (spaces around
-    them, another letter case) are one RAG203 that says how; its fix of every occurrence, in a fresh check
+    them, another letter case, another extension or none) are one RAG203 that says how; its fix of every occurrence, in a fresh check
     and in a model alike, writes each path so written as its file and leaves a path that names none."""
     workspace, source, _ = elsewhere_workspace(tmp_path)
 
@@ -590,6 +592,17 @@ def test_files_alike_but_for_letter_case_are_named_by_no_path_written_in_other_c
     rows = [f'{{"id": "c{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["SRC/A.PY"]}}}}' for n in range(24)]
     (found,) = [finding for finding in checked_alike(workspace, source, "\n".join(rows) + "\n") if finding.code == "RAG203"]
     assert "letter case" not in found.message and "lives elsewhere" in found.message and not found.fixes
+
+
+def test_files_alike_but_for_their_extension_are_named_by_no_path_written_without_one(tmp_path: Path) -> None:
+    """Where two workspace files differ only in their extension, a path written without one names neither:
+    most such paths are then said to be elsewhere, with no fix of every occurrence."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    (tmp_path / "src" / "a.md").write_text("x\n")
+    workspace.invalidate()
+    rows = [f'{{"id": "c{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a"]}}}}' for n in range(24)]
+    (found,) = [finding for finding in checked_alike(workspace, source, "\n".join(rows) + "\n") if finding.code == "RAG203"]
+    assert "extension" not in found.message and "lives elsewhere" in found.message and not found.fixes
 
 
 def test_a_prefix_before_most_paths_is_one_finding_whose_fix_takes_it_off_every_path(tmp_path: Path) -> None:

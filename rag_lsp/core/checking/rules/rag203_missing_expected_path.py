@@ -21,7 +21,8 @@ the corpus the cases describe most likely lives elsewhere (a search service's
 index): one finding says so for the whole file, with the counts, instead of one
 warning per value. Where its example is a workspace file written another way (a
 folder of the machine that wrote it before it, `/home/dev/repo/src/a.py`; spaces
-around it; another letter case), the finding says that instead: the tool that
+around it; another letter case; another extension or none, `docs/guide.html` or
+`docs/guide` for `docs/guide.md`), the finding says that instead: the tool that
 wrote the dataset most likely wrote every path so. Where it is the id of a chunk
 of a workspace file (`src/a.py#L1-40`, as the builtin target's hits carry it),
 the finding says to match on `id`.
@@ -60,7 +61,8 @@ path ends in a workspace file, the quick fix changes it to that file's path.
 When most paths of a dataset are written another way, the one finding for the
 file says how, and its fix writes every path so written as the workspace file it
 names: it takes the folder off every path it stands before, trims the spaces
-around every path, or writes every path in its file's letter case.
+around every path, or writes every path in its file's letter case or with its
+file's extension.
 
 ## How to fix
 Write the path of the file as it is in the workspace, relative to the workspace
@@ -465,7 +467,43 @@ def _form_of(workspace, value: str) -> _Form | None:
             "Write every expected path in its workspace file's letter case",
             lambda path: by_letters.get(_letters_of(path)),
         )
+    normal = normalize_relative(value)
+    by_stem = _files_by_stem(workspace)
+    file = by_stem.get(_stem_of(normal)) if normal else None
+    if file is not None:
+
+        def file_by_stem(path: str) -> str | None:
+            normal = normalize_relative(path)
+            return by_stem.get(_stem_of(normal)) if normal else None
+
+        how = "without its extension" if _stem_of(normal) == normal else "with another extension"
+        return _Form(f"it is the workspace file {file!r} written {how}", "Write every expected path with its workspace file's extension", file_by_stem)
     return None
+
+
+def _stem_of(path: str) -> str:
+    """A path without the extension of its file name: `docs/guide` of
+    `docs/guide.md`, of `docs/guide.html` and of `docs/guide` itself."""
+    folder, slash, name = path.rpartition("/")
+    stem, dot, _ = name.rpartition(".")
+    return folder + slash + (stem if dot and stem else name)
+
+
+def _files_by_stem(workspace) -> dict[str, str]:
+    """The workspace files by :func:`_stem_of`, leaving out those two files share
+    (`guide.md`, `guide.html`): no path written with another extension names one
+    of them. Made once for the workspace's files, as _files_by_letters is."""
+    by_stem = workspace.memo(f"{RULE.code} files by stem")
+    if not by_stem:
+        shared: set[str] = set()
+        for file in workspace.file_set():
+            key = _stem_of(file)
+            if key in by_stem:
+                shared.add(key)
+            by_stem[key] = file
+        for key in shared:
+            del by_stem[key]
+    return by_stem
 
 
 def _letters_of(path: str) -> str:
