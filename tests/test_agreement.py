@@ -146,6 +146,39 @@ def test_a_byte_that_is_not_utf8_breaks_only_its_line(tmp_path: Path) -> None:
     assert [case["id"] for case in suite["cases"] if case["scores"]] == ["q1", "q4"]
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_a_dataset_in_utf16_or_utf32_is_one_finding_and_its_rows_are_read(tmp_path: Path, encoding: str) -> None:
+    """A dataset saved in UTF-16 or UTF-32 (Windows PowerShell 5 writes UTF-16 with `>`), with a byte order
+    mark or without, is one RAG002 for the file in check, not one per line: its rows are read in that
+    encoding, by check (a slip on a row is its own finding) and by run (its cases score) alike."""
+    gdi_workspace(tmp_path, [gdi_suite("hits", "{k: 5}")], [])
+    rows = [json.dumps(gdi_row("caf\u00e9"), ensure_ascii=False), json.dumps(gdi_row("q2"))[:-9], json.dumps(gdi_row("q3"))]
+    (tmp_path / GDI_FILE).write_bytes(("\n".join(rows) + "\n").encode(encoding))
+    findings = check_json(tmp_path)
+    suite = run_json(tmp_path)["hits"]
+    mark = {"utf-16": "UTF-16LE", "utf-16-be": "UTF-16BE", "utf-32": "UTF-32LE"}[encoding]
+    (read_in,) = [finding for finding in findings if finding["path"] == GDI_FILE and "not UTF-8" in finding["message"]]
+    assert read_in["code"] == "RAG002" and read_in["range"]["start"] == {"line": 0, "character": 0}
+    assert f"the file is {mark} text" in read_in["message"] and "save the file as UTF-8" in read_in["message"]
+    assert [at(findings, GDI_FILE, line) for line in range(3)] == [{"RAG002"}, {"RAG002"}, set()]
+    assert len([finding for finding in findings if finding["path"] == GDI_FILE]) == 2
+    assert broken_at(suite) == {"line 2": "RAG002"}
+    assert [case["id"] for case in suite["cases"] if case["scores"]] == ["caf\u00e9", "q3"]
+
+
+def test_a_large_dataset_in_utf16_is_one_finding_from_the_model_that_reads_it(tmp_path: Path) -> None:
+    """A dataset in UTF-16 large enough to be read by a dataset model gives check the same one RAG002 for the
+    file, and its rows' own findings, as a small one does."""
+    gdi_workspace(tmp_path, [gdi_suite("hits", "{k: 5}")], [])
+    rows = [json.dumps(gdi_row(f"q{n}")) for n in range(400)]
+    rows[300] = rows[300][:-9]
+    (tmp_path / GDI_FILE).write_bytes(("\n".join(rows) + "\n").encode("utf-16"))
+    assert (tmp_path / GDI_FILE).stat().st_size > 100_000
+    findings = [finding for finding in check_json(tmp_path) if finding["path"] == GDI_FILE]
+    assert [(finding["code"], finding["range"]["start"]["line"]) for finding in findings] == [("RAG002", 0), ("RAG002", 300)]
+    assert "the file is UTF-16LE text" in findings[0]["message"]
+
+
 def test_a_number_read_as_infinity_is_refused_by_check_and_run(tmp_path: Path) -> None:
     """1e400 in a dataset row is RAG004 in check and a row broken with RAG004 in run (gdi rows, and rag cases whose input the builtin target reads)."""
     gdi_workspace(tmp_path, [gdi_suite("hits", "{k: 5}")], [json.dumps(gdi_row("q1")), json.dumps(gdi_row("q2"))[:-1] + ', "score": 1e400}'])

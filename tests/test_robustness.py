@@ -166,3 +166,25 @@ def test_a_manifest_with_any_value_of_another_kind_never_raises(place: tuple[int
     index, path = place
     manifest = yaml.safe_dump(_replaced(MANIFESTS[index], path, value), allow_unicode=True)
     analyze_all({".punica/metrics/m.yaml": manifest.encode("utf-8", "surrogatepass"), ".punica/evals/code.suite.yaml": USING_SUITE.encode()})
+
+
+@pytest.mark.parametrize(
+    ("encoding", "named"),
+    [("utf-16", "UTF-16LE"), ("utf-16-le", "UTF-16LE"), ("utf-16-be", "UTF-16BE"), ("utf-32", "UTF-32LE"), ("utf-32-le", "UTF-32LE"), ("utf-32-be", "UTF-32BE")],
+)
+def test_a_text_in_utf16_or_utf32_is_read_in_its_encoding_and_names_it(encoding: str, named: str) -> None:
+    """A JSON text in UTF-16 or UTF-32, with a byte order mark or told by the zero bytes around its first
+    character, is read in that encoding, which the text names; UTF-8 names none."""
+    text = '{"id": "caf\u00e9"}\n[1]\n'
+    read = decode(text.encode(encoding))
+    assert read.text == text and read.decode_error is None
+    assert read.encoding == named
+    assert decode(text.encode("utf-8")).encoding is None and decode(text.encode("utf-8-sig")).encoding is None
+
+
+def test_bytes_that_start_with_zero_bytes_but_are_no_utf16_text_are_read_as_utf8() -> None:
+    """Bytes that begin like UTF-16 but do not start a JSON value, or hold a zero character once read so,
+    are no UTF-16 text: they are read as UTF-8, their bad bytes reported."""
+    for data in (b"\x00\x01binary\xff\xfe", b"x\x00y\x00\xff", b"\xff\xfe{\x00\x00\x00"):
+        read = decode(data)
+        assert read.encoding is None, data

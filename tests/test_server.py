@@ -156,6 +156,23 @@ async def test_opening_a_dataset_the_scan_read_publishes_its_version(client: Lan
     assert "RAG200" not in [d.code for d in await diagnostics(client, uri, 8)]
 
 
+async def test_a_dataset_in_utf16_is_one_finding_on_disk_and_none_once_an_editor_reads_it(client: LanguageClient, tmp_path: Path) -> None:
+    """A dataset saved in UTF-16 that nobody opened has one RAG002 for the file beside its rows' findings;
+    opened, the editor's text holds no encoding, and only the rows' findings stay."""
+    _, dataset_path = make_workspace(tmp_path)
+    dataset_path.write_bytes(dataset_path.read_text(encoding="utf-8").encode("utf-16"))
+    await start(client, tmp_path)
+    uri = dataset_path.as_uri()
+    scanned = await diagnostics(client, uri, None)
+    (read_in,) = [d for d in scanned if "UTF-16LE" in d.message]
+    assert read_in.code == "RAG002" and read_in.range == types.Range(types.Position(0, 0), types.Position(0, 0))
+    rows = sorted(str(d.code) for d in scanned if d is not read_in)
+    assert "RAG200" in rows
+    open_file(client, dataset_path, dataset_path.read_bytes().decode("utf-16"), version=3)
+    opened = await diagnostics(client, uri, 3)
+    assert sorted(str(d.code) for d in opened) == rows
+
+
 async def test_closing_a_file_outside_the_scan_clears_its_diagnostics(client: LanguageClient, tmp_path: Path) -> None:
     """A suite file that the workspace scan does not cover loses its diagnostics when closed."""
     make_workspace(tmp_path, dataset=DATASET_LINES[0] + "\n", suite=SUITE.replace("[rga]", "[rag]"))

@@ -132,12 +132,19 @@ class Analysis:
         return analyze_file(workspace, relative)
 
     def model(
-        self, workspace: Workspace, relative: str, text: str | None, lines: list[str] | None = None, size: int | None = None
+        self,
+        workspace: Workspace,
+        relative: str,
+        text: str | None,
+        lines: list[str] | None = None,
+        size: int | None = None,
+        encoding: str | None = None,
     ) -> DatasetModel:
-        """A model of a dataset an editor has (or the disk has, with ``text``):
-        checked whole now, the helper sharing the reading of a large one, then
-        re-checked in proportion to each edit (see DatasetModel)."""
-        return DatasetModel(workspace, relative, text, self.helper, lines, size=size)
+        """A model of a dataset an editor has (or the disk has, with ``text``, read
+        in ``encoding`` where that is not UTF-8): checked whole now, the helper
+        sharing the reading of a large one, then re-checked in proportion to
+        each edit (see DatasetModel)."""
+        return DatasetModel(workspace, relative, text, self.helper, lines, size=size, encoding=encoding)
 
     def _read_from_disk(self, workspace: Workspace, relative: str, shared: bool) -> DatasetModel | OneDocument | None:
         """A model of a dataset as it is on disk, holding every finding, which
@@ -167,7 +174,7 @@ class Analysis:
             source = workspace.read(relative)
             if source is None or source.refused or source.undecodable:
                 return None
-            model = DatasetModel(workspace, relative, source.text, helper, every_finding=True)
+            model = DatasetModel(workspace, relative, source.text, helper, every_finding=True, encoding=source.encoding)
         workspace.live_datasets[relative] = model
         return model
 

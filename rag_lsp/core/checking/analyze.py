@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any, Iterable
 
 from . import rules as registry
+from .rules.rag002_json_syntax import read_in
 from .contexts import DatasetContext, DocumentContext, RowsContext, SuiteContext, YamlContext
 from ..reading.findings import Finding
 from .folding import fold
@@ -42,17 +43,26 @@ def analyze_file(workspace: Workspace, path: str, kind: str | None = None, sourc
     if source.refused:
         findings = [_refused(source.refused)]
     elif kind == DATASET_FILE:
+        encoded = encoding_findings(workspace, path, source.encoding)
         document = check_document(workspace, path, source.text)
         if document is not None:
-            return document
+            return encoded + document
         findings = finish(workspace, path, analyze_dataset(workspace, path, source))
         parsed = workspace.parsed_dataset(path, source)
-        return fold_dataset(workspace, findings, len(parsed.rows) if parsed is not None else 0)
+        return encoded + fold_dataset(workspace, findings, len(parsed.rows) if parsed is not None else 0)
     elif kind == CONFIG_FILE:
         findings = list(read_config(path, source.text).findings)
     else:
         findings = _analyze_yaml(workspace, path, kind, source)
     return finish(workspace, path, findings)
+
+
+def encoding_findings(workspace: Workspace, path: str, encoding: str | None) -> list[Finding]:
+    """The finding of a dataset read in ``encoding`` (see SourceText.encoding),
+    finished; none for one read as UTF-8."""
+    if encoding is None:
+        return []
+    return finish(workspace, path, [read_in(encoding)])
 
 
 def fold_dataset(workspace: Workspace, findings: list[Finding], rows: int) -> list[Finding]:

@@ -25,7 +25,7 @@ from collections import Counter
 from typing import Any, Sequence
 
 from . import rules as registry
-from .analyze import check_rows, finish
+from .analyze import check_rows, encoding_findings, finish
 from .contexts import DatasetContext, RowContext, RowsContext, RowsOnLines
 from .expectedpaths import first_missing_index
 from .datasetindex import KeptGroups
@@ -88,6 +88,7 @@ class DatasetModel(FollowsEdits, ReadsDocuments, KeepsIndexes, CountsPassedOver,
         lines: list[str] | None = None,
         every_finding: bool = False,
         size: int | None = None,
+        encoding: str | None = None,
     ) -> None:
         """``helper``: a second process that may take a share of the first reading
         of a large dataset (see rag_lsp.core.checking.parallel). ``lines``: the text split
@@ -96,8 +97,11 @@ class DatasetModel(FollowsEdits, ReadsDocuments, KeepsIndexes, CountsPassedOver,
         ``size``: the text's UTF-8 size, when the caller has it.
         ``every_finding``: the caller will ask for every finding (a check from the
         command line), not only those an editor is shown: the helper finishes the
-        findings of its lines itself, on its own core."""
+        findings of its lines itself, on its own core.
+        ``encoding``: that of the file the text was read from, where it is not
+        UTF-8 (see SourceText.encoding): one finding says so while it is set."""
         self._every_finding = every_finding
+        self.encoding = encoding
         ModelRow.prepare()
         self._build(workspace, path, text, helper, lines, size)
 
@@ -442,6 +446,7 @@ class DatasetModel(FollowsEdits, ReadsDocuments, KeepsIndexes, CountsPassedOver,
         across = [finding for _, groups in self._groups for made in groups.found.values() for finding in made]
         across += self._whole_dataset_findings(use, shape)
         across += self._document
+        across += encoding_findings(self.workspace, self.path, self.encoding)
         across.sort(key=position_key)
         self.checked = True
         return across

@@ -9,6 +9,7 @@ and reported on its line, and a file above the size limit is refused, not read.
 from __future__ import annotations
 
 import codecs
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence
@@ -28,6 +29,9 @@ class SourceText:
     # (line, column, message) of the first such byte of each line that has one
     # (lines split at "\n"): a dataset reads every other line.
     undecodable: tuple[tuple[int, int, str], ...] = ()
+    # The encoding the text was read in where it is not UTF-8 ("UTF-16LE"): a
+    # UTF-16 or UTF-32 file, told by its first bytes (see decode).
+    encoding: str | None = None
 
 
 class FileSource(Protocol):
@@ -87,6 +91,8 @@ def read_lines(path: Path, max_bytes: int) -> tuple[list[str], int] | None:
     first = True  # no text decoded yet
     try:
         for piece in read_regular_pieces(path, max_bytes, _PIECE):
+            if first and _other_encoding(piece) is not None:
+                return None  # see decode
             size += len(piece)
             text = decoder.decode(piece)
             if first and text:
@@ -173,7 +179,20 @@ def size_above(text: str, limit: int | None) -> int | None:
 
 
 def decode(data: bytes) -> SourceText:
-    """UTF-8 text; a byte that is not UTF-8 is kept as U+FFFD and reported."""
+    """UTF-8 text; a byte that is not UTF-8 is kept as U+FFFD and reported.
+    A file in UTF-16 or UTF-32 (as Windows PowerShell 5 writes what `>` sends to
+    a file), told by its first bytes, is read in that encoding, which the text
+    names: read as UTF-8, each of its lines would be a slip of its own."""
+    encoding = _other_encoding(data)
+    if encoding is not None:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            pass
+        else:
+            text = _strip_bom(text)
+            if "\x00" not in text:
+                return SourceText(text, encoding=_ENCODING_NAMES[encoding] if encoding in _ENCODING_NAMES else encoding.upper())
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -185,6 +204,34 @@ def decode(data: bytes) -> SourceText:
             undecodable=_undecodable_lines(data, text.startswith("\ufeff")),
         )
     return SourceText(_strip_bom(text))
+
+
+# The names of the encodings json.detect_encoding tells by a byte order mark,
+# with the byte order the mark says.
+_ENCODING_NAMES = {"utf-16-le": "UTF-16LE", "utf-16-be": "UTF-16BE", "utf-32-le": "UTF-32LE", "utf-32-be": "UTF-32BE"}
+_MARKED = {
+    codecs.BOM_UTF32_LE: "utf-32-le",
+    codecs.BOM_UTF32_BE: "utf-32-be",
+    codecs.BOM_UTF16_LE: "utf-16-le",
+    codecs.BOM_UTF16_BE: "utf-16-be",
+}
+
+
+def _other_encoding(data: bytes) -> str | None:
+    """The encoding of a text in UTF-16 or UTF-32, told from its first bytes as
+    JSON's RFC 4627 tells them: a byte order mark, else the zero bytes around
+    its first character where that is ASCII (JSON's `{` or `[`); None for any
+    other text (UTF-8, or bytes that are no text). The codec named keeps a byte
+    order mark as U+FEFF, which decode strips."""
+    for mark, encoding in _MARKED.items():  # UTF-32LE's mark starts with UTF-16LE's: tried first
+        if data.startswith(mark):
+            return encoding
+    encoding = json.detect_encoding(data[:4])
+    if encoding in _ENCODING_NAMES:
+        width = 4 if encoding.startswith("utf-32") else 2
+        first = data[:width].decode(encoding, "replace")
+        return encoding if first in ("{", "[") else None
+    return None
 
 
 def _undecodable_lines(data: bytes, bom: bool) -> tuple[tuple[int, int, str], ...]:

@@ -53,10 +53,16 @@ def _utf8_size(document: OpenDocument) -> int:
 
 
 def _new_model(
-    analysis: Analysis, workspace: Workspace, relative: str, text: str | None, lines: list[str] | None = None, size: int | None = None
+    analysis: Analysis,
+    workspace: Workspace,
+    relative: str,
+    text: str | None,
+    lines: list[str] | None = None,
+    size: int | None = None,
+    encoding: str | None = None,
 ) -> DatasetModel:
     """A dataset model, kept out of later collections once built (see rag_lsp.collector)."""
-    model = analysis.model(workspace, relative, text, lines, size)
+    model = analysis.model(workspace, relative, text, lines, size, encoding)
     collector.settle()
     return model
 
@@ -330,7 +336,7 @@ class Checker:
             source = workspace.read(relative)
             # Unreadable bytes and refused files are the one-shot analysis's to report.
             if source is not None and not source.refused and source.decode_error is None:
-                return self._first_findings(workspace, relative, path, source.text)
+                return self._first_findings(workspace, relative, path, source.text, source.encoding)
         limit = workspace.settings.max_findings_shown
         if model is None:
             return shown_in_editor(self.analysis.findings_in_one_go(workspace, relative), limit)
@@ -341,9 +347,9 @@ class Checker:
             return shown
         return model.shown_as_placed(limit)
 
-    def _first_findings(self, workspace: Workspace, relative: str, path: Path, text: str) -> ShownFindings:
-        """Read a dataset from disk into a model and check it all."""
-        model = self.models[path] = _new_model(self.analysis, workspace, relative, text)
+    def _first_findings(self, workspace: Workspace, relative: str, path: Path, text: str, encoding: str | None = None) -> ShownFindings:
+        """Read a dataset from disk (in ``encoding``, see SourceText.encoding) into a model and check it all."""
+        model = self.models[path] = _new_model(self.analysis, workspace, relative, text, encoding=encoding)
         if relative not in workspace.live_datasets:
             workspace.live_datasets[relative] = model
         shown = model.shown_as_placed(workspace.settings.max_findings_shown)
@@ -416,6 +422,8 @@ class Checker:
                 opened = path not in self._following
                 if opened and document.lines is not None:
                     model.share_lines(document.lines)  # the document holds them too
+                # The editor's text now: how the file was encoded is the editor's to show.
+                model.encoding = None
                 self._following.add(path)
                 overlay.texts[path] = model
                 return opened

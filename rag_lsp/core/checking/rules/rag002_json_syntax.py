@@ -7,7 +7,10 @@ comma or brace, a trailing comma (a quick fix removes it), a string missing its
 closing quote, single quotes, a key without quotes, `True`/`None` or `NaN`, a
 comment, or a second object on the same line. A byte that is not UTF-8 (JSON text
 is UTF-8) is reported on its line in the same way: that line is not read, the
-others are, by `rag-lsp check` and `rag-lsp run` alike.
+others are, by `rag-lsp check` and `rag-lsp run` alike. A file in UTF-16 or
+UTF-32 (Windows PowerShell 5 writes what `>` sends to a file in UTF-16) is one
+finding for the file: its rows are read in that encoding and checked, as an
+editor shows them.
 
 A file that is one JSON document (an array of the rows, as `json.dump(rows,
 file, indent=2)` writes it, or objects each written over several lines, as
@@ -66,6 +69,17 @@ def json_syntax(rows):
         end = column + 1 if column < len(text) else column
         fixes = [Fix("Remove the trailing comma", edits=(TextEdit(context.columns(comma, comma + 1), ""),))] if comma is not None else []
         yield RULE.finding(context.columns(column, end), f"not valid JSON: {message}", fixes=fixes, cause=cause)
+
+
+def read_in(encoding: str) -> Finding:
+    """The finding of a dataset whose file is in ``encoding`` (UTF-16 or UTF-32,
+    see core.reading.sources.decode), not UTF-8: one for the file, at its start."""
+    return RULE.finding(
+        Range.of(0, 0),
+        f"the file is {encoding} text, not UTF-8: its rows are read as {encoding} here, but JSON Lines is UTF-8 and "
+        "other tools read it so (Windows PowerShell 5 writes UTF-16 with `>`): save the file as UTF-8",
+        cause="encoding",
+    )
 
 
 # A line that only a JSON value written over many lines holds: a bracket or a

@@ -469,7 +469,9 @@ def _form_of(workspace, value: str) -> _Form | None:
         )
     normal = normalize_relative(value)
     by_stem = _files_by_stem(workspace)
-    file = by_stem.get(_stem_of(normal)) if normal else None
+    # An extension is letters and digits (`src/a.py#L1-40` is a chunk's id, not a file's name).
+    extension = normal[len(_stem_of(normal)) + 1 :] if normal else ""
+    file = by_stem.get(_stem_of(normal)) if normal and (not extension or extension.isalnum()) else None
     if file is not None:
 
         def file_by_stem(path: str) -> str | None:
