@@ -216,6 +216,16 @@ def _indented_objects(lines: list[str]) -> list[str]:
 _indented_objects.whole_file = True  # type: ignore[attr-defined]
 
 
+def _saved_as_utf16(lines: list[str]) -> list[str]:
+    """The rows as they are, saved in UTF-16 (what Windows PowerShell 5 writes
+    with `>`); an editor reads them as text, so the server is sent the same."""
+    return lines
+
+
+_saved_as_utf16.whole_file = True  # type: ignore[attr-defined]
+_saved_as_utf16.encoding = "utf-16"  # type: ignore[attr-defined]
+
+
 def _csv_table(lines: list[str]) -> list[str]:
     """The rows as a spreadsheet exports them: a CSV table of id, query and the
     expected paths joined by `;`."""
@@ -264,6 +274,7 @@ VARIANTS: dict[str, tuple[str, Rewrite | None]] = {
     "indented-array": ("RAG002", _indented_array),  # type: ignore[dict-item]
     "indented-objects": ("RAG002", _indented_objects),  # type: ignore[dict-item]
     "csv-table": ("RAG002", _csv_table),  # type: ignore[dict-item]
+    "utf-16": ("RAG002", _saved_as_utf16),  # type: ignore[dict-item]
 }
 
 
@@ -316,7 +327,8 @@ def check_figures(root: Path, code: str) -> dict[str, float]:
 def measured_round(workload: Workload, name: str, lines: list[str], arguments: argparse.Namespace, round: int) -> dict:
     """One round of a dataset: `check` (in the first --repeat rounds) and a fresh
     server (in the first --server-runs), with the dataset written first."""
-    (workload.root / DATASET).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    encoding = getattr(VARIANTS[name][1], "encoding", "utf-8")
+    (workload.root / DATASET).write_text("\n".join(lines) + "\n", encoding=encoding)
     figures: dict = {}
     if round < arguments.repeat:
         figures.update(check_figures(workload.root, VARIANTS[name][0]))

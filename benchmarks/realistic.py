@@ -149,7 +149,9 @@ def server_figures(workload: Workload, count: int, runs: int) -> dict[str, float
     """The server's figures, each the median of ``runs`` fresh servers: an open's
     time and the peak memory of a server and its helper together depend on how
     the two happen to overlap."""
-    text = workload.dataset.read_text(encoding="utf-8")
+    # The text an editor sends: the workload's lines where it has them (a file
+    # saved in another encoding than UTF-8 is read by the editor, not sent as bytes).
+    text = "\n".join(workload.lines) + "\n" if workload.lines else workload.dataset.read_text(encoding="utf-8")
     init = {"root": workload.root.as_uri()}
     measured = [
         asyncio.run(measure([*RAG_LSP, "serve"], workload.dataset.as_uri(), text, "jsonl", count, False, init, edits))
