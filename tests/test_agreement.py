@@ -166,6 +166,23 @@ def test_a_dataset_in_utf16_or_utf32_is_one_finding_and_its_rows_are_read(tmp_pa
     assert [case["id"] for case in suite["cases"] if case["scores"]] == ["caf\u00e9", "q3"]
 
 
+def test_a_dataset_in_windows_1252_is_one_finding_whatever_byte_each_row_holds(tmp_path: Path) -> None:
+    """Rows saved in Windows-1252 (each with its own accented letter) are one RAG002 for the file, which names
+    the likely encoding and the letter its first byte is there; run breaks each such row, as check lists
+    each with --unfold."""
+    gdi_workspace(tmp_path, [gdi_suite("hits", "{k: 5}")], [])
+    rows = [json.dumps(gdi_row(f"caf{letter}{n}"), ensure_ascii=False).encode("cp1252") for n, letter in enumerate("éèüöàçñ" * 4)]
+    (tmp_path / GDI_FILE).write_bytes(b"\n".join([*rows, json.dumps(gdi_row("plain")).encode()]) + b"\n")
+    (folded,) = [finding for finding in check_json(tmp_path) if finding["path"] == GDI_FILE]
+    assert folded["code"] == "RAG002" and "28 of the 29 rows" in folded["message"]
+    assert "byte 0xe9 is not valid UTF-8 (in Windows-1252 it is 'é')" in folded["message"]
+    assert "most likely Windows-1252 or Latin-1" in folded["message"]
+    unfolded = json.loads(rag_lsp("check", "--format", "json", "--unfold", cwd=tmp_path).stdout)
+    assert [finding["range"]["start"]["line"] for finding in unfolded if finding["path"] == GDI_FILE] == list(range(28))
+    suite = run_json(tmp_path)["hits"]
+    assert [case["id"] for case in suite["cases"] if case["scores"]] == ["plain"]
+
+
 def test_a_large_dataset_in_utf16_is_one_finding_from_the_model_that_reads_it(tmp_path: Path) -> None:
     """A dataset in UTF-16 large enough to be read by a dataset model gives check the same one RAG002 for the
     file, and its rows' own findings, as a small one does."""

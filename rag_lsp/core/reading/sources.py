@@ -200,7 +200,7 @@ def decode(data: bytes) -> SourceText:
         text = data.decode("utf-8", "replace")
         return SourceText(
             _strip_bom(text),
-            decode_error=(offset, f"byte 0x{data[error.start]:02x} is not valid UTF-8"),
+            decode_error=(offset, not_utf8(data[error.start])),
             undecodable=_undecodable_lines(data, text.startswith("\ufeff")),
         )
     return SourceText(_strip_bom(text))
@@ -234,6 +234,18 @@ def _other_encoding(data: bytes) -> str | None:
     return None
 
 
+def not_utf8(byte: int) -> str:
+    """What to say of ``byte``, where it is not UTF-8: the character it is in
+    Windows-1252 as well, where it is a letter or a sign there (an 8-bit file
+    most often is in that encoding, or in Latin-1, which shares its letters)."""
+    said = f"byte 0x{byte:02x} is not valid UTF-8"
+    try:
+        character = bytes([byte]).decode("cp1252")
+    except UnicodeDecodeError:
+        return said
+    return f"{said} (in Windows-1252 it is {character!r})" if character.isprintable() and not character.isspace() else said
+
+
 def _undecodable_lines(data: bytes, bom: bool) -> tuple[tuple[int, int, str], ...]:
     """(line, code-point column, message) of the first byte that is not UTF-8 on
     each line that has one. A newline is never part of a multi-byte character, so
@@ -246,7 +258,7 @@ def _undecodable_lines(data: bytes, bom: bool) -> tuple[tuple[int, int, str], ..
             column = len(line[: error.start].decode("utf-8", "replace"))
             if bom and number == 0:
                 column -= 1  # the text starts after the byte order mark
-            found.append((number, column, f"byte 0x{line[error.start]:02x} is not valid UTF-8"))
+            found.append((number, column, not_utf8(line[error.start])))
     return tuple(found)
 
 

@@ -59,7 +59,12 @@ def json_syntax(rows):
         comma = trailing_comma(text, column)
         if comma is None and text[column:].strip() == ",":
             comma = column + text[column:].index(",")  # a comma after the row, as in a JSON array's lines
-        cause = _PIECE if _PIECE_OF_A_VALUE.match(text) else message.partition(":")[0]
+        if _PIECE_OF_A_VALUE.match(text):
+            cause = _PIECE
+        elif message.startswith("byte 0x") and "is not valid UTF-8" in message:
+            cause = _NOT_UTF8  # whichever byte: a file in another encoding has many
+        else:
+            cause = message.partition(":")[0]
         if comma is not None:
             # Findings of one cause have fixes alike: a folded finding offers
             # to remove every comma only where each occurrence has one.
@@ -96,8 +101,13 @@ _OVER_MANY_LINES = (
 _PYTHON_VALUES = "the rows are Python values printed with `str()` or `print()`, not JSON: write each with `json.dumps`"
 
 # What a tool that writes every row with one slip most likely did, by the slip.
+_NOT_UTF8 = "a byte that is not UTF-8"
 _WRITTEN_BY = {
     _PIECE: _OVER_MANY_LINES,
+    _NOT_UTF8: (
+        "the file is in an 8-bit encoding, not UTF-8: most likely Windows-1252 or Latin-1, as Excel and older Windows "
+        "tools save text. Save it as UTF-8 (`iconv -f cp1252 -t utf-8`); its rows are not read until then"
+    ),
     "single quotes": _PYTHON_VALUES,
     "extra data after the JSON value": (
         "each line holds more than one JSON value, most likely a `,` after each row of a JSON array split into "
