@@ -126,10 +126,20 @@ def test_trec_qrels_with_tsv_queries_and_a_corpus(workspace: Path) -> None:
     assert "1 judged query of qrels.txt that is not in the queries file: q-gone" in result.stdout
     assert "1 judgment of qrels.txt that cannot be read: qrels.txt:9: 'this line is short'" in result.stdout
     assert "1 row of queries.tsv that cannot be read: queries.tsv:8: 'no tab on this line'" in result.stdout
+    assert "6 cases, 6 relevant documents (2 cases graded)" in result.stdout
     check = rag_lsp("check", "--format", "json", cwd=workspace)
     assert check.returncode == 0 and json.loads(check.stdout) == [], check.stdout
     run = rag_lsp("run", "--suite", "qrels", "--format", "json", cwd=workspace)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_one_case_is_counted_as_one(workspace: Path, tmp_path: Path) -> None:
+    """What an import wrote is counted in the singular where it is one: one case, one relevant document, one graded."""
+    (tmp_path / "one.qrels").write_text("q1 0 d1 2\n", encoding="utf-8")
+    (tmp_path / "one.tsv").write_text("q1\tthe one query\n", encoding="utf-8")
+    result = _import(str(tmp_path / "one.qrels"), "--queries", str(tmp_path / "one.tsv"), "--target", "vectors.query", cwd=workspace)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "wrote .punica/evals/one.jsonl: 1 case, 1 relevant document (1 case graded)" in result.stdout
 
 
 def test_trec_qrels_with_jsonl_queries_and_a_target_of_the_team(workspace: Path) -> None:

@@ -158,6 +158,7 @@ def _write(root: Path, plan) -> None:
 
 
 def _report(imported, plan, root: Path) -> None:
+    from ..core.reading.wording import counted
     from ..core.running.importing import TARGETS
 
     out = sys.stdout
@@ -166,12 +167,12 @@ def _report(imported, plan, root: Path) -> None:
         if relative.endswith(".suite.yaml"):
             what = f"suite {plan.suite_id} (match: id, target {plan.target_id})"
         elif relative.startswith(".punica/corpora/"):
-            what = f"{len(imported.documents or ()):,} documents"
+            what = counted(len(imported.documents or ()), "document")
         else:
             relevant = sum(len(case["expect"]["relevant"]) for case in imported.cases)
             graded = sum(1 for case in imported.cases if "grades" in case["expect"])
-            what = f"{len(imported.cases):,} cases, {relevant:,} relevant documents" + (
-                f" ({graded:,} cases graded)" if graded else ""
+            what = f"{counted(len(imported.cases), 'case')}, {counted(relevant, 'relevant document')}" + (
+                f" ({counted(graded, 'case')} graded)" if graded else ""
             )
         print(f"  wrote {relative}: {what}", file=out)
     if plan.target_added:
