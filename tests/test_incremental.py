@@ -640,6 +640,7 @@ TOOL_ROWS = {
     "no-corpora": ('{{"id": "c{n}", "input": {{"corpora": [], "query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}}', "RAG004", "no corpora", "Remove every empty `corpora`"),
     "repeat": ('{{"id": "r{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py", "docs/b.md", "src/a.py"]}}}}', "RAG205", "repeat", "Remove every repeat"),
     "python-values": ("{{'id': 'p{n}', 'input': {{'query': 'q'}}, 'expect': {{'relevant': ['src/a.py']}}}}", "RAG002", "single quotes", None),
+    "bom-each-row": ('\ufeff{{"id": "b{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}}', "RAG002", "a byte order mark (U+FEFF) starts this line, as one starts a file saved with it", "Remove every byte order mark"),
     "comma-after": ('{{"id": "a{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}},', "RAG002", "extra data after the JSON value, at a comma to remove", "Remove every such comma"),
     "one-id": ('{{"id": "same", "input": {{"query": "q{n}"}}, "expect": {{"relevant": ["src/a.py"]}}}}', "RAG202", "same", "Make every repeated id unique"),
     "array-rows": ('[{{"id": "l{n}", "input": {{"query": "q"}}, "expect": {{"relevant": ["src/a.py"]}}}}]', "RAG004", "type at the row", None),
@@ -652,7 +653,7 @@ TOOL_ROWS = {
 def test_a_cause_a_tool_writes_on_every_row_is_one_finding_and_its_fix_repairs_every_row(tmp_path: Path, tool: str) -> None:
     """A cause another tool writes on every row (its own key, grades as fractions, expected values as
     objects, an empty `corpora`, a value listed twice, one id for every case, each row written as a list, a
-    key written twice, each row encoded twice as a JSON string) is
+    key written twice, each row encoded twice as a JSON string, a byte order mark before each row) is
     one finding covering each
     occurrence, equal in a model and a fresh check; where each occurrence has a fix, the fix of every
     occurrence leaves JSON rows with no finding of the cause; the rows that break the pattern keep theirs."""

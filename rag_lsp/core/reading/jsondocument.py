@@ -108,8 +108,10 @@ _DELIMITERS = {",": "CSV", "\t": "TSV", ";": "semicolon-separated", "|": "pipe-s
 def may_be_document(line: str) -> bool:
     """Whether the first non-blank line of a dataset may begin a JSON document
     (see read_document): it starts an array, or it is an opening brace alone;
-    or a table: no JSON value begins it, and it holds a delimiter."""
-    stripped = line.strip()
+    or a table: no JSON value begins it, and it holds a delimiter. A byte
+    order mark before it (each row of files joined, saved with one) is no
+    value: the line is still a row's."""
+    stripped = line.strip().lstrip("\ufeff")
     if stripped.startswith("[") or stripped == "{":
         return True
     return stripped[:1] not in ("{", '"') and any(delimiter in stripped for delimiter in _DELIMITERS)

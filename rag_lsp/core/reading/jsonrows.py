@@ -305,10 +305,21 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _PYTHON_LITERALS = {"True": "true", "False": "false", "None": "null"}
 
 
+# A byte order mark is not content where a file starts, and is read so; on a
+# later line it is what starts a file joined after another one.
+BYTE_ORDER_MARK = "\ufeff"
+BYTE_ORDER_MARK_STARTS = (
+    "a byte order mark (U+FEFF) starts this line, as one starts a file saved with it: most likely files were joined "
+    "one after another; remove the mark"
+)
+
+
 def json_message(error: json.JSONDecodeError) -> str:
     """What is wrong where the decoder stopped, said as what to do: the decoder's
     own words name what it expected, not the slip a person made."""
     message, text, pos = error.msg, error.doc, error.pos
+    if text[pos : pos + 1] == BYTE_ORDER_MARK:
+        return BYTE_ORDER_MARK_STARTS
     if text[pos : pos + 1] in ("/", "#"):
         return "JSON has no comments: remove the comment"
     if message == "Extra data":

@@ -5,9 +5,10 @@ Decodes each non-blank line of a dataset as one JSON value and reports the colum
 where decoding failed, with what to do about the slip found there: a missing
 comma or brace, a trailing comma (a quick fix removes it), a string missing its
 closing quote, single quotes, a key without quotes, `True`/`None` or `NaN`, a
-comment, or a second object on the same line. A byte that is not UTF-8 (JSON text
-is UTF-8) is reported on its line in the same way: that line is not read, the
-others are, by `rag-lsp check` and `rag-lsp run` alike. A file in UTF-16 or
+comment, a second object on the same line, or a byte order mark before the row
+(files each saved with one, joined: a quick fix removes it). A byte that is not
+UTF-8 (JSON text is UTF-8) is reported on its line in the same way: that line is
+not read, the others are, by `rag-lsp check` and `rag-lsp run` alike. A file in UTF-16 or
 UTF-32 (Windows PowerShell 5 writes what `>` sends to a file in UTF-16) is one
 finding for the file: its rows are read in that encoding and checked, as an
 editor shows them.
@@ -38,7 +39,7 @@ import re
 
 from ...reading.findings import Finding, Fix, Severity, TextEdit
 from ...reading.jsondocument import ARRAY, JsonDocument, Table, read_document
-from ...reading.jsonrows import trailing_comma
+from ...reading.jsonrows import BYTE_ORDER_MARK_STARTS, trailing_comma
 from ...reading.text import Position, Range
 from . import DOCUMENT, ROW, rule_of
 
@@ -72,7 +73,12 @@ def json_syntax(rows):
         if rows.passes_over(RULE.code, cause, context.line):
             continue
         end = column + 1 if column < len(text) else column
-        fixes = [Fix("Remove the trailing comma", edits=(TextEdit(context.columns(comma, comma + 1), ""),))] if comma is not None else []
+        if comma is not None:
+            fixes = [Fix("Remove the trailing comma", edits=(TextEdit(context.columns(comma, comma + 1), ""),))]
+        elif message == BYTE_ORDER_MARK_STARTS:
+            fixes = [Fix("Remove the byte order mark", edits=(TextEdit(context.columns(column, column + 1), ""),))]
+        else:
+            fixes = []
         yield RULE.finding(context.columns(column, end), f"not valid JSON: {message}", fixes=fixes, cause=cause)
 
 
@@ -102,7 +108,12 @@ _PYTHON_VALUES = "the rows are Python values printed with `str()` or `print()`, 
 
 # What a tool that writes every row with one slip most likely did, by the slip.
 _NOT_UTF8 = "a byte that is not UTF-8"
+_BYTE_ORDER_MARK_CAUSE = BYTE_ORDER_MARK_STARTS.partition(":")[0]
 _WRITTEN_BY = {
+    _BYTE_ORDER_MARK_CAUSE: (
+        "each row was written as a file of its own, saved with a byte order mark, and the files joined "
+        "(PowerShell's `Out-File -Append` writes one; so do editors that save UTF-8 with a BOM)"
+    ),
     _PIECE: _OVER_MANY_LINES,
     _NOT_UTF8: (
         "the file is in an 8-bit encoding, not UTF-8: most likely Windows-1252 or Latin-1, as Excel and older Windows "
@@ -128,7 +139,8 @@ def every_row_written_alike(cause):
         why = _PYTHON_VALUES
     else:
         why = f"the tool that wrote the dataset writes every row so ({cause})"
-    return why, "Remove every such comma"
+    # The fix of every occurrence, where each has one (see folding.folded).
+    return why, "Remove every byte order mark" if cause == _BYTE_ORDER_MARK_CAUSE else "Remove every such comma"
 
 
 @RULE.check(DOCUMENT)
