@@ -318,7 +318,7 @@ def json_message(error: json.JSONDecodeError) -> str:
     """What is wrong where the decoder stopped, said as what to do: the decoder's
     own words name what it expected, not the slip a person made."""
     message, text, pos = error.msg, error.doc, error.pos
-    if text[pos : pos + 1] == BYTE_ORDER_MARK:
+    if text[pos : pos + 1] == BYTE_ORDER_MARK and not text[:pos].strip():
         return BYTE_ORDER_MARK_STARTS
     if text[pos : pos + 1] in ("/", "#"):
         return "JSON has no comments: remove the comment"

@@ -192,7 +192,7 @@ def decode(data: bytes) -> SourceText:
         else:
             text = _strip_bom(text)
             if "\x00" not in text:
-                return SourceText(text, encoding=_ENCODING_NAMES[encoding] if encoding in _ENCODING_NAMES else encoding.upper())
+                return SourceText(text, encoding=_ENCODING_NAMES[encoding])
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -206,8 +206,8 @@ def decode(data: bytes) -> SourceText:
     return SourceText(_strip_bom(text))
 
 
-# The names of the encodings json.detect_encoding tells by a byte order mark,
-# with the byte order the mark says.
+# The encodings other than UTF-8 a JSON text may be in (see _other_encoding),
+# by their codecs, each named with its byte order.
 _ENCODING_NAMES = {"utf-16-le": "UTF-16LE", "utf-16-be": "UTF-16BE", "utf-32-le": "UTF-32LE", "utf-32-be": "UTF-32BE"}
 _MARKED = {
     codecs.BOM_UTF32_LE: "utf-32-le",

@@ -8,10 +8,10 @@ closing quote, single quotes, a key without quotes, `True`/`None` or `NaN`, a
 comment, a second object on the same line, or a byte order mark before the row
 (files each saved with one, joined: a quick fix removes it). A byte that is not
 UTF-8 (JSON text is UTF-8) is reported on its line in the same way: that line is
-not read, the others are, by `rag-lsp check` and `rag-lsp run` alike. A file in UTF-16 or
-UTF-32 (Windows PowerShell 5 writes what `>` sends to a file in UTF-16) is one
-finding for the file: its rows are read in that encoding and checked, as an
-editor shows them.
+not read, the others are, by `rag-lsp check` and `rag-lsp run` alike. A file in
+UTF-16 or UTF-32 (Windows PowerShell 5 writes what `>` sends to a file in UTF-16)
+is one finding for the file: its rows are read in that encoding and checked, as
+an editor shows them.
 
 A file that is one JSON document (an array of the rows, as `json.dump(rows,
 file, indent=2)` writes it, or objects each written over several lines, as
@@ -106,9 +106,12 @@ _OVER_MANY_LINES = (
 
 _PYTHON_VALUES = "the rows are Python values printed with `str()` or `print()`, not JSON: write each with `json.dumps`"
 
-# What a tool that writes every row with one slip most likely did, by the slip.
+# The causes of a byte that is not UTF-8 (whichever byte) and of a byte order
+# mark before a row (see json_syntax).
 _NOT_UTF8 = "a byte that is not UTF-8"
 _BYTE_ORDER_MARK_CAUSE = BYTE_ORDER_MARK_STARTS.partition(":")[0]
+
+# What a tool that writes every row with one slip most likely did, by the slip.
 _WRITTEN_BY = {
     _BYTE_ORDER_MARK_CAUSE: (
         "each row was written as a file of its own, saved with a byte order mark, and the files joined "
