@@ -681,6 +681,22 @@ def test_a_cause_a_tool_writes_on_every_row_is_one_finding_and_its_fix_repairs_e
     assert not [finding for finding in fixed_found if (finding.code, finding.cause) == (code, cause)]
 
 
+def test_one_row_written_again_on_every_line_is_one_finding_whose_fix_removes_every_copy(tmp_path: Path) -> None:
+    """A row a tool wrote on every line is one RAG202 that says the row is written again, in a model and a
+    fresh check alike; its fix of every occurrence removes each copy, not renames it, and leaves the row once."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    row = '{"id": "same", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py"]}}'
+    text = "\n".join([row] * 24 + ['{"id": "fine", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py"]}}']) + "\n"
+    (folded,) = [finding for finding in checked_alike(workspace, source, text) if finding.code == "RAG202"]
+    assert folded.cause == "same, the row written again" and [member.range.start.line for member in folded.covers] == list(range(1, 24))
+    assert "repeats exactly" in folded.message and "one row many times over" in folded.message
+    (fix,) = folded.fixes
+    assert fix.title == "Remove every repeated row (23 places)"
+    fixed = apply_edits(text, [(edit.range, edit.new_text) for edit in every_occurrence_fix(folded, fix).edits])
+    assert fixed.split("\n") == [row, '{"id": "fine", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py"]}}', ""]
+    assert not [finding for finding in fresh_check(workspace, source, ELSEWHERE_DATASET, fixed) if finding.code == "RAG202"]
+
+
 def test_a_key_misspelt_on_every_row_folds_and_its_fix_renames_it_where_the_row_lacks_the_key_it_means(tmp_path: Path) -> None:
     """`expected` written for `expect` on every row is one RAG004 finding (beside RAG201's, every case having no
     `expect`) whose fix of every occurrence renames the key, not removes the judgments: a row that holds `expect`

@@ -3,7 +3,9 @@
 ## What it does
 Finds a rag case whose `id` (a gdi_text_v1 row whose `input_id`) is already used
 by an earlier row of the same dataset, and points at the repeat (related
-information points at the first use).
+information points at the first use). A row that repeats the first row of its
+id exactly (a file appended to itself, an export written twice) is said to be
+such a copy.
 
 ## Why is this bad?
 Run results, code lenses and `rag-lsp run --case ID` name cases by id. With two
@@ -19,7 +21,8 @@ a broken case.
 
 ## How to fix
 Give each case its own id. The quick fix appends a suffix (`gateway-approval-2`)
-that no case of the file uses yet.
+that no case of the file uses yet; for a row that repeats an earlier one
+exactly, it removes the row.
 """
 
 import itertools
@@ -80,9 +83,14 @@ def _repeats(context, case_id, group, reserved: set[str], next_number: dict[str,
     default) nor was offered (``reserved``)."""
     key = context.id_key
     what = "case id" if key == "id" else key
-    first_where = group[0].value_range(key)
+    first = group[0]
+    first_where = first.value_range(key)
+    first_text = first.row.text.rstrip()
     # Not group[1:]: a copy of a hundred thousand rows, of which a folded finding reads the first.
     for row in itertools.islice(group, 1, None):
+        if row.row.text.rstrip() == first_text:
+            yield _copy(context, row, what, case_id, first_where)
+            continue
         number = _free_number(case_id, context.ids if ids is None else ids, reserved, next_number.get(case_id, 2))
         next_number[case_id] = number + 1
         suffix = f"-{number}"
@@ -103,8 +111,31 @@ def _repeats(context, case_id, group, reserved: set[str], next_number: dict[str,
         )
 
 
+def _copy(context, row, what: str, case_id: str, first_where: Range):
+    """The finding of a row that repeats the first row of its id exactly: its fix
+    removes the line (a new id would keep the case twice)."""
+    line = Range(Position(row.line, 0), Position(row.line + 1, 0))
+    return RULE.finding(
+        row.value_range(context.id_key),
+        f"{what} {case_id!r} is already used by an earlier case, whose row this one repeats exactly: remove this row "
+        "(`rag-lsp run` scores the first and reports the repeat as broken)",
+        fixes=[Fix("Remove the repeated row", edits=(TextEdit(line, ""),))],
+        related=[Related(context.path, first_where, f"{case_id!r} first used here")],
+        # Its id's cause, told apart: copies of one row fold with a fix that removes them.
+        cause=case_id + _WRITTEN_AGAIN,
+    )
+
+
+_WRITTEN_AGAIN = ", the row written again"
+
+
 @RULE.folds
 def one_id_for_every_case(cause):
+    if cause.endswith(_WRITTEN_AGAIN):
+        return (
+            "the dataset holds one row many times over: most likely a tool that wrote the same case for every row",
+            "Remove every repeated row",
+        )
     return (
         f"the tool that wrote the dataset gave most cases the same id {cause!r} (a constant, or a field "
         "it does not fill in): results and --case can tell none of them apart",
