@@ -697,6 +697,23 @@ def test_one_row_written_again_on_every_line_is_one_finding_whose_fix_removes_ev
     assert not [finding for finding in fresh_check(workspace, source, ELSEWHERE_DATASET, fixed) if finding.code == "RAG202"]
 
 
+def test_one_id_on_every_row_some_rows_written_again_folds_with_a_fix_that_leaves_each_id_once(tmp_path: Path) -> None:
+    """One id on every row, some rows copies of the first and others not, is one RAG202 of that id: its fix of
+    every occurrence removes each copy and gives each other row an id of its own, leaving no repeated id."""
+    workspace, source, _ = elsewhere_workspace(tmp_path)
+    first = '{"id": "same", "input": {"query": "q"}, "expect": {"relevant": ["src/a.py"]}}'
+    rows = [first if n % 2 == 0 else f'{{"id": "same", "input": {{"query": "q{n}"}}, "expect": {{"relevant": ["src/a.py"]}}}}' for n in range(24)]
+    text = "\n".join(rows) + "\n"
+    (folded,) = [finding for finding in checked_alike(workspace, source, text) if finding.code == "RAG202"]
+    assert folded.cause == "same" and len(folded.covers) == 23
+    (fix,) = folded.fixes
+    assert fix.title == "Make every repeated id unique (23 places)"
+    fixed = apply_edits(text, [(edit.range, edit.new_text) for edit in every_occurrence_fix(folded, fix).edits])
+    ids = [json.loads(line)["id"] for line in fixed.split("\n") if line]
+    assert len(ids) == 13 and len(set(ids)) == 13  # the first row, and the twelve that were no copy
+    assert not [finding for finding in fresh_check(workspace, source, ELSEWHERE_DATASET, fixed) if finding.code == "RAG202"]
+
+
 def test_a_key_misspelt_on_every_row_folds_and_its_fix_renames_it_where_the_row_lacks_the_key_it_means(tmp_path: Path) -> None:
     """`expected` written for `expect` on every row is one RAG004 finding (beside RAG201's, every case having no
     `expect`) whose fix of every occurrence renames the key, not removes the judgments: a row that holds `expect`

@@ -87,9 +87,14 @@ def _repeats(context, case_id, group, reserved: set[str], next_number: dict[str,
     first_where = first.value_range(key)
     first_text = first.row.text.rstrip()
     # Not group[1:]: a copy of a hundred thousand rows, of which a folded finding reads the first.
-    for row in itertools.islice(group, 1, None):
-        if row.row.text.rstrip() == first_text:
-            yield _copy(context, row, what, case_id, first_where)
+    copies = [row.row.text.rstrip() == first_text for row in itertools.islice(group, 1, None)]
+    # Repeats of one cause have fixes alike (see folding.folded): the copies of an
+    # id all of whose repeats are copies have a cause of their own; among other
+    # repeats, removing a copy makes its id unique as a new id does.
+    copy_cause = case_id + _WRITTEN_AGAIN if all(copies) else case_id
+    for row, is_copy in zip(itertools.islice(group, 1, None), copies):
+        if is_copy:
+            yield _copy(context, row, what, case_id, first_where, copy_cause)
             continue
         number = _free_number(case_id, context.ids if ids is None else ids, reserved, next_number.get(case_id, 2))
         next_number[case_id] = number + 1
@@ -111,7 +116,7 @@ def _repeats(context, case_id, group, reserved: set[str], next_number: dict[str,
         )
 
 
-def _copy(context, row, what: str, case_id: str, first_where: Range):
+def _copy(context, row, what: str, case_id: str, first_where: Range, cause: str):
     """The finding of a row that repeats the first row of its id exactly: its fix
     removes the line (a new id would keep the case twice)."""
     line = Range(Position(row.line, 0), Position(row.line + 1, 0))
@@ -121,8 +126,7 @@ def _copy(context, row, what: str, case_id: str, first_where: Range):
         "(`rag-lsp run` scores the first and reports the repeat as broken)",
         fixes=[Fix("Remove the repeated row", edits=(TextEdit(line, ""),))],
         related=[Related(context.path, first_where, f"{case_id!r} first used here")],
-        # Its id's cause, told apart: copies of one row fold with a fix that removes them.
-        cause=case_id + _WRITTEN_AGAIN,
+        cause=cause,
     )
 
 
