@@ -494,18 +494,8 @@ def _stem_of(path: str) -> str:
 def _files_by_stem(workspace) -> dict[str, str]:
     """The workspace files by :func:`_stem_of`, leaving out those two files share
     (`guide.md`, `guide.html`): no path written with another extension names one
-    of them. Made once for the workspace's files, as _files_by_letters is."""
-    by_stem = workspace.memo(f"{RULE.code} files by stem")
-    if not by_stem:
-        shared: set[str] = set()
-        for file in workspace.file_set():
-            key = _stem_of(file)
-            if key in by_stem:
-                shared.add(key)
-            by_stem[key] = file
-        for key in shared:
-            del by_stem[key]
-    return by_stem
+    of them."""
+    return _files_by(workspace, "stem", _stem_of)
 
 
 def _letters_of(path: str) -> str:
@@ -516,19 +506,25 @@ def _letters_of(path: str) -> str:
 def _files_by_letters(workspace) -> dict[str, str]:
     """The workspace files by :func:`_letters_of`, leaving out those two files
     share (`README.md`, `readme.md`): no path written in other letter case names
-    one of them. Made once for the workspace's files (the finding for the
-    file looks again at every check)."""
-    by_letters = workspace.memo(f"{RULE.code} files by letters")
-    if not by_letters:
+    one of them."""
+    return _files_by(workspace, "letters", _letters_of)
+
+
+def _files_by(workspace, name: str, key_of: Callable[[str], str]) -> dict[str, str]:
+    """The workspace files by ``key_of`` each, leaving out the keys two files
+    share. Made once for the workspace's files, kept as ``name`` (the finding
+    for the file looks again at every check)."""
+    by_key = workspace.memo(f"{RULE.code} files by {name}")
+    if not by_key:
         shared: set[str] = set()
         for file in workspace.file_set():
-            key = _letters_of(file)
-            if key in by_letters:
+            key = key_of(file)
+            if key in by_key:
                 shared.add(key)
-            by_letters[key] = file
+            by_key[key] = file
         for key in shared:
-            del by_letters[key]
-    return by_letters
+            del by_key[key]
+    return by_key
 
 
 def _workspace_file_within(workspace, value: str) -> tuple[str, str] | None:
